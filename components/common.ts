@@ -1,0 +1,32 @@
+import * as pulumi from "@pulumi/pulumi";
+import * as command from "@pulumi/command";
+import { Owner, ownerOf } from "../provider/owner";
+import { HostReport, parseReport } from "../provider/report";
+
+/** `connection` exactly as @pulumi/command takes it (bastion/proxy included). */
+export type ConnectionInput = pulumi.Input<command.types.input.remote.ConnectionArgs>;
+
+export function ownerFor(name: string): Owner {
+  return ownerOf(pulumi.getProject(), pulumi.getStack(), name);
+}
+
+/** Children move to a new host by delete-then-create, so the old host gets its originals back first. */
+export function childOptions(parent: pulumi.Resource, extra?: pulumi.CustomResourceOptions): pulumi.CustomResourceOptions {
+  return {
+    parent,
+    replaceOnChanges: ["connection.host", "connection.port"],
+    deleteBeforeReplace: true,
+    ...extra,
+  };
+}
+
+/** The report of the apply child, or an empty one during preview (stdout unknown or empty). */
+export function reportOf(stdout: string | undefined): HostReport {
+  if (!stdout) return { applied: {}, previous: {}, warnings: [], extra: {} };
+  return parseReport(stdout);
+}
+
+/** Logs each warning once per resource during preview and update. */
+export function warnAll(resource: pulumi.Resource, warnings: string[]): void {
+  for (const w of warnings) void pulumi.log.warn(w, resource);
+}

@@ -1,0 +1,14 @@
+/**
+ * pulumi-net-tuning: validated, reversible Linux network tuning as Pulumi components.
+ *
+ * - `NetTuning`: sysctls, persisted in /etc/sysctl.d, rolled back from state on delete.
+ * - `NicQueues`: ethtool rings/channels/offloads/coalescing, txqueuelen, RPS/RFS, persisted by systemd or rc.local.
+ * - Sizing helpers (`bdp`, `longFatFlows`, `webServer`, …) that return profiles and NIC presets.
+ */
+export * from "./components";
+export * from "./provider/sizing";
+export { InputError } from "./provider/errors";
+export { validateSysctls } from "./provider/sysctl/validate";
+export { CATALOGUE } from "./provider/sysctl/catalogue";
+export { planSysctls } from "./provider/sysctl/plan";
+export { PACKAGE_VERSION } from "./provider/version";

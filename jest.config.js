@@ -1,0 +1,26 @@
+/** Two projects: fast unit tests (no root, no network) and lab tests (real SSH hosts in network namespaces). */
+const tsJest = ["ts-jest", { tsconfig: "tsconfig.json", diagnostics: { warnOnly: false }, isolatedModules: true }];
+module.exports = {
+  projects: [
+    {
+      displayName: "unit",
+      testMatch: ["<rootDir>/tests/unit/**/*.test.ts"],
+      transform: { "^.+\\.ts$": tsJest },
+      testEnvironment: "node",
+    },
+    {
+      displayName: "lab",
+      testMatch: ["<rootDir>/tests/lab/**/*.test.ts", "<rootDir>/tests/harness/**/*.test.ts", "<rootDir>/tests/integration/**/*.test.ts"],
+      transform: { "^.+\\.ts$": tsJest },
+      testEnvironment: "node",
+      testTimeout: 180000,
+    },
+    {
+      displayName: "vm",
+      testMatch: ["<rootDir>/tests/vm/**/*.test.ts"],
+      transform: { "^.+\\.ts$": tsJest },
+      testEnvironment: "node",
+      testTimeout: 900000,
+    },
+  ],
+};

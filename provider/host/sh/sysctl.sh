@@ -1,0 +1,206 @@
+# pulumi-net-tuning: the sysctl kind (NetTuning). Sourced after runtime.sh.
+NTS_FILE=''
+NTS_PERSIST=1
+NTS_BOOT=error
+NTS_MODULES=''
+
+kind_directive() {
+  case "$1" in
+    file)
+      case "$2" in /etc/sysctl.d/*.conf) ;; *) return 1 ;; esac
+      case "${2#/etc/sysctl.d/}" in *[!A-Za-z0-9._-]*|.*) nt_die 5 "invalid sysctl.d file name '$2'" ;; esac
+      NTS_FILE=$2 ;;
+    persist) NTS_PERSIST=$2 ;;
+    boot-override) case "$2" in error|warn|ignore) NTS_BOOT=$2 ;; *) return 1 ;; esac ;;
+    module) nt_valid_word "$2" || nt_die 5 "invalid module name '$2'"; NTS_MODULES="$NTS_MODULES $2" ;;
+    readback) printf '%s\t%s\n' "${2%% *}" "${2#* }" >> "$NT_TMP/readback" ;;
+    hint) printf '%s\t%s\n' "${2%% *}" "${2#* }" >> "$NT_TMP/hints" ;;
+    *) return 1 ;;
+  esac
+  return 0
+}
+
+kind_content() {
+  printf '%s\n' "$1" >> "$NT_TMP/content"
+  case "$1" in ''|'#'*|';'*) return 0 ;; esac
+  nts_k=${1%% = *}; nts_v=${1#* = }
+  [ "$nts_k" = "$1" ] && nt_die 5 "malformed sysctl line: $1"
+  case "$nts_k" in *[!A-Za-z0-9._/:-]*|'') nt_die 5 "invalid sysctl key '$nts_k'" ;; esac
+  case "$nts_v" in *[!A-Za-z0-9\ ._:,+-]*) nt_die 5 "invalid value for $nts_k" ;; esac
+  nt_want "$nts_k" "$nts_v"
+}
+
+# Sets NTS_PATH to the /proc/sys file of a key (dotted or slash form).
+nts_path() {
+  case "$1" in
+    */*) NTS_PATH=/proc/sys/$1 ;;
+    *)
+      nts_ifs=$IFS; IFS=.; set -f
+      # shellcheck disable=SC2086 # split on dots
+      set -- $1
+      set +f; IFS=/; NTS_PATH="/proc/sys/$*"; IFS=$nts_ifs ;;
+  esac
+}
+
+kind_get() {
+  nts_path "$1"
+  NT_GOT=''
+  [ -r "$NTS_PATH" ] || return 1
+  # Not the read builtin: it reads byte by byte and /proc/sys handlers answer only a read at offset 0.
+  NT_GOT=$(cat "$NTS_PATH" 2>/dev/null) || return 1
+}
+
+kind_set() {
+  nts_path "$1"
+  NT_ERR=''
+  if { printf '%s\n' "$2" > "$NTS_PATH"; } 2>/dev/null; then return 0; fi
+  # The shell's message is useless ("I/O error"); ask sysctl for the kernel's answer (a second write of the same value).
+  NT_ERR=$(sysctl -w "$1=$2" 2>&1 | tail -n 1)
+  [ -n "$NT_ERR" ] || NT_ERR='write failed'
+  return 1
+}
+
+kind_expect() {
+  NT_EXPECT=$2
+  if [ -f "$NT_TMP/readback" ] && nt_lookup "$NT_TMP/readback" "$1"; then NT_EXPECT=$NT_FOUND; fi
+}
+
+nts_is_ours() { # FILE: written by this resource?
+  [ -f "$1" ] && grep -qxF "# pulumi-net-tuning owner: $NT_OWNER" "$1"
+}
+
+nts_boot_files() { # prints the files systemd-sysctl/procps read at boot, in order, one "name<TAB>path" per line
+  : > "$NT_TMP/bootfiles"
+  for nts_d in /etc/sysctl.d /run/sysctl.d /usr/local/lib/sysctl.d /usr/lib/sysctl.d /lib/sysctl.d; do
+    [ -d "$nts_d" ] || continue
+    # /lib may be a symlink to /usr/lib: the same file is read once.
+    for nts_f in "$nts_d"/*.conf; do
+      [ -e "$nts_f" ] || continue
+      nts_b=${nts_f##*/}
+      nt_lookup "$NT_TMP/bootfiles" "$nts_b" && continue
+      printf '%s\t%s\n' "$nts_b" "$nts_f" >> "$NT_TMP/bootfiles"
+    done
+  done
+  sort -t "$NT_TAB" -k1,1 "$NT_TMP/bootfiles"
+  [ -f /etc/sysctl.conf ] && printf '~sysctl.conf\t/etc/sysctl.conf\n'
+}
+
+# Every one of our keys that a file applied after ours at boot sets to another value, with file and line.
+nts_boot_conflicts() {
+  nts_boot_files > "$NT_TMP/bootorder"
+  awk -v ours="${NTS_FILE##*/}" -v tab="$NT_TAB" -v desired="$NT_TMP/desired" -v list="$NT_TMP/bootorder" '
+    function norm(s) { gsub(/[ \t]+/, " ", s); sub(/^ /, "", s); sub(/ $/, "", s); return s }
+    function dots(k) { if (index(k, "/")) gsub(/\//, ".", k); return k }
+    BEGIN {
+      FS = tab
+      while ((getline line < desired) > 0) { split(line, a, tab); want[dots(a[1])] = norm(a[2]) }
+      while ((getline line < list) > 0) {
+        split(line, a, tab)
+        if (a[1] != "~sysctl.conf" && a[1] <= ours) continue
+        file = a[2]; n = 0
+        while ((getline l < file) > 0) {
+          n++
+          if (l ~ /^[ \t]*[#;]/ || l !~ /=/) continue
+          k = l; sub(/=.*/, "", k); v = l; sub(/^[^=]*=/, "", v)
+          k = norm(k); sub(/^-/, "", k); k = dots(k); v = norm(v)
+          for (w in want) {
+            re = w; gsub(/\./, "\\.", re)
+            pat = k; gsub(/\./, "\\.", pat); gsub(/\*/, ".*", pat)
+            if ((w == k || w ~ ("^" pat "$")) && v != want[w]) {
+              note = (a[1] == "~sysctl.conf") ? " (read last by sysctl --system; systemd-sysctl reads it through 99-sysctl.conf where that link exists)" : ""
+              printf "%s = %s is overridden at boot by %s:%d which sets %s%s\n", w, want[w], file, n, v, note
+            }
+          }
+        }
+        close(file)
+      }
+    }'
+}
+
+kind_preflight() {
+  [ -n "$NTS_FILE" ] || nt_die 5 "plan has no @file"
+  for nts_m in $NTS_MODULES; do
+    [ -d "/sys/module/$nts_m" ] && continue
+    nts_out=$(modprobe "$nts_m" 2>&1) || nt_problem "kernel module $nts_m (needed by the requested settings) could not be loaded: ${nts_out:-modprobe failed}; install it or remove the setting that needs it"
+  done
+  nts_missing=''
+  while IFS="$NT_TAB" read -r nts_k nts_v; do
+    nts_path "$nts_k"
+    if [ ! -e "$NTS_PATH" ]; then
+      nts_h=''
+      [ -f "$NT_TMP/hints" ] && nt_lookup "$NT_TMP/hints" "$nts_k" && nts_h=" ($NT_FOUND)"
+      nts_missing="$nts_missing $nts_k$nts_h;"
+      continue
+    fi
+    if [ ! -w "$NTS_PATH" ]; then
+      nt_problem "$nts_k is read-only here ($NTS_PATH not writable: read-only /proc/sys, e.g. a container): set it on the host that owns this network namespace"
+      continue
+    fi
+    printf '%s\n' "$NTS_PATH" >> "$NT_TMP/paths"
+  done < "$NT_TMP/desired"
+  if [ -n "$nts_missing" ]; then
+    nts_ns=''
+    [ -r /proc/1/ns/net ] && [ "$(readlink /proc/self/ns/net)" != "$(readlink /proc/1/ns/net)" ] && nts_ns=', inside a network namespace other than init'"'"'s: host-wide keys are absent here'
+    nt_problem "these keys do not exist on this kernel ($(uname -r)$nts_ns):${nts_missing%;} — check the spelling, the kernel version, or load the module that provides them"
+  fi
+  if [ -s "$NT_TMP/paths" ]; then
+    # Mode bits: root may write a 0444 file's inode per access(2), but the kernel refuses it (EPERM).
+    # shellcheck disable=SC2046,SC2012 # paths were validated: [A-Za-z0-9._/:-] only
+    ls -lLd -- $(cat "$NT_TMP/paths") 2>/dev/null | awk '$1 !~ /^..w/ { print $NF }' > "$NT_TMP/ro"
+    while IFS= read -r nts_p; do
+      nt_problem "${nts_p#/proc/sys/} is read-only on this kernel (no write permission on $nts_p): it is host-wide (set it on the host, not inside a network namespace or container) or not settable"
+    done < "$NT_TMP/ro"
+  fi
+  if nt_lookup "$NT_TMP/desired" net.ipv4.tcp_congestion_control; then
+    nts_cc=$NT_FOUND
+    nts_avail=$(cat /proc/sys/net/ipv4/tcp_available_congestion_control 2>/dev/null)
+    case " $nts_avail " in
+      *" $nts_cc "*) ;;
+      *) nt_problem "net.ipv4.tcp_congestion_control = $nts_cc is not available on this kernel (available: $nts_avail): load module tcp_$nts_cc (BBR needs Linux 4.9+) or pick an available one" ;;
+    esac
+  fi
+  if nt_lookup "$NT_TMP/desired" fs.file-max && kind_get fs.file-max && [ "$NT_FOUND" -lt "$NT_GOT" ] 2>/dev/null; then
+    nt_warn "fs.file-max = $NT_FOUND LOWERS the current $NT_GOT (systemd sets LONG_MAX at boot); remove fs.file-max unless you mean to cap it"
+  fi
+  if [ -e "$NTS_FILE" ] && ! nts_is_ours "$NTS_FILE"; then
+    nt_problem "$NTS_FILE exists and was not written by this resource ($NT_OWNER): choose another fileName, or move that file away first"
+  fi
+  if [ ! -f "$NT_JOURNAL" ] && nts_is_ours "$NTS_FILE"; then
+    nt_problem "$NTS_FILE was written by this resource but its journal of original values ($NT_JOURNAL) is missing: refusing to record tuned values as originals. Delete the resource (pulumi destroy --target restores the originals from Pulumi state), then create it again"
+  fi
+  if [ "$NTS_PERSIST" = 1 ] && [ "$NTS_BOOT" != ignore ]; then
+    nts_boot_conflicts > "$NT_TMP/conflicts"
+    while IFS= read -r nts_c; do
+      if [ "$NTS_BOOT" = error ]; then nt_problem "$nts_c: remove that line, or set bootOverride to \"warn\" to accept it"; else nt_warn "$nts_c"; fi
+    done < "$NT_TMP/conflicts"
+  fi
+}
+
+kind_files() {
+  nts_mods=/etc/modules-load.d/pulumi-net-tuning-$NT_OWNER_ID.conf
+  if [ "$NTS_PERSIST" = 1 ]; then
+    nt_stage_file "$NTS_FILE" "$NT_TMP/content" 0644
+    if [ -n "$NTS_MODULES" ]; then
+      { printf '# pulumi-net-tuning owner: %s\n' "$NT_OWNER"; for nts_m in $NTS_MODULES; do printf '%s\n' "$nts_m"; done; } > "$NT_TMP/modules"
+      nt_stage_file "$nts_mods" "$NT_TMP/modules" 0644
+    elif nts_is_ours "$nts_mods"; then nt_stage_remove "$nts_mods"
+    fi
+  else
+    nts_is_ours "$NTS_FILE" && nt_stage_remove "$NTS_FILE"
+    nts_is_ours "$nts_mods" && nt_stage_remove "$nts_mods"
+  fi
+  return 0
+}
+
+kind_after_commit() { return 0; }
+
+kind_report() {
+  if [ "$NTS_PERSIST" = 1 ]; then printf 'file\t%s\n' "$NTS_FILE"; fi
+}
+
+kind_restore_files() {
+  [ -n "$NTS_FILE" ] && nts_is_ours "$NTS_FILE" && nt_stage_remove "$NTS_FILE"
+  nts_mods=/etc/modules-load.d/pulumi-net-tuning-$NT_OWNER_ID.conf
+  nts_is_ours "$nts_mods" && nt_stage_remove "$nts_mods"
+  return 0
+}

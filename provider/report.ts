@@ -1,0 +1,29 @@
+/** The machine-readable report printed by every host program on success (see ARCHITECTURE.md). */
+export interface HostReport {
+  /** key → value read back from the host after the change. */
+  applied: Record<string, string>;
+  /** key → value before this resource first changed it: the rollback data. */
+  previous: Record<string, string>;
+  /** Advice and non-fatal findings from the host's preflight. */
+  warnings: string[];
+  /** Other `name<TAB>value` lines (e.g. `file`, `persisted`). */
+  extra: Record<string, string>;
+}
+
+/** Parses a report. Throws when stdout is not a complete v1 report (a truncated run must not become state). */
+export function parseReport(stdout: string): HostReport {
+  const lines = stdout.split("\n");
+  const start = lines.indexOf("net-tuning-report v1");
+  if (start < 0 || lines.lastIndexOf("end") < start) {
+    throw new Error(`pulumi-net-tuning: the host program's output is not a complete report:\n${stdout.slice(0, 2000)}`);
+  }
+  const report: HostReport = { applied: {}, previous: {}, warnings: [], extra: {} };
+  for (const line of lines.slice(start + 1)) {
+    if (line === "end") break;
+    const [tag, ...rest] = line.split("\t");
+    if (tag === "applied" || tag === "previous") report[tag][rest[0]] = rest.slice(1).join("\t");
+    else if (tag === "warning") report.warnings.push(rest.join("\t"));
+    else if (tag) report.extra[tag] = rest.join("\t");
+  }
+  return report;
+}

@@ -1,0 +1,136 @@
+import { InputError } from "../errors";
+import { Owner, safeName } from "../owner";
+import { PACKAGE_NAME, PACKAGE_VERSION } from "../version";
+import type { SysctlProfile } from "../sizing/profile";
+import { lookup } from "./catalogue";
+import { validateSysctls } from "./validate";
+
+/** What bootOverride does when a file read later at boot sets one of our keys to another value. */
+export type BootOverride = "error" | "warn" | "ignore";
+
+/** Plain (resolved) inputs of a NetTuning resource. */
+export interface SysctlPlanInput {
+  owner: Owner;
+  /** Resource name, for messages and the default file name. */
+  name: string;
+  sysctls?: Record<string, unknown>;
+  profile?: SysctlProfile;
+  fileName?: string;
+  persist?: boolean;
+  bootOverride?: BootOverride;
+}
+
+export interface SysctlPlan {
+  /** key → canonical value (sorted keys). */
+  values: Record<string, string>;
+  filePath: string;
+  /** The exact sysctl.d file content (written only when persist is true; always part of stdin for review). */
+  fileContent: string;
+  /** The apply program's stdin: directives + the file content (a line diff in `pulumi preview --diff`). */
+  stdin: string;
+  modules: string[];
+  /** Advice for `pulumi.log.warn` at preview, each naming key, value and fix. */
+  warnings: string[];
+}
+
+const FILE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*\.conf$/;
+
+/** The kernel module a key or value needs, loaded at apply time and listed in /etc/modules-load.d. */
+function moduleFor(key: string, value: string): string | undefined {
+  if (key === "net.ipv4.tcp_congestion_control" && !["reno", "cubic"].includes(value)) return `tcp_${value}`;
+  if (key.startsWith("net.netfilter.nf_conntrack") || key === "net.nf_conntrack_max") return "nf_conntrack";
+  return lookup(key)?.module;
+}
+
+function nextPow2(n: number): number {
+  let p = 1;
+  while (p < n) p *= 2;
+  return p;
+}
+
+/** Validates and renders a NetTuning resource. Pure and deterministic: identical inputs give identical text. */
+export function planSysctls(input: SysctlPlanInput): SysctlPlan {
+  const resource = `NetTuning "${input.name}"`;
+  const problems: string[] = [];
+  const fileName = input.fileName ?? `90-net-tuning-${safeName(input.name)}.conf`;
+  if (!FILE_NAME.test(fileName) || fileName.length > 100) {
+    problems.push(
+      `fileName "${fileName}" is not a plain sysctl.d file name: use letters, digits, ".", "_" and "-" ending in ".conf" (e.g. "90-web.conf"), at most 100 characters, no "/"`,
+    );
+  }
+  if (input.bootOverride !== undefined && !["error", "warn", "ignore"].includes(input.bootOverride)) {
+    problems.push(`bootOverride "${String(input.bootOverride)}" is not one of "error", "warn", "ignore"`);
+  }
+  if (input.profile !== undefined && (typeof input.profile !== "object" || input.profile.kind !== "net-tuning/sysctl-profile")) {
+    problems.push(`profile is not a sizing profile: pass the object returned by a helper such as longFatFlows({ bandwidth, rtt })`);
+  }
+  const merged: Record<string, unknown> = { ...(input.profile?.sysctls ?? {}) };
+    for (const [k, v] of Object.entries(input.sysctls ?? {})) merged[k] = v;
+  let validated = { values: {} as Record<string, string>, warnings: [] as string[] };
+  try {
+    validated = validateSysctls(merged, resource);
+  } catch (e) {
+    if (e instanceof InputError) problems.push(...e.problems);
+    else throw e;
+  }
+  if (problems.length === 0 && Object.keys(validated.values).length === 0) {
+    problems.push(`no sysctls: set \`sysctls\` (e.g. { "net.core.somaxconn": 4096 }) or \`profile\``);
+  }
+  if (problems.length > 0) throw new InputError(resource, problems);
+
+  const values = validated.values;
+  const keys = Object.keys(values).sort();
+  const modules = [...new Set(keys.map((k) => moduleFor(k, values[k])).filter((m): m is string => !!m))].sort();
+  const fileContent =
+    [
+      `# ${PACKAGE_NAME} ${PACKAGE_VERSION}: managed by Pulumi resource ${input.owner.label}.`,
+      `# Manual edits are overwritten; deleting the resource restores the previous values.`,
+      `# pulumi-net-tuning owner: ${input.owner.label}`,
+      ...keys.map((k) => `${k} = ${values[k]}`),
+    ].join("\n") + "\n";
+  const directives = [
+    "@net-tuning v1",
+    "@kind sysctl",
+    `@owner ${input.owner.label}`,
+    `@owner-id ${input.owner.id}`,
+    `@file /etc/sysctl.d/${fileName}`,
+    `@persist ${input.persist === false ? 0 : 1}`,
+    `@boot-override ${input.bootOverride ?? "error"}`,
+    ...modules.map((m) => `@module ${m}`),
+  ];
+  for (const k of keys) {
+    const entry = lookup(k);
+    if (entry?.readback === "pow2") directives.push(`@readback ${k} ${nextPow2(Number(values[k]))}`);
+    const hint = [entry?.since ? `added in Linux ${entry.since}` : "", entry?.scope === "host" ? "host-wide: absent inside a network namespace or container" : ""]
+      .filter(Boolean)
+      .join("; ");
+    if (hint) directives.push(`@hint ${k} ${hint}`);
+  }
+  const warnings = [...validated.warnings];
+  for (const w of input.profile?.warnings ?? []) warnings.push(`profile ${input.profile?.name}: ${w}`);
+  return {
+    values,
+    filePath: `/etc/sysctl.d/${fileName}`,
+    fileContent,
+    stdin: `${directives.join("\n")}\n@content\n${fileContent}`,
+    modules,
+    warnings,
+  };
+}
+
+/** The restore program's stdin: originals from Pulumi state, so a delete works without the host's journal. */
+export function renderSysctlRestoreStdin(
+  owner: Owner,
+  filePath: string,
+  previous: Record<string, string>,
+  restoreOnDelete: boolean,
+): string {
+  const lines = ["@net-tuning v1", "@kind sysctl", `@owner ${owner.label}`, `@owner-id ${owner.id}`, `@file ${filePath}`, `@restore ${restoreOnDelete ? 1 : 0}`];
+  for (const k of Object.keys(previous).sort()) {
+    if (!/^[A-Za-z0-9._/:-]+$/.test(k) || !/^[A-Za-z0-9 \t._:,+-]*$/.test(previous[k])) {
+      throw new Error(`pulumi-net-tuning: refusing to store an unsafe original value for ${JSON.stringify(k)}`);
+    }
+    lines.push(`@orig ${k}\t${previous[k]}`);
+  }
+  return lines.join("\n") + "\n";
+}

@@ -1,0 +1,62 @@
+import { spawnSync } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { hostCommand, hostProgram, HostKind, HostOp } from "../../provider/host/programs";
+
+const kinds: HostKind[] = ["sysctl", "nic"];
+const ops: HostOp[] = ["apply", "restore"];
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "nt-programs-"));
+afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+describe("host programs", () => {
+  for (const kind of kinds) {
+    for (const op of ops) {
+      test(`${kind} ${op} passes shellcheck -s sh and dash -n`, () => {
+        const file = path.join(tmp, `${kind}-${op}.sh`);
+        fs.writeFileSync(file, hostProgram(kind, op));
+        const sc = spawnSync("shellcheck", ["-s", "sh", file], { encoding: "utf8" });
+        expect(sc.error).toBeUndefined(); // shellcheck must be installed (CI installs it)
+        expect(sc.stdout + sc.stderr).toBe("");
+        expect(sc.status).toBe(0);
+        expect(spawnSync("dash", ["-n", file]).status).toBe(0);
+      });
+    }
+  }
+
+  test("the command line contains no user value and quotes the program as one word", () => {
+    const cmd = hostCommand("sysctl", "apply");
+    expect(cmd.startsWith("/bin/sh -c '")).toBe(true);
+    // The program is a single-quoted word: running the command line with `sh -n` parses it.
+    expect(spawnSync("sh", ["-n", "-c", cmd]).status).toBe(0);
+  });
+
+  test("become sudo checks sudo -n first and names the fix", () => {
+    const cmd = hostCommand("sysctl", "apply", "sudo");
+    expect(cmd).toContain("sudo -n true");
+    expect(cmd).toContain("passwordless sudo (NOPASSWD)");
+    expect(spawnSync("sh", ["-n", "-c", cmd]).status).toBe(0);
+    for (const shell of ["dash", "bash"]) expect(spawnSync(shell, ["-n", "-c", cmd]).status).toBe(0);
+  });
+
+  test("a program refuses to run without root and says how to fix it", () => {
+    // Run as nobody: nt_init must exit 3 with the message, before reading stdin.
+    const out = spawnSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "sh", "-c", hostProgram("sysctl", "apply")], {
+      input: "",
+      encoding: "utf8",
+    });
+    expect(out.status).toBe(3);
+    expect(out.stderr).toMatch(/must run as root.*become: "sudo"/);
+  });
+
+  test("malformed stdin is refused with exit 5 before anything happens", () => {
+    const out = execFileSyncSafe("sh", ["-c", hostProgram("sysctl", "apply")], "hello\n");
+    expect(out.status).toBe(5);
+    expect(out.stderr).toContain("malformed plan line");
+  });
+});
+
+function execFileSyncSafe(cmd: string, args: string[], input: string) {
+  const r = spawnSync(cmd, args, { input, encoding: "utf8" });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
