@@ -30,3 +30,11 @@ export function reportOf(stdout: string | undefined): HostReport {
 export function warnAll(resource: pulumi.Resource, warnings: string[]): void {
   for (const w of warnings) void pulumi.log.warn(w, resource);
 }
+
+/** True when a value contains no Output or Promise at any depth (so it can be validated synchronously). */
+export function isPlain(value: unknown): boolean {
+  if (pulumi.Output.isInstance(value) || value instanceof Promise) return false;
+  if (Array.isArray(value)) return value.every(isPlain);
+  if (value !== null && typeof value === "object") return Object.values(value).every(isPlain);
+  return true;
+}

@@ -3,7 +3,7 @@ import * as command from "@pulumi/command";
 import { hostCommand } from "../provider/host/programs";
 import { BootOverride, planSysctls, renderSysctlRestoreStdin } from "../provider/sysctl/plan";
 import type { SysctlProfile } from "../provider/sizing/profile";
-import { childOptions, ConnectionInput, ownerFor, reportOf, warnAll } from "./common";
+import { childOptions, ConnectionInput, isPlain, ownerFor, reportOf, warnAll } from "./common";
 
 export interface NetTuningArgs {
   /** How to reach the host: @pulumi/command's `remote.ConnectionArgs` (host, port, user, privateKey, proxy…). Required. */
@@ -52,18 +52,23 @@ export class NetTuning extends pulumi.ComponentResource {
     // Args are deliberately not passed to super(): connection may hold secrets and component args are stored in state.
     super("net-tuning:index:NetTuning", name, {}, opts);
     const owner = ownerFor(name);
+    const planInput = (sysctls: unknown, fileName?: string, persist?: boolean, bootOverride?: BootOverride) => ({
+      owner,
+      name,
+      sysctls: sysctls as Record<string, unknown>,
+      profile: args.profile,
+      fileName,
+      persist,
+      bootOverride,
+    });
+    if (isPlain([args.sysctls, args.fileName, args.persist, args.bootOverride])) {
+      // Known at preview: fail now, in the program, with every problem listed (nothing reaches a host).
+      planSysctls(planInput(args.sysctls ?? {}, args.fileName as string, args.persist as boolean, args.bootOverride as BootOverride));
+    }
     const plan = pulumi
       .all([args.sysctls ?? {}, args.fileName, args.persist, args.bootOverride])
       .apply(([sysctls, fileName, persist, bootOverride]) => {
-        const p = planSysctls({
-          owner,
-          name,
-          sysctls: sysctls as Record<string, unknown>,
-          profile: args.profile,
-          fileName,
-          persist,
-          bootOverride,
-        });
+        const p = planSysctls(planInput(sysctls, fileName, persist, bootOverride));
         warnAll(this, p.warnings);
         return p;
       });

@@ -30,16 +30,30 @@ kind_content() {
   nt_want "$nts_k" "$nts_v"
 }
 
-# Sets NTS_PATH to the /proc/sys file of a key (dotted or slash form).
+# Sets NTS_PATH to the /proc/sys file of a canonical key. As in sysctl(8) and systemd-sysctl, a key whose first
+# separator is "." is dotted and a "/" inside it stands for a literal "." (net.ipv4.conf.eth0/100.rp_filter);
+# a key whose first separator is "/" is already a path.
 nts_path() {
-  case "$1" in
-    */*) NTS_PATH=/proc/sys/$1 ;;
-    *)
-      nts_ifs=$IFS; IFS=.; set -f
-      # shellcheck disable=SC2086 # split on dots
-      set -- $1
-      set +f; IFS=/; NTS_PATH="/proc/sys/$*"; IFS=$nts_ifs ;;
+  case "${1%%[./]*}" in
+    "$1") NTS_PATH=/proc/sys/$1; return 0 ;;
   esac
+  case "$1" in
+    "${1%%[./]*}/"*) NTS_PATH=/proc/sys/$1; return 0 ;;
+  esac
+  nts_ifs=$IFS; IFS=.; set -f
+  # shellcheck disable=SC2086 # split on dots
+  set -- $1
+  NTS_PATH=/proc/sys
+  for nts_c in "$@"; do
+    case "$nts_c" in
+      */*) IFS=/
+        # shellcheck disable=SC2086 # split on slashes
+        set -- $nts_c
+        IFS=.; nts_c="$*" ;;
+    esac
+    NTS_PATH=$NTS_PATH/$nts_c
+  done
+  set +f; IFS=$nts_ifs
 }
 
 kind_get() {
@@ -90,7 +104,12 @@ nts_boot_conflicts() {
   nts_boot_files > "$NT_TMP/bootorder"
   awk -v ours="${NTS_FILE##*/}" -v tab="$NT_TAB" -v desired="$NT_TMP/desired" -v list="$NT_TMP/bootorder" '
     function norm(s) { gsub(/[ \t]+/, " ", s); sub(/^ /, "", s); sub(/ $/, "", s); return s }
-    function dots(k) { if (index(k, "/")) gsub(/\//, ".", k); return k }
+    function dots(k,  first) {
+      # systemd-sysctl/procps: a key whose first separator is "/" is a path; swap "/" and "." to get the dotted form.
+      first = match(k, /[.\/]/)
+      if (first && substr(k, first, 1) == "/") { gsub(/\./, "\001", k); gsub(/\//, ".", k); gsub(/\001/, "/", k) }
+      return k
+    }
     BEGIN {
       FS = tab
       while ((getline line < desired) > 0) { split(line, a, tab); want[dots(a[1])] = norm(a[2]) }
@@ -104,9 +123,10 @@ nts_boot_conflicts() {
           k = l; sub(/=.*/, "", k); v = l; sub(/^[^=]*=/, "", v)
           k = norm(k); sub(/^-/, "", k); k = dots(k); v = norm(v)
           for (w in want) {
-            re = w; gsub(/\./, "\\.", re)
-            pat = k; gsub(/\./, "\\.", pat); gsub(/\*/, ".*", pat)
-            if ((w == k || w ~ ("^" pat "$")) && v != want[w]) {
+            if (w == k) hit = 1
+            else if (index(k, "*") && k ~ /^[A-Za-z0-9_.\/:*-]+$/) { pat = k; gsub(/\./, "\\.", pat); gsub(/\*/, ".*", pat); hit = (w ~ ("^" pat "$")) }
+            else hit = 0
+            if (hit && v != want[w]) {
               note = (a[1] == "~sysctl.conf") ? " (read last by sysctl --system; systemd-sysctl reads it through 99-sysctl.conf where that link exists)" : ""
               printf "%s = %s is overridden at boot by %s:%d which sets %s%s\n", w, want[w], file, n, v, note
             }
