@@ -1,0 +1,187 @@
+/**
+ * `net-tuning plan` (issue #5): output, options, exit codes; in-process through `main`, and once as a
+ * real subprocess.
+ */
+import { spawnSync } from "child_process";
+import * as path from "path";
+import { USAGE, main } from "../../bin/net-tuning";
+import { PACKAGE_VERSION } from "../../provider/version";
+import { SysctlProfile, longFatFlows, lowLatency, renderSysctlFile, webServer } from "../../provider/sizing";
+
+function run(...argv: string[]): { code: number; stdout: string; stderr: string } {
+  let stdout = "";
+  let stderr = "";
+  const code = main(argv, {
+    stdout: { write: (t: string) => (stdout += t) },
+    stderr: { write: (t: string) => (stderr += t) },
+  });
+  return { code, stdout, stderr };
+}
+
+const TEMPLATE_A_FILE = `# net-tuning profile: longFatFlows(10Gbit, 40ms)
+net.core.netdev_max_backlog = 250000
+net.core.rmem_default = 262144
+net.core.rmem_max = 268435456
+net.core.somaxconn = 65535
+net.core.wmem_default = 262144
+net.core.wmem_max = 268435456
+net.ipv4.ip_local_port_range = 10000 65535
+net.ipv4.tcp_fin_timeout = 15
+net.ipv4.tcp_max_syn_backlog = 262144
+net.ipv4.tcp_mtu_probing = 1
+net.ipv4.tcp_rmem = 4096 16777216 134217728
+net.ipv4.tcp_sack = 1
+net.ipv4.tcp_timestamps = 1
+net.ipv4.tcp_window_scaling = 1
+net.ipv4.tcp_wmem = 4096 16777216 134217728
+`;
+
+describe("net-tuning --help / --version", () => {
+  it.each([["--help"], ["-h"], ["plan", "--profile", "webServer", "--help"]])("%s prints usage to stdout, exit 0", (...argv) => {
+    const r = run(...argv);
+    expect(r).toEqual({ code: 0, stdout: USAGE, stderr: "" });
+    expect(USAGE).toMatch(/^Usage: net-tuning plan --profile NAME/);
+  });
+
+  it("--version", () => {
+    expect(run("--version")).toEqual({ code: 0, stdout: `net-tuning ${PACKAGE_VERSION} (pulumi-net-tuning)\n`, stderr: "" });
+  });
+});
+
+describe("net-tuning plan", () => {
+  it("prints the sysctl.d file (sorted, multi-values space-separated), NicQueues, rationale and warnings", () => {
+    const r = run("plan", "--profile", "longFatFlows", "--bandwidth", "10Gbit", "--rtt", "40ms");
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe("");
+    expect(r.stdout.startsWith(`# sysctl.d file\n${TEMPLATE_A_FILE}\n# NicQueues: throughput\nrings: rx max, tx max\n`)).toBe(true);
+    expect(r.stdout).toContain("features: gro on, gso on, lro off, tso on\ntxqueuelen: 10000\n");
+    expect(r.stdout).toContain("\n# Rationale\nnet.core.netdev_max_backlog: packets queued per CPU");
+    expect(r.stdout).toContain("\nnet.ipv4.tcp_rmem: min 4096; max 134217728 (128 MiB) ≥ 2 × BDP 50000000 bytes (50 MB = 10Gbit × 40ms / 8)");
+    expect(r.stdout).toContain("\nnic.rps: RPS/RFS spreads softirq work");
+    expect(r.stdout.endsWith("\n# Warnings\n(none)\n")).toBe(true);
+  });
+
+  it("accepts kebab-case names and --opt=value", () => {
+    const a = run("plan", "--profile=long-fat-flows", "--bandwidth=10Gbit", "--rtt=40ms");
+    expect(a.code).toBe(0);
+    expect(a.stdout).toBe(run("plan", "--profile", "longFatFlows", "--bandwidth", "10Gbit", "--rtt", "40ms").stdout);
+    for (const [kebab, camel] of [
+      ["many-small-flows", "manySmallFlows"],
+      ["web-server", "webServer"],
+      ["proxy-gateway", "proxyGateway"],
+      ["nvme-tcp-latency", "nvmeTcpLatency"],
+      ["nvme-tcp-throughput", "nvmeTcpThroughput"],
+    ]) {
+      const extra = kebab === "many-small-flows" ? ["--bandwidth", "1Gbit", "--rtt", "10ms"] : [];
+      const k = run("plan", "--profile", kebab, ...extra);
+      expect(k.code).toBe(0);
+      expect(k.stdout).toBe(run("plan", "--profile", camel, ...extra).stdout);
+    }
+  });
+
+  it("--json prints the profile and the file", () => {
+    const r = run("plan", "--profile", "longFatFlows", "--bandwidth", "10Gbit", "--rtt", "40ms", "--json");
+    expect(r.code).toBe(0);
+    const doc = JSON.parse(r.stdout) as { profile: SysctlProfile; sysctlFile: string; guard?: unknown };
+    expect(doc.profile).toEqual(longFatFlows({ bandwidth: "10Gbit", rtt: "40ms" }));
+    expect(doc.sysctlFile).toBe(TEMPLATE_A_FILE);
+    expect(doc.guard).toBeUndefined();
+  });
+
+  it("--nic replaces the profile's suggested preset; warnings are listed", () => {
+    const r = run("plan", "--profile", "webServer", "--nic", "low-latency");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("# NicQueues: lowLatency\nfeatures: gro on, gso on, lro off, tso on\ncoalesce: adaptive-rx off, rx-usecs 10\n");
+    expect(r.stdout).toContain(`nic.coalesce: ${lowLatency().rationale.coalesce}`);
+    expect(r.stdout).toContain(`\n# Warnings\n- ${webServer().warnings[0]}\n`);
+    expect(r.stdout).not.toContain("fs.file-max =");
+  });
+
+  it("sizes from --concurrency and --memory and runs the memory guard", () => {
+    const r = run("plan", "--profile", "longFatFlows", "--bandwidth", "10Gbit", "--rtt", "40ms", "--concurrency", "10000", "--memory", "128GiB", "--json");
+    expect(r.code).toBe(0);
+    const doc = JSON.parse(r.stdout) as { profile: SysctlProfile; guard: { level: string; worstCaseBytes: number } };
+    expect(doc.profile.sysctls["net.ipv4.tcp_rmem"]).toEqual([4096, 2097152, 134217728]);
+    expect(doc.guard).toMatchObject({ level: "ok", worstCaseBytes: 2 * 2097152 * 10000 });
+    expect(run("plan", "--profile", "database", "--memory", "68719476736", "--concurrency", "10").code).toBe(0);
+  });
+
+  it("combines several profiles (repeated or comma-separated) and checks the combination as a whole", () => {
+    const r = run("plan", "--profile", "proxyGateway,nvmeTcpLatency", "--json");
+    expect(r.code).toBe(0);
+    expect((JSON.parse(r.stdout) as { profile: SysctlProfile }).profile.name).toBe("proxyGateway() + nvmeTcpLatency()");
+    const both = run("plan", "--profile", "longFatFlows", "--profile", "proxyGateway", "--bandwidth", "10Gbit", "--rtt", "40ms");
+    expect(both.code).toBe(1);
+    expect(both.stderr).toBe(
+      "net-tuning: plan refused: combine: 2 invalid inputs:\n" +
+        "  - net.ipv4.tcp_max_syn_backlog: conflicting values 262144 (longFatFlows(10Gbit, 40ms)) vs 65535 (proxyGateway()); combine profiles that agree, or drop one\n" +
+        "  - net.ipv4.ip_local_port_range: conflicting values 10000 65535 (longFatFlows(10Gbit, 40ms)) vs 1024 65535 (proxyGateway()); combine profiles that agree, or drop one\n",
+    );
+    expect(both.stdout).toBe("");
+  });
+
+  it("memory guard at level error: exit 1 with the formula on stderr; --guard warn prints the plan", () => {
+    const argv = ["plan", "--profile", "manySmallFlows", "--bandwidth", "10Gbit", "--rtt", "40ms", "--concurrency", "300000", "--memory", "16GiB"];
+    const r = run(...argv);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toMatch(
+      /^net-tuning: plan refused by the memory guard: manySmallFlows\(10Gbit, 40ms, 300000 connections, 16GiB\): worst case = \(tcp_rmem default 262144 \+ tcp_wmem default 262144 bytes\) × 300000 connections = 157286400000 bytes/,
+    );
+    expect(r.stderr).toContain("\n(--guard warn prints the plan anyway)\n");
+    const w = run(...argv, "--guard", "warn");
+    expect(w.code).toBe(0);
+    expect(w.stdout).toMatch(/\n# Warnings\n- memory guard \(error\): manySmallFlows/);
+  });
+
+  it.each([
+    [[], "missing command: plan"],
+    [["apply"], 'unknown command "apply": use plan'],
+    [["plan"], "--profile is required"],
+    [["plan", "--profile", "webServer", "--foo"], "unknown option --foo"],
+    [["plan", "--profile", "webServer", "-x"], "unknown option -x"],
+    [["plan", "--profile", "webServer", "extra"], 'unexpected argument "extra"'],
+    [["plan", "--profile"], "--profile needs a value"],
+    [["plan", "--profile", "--json"], "--profile needs a value"],
+    [["plan", "--profile="], "--profile needs a value"],
+    [["plan", "--profile", "turbo"], 'unknown profile "turbo"; use one of longFatFlows, manySmallFlows, webServer, database, proxyGateway, nvmeTcpLatency, nvmeTcpThroughput'],
+    [["plan", "--profile", "webServer,web-server"], "--profile lists a profile twice"],
+    [["plan", "--profile", "longFatFlows", "--rtt", "40ms"], "--profile longFatFlows needs --bandwidth and --rtt"],
+    [["plan", "--profile", "webServer", "--bandwidth", "10Gbit"], "--bandwidth and --rtt are used only by longFatFlows, manySmallFlows and nvmeTcpThroughput"],
+    [["plan", "--profile", "webServer", "--memory", "1GiB", "--memory", "2GiB"], "--memory given twice"],
+    [["plan", "--profile", "webServer", "--concurrency", "many"], '--concurrency "many": use a positive integer (concurrent connections)'],
+    [["plan", "--profile", "webServer", "--concurrency", "0"], '--concurrency "0": use a positive integer (concurrent connections)'],
+    [["plan", "--profile", "webServer", "--memory", "lots"], '--memory "lots": not a number followed by a unit; use a number of bytes or a string like "64GiB", "512MiB", "128GB" (KiB/MiB/GiB/TiB = 1024^n, kB/MB/GB/TB = 1000^n)'],
+    [["plan", "--profile", "webServer", "--guard", "maybe"], '--guard "maybe": use error or warn'],
+    [["plan", "--profile", "webServer", "--nic", "fast"], 'unknown NIC preset "fast"; use one of throughput, lowLatency'],
+  ])("usage error %j: stderr, exit 2", (argv, message) => {
+    const r = run(...argv);
+    expect(r).toEqual({ code: 2, stdout: "", stderr: `net-tuning: ${message}\nRun 'net-tuning --help' for usage.\n` });
+  });
+
+  it("invalid values: every problem with the accepted formats, exit 2", () => {
+    const r = run("plan", "--profile", "longFatFlows", "--bandwidth", "10Gb", "--rtt", "40");
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(
+      "net-tuning: longFatFlows: 2 invalid inputs:\n" +
+        '  - bandwidth "10Gb": "Gb" is ambiguous (bits or bytes?); use a number of bits/s or a string like "10Gbit", "500Mbit", "1.5Gbit/s", "1Gbps", "100Mbit/s" (decimal prefixes k, M, G, T: 10Gbit = 10^10 bits/s)\n' +
+        '  - rtt "40": missing unit (ms?); use a number of seconds or a string like "40ms", "800us", "0.04s"\n' +
+        "Run 'net-tuning --help' for usage.\n",
+    );
+  });
+
+  it("runs as a real program (ts-node)", () => {
+    const root = path.resolve(__dirname, "../..");
+    const ok = spawnSync("npx", ["ts-node", "--transpile-only", "bin/net-tuning.ts", "plan", "--profile", "longFatFlows", "--bandwidth", "10Gbit", "--rtt", "40ms"], {
+      cwd: root,
+      encoding: "utf8",
+      timeout: 60000,
+    });
+    expect(ok.stderr).toBe("");
+    expect(ok.status).toBe(0);
+    expect(ok.stdout).toContain(renderSysctlFile(longFatFlows({ bandwidth: "10Gbit", rtt: "40ms" })));
+    const bad = spawnSync("npx", ["ts-node", "--transpile-only", "bin/net-tuning.ts", "plan", "--bogus"], { cwd: root, encoding: "utf8", timeout: 60000 });
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toBe("net-tuning: unknown option --bogus\nRun 'net-tuning --help' for usage.\n");
+  }, 90000);
+});
