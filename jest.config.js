@@ -12,6 +12,7 @@ module.exports = {
     },
     {
       displayName: "lab",
+      globalSetup: "<rootDir>/tests/lab/globalSetup.ts",
       testMatch: ["<rootDir>/tests/lab/**/*.test.ts", "<rootDir>/tests/harness/**/*.test.ts", "<rootDir>/tests/integration/**/*.test.ts"],
       transform: { "^.+\\.ts$": tsJest },
       testEnvironment: "node",

@@ -231,6 +231,9 @@ nt_apply_one() { # KEY VALUE LIVE
   nt_same "$NT_EXPECT" "$3" && return 0
   printf '%s\t%s\n' "$1" "$3" >> "$NT_TMP/changed"
   if ! kind_set "$1" "$2"; then
+    # First pass: a refusal may depend on another key of this run (ip_local_port_range needs
+    # ip_unprivileged_port_start lowered first): retry it once after the others.
+    if [ "${NT_DEFER:-0}" = 1 ]; then printf '%s\t%s\t%s\n' "$1" "$2" "$3" >> "$NT_TMP/deferred"; return 0; fi
     nt_die 1 "$1 = '$2' was refused on $NT_HOSTNAME: $NT_ERR; every change of this run was rolled back"
   fi
   kind_get "$1" || nt_die 1 "$1 cannot be read back on $NT_HOSTNAME after writing '$2'; every change of this run was rolled back"
@@ -269,10 +272,16 @@ nt_apply_main() {
   printf '%s\n' "$NT_OWNER" > "$NT_TMP/owner"
   nt_write_atomic "${NT_JOURNAL%.orig}.owner" "$NT_TMP/owner" 0600 || nt_die 1 "cannot write ${NT_JOURNAL%.orig}.owner on $NT_HOSTNAME (read-only or full /var/lib?)"
   nt_write_atomic "$NT_JOURNAL" "$NT_TMP/journal.new" 0600 || nt_die 1 "cannot write $NT_JOURNAL on $NT_HOSTNAME (read-only or full /var/lib?)"
+  : > "$NT_TMP/deferred"
+  NT_DEFER=1
   while IFS="$NT_TAB" read -r nt_k nt_v; do
     nt_lookup "$NT_TMP/live" "$nt_k"
     nt_apply_one "$nt_k" "$nt_v" "$NT_FOUND"
   done < "$NT_TMP/desired"
+  NT_DEFER=0
+  while IFS="$NT_TAB" read -r nt_k nt_v nt_live; do
+    nt_apply_one "$nt_k" "$nt_v" "$nt_live"
+  done < "$NT_TMP/deferred"
   # Keys this resource no longer declares go back to their originals.
   : > "$NT_TMP/journal.final"
   while IFS="$NT_TAB" read -r nt_k nt_v; do
