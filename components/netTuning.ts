@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as command from "@pulumi/command";
-import { hostCommand } from "../provider/host/programs";
+import { hostCommand, hostStdin } from "../provider/host/programs";
 import { BootOverride, planSysctls, renderSysctlRestoreStdin } from "../provider/sysctl/plan";
 import type { SysctlProfile } from "../provider/sizing/profile";
 import { childOptions, ConnectionInput, isPlain, ownerFor, reportOf, warnAll } from "./common";
@@ -79,7 +79,7 @@ export class NetTuning extends pulumi.ComponentResource {
         connection: args.connection,
         create: become.apply((b) => hostCommand("sysctl", "apply", b)),
         update: become.apply((b) => hostCommand("sysctl", "apply", b)),
-        stdin: plan.stdin,
+        stdin: plan.stdin.apply((p) => hostStdin("sysctl", "apply", p)),
         addPreviousOutputInEnv: false,
         logging: "stderr",
       },
@@ -94,7 +94,7 @@ export class NetTuning extends pulumi.ComponentResource {
         delete: become.apply((b) => hostCommand("sysctl", "restore", b)),
         stdin: pulumi
           .all([plan.filePath, report, restoreOnDelete])
-          .apply(([filePath, r, restore]) => renderSysctlRestoreStdin(owner, filePath, r.previous, restore)),
+          .apply(([filePath, r, restore]) => hostStdin("sysctl", "restore", renderSysctlRestoreStdin(owner, filePath, r.previous, restore))),
         addPreviousOutputInEnv: false,
         logging: "stderr",
       },

@@ -42,6 +42,12 @@ function moduleFor(key: string, value: string): string | undefined {
   return lookup(key)?.module;
 }
 
+/** A rationale as one safe comment line (no control characters, bounded). */
+function oneLine(text: string | undefined): string {
+  const t = (text ?? "").replace(/[\x00-\x1f\x7f]+/g, " ").trim();
+  return t.length <= 400 ? t : `${t.slice(0, t.lastIndexOf(" ", 397))}...`;
+}
+
 function nextPow2(n: number): number {
   let p = 1;
   while (p < n) p *= 2;
@@ -79,6 +85,8 @@ export function planSysctls(input: SysctlPlanInput): SysctlPlan {
   if (problems.length > 0) throw new InputError(resource, problems);
 
   const values = validated.values;
+  const own = new Set(Object.keys(input.sysctls ?? {}).map((k) => k.replace(/\//g, ".")));
+  const fromProfile = new Set(Object.keys(input.profile?.sysctls ?? {}).filter((k) => !own.has(k)));
   const keys = Object.keys(values).sort();
   const modules = [...new Set(keys.map((k) => moduleFor(k, values[k])).filter((m): m is string => !!m))].sort();
   const fileContent =
@@ -86,7 +94,11 @@ export function planSysctls(input: SysctlPlanInput): SysctlPlan {
       `# ${PACKAGE_NAME} ${PACKAGE_VERSION}: managed by Pulumi resource ${input.owner.label}.`,
       `# Manual edits are overwritten; deleting the resource restores the previous values.`,
       `# pulumi-net-tuning owner: ${input.owner.label}`,
-      ...keys.map((k) => `${k} = ${values[k]}`),
+      ...keys.flatMap((k) => {
+        // The profile's reason for each key it chose travels with the value: in the preview diff and on the host.
+        const why = fromProfile.has(k) ? oneLine(input.profile?.rationale?.[k]) : "";
+        return why ? [`# ${why}`, `${k} = ${values[k]}`] : [`${k} = ${values[k]}`];
+      }),
     ].join("\n") + "\n";
   const directives = [
     "@net-tuning v1",

@@ -40,6 +40,7 @@ const record: pulumi.ResourceTransformation = (a) => {
 };
 
 import { NetTuning } from "../../components/netTuning";
+import { hostCommand } from "../../provider/host/programs";
 import { longFatFlows } from "../../provider/sizing";
 
 function promiseOf<T>(o: pulumi.Output<T>): Promise<T> {
@@ -78,7 +79,11 @@ describe("NetTuning resource graph", () => {
     expect(apply.inputs.delete).toBeUndefined();
     expect(restore.inputs.create).toBeUndefined();
     expect(restore.inputs.update).toBeUndefined();
-    expect(restore.inputs.delete).toContain("nt_restore_main");
+    expect(restore.inputs.delete).toBe(hostCommand("sysctl", "restore"));
+    expect(apply.inputs.create).toBe(hostCommand("sysctl", "apply"));
+    // stdin: the plan first (what reviewers see in a diff), then "@program" and the host program.
+    expect(restore.inputs.stdin).toMatch(/^@net-tuning v1\n[^]*\n@program\n[^]*\nnt_restore_main\n$/);
+    expect(apply.inputs.stdin).toMatch(/^@net-tuning v1\n[^]*\n@program\n[^]*\nnt_apply_main\n$/);
     expect(apply.inputs.addPreviousOutputInEnv).toBe(false);
     expect(apply.inputs.stdin).toContain("\n@content\n");
     expect(apply.inputs.stdin).toContain("\nnet.core.somaxconn = 65535\nnet.ipv4.tcp_rmem = 4096 87380 16777216\n");

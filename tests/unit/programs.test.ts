@@ -2,7 +2,7 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { hostCommand, hostProgram, HostKind, HostOp } from "../../provider/host/programs";
+import { hostCommand, hostProgram, hostStdin, HostKind, HostOp } from "../../provider/host/programs";
 
 const kinds: HostKind[] = ["sysctl", "nic"];
 const ops: HostOp[] = ["apply", "restore"];
@@ -47,6 +47,18 @@ describe("host programs", () => {
     });
     expect(out.status).toBe(3);
     expect(out.stderr).toMatch(/must run as root.*become: "sudo"/);
+  });
+
+  test("the bootstrap runs the program carried on stdin and leaves no temporary file", () => {
+    const before = fs.readdirSync("/tmp").filter((f) => f.startsWith("net-tuning-in."));
+    const out = spawnSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "sh", "-c", hostCommand("sysctl", "apply")], {
+      input: hostStdin("sysctl", "apply", "@net-tuning v1\n@kind sysctl\n"),
+      encoding: "utf8",
+    });
+    expect(out.status).toBe(3); // the program ran (as nobody) and refused: it needs root
+    expect(out.stderr).toMatch(/^net-tuning: must run as root, but runs as nobody/);
+    expect(fs.readdirSync("/tmp").filter((f) => f.startsWith("net-tuning-in."))).toEqual(before);
+    expect(hostCommand("sysctl", "apply").length).toBeLessThan(300); // the provider repeats it in every error
   });
 
   test("malformed stdin is refused with exit 5 before anything happens", () => {

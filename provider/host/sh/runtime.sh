@@ -27,9 +27,13 @@ NT_HOSTNAME=$(uname -n 2>/dev/null || echo host)
 
 nt_msg() { printf 'net-tuning: %s\n' "$*" >&2; }
 
+# $1: the bootstrap's private directory holding this program and its stdin, removed at exit.
+NT_INPUT_DIR=${1:-}
+
 nt_cleanup() {
   if [ "$NT_LOCKED" = 1 ]; then rm -rf "$NT_ROOT/.lock"; NT_LOCKED=0; fi
   if [ -n "$NT_TMP" ]; then rm -rf "$NT_TMP"; NT_TMP=''; fi
+  case "$NT_INPUT_DIR" in /tmp/net-tuning-in.*) rm -rf "$NT_INPUT_DIR"; NT_INPUT_DIR='' ;; esac
 }
 
 # nt_die CODE MESSAGE: rolls back when a change is in progress, then exits.
@@ -53,6 +57,7 @@ nt_on_signal() {
 nt_init() {
   if [ "$(id -u)" != 0 ]; then
     nt_msg "must run as root, but runs as $(id -un) on $NT_HOSTNAME: connect as root or set become: \"sudo\" with passwordless sudo (NOPASSWD) for this user"
+    nt_cleanup
     exit 3
   fi
   NT_TMP=$(mktemp -d /tmp/net-tuning.XXXXXX) || { nt_msg "cannot create a temporary directory in /tmp on $NT_HOSTNAME"; exit 1; }
@@ -65,11 +70,13 @@ nt_valid_word() { # KEY-like words: letters, digits and ._-:/@ only
   return 0
 }
 
-# Reads the plan from stdin: "@name value" directives, then "@content" and the content lines.
+# Reads the plan from stdin: "@name value" directives, then "@content" and the content lines, up to "@program"
+# (the program itself follows; the bootstrap cut it off and runs it).
 nt_read_stdin() {
   nt_in_content=0
   nt_seen_header=0
   while IFS= read -r nt_line || [ -n "$nt_line" ]; do
+    [ "$nt_line" = '@program' ] && break
     if [ "$nt_in_content" = 1 ]; then kind_content "$nt_line"; continue; fi
     case "$nt_line" in
       '@net-tuning v1') nt_seen_header=1 ;;
@@ -270,8 +277,12 @@ nt_apply_main() {
     printf '%s\t%s\n' "$nt_k" "$NT_FOUND" >> "$NT_TMP/journal.new"
   done < "$NT_TMP/desired"
   printf '%s\n' "$NT_OWNER" > "$NT_TMP/owner"
-  nt_write_atomic "${NT_JOURNAL%.orig}.owner" "$NT_TMP/owner" 0600 || nt_die 1 "cannot write ${NT_JOURNAL%.orig}.owner on $NT_HOSTNAME (read-only or full /var/lib?)"
-  nt_write_atomic "$NT_JOURNAL" "$NT_TMP/journal.new" 0600 || nt_die 1 "cannot write $NT_JOURNAL on $NT_HOSTNAME (read-only or full /var/lib?)"
+  if ! cmp -s "$NT_TMP/owner" "${NT_JOURNAL%.orig}.owner"; then
+    nt_write_atomic "${NT_JOURNAL%.orig}.owner" "$NT_TMP/owner" 0600 || nt_die 1 "cannot write ${NT_JOURNAL%.orig}.owner on $NT_HOSTNAME (read-only or full /var/lib?)"
+  fi
+  if ! cmp -s "$NT_TMP/journal.new" "$NT_JOURNAL"; then
+    nt_write_atomic "$NT_JOURNAL" "$NT_TMP/journal.new" 0600 || nt_die 1 "cannot write $NT_JOURNAL on $NT_HOSTNAME (read-only or full /var/lib?)"
+  fi
   : > "$NT_TMP/deferred"
   NT_DEFER=1
   while IFS="$NT_TAB" read -r nt_k nt_v; do
@@ -294,7 +305,9 @@ nt_apply_main() {
   done < "$NT_TMP/journal.new"
   kind_files
   nt_commit_files
-  nt_write_atomic "$NT_JOURNAL" "$NT_TMP/journal.final" 0600 || nt_die 1 "cannot write $NT_JOURNAL on $NT_HOSTNAME"
+  if ! cmp -s "$NT_TMP/journal.final" "$NT_JOURNAL"; then
+    nt_write_atomic "$NT_JOURNAL" "$NT_TMP/journal.final" 0600 || nt_die 1 "cannot write $NT_JOURNAL on $NT_HOSTNAME"
+  fi
   kind_after_commit
   NT_PHASE=finished
   nt_report "$NT_TMP/journal.final"

@@ -1,0 +1,791 @@
+# pulumi-net-tuning: the nic kind (NicQueues). Sourced after runtime.sh.
+# Keys: IF/channel.X, IF/ring.X, IF/feature.NAME, IF/coalesce.NAME, IF/txqueuelen, IF/rps.rx-N, IF/rfs.rx-N,
+# IF/irq.N and net.core.rps_sock_flow_entries. ethtool's TEXT output is parsed (no --json before 5.8/6.2).
+# A queue that does not exist (yet) reads as '-': channels may add or remove queues before RPS is applied.
+NN_IF=''
+NN_PERSIST=auto
+NN_MODE=none
+NN_RPS_CPUS=''
+NN_RPS_FLOW=''
+NN_RPS_BELOW=0
+NN_IRQ_CPUS=''
+NN_LINKED=0
+NN_UNIT=''
+NN_SCRIPT=''
+NN_WANTS=''
+NN_RCLOCAL=''
+NN_PRIOR=absent
+NN_SYS=/sys/class/net
+NN_CPU=/sys/devices/system/cpu
+
+# Interface names as NicQueues accepts them: 1-15 of [A-Za-z0-9._@+-], not "." or "..".
+nn_valid_if() {
+  case "$1" in ''|.|..|*[!A-Za-z0-9._@+-]*) return 1 ;; esac
+  [ "${#1}" -le 15 ]
+}
+nn_uint() { case "$1" in ''|*[!0-9]*) return 1 ;; esac; [ "${#1}" -le 10 ]; }
+nn_cpulist_ok() { case "$1" in ''|*[!0-9,-]*|,*|*,|*,,*) return 1 ;; esac; return 0; }
+
+kind_directive() {
+  case "$1" in
+    interface) nn_valid_if "$2" || nt_die 5 "invalid interface name '$2'"; NN_IF=$2 ;;
+    persistence) case "$2" in systemd|rc.local|none|auto) NN_PERSIST=$2 ;; *) return 1 ;; esac ;;
+    set)
+      nn_k=${2%% *}; nn_v=${2#* }
+      case "$nn_k" in
+        channel.combined|channel.rx|channel.tx|channel.other|txqueuelen|net.core.rps_sock_flow_entries)
+          nn_uint "$nn_v" || nt_die 5 "invalid value '$nn_v' for $nn_k" ;;
+        ring.rx|ring.rx-mini|ring.rx-jumbo|ring.tx)
+          [ "$nn_v" = max ] || nn_uint "$nn_v" || nt_die 5 "invalid value '$nn_v' for $nn_k" ;;
+        feature.*|coalesce.adaptive-rx|coalesce.adaptive-tx)
+          case "$nn_v" in on|off) ;; *) nt_die 5 "invalid value '$nn_v' for $nn_k" ;; esac
+          case "${nn_k#feature.}" in ''|*[!a-z0-9_-]*) nt_die 5 "invalid feature name '$nn_k'" ;; esac ;;
+        coalesce.*)
+          case "${nn_k#coalesce.}" in
+            rx-usecs|rx-frames|rx-usecs-irq|rx-frames-irq|tx-usecs|tx-frames|tx-usecs-irq|tx-frames-irq|\
+            stats-block-usecs|sample-interval|pkt-rate-low|pkt-rate-high|rx-usecs-low|rx-frames-low|tx-usecs-low|\
+            tx-frames-low|rx-usecs-high|rx-frames-high|tx-usecs-high|tx-frames-high) ;;
+            *) nt_die 5 "unknown coalescing parameter '$nn_k'" ;;
+          esac
+          nn_uint "$nn_v" || nt_die 5 "invalid value '$nn_v' for $nn_k" ;;
+        *) nt_die 5 "unknown nic setting '$nn_k'" ;;
+      esac
+      printf '%s\t%s\n' "$nn_k" "$nn_v" >> "$NT_TMP/requested" ;;
+    rps-cpus) [ "$2" = all ] || nn_cpulist_ok "$2" || nt_die 5 "invalid CPU list '$2'"; NN_RPS_CPUS=$2 ;;
+    rps-flow-cnt) nn_uint "$2" || nt_die 5 "invalid rps_flow_cnt '$2'"; NN_RPS_FLOW=$2 ;;
+    rps-only-below-cpus) case "$2" in 0|1) NN_RPS_BELOW=$2 ;; *) return 1 ;; esac ;;
+    irq-cpus) [ "$2" = spread ] || nn_cpulist_ok "$2" || nt_die 5 "invalid CPU list '$2'"; NN_IRQ_CPUS=$2 ;;
+    *) return 1 ;;
+  esac
+  return 0
+}
+
+kind_content() { nt_die 5 "a nic plan has no @content"; }
+
+# ---------------------------------------------------------------------------------------- parsers
+# Each reads ethtool's text output on stdin and prints "key<TAB>value" lines. Formats of ethtool 4.8 (ioctl)
+# through 6.x (netlink): "RX:\t\t4096", "n/a" for unsupported values, "Adaptive RX: off  TX: off",
+# "name: on [fixed]", "rx-frame-low" shown for the -C argument "rx-frames-low".
+
+# -g and -l: max.rx, cur.rx, max.rx-mini, …, max.combined, cur.other
+nn_parse_sections() {
+  awk -v tab="$NT_TAB" '
+    /^Pre-set maximums:/ { s = "max"; next }
+    /^Current hardware settings:/ { s = "cur"; next }
+    s != "" && /:/ {
+      k = $0; sub(/:.*/, "", k); v = $0; sub(/^[^:]*:[ \t]*/, "", v); sub(/[ \t]+$/, "", v)
+      k = tolower(k); gsub(/ /, "-", k)
+      print s "." k tab v
+    }'
+}
+
+# -k: name<TAB>on|off<TAB>1 when [fixed] else 0 (sub-features too, unindented)
+nn_parse_features() {
+  awk -v tab="$NT_TAB" '
+    /^Features for / { next }
+    /:/ {
+      l = $0; sub(/^[ \t]+/, "", l)
+      k = l; sub(/:.*/, "", k); v = l; sub(/^[^:]*:[ \t]*/, "", v)
+      fixed = (v ~ /\[fixed\]/) ? 1 : 0
+      split(v, a, " ")
+      if (a[1] == "on" || a[1] == "off") print k tab a[1] tab fixed
+    }'
+}
+
+# -c: adaptive-rx, adaptive-tx, rx-usecs, …, rx-frames-low (the -C argument names)
+nn_parse_coalesce() {
+  awk -v tab="$NT_TAB" '
+    /^Coalesce parameters for / { next }
+    /^Adaptive RX:/ { print "adaptive-rx" tab $3; print "adaptive-tx" tab $5; next }
+    /^CQE mode RX:/ { print "cqe-mode-rx" tab $4; print "cqe-mode-tx" tab $6; next }
+    /^[a-z][a-z0-9-]*:/ {
+      k = $0; sub(/:.*/, "", k); v = $0; sub(/^[^:]*:[ \t]*/, "", v); sub(/[ \t]+$/, "", v)
+      if (k ~ /-frame-(low|high)$/) sub(/-frame-/, "-frames-", k)
+      print k tab v
+    }'
+}
+
+# ethtool -i: the driver name (for messages)
+nn_driver() {
+  NN_DRIVER=$(ethtool -i "$1" 2>/dev/null | awk '/^driver:/ { print $2; exit }')
+  [ -n "$NN_DRIVER" ] || NN_DRIVER=unknown
+}
+
+# -K argument for a feature shown by -k: the legacy short name where one exists (understood by every ethtool).
+nn_feature_arg() {
+  case "$1" in
+    rx-checksumming) NN_ARG=rx ;; tx-checksumming) NN_ARG=tx ;; scatter-gather) NN_ARG=sg ;;
+    tcp-segmentation-offload) NN_ARG=tso ;; generic-segmentation-offload) NN_ARG=gso ;;
+    generic-receive-offload) NN_ARG=gro ;; large-receive-offload) NN_ARG=lro ;;
+    rx-vlan-offload) NN_ARG=rxvlan ;; tx-vlan-offload) NN_ARG=txvlan ;;
+    ntuple-filters) NN_ARG=ntuple ;; receive-hashing) NN_ARG=rxhash ;;
+    udp-fragmentation-offload) NN_ARG=ufo ;;
+    *) NN_ARG=$1 ;;
+  esac
+}
+
+# ------------------------------------------------------------------------------------- CPU masks
+# Masks are kept in one canonical form: lowercase hex, no leading zeros, comma-separated 32-bit words,
+# most significant first ("3", "1,ffffffff"). The kernel accepts it and reads back zero-padded words.
+
+# nn_cpulist_expand LIST: one CPU number per line ("0-3,8" -> 0 1 2 3 8)
+nn_cpulist_expand() {
+  printf '%s\n' "$1" | awk -F, '{ for (i = 1; i <= NF; i++) { n = split($i, r, "-"); lo = r[1] + 0; hi = (n > 1) ? r[2] + 0 : lo; for (c = lo; c <= hi; c++) print c } }'
+}
+
+# nn_mask_from_list LIST: the canonical mask of the CPUs in LIST
+nn_mask_from_list() {
+  nn_cpulist_expand "$1" | awk '
+    BEGIN { max = 0 }
+    { c = $1 + 0; if (!(c in seen)) { seen[c] = 1; w = int(c / 32); word[w] += 2 ^ (c % 32); if (w > max) max = w } }
+    function hex(v, pad) { s = sprintf("%04x%04x", int(v / 65536), v % 65536); if (!pad) { sub(/^0+/, "", s); if (s == "") s = "0" } return s }
+    END {
+      top = -1
+      for (w = max; w >= 0; w--) if (word[w] + 0 > 0) { top = w; break }
+      if (top < 0) { print "0"; exit }
+      s = hex(word[top] + 0, 0)
+      for (w = top - 1; w >= 0; w--) s = s "," hex(word[w] + 0, 1)
+      print s
+    }'
+}
+
+# nn_mask_norm MASK: canonical form of a mask as the kernel prints it ("00000000,00000003" -> "3")
+nn_mask_norm() {
+  printf '%s\n' "$1" | awk '{
+    h = tolower($0); gsub(/[^0-9a-f]/, "", h); sub(/^0+/, "", h)
+    if (h == "") { print "0"; exit }
+    out = ""
+    while (length(h) > 8) { out = "," substr(h, length(h) - 7) out; h = substr(h, 1, length(h) - 8) }
+    print h out
+  }'
+}
+
+# nn_cpus_outside LIST ALLOWED: the CPUs of LIST not in ALLOWED (both kernel cpulist syntax), space-separated
+nn_cpus_outside() {
+  { nn_cpulist_expand "$2" | sed 's/^/a /'; nn_cpulist_expand "$1" | sed 's/^/w /'; } |
+    awk '$1 == "a" { ok[$2] = 1; next } !($2 in ok) && !($2 in done) { done[$2] = 1; printf "%s%s", sep, $2; sep = " " } END { print "" }'
+}
+
+nn_pow2() { # nn_pow2 N: the power of two the kernel rounds N up to (0 stays 0)
+  awk -v n="$1" 'BEGIN { if (n + 0 == 0) { print 0; exit } p = 1; while (p < n + 0) p *= 2; printf "%d\n", p }'
+}
+
+# ------------------------------------------------------------------------------------ get / set
+nn_split_key() { # KEY -> NN_KIF (interface or ''), NN_SUB
+  case "$1" in
+    net.core.*) NN_KIF=''; NN_SUB=$1 ;;
+    */*) NN_KIF=${1%%/*}; NN_SUB=${1#*/} ;;
+    *) NN_KIF=''; NN_SUB=$1 ;;
+  esac
+}
+
+# nn_ethtool_value OPT PARSER IF FIELD: sets NT_GOT to FIELD of `ethtool OPT IF`
+nn_ethtool_value() {
+  nn_out=$(ethtool "$1" "$3" 2>/dev/null) || return 1
+  NT_GOT=$(printf '%s\n' "$nn_out" | "$2" | awk -F "$NT_TAB" -v k="$4" '$1 == k { print $2; exit }')
+  [ -n "$NT_GOT" ] && [ "$NT_GOT" != n/a ]
+}
+
+kind_get() {
+  NT_GOT=''
+  nn_split_key "$1"
+  case "$NN_SUB" in
+    net.core.rps_sock_flow_entries)
+      [ -r /proc/sys/net/core/rps_sock_flow_entries ] || return 1
+      NT_GOT=$(cat /proc/sys/net/core/rps_sock_flow_entries 2>/dev/null) ;;
+    channel.*) nn_ethtool_value -l nn_parse_sections "$NN_KIF" "cur.${NN_SUB#channel.}" ;;
+    ring.*) nn_ethtool_value -g nn_parse_sections "$NN_KIF" "cur.${NN_SUB#ring.}" ;;
+    feature.*) nn_ethtool_value -k nn_parse_features "$NN_KIF" "${NN_SUB#feature.}" ;;
+    coalesce.*) nn_ethtool_value -c nn_parse_coalesce "$NN_KIF" "${NN_SUB#coalesce.}" ;;
+    txqueuelen) NT_GOT=$(cat "$NN_SYS/$NN_KIF/tx_queue_len" 2>/dev/null) ;;
+    rps.rx-*|rfs.rx-*)
+      nn_q=$NN_SYS/$NN_KIF/queues/${NN_SUB#r?s.}
+      if [ ! -d "$nn_q" ]; then NT_GOT=-; return 0; fi
+      case "$NN_SUB" in
+        rps.*) NT_GOT=$(cat "$nn_q/rps_cpus" 2>/dev/null) || return 1; NT_GOT=$(nn_mask_norm "$NT_GOT") ;;
+        *) NT_GOT=$(cat "$nn_q/rps_flow_cnt" 2>/dev/null) ;;
+      esac ;;
+    irq.*)
+      NT_GOT=$(cat "/proc/irq/${NN_SUB#irq.}/smp_affinity" 2>/dev/null) || return 1
+      NT_GOT=$(nn_mask_norm "$NT_GOT") ;;
+    *) return 1 ;;
+  esac
+  [ -n "$NT_GOT" ]
+}
+
+# nn_run CMD…: runs a tool; exit 80 of old ethtool ("nothing changed") is success. NT_ERR = the tool's answer.
+nn_run() {
+  nn_s=0
+  nn_out=$("$@" 2>&1) || nn_s=$?
+  [ "$nn_s" = 0 ] || [ "$nn_s" = 80 ] && return 0
+  NT_ERR="$* exited $nn_s: $(printf '%s' "$nn_out" | tr '\n' ' ')"
+  return 1
+}
+
+# nn_write FILE VALUE: a sysfs/procfs write; NT_ERR = the kernel's answer as the shell reports it.
+nn_write() {
+  if { printf '%s\n' "$2" > "$1"; } 2>"$NT_TMP/write.err"; then return 0; fi
+  NT_ERR="writing '$2' to $1 failed: $(tail -n 1 "$NT_TMP/write.err" | sed 's/^.*: //')"
+  return 1
+}
+
+kind_set() {
+  NT_ERR=''
+  nn_split_key "$1"
+  # Values also come from @orig lines (Pulumi state): only this interface's keys, only plain words.
+  if [ -n "$NN_KIF" ] && [ "$NN_KIF" != "$NN_IF" ]; then NT_ERR="$1 is not a setting of $NN_IF"; return 1; fi
+  case "$2" in ''|*[!A-Za-z0-9,.-]*) NT_ERR="invalid value '$2'"; return 1 ;; esac
+  case "$NN_SUB" in
+    net.core.rps_sock_flow_entries) nn_write /proc/sys/net/core/rps_sock_flow_entries "$2" ;;
+    channel.*) nn_run ethtool -L "$NN_KIF" "${NN_SUB#channel.}" "$2" ;;
+    ring.*) nn_run ethtool -G "$NN_KIF" "${NN_SUB#ring.}" "$2" ;;
+    feature.*)
+      nn_feature_arg "${NN_SUB#feature.}"
+      nn_run ethtool -K "$NN_KIF" "$NN_ARG" "$2" || return 1
+      # -K reports partial success with exit 0 ("Actual changes: … [requested on]"): check this feature now.
+      nn_said=$nn_out
+      if kind_get "$1" && [ "$NT_GOT" != "$2" ]; then
+        NT_ERR="ethtool -K $NN_KIF $NN_ARG $2 left it $NT_GOT: $(printf '%s' "$nn_said" | tr '\n' ' ')"
+        return 1
+      fi ;;
+    coalesce.*) nn_run ethtool -C "$NN_KIF" "${NN_SUB#coalesce.}" "$2" ;;
+    txqueuelen) nn_run ip link set dev "$NN_KIF" txqueuelen "$2" ;;
+    rps.rx-*|rfs.rx-*)
+      nn_q=$NN_SYS/$NN_KIF/queues/${NN_SUB#r?s.}
+      nn_v=$2
+      if [ "$nn_v" = - ]; then [ -d "$nn_q" ] || return 0; nn_v=0; fi
+      case "$NN_SUB" in rps.*) nn_write "$nn_q/rps_cpus" "$nn_v" ;; *) nn_write "$nn_q/rps_flow_cnt" "$nn_v" ;; esac ;;
+    irq.*) nn_write "/proc/irq/${NN_SUB#irq.}/smp_affinity" "$2" ;;
+    *) NT_ERR="unknown key $1"; return 1 ;;
+  esac
+}
+
+kind_expect() {
+  NT_EXPECT=$2
+  nn_split_key "$1"
+  case "$NN_SUB" in
+    net.core.rps_sock_flow_entries) NT_EXPECT=$(nn_pow2 "$2") ;;
+    rps.rx-*|rfs.rx-*)
+      if [ "$2" = - ]; then
+        [ -d "$NN_SYS/$NN_KIF/queues/${NN_SUB#r?s.}" ] && NT_EXPECT=0
+      else
+        case "$NN_SUB" in rps.*) NT_EXPECT=$(nn_mask_norm "$2") ;; *) NT_EXPECT=$(nn_pow2 "$2") ;; esac
+      fi ;;
+    irq.*) NT_EXPECT=$(nn_mask_norm "$2") ;;
+  esac
+  return 0
+}
+
+# ---------------------------------------------------------------------------------------- preflight
+nn_camel() { printf '%s\n' "$1" | awk -F- '{ s = $1; for (i = 2; i <= NF; i++) s = s toupper(substr($i, 1, 1)) substr($i, 2); print s }'; }
+
+# nn_parsed OPT PARSER NAME: `ethtool OPT IF` parsed into $NT_TMP/NAME (and the tool's answer in NAME.err); 1 when it failed
+nn_parsed() {
+  if ethtool "$1" "$NN_IF" > "$NT_TMP/$3.txt" 2> "$NT_TMP/$3.err"; then
+    "$2" < "$NT_TMP/$3.txt" > "$NT_TMP/$3"
+    return 0
+  fi
+  : > "$NT_TMP/$3"
+  return 1
+}
+nn_said() { tr '\n' ' ' < "$NT_TMP/$1.err" | sed 's/ *$//'; }
+
+nn_requested() { # PREFIX: the requested settings with that prefix, "name<TAB>value", prefix removed
+  [ -f "$NT_TMP/requested" ] || return 0
+  awk -F "$NT_TAB" -v p="$1" -v tab="$NT_TAB" 'index($1, p) == 1 { print substr($1, length(p) + 1) tab $2 }' "$NT_TMP/requested"
+}
+
+# nn_limits WHAT OPT SECTION-ARG: rings/channels within the driver's pre-set maximums; "max" resolved.
+nn_check_limits() { # TSNAME KEYPREFIX OPT WHAT
+  nn_requested "$2." > "$NT_TMP/req.$2"
+  [ -s "$NT_TMP/req.$2" ] || return 0
+  if ! nn_parsed "$3" nn_parse_sections "$2"; then
+    nt_problem "$1 cannot be changed: $NN_IF (driver $NN_DRIVER) does not support $4 (ethtool $3 $NN_IF says: $(nn_said "$2")); remove $1"
+    return 0
+  fi
+  while IFS="$NT_TAB" read -r nn_n nn_v; do
+    nt_lookup "$NT_TMP/$2" "max.$nn_n"; nn_max=$NT_FOUND
+    nt_lookup "$NT_TMP/$2" "cur.$nn_n"; nn_cur=$NT_FOUND
+    nn_ts="$1.$(nn_camel "$nn_n")"
+    if [ -z "$nn_max" ] || [ "$nn_max" = n/a ] || [ -z "$nn_cur" ] || [ "$nn_cur" = n/a ] || { [ "$nn_max" = 0 ] && [ "$nn_cur" = 0 ]; }; then
+      nt_problem "$nn_ts is not supported by $NN_IF (driver $NN_DRIVER: ethtool $3 shows no $nn_n $4); remove it"
+      continue
+    fi
+    [ "$nn_v" = max ] && nn_v=$nn_max
+    if [ "$nn_v" -gt "$nn_max" ]; then
+      nt_problem "$nn_ts $nn_v exceeds $NN_IF maximum $nn_max (driver $NN_DRIVER, ethtool $3 $NN_IF); use at most $nn_max$( [ "$2" = ring ] && echo " or \"max\"")"
+      continue
+    fi
+    printf '%s\t%s\n' "$NN_IF/$2.$nn_n" "$nn_v" >> "$NT_TMP/want.$2"
+  done < "$NT_TMP/req.$2"
+}
+
+nn_check_features() {
+  nn_requested feature. > "$NT_TMP/req.feature"
+  [ -s "$NT_TMP/req.feature" ] || return 0
+  if ! nn_parsed -k nn_parse_features feature; then
+    nt_problem "features cannot be read on $NN_IF (ethtool -k $NN_IF says: $(nn_said feature))"
+    return 0
+  fi
+  while IFS="$NT_TAB" read -r nn_n nn_v; do
+    nn_line=$(awk -F "$NT_TAB" -v k="$nn_n" '$1 == k { print $2 " " $3; exit }' "$NT_TMP/feature")
+    if [ -z "$nn_line" ]; then
+      nt_problem "features: $nn_n does not exist on $NN_IF (driver $NN_DRIVER; ethtool -k $NN_IF lists the features); check the name"
+      continue
+    fi
+    nn_cur=${nn_line% *}
+    if [ "${nn_line#* }" = 1 ] && [ "$nn_cur" != "$nn_v" ]; then
+      nt_problem "features: $nn_n is [fixed] $nn_cur on $NN_IF (driver $NN_DRIVER): it cannot be turned $nn_v; remove it"
+      continue
+    fi
+    printf '%s\t%s\n' "$NN_IF/feature.$nn_n" "$nn_v" >> "$NT_TMP/want.feature"
+  done < "$NT_TMP/req.feature"
+}
+
+nn_check_coalesce() {
+  nn_requested coalesce. > "$NT_TMP/req.coalesce"
+  [ -s "$NT_TMP/req.coalesce" ] || return 0
+  if ! nn_parsed -c nn_parse_coalesce coalesce; then
+    nt_problem "coalesce: interrupt coalescing is not supported by $NN_IF (driver $NN_DRIVER; ethtool -c $NN_IF says: $(nn_said coalesce)); remove coalesce"
+    return 0
+  fi
+  while IFS="$NT_TAB" read -r nn_n nn_v; do
+    if ! nt_lookup "$NT_TMP/coalesce" "$nn_n" || [ "$NT_FOUND" = n/a ]; then
+      nt_problem "coalesce.$(nn_camel "$nn_n") ($nn_n) is not supported by $NN_IF (driver $NN_DRIVER; ethtool -c $NN_IF shows it as ${NT_FOUND:-absent}); remove it"
+      continue
+    fi
+    printf '%s\t%s\n' "$NN_IF/coalesce.$nn_n" "$nn_v" >> "$NT_TMP/want.coalesce"
+  done < "$NT_TMP/req.coalesce"
+}
+
+nn_rx_queues() { # the rx queue names there will be after channels are applied
+  nn_rxq=$(find "$NN_SYS/$NN_IF/queues" -maxdepth 1 -name 'rx-*' 2>/dev/null | wc -l)
+  if [ -s "$NT_TMP/want.channel" ]; then
+    nn_c=0; nn_r=0
+    nt_lookup "$NT_TMP/channel" cur.combined && nn_uint "$NT_FOUND" && nn_c=$NT_FOUND
+    nt_lookup "$NT_TMP/channel" cur.rx && nn_uint "$NT_FOUND" && nn_r=$NT_FOUND
+    nt_lookup "$NT_TMP/want.channel" "$NN_IF/channel.combined" && nn_c=$NT_FOUND
+    nt_lookup "$NT_TMP/want.channel" "$NN_IF/channel.rx" && nn_r=$NT_FOUND
+    [ $((nn_c + nn_r)) -gt 0 ] && nn_rxq=$((nn_c + nn_r))
+  fi
+  nn_i=0
+  while [ "$nn_i" -lt "$nn_rxq" ]; do printf 'rx-%s\n' "$nn_i"; nn_i=$((nn_i + 1)); done
+}
+
+nn_check_rps() {
+  nn_possible=$(cat "$NN_CPU/possible" 2>/dev/null)
+  if nt_lookup "$NT_TMP/requested" net.core.rps_sock_flow_entries; then
+    if [ -w /proc/sys/net/core/rps_sock_flow_entries ]; then
+      printf '%s\t%s\n' net.core.rps_sock_flow_entries "$NT_FOUND" >> "$NT_TMP/want.rps"
+    else
+      nt_problem "rps.sockFlowEntries: net.core.rps_sock_flow_entries does not exist or is read-only here: it is host-wide and absent inside a network namespace or container; set it on the host, or remove sockFlowEntries"
+    fi
+  fi
+  [ -n "$NN_RPS_CPUS" ] || return 0
+  if [ ! -d "$NN_SYS/$NN_IF/queues" ] || [ -z "$(find "$NN_SYS/$NN_IF/queues" -maxdepth 2 -name rps_cpus 2>/dev/null)" ]; then
+    nt_problem "rps: $NN_IF has no rps_cpus files (kernel built without CONFIG_RPS?); remove rps"
+    return 0
+  fi
+  if [ "$NN_RPS_CPUS" = all ]; then nn_list=$nn_possible; else
+    nn_list=$NN_RPS_CPUS
+    nn_bad=$(nn_cpus_outside "$nn_list" "$nn_possible")
+    if [ -n "$nn_bad" ]; then
+      nt_problem "rps.cpus: CPU(s) $nn_bad do not exist on $NT_HOSTNAME (possible CPUs: $nn_possible); use CPUs in that range or \"all\""
+      return 0
+    fi
+  fi
+  nn_rx_queues > "$NT_TMP/rxq"
+  nn_ncpu=$(nn_cpulist_expand "$nn_possible" | wc -l)
+  nn_nq=$(wc -l < "$NT_TMP/rxq")
+  if [ "$NN_RPS_BELOW" = 1 ] && [ "$nn_nq" -ge "$nn_ncpu" ]; then
+    nt_warn "rps skipped on $NN_IF: it has $nn_nq rx queues for $nn_ncpu CPUs, so hardware RSS already spreads the load (onlyWhenQueuesBelowCpus)"
+    return 0
+  fi
+  nn_mask=$(nn_mask_from_list "$nn_list")
+  while IFS= read -r nn_qn; do
+    printf '%s\t%s\n' "$NN_IF/rps.$nn_qn" "$nn_mask" >> "$NT_TMP/want.rps"
+  done < "$NT_TMP/rxq"
+  if [ -n "$NN_RPS_FLOW" ]; then
+    while IFS= read -r nn_qn; do
+      printf '%s\t%s\n' "$NN_IF/rfs.$nn_qn" "$NN_RPS_FLOW" >> "$NT_TMP/want.rps"
+    done < "$NT_TMP/rxq"
+    if ! nt_lookup "$NT_TMP/requested" net.core.rps_sock_flow_entries && [ "$(cat /proc/sys/net/core/rps_sock_flow_entries 2>/dev/null || echo 0)" = 0 ]; then
+      nt_warn "rps.flowEntriesPerQueue: RFS also needs net.core.rps_sock_flow_entries > 0 (it is 0 or absent here); set rps.sockFlowEntries on the host"
+    fi
+  fi
+}
+
+nn_irqs() { # the IRQ numbers of the interface, one per line
+  if [ -d "$NN_SYS/$NN_IF/device/msi_irqs" ]; then
+    find "$NN_SYS/$NN_IF/device/msi_irqs" -maxdepth 1 -name '[0-9]*' 2>/dev/null | sed 's|.*/||' | sort -n
+  elif [ -e "$NN_SYS/$NN_IF/device" ]; then
+    awk -v ifn="$NN_IF" '{ for (i = 2; i <= NF; i++) if ($i == ifn || index($i, ifn "-") == 1) { n = $1; sub(/:$/, "", n); if (n ~ /^[0-9]+$/) print n; break } }' /proc/interrupts | sort -n
+  fi
+}
+
+nn_irqbalance_bans() { # prints the banned IRQ numbers from irqbalance's configuration
+  cat /etc/sysconfig/irqbalance /etc/default/irqbalance 2>/dev/null | tr ' "' '[\n*]' | sed -n 's/^--banirq=\([0-9]*\).*/\1/p; s/^-i\([0-9][0-9]*\)$/\1/p'
+}
+
+nn_check_irq() {
+  [ -n "$NN_IRQ_CPUS" ] || return 0
+  nn_irqs > "$NT_TMP/irqs"
+  if [ ! -s "$NT_TMP/irqs" ]; then
+    nt_problem "irqAffinity: $NN_IF (driver $NN_DRIVER) has no IRQs of its own (a virtual interface such as veth, bridge or a VLAN has none; its MSI IRQs are in $NN_SYS/$NN_IF/device/msi_irqs on real NICs); remove irqAffinity or set it on the physical NIC"
+    return 0
+  fi
+  nn_online=$(cat "$NN_CPU/online" 2>/dev/null)
+  if [ "$NN_IRQ_CPUS" = spread ]; then nn_list=$nn_online; else
+    nn_list=$NN_IRQ_CPUS
+    nn_bad=$(nn_cpus_outside "$nn_list" "$nn_online")
+    if [ -n "$nn_bad" ]; then
+      nt_problem "irqAffinity.cpus: CPU(s) $nn_bad are not online on $NT_HOSTNAME (online CPUs: $nn_online)"
+      return 0
+    fi
+  fi
+  nn_cpulist_expand "$nn_list" | awk '!s[$1]++' > "$NT_TMP/irqcpus"
+  nn_n=$(wc -l < "$NT_TMP/irqcpus")
+  nn_i=0
+  while IFS= read -r nn_irq; do
+    if [ ! -w "/proc/irq/$nn_irq/smp_affinity" ]; then
+      nt_problem "irqAffinity: /proc/irq/$nn_irq/smp_affinity is not writable on $NT_HOSTNAME (a managed IRQ whose affinity the kernel fixes?)"
+      continue
+    fi
+    nn_cpu=$(sed -n "$((nn_i % nn_n + 1))p" "$NT_TMP/irqcpus")
+    printf '%s\t%s\n' "$NN_IF/irq.$nn_irq" "$(nn_mask_from_list "$nn_cpu")" >> "$NT_TMP/want.irq"
+    nn_i=$((nn_i + 1))
+  done < "$NT_TMP/irqs"
+  if nn_irqbalance_running; then
+    nn_bans=$(nn_irqbalance_bans)
+    nn_unbanned=$(awk -v bans=" $(printf '%s' "$nn_bans" | tr '\n' ' ') " 'index(bans, " " $1 " ") == 0 { printf "%s%s", sep, $1; sep = " " }' "$NT_TMP/irqs")
+    [ -n "$nn_unbanned" ] && nt_warn "irqAffinity: irqbalance is running and has not banned IRQ(s) $nn_unbanned of $NN_IF: it may move them again; add --banirq=N to IRQBALANCE_ARGS (/etc/sysconfig/irqbalance or /etc/default/irqbalance) or stop irqbalance"
+  fi
+  return 0
+}
+
+nn_irqbalance_running() {
+  for nn_c in /proc/[0-9]*/comm; do
+    [ "$(cat "$nn_c" 2>/dev/null)" = irqbalance ] && return 0
+  done
+  return 1
+}
+
+# Another NicQueues on this interface, or a NetTuning holding rps_sock_flow_entries, is refused.
+nn_check_other_owners() {
+  for nn_j in "$NT_STATE"/*.orig; do
+    [ -f "$nn_j" ] || continue
+    [ "$nn_j" = "$NT_JOURNAL" ] && continue
+    if awk -F "$NT_TAB" -v p="$NN_IF/" 'index($1, p) == 1 { f = 1 } END { exit !f }' "$nn_j"; then
+      nt_problem "$NN_IF is already managed by $(cat "${nn_j%.orig}.owner" 2>/dev/null || echo "${nn_j##*/}") (journal $nn_j): one NicQueues per interface; manage it there, or delete that resource first"
+    fi
+  done
+  if nt_lookup "$NT_TMP/requested" net.core.rps_sock_flow_entries; then
+    for nn_j in "$NT_ROOT"/sysctl/*.orig; do
+      [ -f "$nn_j" ] || continue
+      if awk -F "$NT_TAB" '$1 == "net.core.rps_sock_flow_entries" || $1 == "net/core/rps_sock_flow_entries" { f = 1 } END { exit !f }' "$nn_j"; then
+        nt_problem "net.core.rps_sock_flow_entries is already managed by $(cat "${nn_j%.orig}.owner" 2>/dev/null || echo "${nn_j##*/}") (journal $nn_j): set it in one resource only (remove rps.sockFlowEntries here or the sysctl there)"
+      fi
+    done
+  fi
+}
+
+# ---------------------------------------------------------------------------------------- persistence
+nn_paths() {
+  nn_unitname=$(printf '%s' "$NN_IF" | tr '@+' '__')
+  NN_UNIT=/etc/systemd/system/net-tuning-nic-$nn_unitname.service
+  NN_SCRIPT=/usr/local/libexec/net-tuning/nic-$NN_IF.sh
+  NN_WANTS=/etc/systemd/system/multi-user.target.wants/net-tuning-nic-$nn_unitname.service
+  if [ -d /etc/rc.d ]; then NN_RCLOCAL=/etc/rc.d/rc.local; else NN_RCLOCAL=/etc/rc.local; fi
+  if [ -L "$NN_RCLOCAL" ]; then NN_RCLOCAL=$(readlink -f "$NN_RCLOCAL"); fi
+  NN_BEGIN="# BEGIN pulumi-net-tuning $NT_OWNER $NN_IF"
+  NN_END="# END pulumi-net-tuning $NT_OWNER $NN_IF"
+}
+
+# systemd's escaping of an interface name in its device unit name (sys-subsystem-net-devices-<escaped>.device)
+nn_systemd_escape() {
+  printf '%s' "$1" | od -An -v -tx1 | awk -v s="$1" '{ for (i = 1; i <= NF; i++) h[++n] = $i }
+    END { for (i = 1; i <= n; i++) { c = substr(s, i, 1); if (c ~ /[A-Za-z0-9_:]/ || (c == "." && i > 1)) o = o c; else o = o "\\x" h[i] } print o }'
+}
+
+nn_is_ours() { [ -f "$1" ] && grep -qxF "# pulumi-net-tuning owner: $NT_OWNER" "$1"; }
+
+# nn_boot_lines: the commands that re-apply the desired settings (resolved values) at boot
+nn_boot_lines() {
+  awk -F "$NT_TAB" -v q="'" '
+    function arg(n) {
+      m["rx-checksumming"] = "rx"; m["tx-checksumming"] = "tx"; m["scatter-gather"] = "sg"; m["tcp-segmentation-offload"] = "tso"
+      m["generic-segmentation-offload"] = "gso"; m["generic-receive-offload"] = "gro"; m["large-receive-offload"] = "lro"
+      m["rx-vlan-offload"] = "rxvlan"; m["tx-vlan-offload"] = "txvlan"; m["ntuple-filters"] = "ntuple"; m["receive-hashing"] = "rxhash"
+      m["udp-fragmentation-offload"] = "ufo"
+      return (n in m) ? m[n] : n
+    }
+    {
+      k = $1; v = $2
+      if (k == "net.core.rps_sock_flow_entries") { print "nt_nic_write /proc/sys/net/core/rps_sock_flow_entries " q v q; next }
+      i = index(k, "/"); ifn = substr(k, 1, i - 1); s = substr(k, i + 1); d = index(s, "."); t = substr(s, 1, d - 1); n = substr(s, d + 1)
+      if (s == "txqueuelen") print "nt_nic_run ip link set dev " q ifn q " txqueuelen " v
+      else if (t == "channel") print "nt_nic_run ethtool -L " q ifn q " " n " " v
+      else if (t == "ring") print "nt_nic_run ethtool -G " q ifn q " " n " " v
+      else if (t == "feature") print "nt_nic_run ethtool -K " q ifn q " " arg(n) " " v
+      else if (t == "coalesce") print "nt_nic_run ethtool -C " q ifn q " " n " " v
+      else if (t == "rps" && v != "-") print "nt_nic_write " q "/sys/class/net/" ifn "/queues/" n "/rps_cpus" q " " q v q
+      else if (t == "rfs" && v != "-") print "nt_nic_write " q "/sys/class/net/" ifn "/queues/" n "/rps_flow_cnt" q " " q v q
+      else if (t == "irq") print "nt_nic_write " q "/proc/irq/" n "/smp_affinity" q " " q v q
+    }' "$NT_TMP/desired"
+}
+
+nn_boot_functions() {
+  cat <<'EOF'
+nt_nic_run() { nt_s=0; "$@" || nt_s=$?; [ "$nt_s" = 0 ] || [ "$nt_s" = 80 ] || { echo "pulumi-net-tuning: $* failed (exit $nt_s)" >&2; nt_rc=1; }; }
+nt_nic_write() { { printf '%s\n' "$2" > "$1"; } 2>/dev/null || { echo "pulumi-net-tuning: writing $2 to $1 failed" >&2; nt_rc=1; }; }
+nt_rc=0
+EOF
+}
+
+nn_render_script() { # the boot script of systemd mode
+  printf '#!/bin/sh\n'
+  printf '# pulumi-net-tuning owner: %s\n' "$NT_OWNER"
+  printf '# Re-applies the NicQueues settings of %s to %s at boot (run by %s).\n' "$NT_OWNER" "$NN_IF" "${NN_UNIT##*/}"
+  printf '# Generated: manual edits are overwritten; deleting the resource removes this file.\n'
+  printf 'PATH=/usr/sbin:/usr/bin:/sbin:/bin\n'
+  nn_boot_functions
+  nn_boot_lines
+  # shellcheck disable=SC2016 # literal text of the generated script
+  echo 'exit "$nt_rc"'
+}
+
+nn_render_unit() {
+  nn_dev="sys-subsystem-net-devices-$(nn_systemd_escape "$NN_IF").device"
+  cat <<EOF
+# pulumi-net-tuning owner: $NT_OWNER
+# Generated: manual edits are overwritten; deleting the resource removes this unit.
+[Unit]
+Description=pulumi-net-tuning NIC settings for $NN_IF ($NT_OWNER)
+BindsTo=$nn_dev
+Wants=$nn_dev
+After=$nn_dev network-pre.target
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=$NN_SCRIPT
+
+[Install]
+WantedBy=multi-user.target
+EOF
+}
+
+nn_render_block() { # the rc.local block; NN_PRIOR = the file's mode before the first block ("absent": we created it)
+  printf '%s\n' "$NN_BEGIN"
+  printf '# Generated by pulumi-net-tuning: edits inside this block are overwritten; deleting the resource removes it.\n'
+  printf '# rc.local before this block: %s\n' "$NN_PRIOR"
+  nn_boot_functions
+  nn_boot_lines
+  printf '%s\n' "$NN_END"
+}
+
+# nn_rclocal_edit IN OUT BLOCKFILE BEGIN END: OUT = IN with the BEGIN…END block replaced by BLOCKFILE's lines
+# (inserted before a final "exit 0" when absent; removed when BLOCKFILE is empty). Every byte outside the
+# block is kept, including a missing final newline. IN may be absent: a "#!/bin/sh -e" … "exit 0" file is made.
+# Returns 3 when IN holds a BEGIN line without its END.
+nn_rclocal_edit() {
+  nn_nl=1
+  if [ -s "$1" ]; then
+    [ "$(tail -c 1 "$1" | od -An -tx1 | tr -d ' \n')" = 0a ] || nn_nl=0
+    nn_in=$1
+  else
+    printf '#!/bin/sh -e\nexit 0\n' > "$NT_TMP/rclocal.skel"
+    nn_in=$NT_TMP/rclocal.skel
+  fi
+  awk -v begin="$4" -v end="$5" -v blockf="$3" -v nlend="$nn_nl" '
+    { line[++n] = $0 }
+    END {
+      nb = 0
+      while ((getline l < blockf) > 0) blk[++nb] = l
+      bs = 0; be = 0
+      for (i = 1; i <= n; i++) { if (!bs && line[i] == begin) bs = i; else if (bs && !be && line[i] == end) be = i }
+      if (bs && !be) exit 3
+      o = 0; last = 0
+      if (bs) {
+        for (i = 1; i < bs; i++) { out[++o] = line[i]; orig[o] = i }
+        for (j = 1; j <= nb; j++) out[++o] = blk[j]
+        for (i = be + 1; i <= n; i++) { out[++o] = line[i]; orig[o] = i }
+      } else {
+        at = n + 1
+        for (i = n; i >= 1; i--) {
+          if (line[i] ~ /^[ \t]*$/ || line[i] ~ /^[ \t]*#/) continue
+          if (line[i] ~ /^[ \t]*exit([ \t]+0)?[ \t]*;?[ \t]*$/) at = i
+          break
+        }
+        for (i = 1; i < at; i++) { out[++o] = line[i]; orig[o] = i }
+        for (j = 1; j <= nb; j++) out[++o] = blk[j]
+        for (i = at; i <= n; i++) { out[++o] = line[i]; orig[o] = i }
+      }
+      for (k = 1; k <= o; k++) {
+        if (k == o && orig[k] == n && !nlend) printf "%s", out[k]
+        else printf "%s\n", out[k]
+      }
+    }' "$nn_in" > "$2"
+}
+
+nn_rclocal_has_block() { [ -f "$NN_RCLOCAL" ] && grep -qxF "$NN_BEGIN" "$NN_RCLOCAL"; }
+
+nn_resolve_mode() {
+  case "$NN_PERSIST" in
+    auto) if [ -d /run/systemd/system ]; then NN_MODE=systemd; else NN_MODE=rc.local; fi ;;
+    *) NN_MODE=$NN_PERSIST ;;
+  esac
+}
+
+nn_check_persistence() {
+  nn_resolve_mode
+  for nn_f in "$NN_UNIT" "$NN_SCRIPT"; do
+    if [ "$NN_MODE" = systemd ] && [ -e "$nn_f" ] && ! nn_is_ours "$nn_f"; then
+      nt_problem "persistence: $nn_f exists and was not written by this resource ($NT_OWNER): move it away or use persistence \"rc.local\"/\"none\""
+    fi
+  done
+  if [ -f "$NN_RCLOCAL" ]; then
+    grep '^# BEGIN pulumi-net-tuning ' "$NN_RCLOCAL" | while IFS= read -r nn_l; do
+      [ "$nn_l" = "$NN_BEGIN" ] && continue
+      [ "${nn_l##* }" = "$NN_IF" ] && printf '%s\n' "$nn_l"
+    done > "$NT_TMP/rcowners"
+    while IFS= read -r nn_l; do
+      nt_problem "persistence: $NN_RCLOCAL already holds a block for $NN_IF of another resource ('$nn_l'): one NicQueues per interface"
+    done < "$NT_TMP/rcowners"
+    if grep -qxF "$NN_BEGIN" "$NN_RCLOCAL" && ! grep -qxF "$NN_END" "$NN_RCLOCAL"; then
+      nt_problem "persistence: $NN_RCLOCAL has '$NN_BEGIN' without its END line: repair the file by hand"
+    fi
+  fi
+  if [ "$NN_MODE" = rc.local ] && [ -e "$NN_RCLOCAL" ] && [ ! -f "$NN_RCLOCAL" ]; then
+    nt_problem "persistence: $NN_RCLOCAL is not a regular file"
+  fi
+  if [ ! -f "$NT_JOURNAL" ] && { nn_is_ours "$NN_UNIT" || nn_rclocal_has_block; }; then
+    nt_problem "the boot settings of this resource exist on $NT_HOSTNAME but its journal of original values ($NT_JOURNAL) is missing: refusing to record tuned values as originals. Delete the resource (pulumi destroy --target restores the originals from Pulumi state), then create it again"
+  fi
+}
+
+kind_preflight() {
+  [ -n "$NN_IF" ] || nt_die 5 "plan has no @interface"
+  nn_paths
+  if [ ! -e "$NN_SYS/$NN_IF" ]; then
+    nt_problem "interface $NN_IF does not exist on $NT_HOSTNAME (interfaces: $(cd "$NN_SYS" 2>/dev/null && printf "%s\n" * | tr '\n' ' ' | sed 's/ $//')): check the name"
+    return 0
+  fi
+  command -v ethtool >/dev/null 2>&1 || nt_problem "ethtool is not installed on $NT_HOSTNAME: install the ethtool package"
+  nn_driver "$NN_IF"
+  : > "$NT_TMP/want.channel"; : > "$NT_TMP/want.ring"; : > "$NT_TMP/want.feature"; : > "$NT_TMP/want.coalesce"
+  : > "$NT_TMP/want.txq"; : > "$NT_TMP/want.rps"; : > "$NT_TMP/want.irq"; : > "$NT_TMP/channel"
+  [ -f "$NT_TMP/requested" ] || : > "$NT_TMP/requested"
+  nn_check_limits channels channel -l "channels"
+  nn_check_limits rings ring -g "ring parameters"
+  nn_check_features
+  nn_check_coalesce
+  if nt_lookup "$NT_TMP/requested" txqueuelen; then
+    if [ -w "$NN_SYS/$NN_IF/tx_queue_len" ]; then printf '%s\t%s\n' "$NN_IF/txqueuelen" "$NT_FOUND" >> "$NT_TMP/want.txq"
+    else nt_problem "txQueueLength: $NN_SYS/$NN_IF/tx_queue_len is not writable on $NT_HOSTNAME"; fi
+  fi
+  nn_check_rps
+  nn_check_irq
+  nn_check_other_owners
+  nn_check_persistence
+  # The order changes are applied in: channels (queues) before rings before features/coalescing/RPS.
+  cat "$NT_TMP/want.channel" "$NT_TMP/want.ring" "$NT_TMP/want.feature" "$NT_TMP/want.coalesce" \
+    "$NT_TMP/want.txq" "$NT_TMP/want.rps" "$NT_TMP/want.irq" >> "$NT_TMP/desired"
+  [ -s "$NT_TMP/desired" ] || [ "$NT_PROBLEMS" != 0 ] || nt_problem "nothing to set on $NN_IF: every requested setting was skipped"
+}
+
+kind_files() {
+  nn_script_ours=0; nn_is_ours "$NN_SCRIPT" && nn_script_ours=1
+  if [ "$NN_MODE" = systemd ]; then
+    nn_render_unit > "$NT_TMP/unit"; nn_render_script > "$NT_TMP/script"
+    nt_stage_file "$NN_SCRIPT" "$NT_TMP/script" 0755
+    nt_stage_file "$NN_UNIT" "$NT_TMP/unit" 0644
+  else
+    nn_is_ours "$NN_UNIT" && nt_stage_remove "$NN_UNIT"
+    [ "$nn_script_ours" = 1 ] && nt_stage_remove "$NN_SCRIPT"
+  fi
+  if [ "$NN_MODE" = rc.local ]; then
+    NN_PRIOR=absent
+    if nn_rclocal_has_block; then NN_PRIOR=$(nn_block_prior); [ -n "$NN_PRIOR" ] || NN_PRIOR="mode 755"
+    elif [ -f "$NN_RCLOCAL" ]; then NN_PRIOR="mode $(stat -c %a "$NN_RCLOCAL" 2>/dev/null || echo 755)"; fi
+    nn_render_block > "$NT_TMP/block"
+    nn_rclocal_edit "$NN_RCLOCAL" "$NT_TMP/rclocal" "$NT_TMP/block" "$NN_BEGIN" "$NN_END" || nt_die 1 "cannot edit $NN_RCLOCAL; every change of this run was rolled back"
+    nt_stage_file "$NN_RCLOCAL" "$NT_TMP/rclocal" 0755
+  elif nn_rclocal_has_block; then
+    nn_rclocal_unblock
+  fi
+  return 0
+}
+
+# What rc.local was before our block: "absent" or "mode NNN" (recorded in the block, so it survives updates).
+nn_block_prior() {
+  awk -v b="$NN_BEGIN" -v e="$NN_END" '$0 == b { in_b = 1; next } $0 == e { in_b = 0 }
+    in_b && index($0, "# rc.local before this block: ") == 1 { print substr($0, 31); exit }' "$NN_RCLOCAL"
+}
+
+# Stages rc.local without our block, with the mode it had before; a file we created and that now holds only
+# our "#!/bin/sh -e" / "exit 0" frame is removed.
+nn_rclocal_unblock() {
+  : > "$NT_TMP/noblock"
+  nn_prior=$(nn_block_prior)
+  nn_rclocal_edit "$NN_RCLOCAL" "$NT_TMP/rclocal" "$NT_TMP/noblock" "$NN_BEGIN" "$NN_END" || nt_die 1 "cannot edit $NN_RCLOCAL"
+  printf '#!/bin/sh -e\nexit 0\n' > "$NT_TMP/rclocal.skel"
+  if [ "$nn_prior" = absent ] && cmp -s "$NT_TMP/rclocal" "$NT_TMP/rclocal.skel"; then
+    nt_stage_remove "$NN_RCLOCAL"
+    return 0
+  fi
+  nn_mode=${nn_prior#mode }
+  case "$nn_mode" in [0-7][0-7][0-7]|[0-7][0-7][0-7][0-7]) ;; *) nn_mode=$(stat -c %a "$NN_RCLOCAL" 2>/dev/null || echo 755) ;; esac
+  nt_stage_file "$NN_RCLOCAL" "$NT_TMP/rclocal" "$nn_mode"
+}
+
+nn_systemd_running() { [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; }
+
+kind_after_commit() {
+  if [ "$NN_MODE" = systemd ]; then
+    if [ ! -L "$NN_WANTS" ]; then
+      if nn_systemd_running; then
+        nn_out=$(systemctl daemon-reload 2>&1 && systemctl enable "${NN_UNIT##*/}" 2>&1) || nt_die 1 "systemctl enable ${NN_UNIT##*/} failed on $NT_HOSTNAME: $nn_out; every change of this run was rolled back"
+      else
+        { mkdir -p "${NN_WANTS%/*}" && ln -s "$NN_UNIT" "$NN_WANTS"; } || nt_die 1 "cannot create $NN_WANTS on $NT_HOSTNAME; every change of this run was rolled back"
+      fi
+      NN_LINKED=1
+    elif nn_systemd_running; then
+      systemctl daemon-reload >/dev/null 2>&1 || :
+    fi
+  elif [ -L "$NN_WANTS" ] && [ ! -e "$NN_UNIT" ]; then
+    rm -f "$NN_WANTS"
+    if nn_systemd_running; then systemctl daemon-reload >/dev/null 2>&1 || :; fi
+  fi
+  return 0
+}
+
+kind_rollback() {
+  if [ "$NN_LINKED" = 1 ]; then
+    rm -f "$NN_WANTS"
+    if nn_systemd_running; then systemctl daemon-reload >/dev/null 2>&1 || :; fi
+  fi
+  return 0
+}
+
+kind_report() {
+  case "$NN_MODE" in
+    systemd) printf 'persisted\t%s\n' "$NN_UNIT" ;;
+    rc.local) printf 'persisted\t%s (%s)\n' "$NN_RCLOCAL" "$NN_BEGIN" ;;
+    *) printf 'persisted\tnone\n' ;;
+  esac
+}
+
+kind_restore_files() {
+  [ -n "$NN_IF" ] || nt_die 5 "plan has no @interface"
+  nn_paths
+  NN_MODE=none
+  nn_is_ours "$NN_UNIT" && nt_stage_remove "$NN_UNIT"
+  nn_is_ours "$NN_SCRIPT" && nt_stage_remove "$NN_SCRIPT"
+  if [ -L "$NN_WANTS" ] && nn_is_ours "$NN_UNIT"; then
+    if nn_systemd_running; then systemctl disable "${NN_UNIT##*/}" >/dev/null 2>&1 || :; fi
+    rm -f "$NN_WANTS"
+  fi
+  if nn_rclocal_has_block; then nn_rclocal_unblock; fi
+  return 0
+}
