@@ -1,0 +1,589 @@
+/**
+ * VM test host: a Debian bookworm guest under QEMU (TCG) that tests use like a lab host.
+ *
+ * - `ensureImage()` runs `build-image.sh`, which builds the base image once per recipe into
+ *   `$NT_VM_CACHE` (default `/var/cache/net-tuning-vm/<recipe>/`) and reuses it afterwards.
+ * - `startVm()` boots the guest on a fresh qcow2 overlay of that base image, with
+ *   `eth0` = e1000e (own user-mode subnet 10.0.2.0/24) and `eth1` = virtio-net (10.0.3.0/24,
+ *   carrying SSH through `hostfwd=tcp:127.0.0.1:PORT-:22`). Both user-mode networks use
+ *   `restrict=on`: the guest reaches nothing but the forwarded port.
+ * - Teardown: `stop()`; otherwise exit/signal handlers kill QEMU and remove the overlay, QEMU
+ *   itself dies with its parent (PR_SET_PDEATHSIG through `setpriv`), and leftovers of dead
+ *   processes are swept by the next `startVm()`.
+ *
+ * See tests/vm/README.md.
+ */
+import { ChildProcess, spawn } from "child_process";
+import * as fs from "fs";
+import * as net from "net";
+import * as path from "path";
+import { Client } from "ssh2";
+
+export type Who = "root" | "sudo";
+
+export interface SshResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface VmHost {
+  address: "127.0.0.1";
+  port: number;
+  iface: { e1000e: string; virtio: string };
+  connection(who?: Who): { host: string; port: number; user: string; privateKey: string };
+  ssh(cmd: string, opts?: { who?: Who; stdin?: string; timeoutMs?: number }): Promise<SshResult>;
+  /** Reboot the guest (disk state kept) and wait for SSH with a new boot id, bounded. */
+  reboot(): Promise<void>;
+  /** Throw away every guest change: stop, fresh qcow2 overlay on the cached base image, boot. */
+  reset(): Promise<void>;
+  stop(): Promise<void>;
+  /** Duration of the last boot (QEMU start, or reboot request, until SSH answered). */
+  bootMs: number;
+}
+
+export interface ImageInfo {
+  /** Directory with rootfs.img, vmlinuz, initrd.img, keys, manifest.txt. */
+  path: string;
+  /** True when this call built the image (cold cache). */
+  built: boolean;
+  /** Wall time of this call (build or cache check). */
+  buildMs: number;
+}
+
+const BUILD_SCRIPT = path.join(__dirname, "build-image.sh");
+export const CACHE_ROOT = process.env.NT_VM_CACHE ?? "/var/cache/net-tuning-vm";
+const RUN_ROOT = path.join(CACHE_ROOT, "run");
+
+const envInt = (name: string, dflt: number): number => {
+  const v = Number(process.env[name]);
+  return Number.isFinite(v) && v > 0 ? v : dflt;
+};
+/** Bounds. Boot under TCG measured at ~25 s on an idle 2-core machine; allow for a busy CI. */
+const BUILD_TIMEOUT_MS = envInt("NT_VM_BUILD_TIMEOUT_MS", 25 * 60_000);
+const BOOT_TIMEOUT_MS = envInt("NT_VM_BOOT_TIMEOUT_MS", 300_000);
+const SSH_TIMEOUT_MS = envInt("NT_VM_SSH_TIMEOUT_MS", 120_000);
+const VCPUS = envInt("NT_VM_CPUS", 1);
+const MEMORY_MB = envInt("NT_VM_MEMORY_MB", 1024);
+
+/** Guest NIC layout; the image's initramfs makes eth0 = e1000e deterministic (see build-image.sh). */
+const NICS = {
+  e1000e: { mac: "52:54:00:4e:54:01", net: "10.0.2.0/24", name: "eth0", driver: "e1000e" },
+  virtio: { mac: "52:54:00:4e:54:02", net: "10.0.3.0/24", name: "eth1", driver: "virtio_net" },
+} as const;
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** `p`, or a rejection after `ms` (the timer never outlives the race). */
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const t = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: timed out after ${ms} ms`)), Math.max(0, ms));
+  });
+  return Promise.race([p, t]).finally(() => clearTimeout(timer));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Image
+
+let imagePromise: Promise<ImageInfo> | undefined;
+
+/** Build the guest image if the cache has none for the current recipe. Memoised per process. */
+export function ensureImage(): Promise<ImageInfo> {
+  imagePromise ??= runBuild().catch((e) => {
+    imagePromise = undefined;
+    throw e;
+  });
+  return imagePromise;
+}
+
+function runBuild(): Promise<ImageInfo> {
+  const started = Date.now();
+  return new Promise<ImageInfo>((resolve, reject) => {
+    const child = spawn("bash", [BUILD_SCRIPT], {
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true, // own process group, so a timeout kills debootstrap & co. too
+      env: { ...process.env, NT_VM_CACHE: CACHE_ROOT },
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout!.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr!.on("data", (d: Buffer) => {
+      stderr += d.toString();
+      if (process.env.NT_VM_VERBOSE) process.stderr.write(d);
+    });
+    const timer = setTimeout(() => {
+      try {
+        process.kill(-child.pid!, "SIGTERM");
+      } catch {
+        /* already gone */
+      }
+    }, BUILD_TIMEOUT_MS);
+    child.on("error", (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      const field = (k: string) => new RegExp(`^${k}=(.*)$`, "m").exec(stdout)?.[1];
+      const dir = field("NT_VM_DIR");
+      if (code !== 0 || !dir) {
+        reject(
+          new Error(
+            `build-image.sh failed (exit ${code ?? signal}` +
+              `${Date.now() - started >= BUILD_TIMEOUT_MS ? ", timed out" : ""}):\n${stderr.slice(-4000)}`,
+          ),
+        );
+        return;
+      }
+      resolve({ path: dir, built: field("NT_VM_BUILT") === "1", buildMs: Date.now() - started });
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Process-wide cleanup of running guests
+
+interface Live {
+  proc?: ChildProcess;
+  runDir: string;
+}
+const live = new Set<Live>();
+let handlersInstalled = false;
+
+function killAndRemove(l: Live): void {
+  try {
+    if (l.proc?.pid && l.proc.exitCode === null && l.proc.signalCode === null) process.kill(l.proc.pid, "SIGKILL");
+  } catch {
+    /* gone */
+  }
+  try {
+    fs.rmSync(l.runDir, { recursive: true, force: true });
+  } catch {
+    /* best effort */
+  }
+}
+
+function installHandlers(): void {
+  if (handlersInstalled) return;
+  handlersInstalled = true;
+  process.on("exit", () => {
+    for (const l of live) killAndRemove(l);
+    live.clear();
+  });
+  for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+    const h = () => {
+      for (const l of live) killAndRemove(l);
+      live.clear();
+      process.removeListener(sig, h);
+      if (process.listenerCount(sig) === 0) process.kill(process.pid, sig); // keep the default outcome
+    };
+    process.on(sig, h);
+  }
+}
+
+/** Remove run directories (and QEMU) left by processes that died without cleaning up. */
+function sweepStale(): void {
+  let entries: string[] = [];
+  try {
+    entries = fs.readdirSync(RUN_ROOT);
+  } catch {
+    return;
+  }
+  for (const e of entries) {
+    const owner = Number(/^(\d+)-/.exec(e)?.[1]);
+    if (!owner || pidAlive(owner)) continue;
+    const dir = path.join(RUN_ROOT, e);
+    try {
+      const qpid = Number(fs.readFileSync(path.join(dir, "qemu.pid"), "utf8").trim());
+      const cmdline = qpid ? fs.readFileSync(`/proc/${qpid}/cmdline`, "utf8") : "";
+      if (cmdline.includes(dir)) process.kill(qpid, "SIGKILL"); // only our own QEMU for that dir
+    } catch {
+      /* no pid file or process gone */
+    }
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** True when 127.0.0.1:port sends an SSH banner within `ms`. */
+function sshBanner(port: number, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const sock = net.connect({ host: "127.0.0.1", port });
+    let buf = "";
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
+      sock.destroy();
+      resolve(ok);
+    };
+    const timer = setTimeout(() => done(false), ms);
+    sock.on("data", (d: Buffer) => {
+      buf += d.toString("latin1");
+      if (buf.startsWith("SSH-")) done(true);
+      else if (buf.length >= 4) done(false);
+    });
+    sock.on("error", () => done(false));
+    sock.on("close", () => done(false));
+  });
+}
+
+function run(cmd: string, args: string[], timeoutMs: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(cmd, args, { stdio: ["ignore", "ignore", "pipe"], timeout: timeoutMs, killSignal: "SIGKILL" });
+    let err = "";
+    p.stderr!.on("data", (d: Buffer) => (err += d.toString()));
+    p.on("error", reject);
+    p.on("close", (code, sig) =>
+      code === 0 ? resolve() : reject(new Error(`${cmd} ${args.join(" ")}: exit ${code ?? sig}: ${err.trim()}`)),
+    );
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The guest
+
+class Vm implements VmHost {
+  readonly address = "127.0.0.1" as const;
+  port = 0;
+  iface: { e1000e: string; virtio: string } = { e1000e: NICS.e1000e.name, virtio: NICS.virtio.name };
+  bootMs = 0;
+  private readonly keys: Record<Who, string>;
+  private readonly hostKey: Buffer;
+  private readonly live: Live;
+  private exited?: Promise<void>;
+  private readonly conns = new Map<Who, Promise<Client>>();
+
+  constructor(
+    private readonly image: string,
+    runDir: string,
+  ) {
+    this.keys = {
+      root: fs.readFileSync(path.join(image, "id_root"), "utf8"),
+      sudo: fs.readFileSync(path.join(image, "id_ntsudo"), "utf8"),
+    };
+    this.hostKey = Buffer.from(
+      fs.readFileSync(path.join(image, "ssh_host_ed25519_key.pub"), "utf8").trim().split(/\s+/)[1],
+      "base64",
+    );
+    this.live = { runDir };
+  }
+
+  get runDir(): string {
+    return this.live.runDir;
+  }
+
+  connection(who: Who = "root") {
+    return { host: this.address, port: this.port, user: who === "root" ? "root" : "ntsudo", privateKey: this.keys[who] };
+  }
+
+  /**
+   * Run `cmd` over SSH. One connection per user is kept and reused (an SSH handshake costs the
+   * TCG guest ~1-3 s); it is dropped on error, timeout, reboot(), reset() and stop().
+   */
+  async ssh(cmd: string, opts: { who?: Who; stdin?: string; timeoutMs?: number } = {}): Promise<SshResult> {
+    return this.exec(cmd, opts, false);
+  }
+
+  private connect(who: Who, timeoutMs: number): Promise<Client> {
+    const c = this.connection(who);
+    return new Promise<Client>((resolve, reject) => {
+      const conn = new Client();
+      conn.once("ready", () => resolve(conn));
+      conn.on("error", (e) => reject(e)); // after "ready": surfaces as "close" to the users below
+      conn.once("close", () => reject(new Error(`ssh connection to ${c.host}:${c.port} closed before ready`)));
+      conn.connect({
+        host: c.host,
+        port: c.port,
+        username: c.user,
+        privateKey: c.privateKey,
+        readyTimeout: Math.max(1000, Math.min(timeoutMs, 30_000)),
+        keepaliveInterval: 5000,
+        keepaliveCountMax: 4,
+        algorithms: { serverHostKey: ["ssh-ed25519"] },
+        hostVerifier: (key: Buffer) => key.equals(this.hostKey),
+      });
+    });
+  }
+
+  private cachedConn(who: Who, timeoutMs: number): { conn: Promise<Client>; reused: boolean } {
+    const have = this.conns.get(who);
+    if (have) return { conn: have, reused: true };
+    const conn = this.connect(who, timeoutMs);
+    this.conns.set(who, conn);
+    const forget = () => {
+      if (this.conns.get(who) === conn) this.conns.delete(who);
+    };
+    conn.then((cl) => cl.once("close", forget), forget);
+    return { conn, reused: false };
+  }
+
+  /** End every cached connection (before a reboot/reset/stop). */
+  private dropConns(): void {
+    for (const p of this.conns.values()) p.then((c) => c.end(), () => undefined);
+    this.conns.clear();
+  }
+
+  private async exec(
+    cmd: string,
+    opts: { who?: Who; stdin?: string; timeoutMs?: number },
+    oneShot: boolean,
+  ): Promise<SshResult> {
+    const who = opts.who ?? "root";
+    const timeoutMs = opts.timeoutMs ?? SSH_TIMEOUT_MS;
+    const deadline = Date.now() + timeoutMs;
+    for (let attempt = 0; ; attempt++) {
+      const { conn: connP, reused } = oneShot
+        ? { conn: this.connect(who, timeoutMs), reused: false }
+        : this.cachedConn(who, timeoutMs);
+      let conn: Client;
+      try {
+        conn = await withTimeout(connP, deadline - Date.now(), `ssh connect to 127.0.0.1:${this.port}`);
+      } catch (e) {
+        if (oneShot) connP.then((c) => c.end(), () => undefined);
+        else this.dropConns();
+        if (reused && attempt === 0) continue;
+        throw e;
+      }
+      try {
+        return await this.execOn(conn, cmd, opts.stdin, deadline, oneShot);
+      } catch (e) {
+        // Only a failure to open the channel (nothing ran yet) is retried, once, on a new connection.
+        if ((e as { channelOpenFailed?: boolean }).channelOpenFailed && reused && attempt === 0) {
+          this.dropConns();
+          continue;
+        }
+        throw e;
+      }
+    }
+  }
+
+  private execOn(conn: Client, cmd: string, stdin: string | undefined, deadline: number, oneShot: boolean): Promise<SshResult> {
+    return new Promise<SshResult>((resolve, reject) => {
+      let stdout = "";
+      let stderr = "";
+      let code: number | undefined;
+      let done = false;
+      const onClose = () => finish(new Error(`ssh connection to 127.0.0.1:${this.port} closed while running: ${cmd}`));
+      const finish = (err?: Error) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        conn.removeListener("close", onClose);
+        if (oneShot) conn.end();
+        if (err) reject(err);
+        else resolve({ code: code ?? -1, stdout, stderr });
+      };
+      const timer = setTimeout(() => {
+        conn.end(); // the command may still be running: never reuse this connection
+        finish(new Error(`ssh to 127.0.0.1:${this.port} timed out: ${cmd}`));
+      }, Math.max(0, deadline - Date.now()));
+      conn.once("close", onClose);
+      conn.exec(cmd, (err, stream) => {
+        if (err) return finish(Object.assign(err, { channelOpenFailed: true }));
+        stream.on("data", (d: Buffer) => (stdout += d.toString()));
+        stream.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+        stream.on("exit", (c: number | null) => {
+          if (typeof c === "number") code = c;
+        });
+        stream.on("close", () => finish());
+        if (stdin !== undefined) stream.end(stdin);
+        else stream.end();
+      });
+    });
+  }
+
+  /** Start QEMU on a fresh overlay and wait for SSH. */
+  async boot(): Promise<void> {
+    const started = Date.now();
+    fs.mkdirSync(this.runDir, { recursive: true });
+    const overlay = path.join(this.runDir, "overlay.qcow2");
+    fs.rmSync(overlay, { force: true });
+    await run(
+      "qemu-img",
+      ["create", "-q", "-f", "qcow2", "-F", "raw", "-b", path.join(this.image, "rootfs.img"), overlay],
+      60_000,
+    );
+    let lastErr: Error | undefined;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      if (attempt > 0 || this.port === 0) this.port = await freePort();
+      this.spawnQemu(overlay);
+      try {
+        await this.waitForSsh(started + BOOT_TIMEOUT_MS, undefined);
+        lastErr = undefined;
+        break;
+      } catch (e) {
+        lastErr = e as Error;
+        const early = this.live.proc?.exitCode !== null; // QEMU died (e.g. hostfwd port taken): retry
+        await this.kill();
+        if (!early) break;
+      }
+    }
+    if (lastErr) throw lastErr;
+    this.bootMs = Date.now() - started;
+    await this.discoverIfaces();
+  }
+
+  private spawnQemu(overlay: string): void {
+    const serial = path.join(this.runDir, "serial.log");
+    const args = [
+      "--pdeathsig", "KILL", "--",
+      "qemu-system-x86_64",
+      "-name", "net-tuning-vm",
+      "-accel", "tcg",
+      "-machine", "q35",
+      "-cpu", "max",
+      "-smp", String(VCPUS),
+      "-m", String(MEMORY_MB),
+      "-display", "none",
+      "-no-user-config",
+      "-nodefaults",
+      "-serial", `file:${serial}`,
+      "-kernel", path.join(this.image, "vmlinuz"),
+      "-initrd", path.join(this.image, "initrd.img"),
+      "-append", "root=/dev/vda rw console=ttyS0 net.ifnames=0 panic=5",
+      "-drive", `file=${overlay},if=virtio,format=qcow2,cache=unsafe,discard=unmap`,
+      "-netdev", `user,id=nic0,restrict=on,net=${NICS.e1000e.net}`,
+      "-device", `e1000e,netdev=nic0,mac=${NICS.e1000e.mac}`,
+      "-netdev", `user,id=nic1,restrict=on,net=${NICS.virtio.net},hostfwd=tcp:127.0.0.1:${this.port}-:22`,
+      "-device", `virtio-net-pci,netdev=nic1,mac=${NICS.virtio.mac}`,
+    ];
+    const proc = spawn("setpriv", args, { stdio: ["ignore", "ignore", "pipe"] });
+    let err = "";
+    proc.stderr!.on("data", (d: Buffer) => (err = (err + d.toString()).slice(-2000)));
+    this.exited = new Promise<void>((r) => proc.on("close", () => r()));
+    proc.on("error", (e) => (err += String(e)));
+    (proc as ChildProcess & { qemuStderr?: () => string }).qemuStderr = () => err;
+    this.live.proc = proc;
+    fs.writeFileSync(path.join(this.runDir, "qemu.pid"), `${proc.pid}\n`);
+    live.add(this.live);
+    installHandlers();
+  }
+
+  private qemuDiagnostics(): string {
+    const p = this.live.proc as (ChildProcess & { qemuStderr?: () => string }) | undefined;
+    let serial = "";
+    try {
+      serial = fs.readFileSync(path.join(this.runDir, "serial.log"), "utf8").split("\n").slice(-25).join("\n");
+    } catch {
+      /* none yet */
+    }
+    return `qemu exit=${p?.exitCode ?? p?.signalCode ?? "running"} stderr: ${p?.qemuStderr?.() ?? ""}\n--- serial tail ---\n${serial}`;
+  }
+
+  /** Poll SSH until it answers (with a boot id different from `notBootId`), bounded by `deadline`. */
+  private async waitForSsh(deadline: number, notBootId: string | undefined): Promise<string> {
+    let last = "";
+    while (Date.now() < deadline) {
+      const p = this.live.proc;
+      if (!p || p.exitCode !== null || p.signalCode !== null) {
+        throw new Error(`QEMU exited while waiting for SSH\n${this.qemuDiagnostics()}`);
+      }
+      // Cheap probe first: until the guest's sshd listens, a connection through the user-mode
+      // forward hangs (no reply from the guest) instead of failing, so keep each try short.
+      if (!(await sshBanner(this.port, 3000))) {
+        last = "no SSH banner";
+        await sleep(500);
+        continue;
+      }
+      try {
+        const r = await this.exec(
+          "cat /proc/sys/kernel/random/boot_id",
+          { timeoutMs: Math.max(1000, Math.min(20_000, deadline - Date.now())) },
+          true,
+        );
+        const id = r.stdout.trim();
+        if (r.code === 0 && id && id !== notBootId) return id;
+        last = id === notBootId ? "old boot id still answering" : `exit ${r.code}: ${r.stderr}`;
+      } catch (e) {
+        last = (e as Error).message;
+      }
+      await sleep(1000);
+    }
+    throw new Error(`no SSH on 127.0.0.1:${this.port} within the bound (last: ${last})\n${this.qemuDiagnostics()}`);
+  }
+
+  private async discoverIfaces(): Promise<void> {
+    const r = await this.ssh(
+      'for i in /sys/class/net/*; do [ -e "$i/device/driver" ] && echo "${i##*/} $(basename "$(readlink "$i/device/driver")")"; done; true',
+    );
+    const byDriver = new Map(
+      r.stdout
+        .trim()
+        .split("\n")
+        .map((l) => l.split(" ") as [string, string])
+        .map(([n, d]) => [d, n] as const),
+    );
+    const e1000e = byDriver.get(NICS.e1000e.driver);
+    const virtio = byDriver.get(NICS.virtio.driver);
+    if (!e1000e || !virtio) throw new Error(`guest NICs not found by driver: ${r.stdout} ${r.stderr}`);
+    this.iface = { e1000e, virtio };
+  }
+
+  async reboot(): Promise<void> {
+    const started = Date.now();
+    const before = (await this.ssh("cat /proc/sys/kernel/random/boot_id")).stdout.trim();
+    // Detach so the SSH session ends cleanly before systemd tears sshd down.
+    await this.ssh("nohup sh -c 'sleep 1; systemctl reboot' >/dev/null 2>&1 &", { timeoutMs: 30_000 }).catch(() => undefined);
+    this.dropConns();
+    await this.waitForSsh(started + BOOT_TIMEOUT_MS, before);
+    this.bootMs = Date.now() - started;
+    await this.discoverIfaces();
+  }
+
+  private async kill(): Promise<void> {
+    this.dropConns();
+    const p = this.live.proc;
+    if (p && p.exitCode === null && p.signalCode === null) {
+      p.kill("SIGKILL");
+      await withTimeout(this.exited!, 10_000, "QEMU exit").catch(() => undefined);
+    }
+    this.live.proc = undefined;
+  }
+
+  async reset(): Promise<void> {
+    await this.kill();
+    await this.boot(); // boot() recreates the overlay
+  }
+
+  async stop(): Promise<void> {
+    await this.kill();
+    fs.rmSync(this.runDir, { recursive: true, force: true });
+    live.delete(this.live);
+  }
+}
+
+/** Build (if needed) and boot one guest. Call `stop()` when done (afterAll). */
+export async function startVm(): Promise<VmHost> {
+  const image = await ensureImage();
+  fs.mkdirSync(RUN_ROOT, { recursive: true });
+  sweepStale();
+  const runDir = fs.mkdtempSync(path.join(RUN_ROOT, `${process.pid}-`));
+  const vm = new Vm(image.path, runDir);
+  try {
+    await vm.boot();
+  } catch (e) {
+    await vm.stop();
+    throw e;
+  }
+  return vm;
+}
