@@ -10,5 +10,8 @@ export * from "./provider/sizing";
 export { InputError } from "./provider/errors";
 export { validateSysctls } from "./provider/sysctl/validate";
 export { CATALOGUE } from "./provider/sysctl/catalogue";
+export type { CatalogueEntry } from "./provider/sysctl/catalogue";
 export { planSysctls } from "./provider/sysctl/plan";
+export type { BootOverride, SysctlPlan, SysctlPlanInput } from "./provider/sysctl/plan";
+export type { ValidatedSysctls } from "./provider/sysctl/validate";
 export { PACKAGE_VERSION } from "./provider/version";

@@ -6,14 +6,14 @@ module.exports = {
   projects: [
     {
       displayName: "unit",
-      testMatch: ["<rootDir>/tests/unit/**/*.test.ts"],
+      testMatch: ["<rootDir>/tests/unit/**/*.test.ts", "<rootDir>/tests/examples/examples.test.ts"],
       transform: { "^.+\\.ts$": tsJest },
       testEnvironment: "node",
     },
     {
       displayName: "lab",
       globalSetup: "<rootDir>/tests/lab/globalSetup.ts",
-      testMatch: ["<rootDir>/tests/lab/**/*.test.ts", "<rootDir>/tests/harness/**/*.test.ts", "<rootDir>/tests/integration/**/*.test.ts"],
+      testMatch: ["<rootDir>/tests/lab/**/*.test.ts", "<rootDir>/tests/harness/**/*.test.ts", "<rootDir>/tests/integration/**/*.test.ts", "<rootDir>/tests/reliability/**/*.test.ts", "<rootDir>/tests/examples/lab.test.ts"],
       transform: { "^.+\\.ts$": tsJest },
       testEnvironment: "node",
     },

@@ -22,7 +22,7 @@ const tuning = new NetTuning("quickstart", {
     "net.ipv4.tcp_rmem": [4096, 131072, 16777216],
     "net.ipv4.tcp_wmem": [4096, 65536, 16777216],
     "net.ipv4.tcp_fin_timeout": 30,
-    "net.ipv4.ip_local_port_range": [10000, 65000],
+    "net.ipv4.ip_local_port_range": [10000, 65001], // bounds of different parity, as the kernel prefers
   },
 });
 

@@ -7,7 +7,7 @@ interface Recorded {
   opts?: pulumi.ResourceOptions;
 }
 const resources: Recorded[] = [];
-const optsByName = new Map<string, pulumi.ResourceOptions>();
+const optsByName = new Map<string, pulumi.CustomResourceOptions>();
 const REPORT = [
   "net-tuning-report v1",
   "applied\tnet.core.somaxconn\t65535",
