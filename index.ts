@@ -14,4 +14,17 @@ export type { CatalogueEntry } from "./provider/sysctl/catalogue";
 export { planSysctls } from "./provider/sysctl/plan";
 export type { BootOverride, SysctlPlan, SysctlPlanInput } from "./provider/sysctl/plan";
 export type { ValidatedSysctls } from "./provider/sysctl/validate";
+export { planNic, renderNicRestoreStdin } from "./provider/nic/plan";
+export type { NicPlan, NicPlanInput } from "./provider/nic/plan";
+export { validateNic } from "./provider/nic/validate";
+export type { NicInput, NicRequest } from "./provider/nic/validate";
+export type {
+  NicSettings,
+  NicRings,
+  NicChannels,
+  NicCoalesce,
+  NicRps,
+  NicIrqAffinity,
+  NicPersistence,
+} from "./provider/nic/schema";
 export { PACKAGE_VERSION } from "./provider/version";

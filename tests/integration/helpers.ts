@@ -18,7 +18,8 @@ export async function writeSysctl(host: LabHost, key: string, value: string | nu
  * Everything a NetTuning or NicQueues run may touch, as text: every readable value under /proc/sys/net (minus
  * counters that move by themselves), /sys/class/net/<iface> settings, and the content, mode and name of every file
  * under /etc/sysctl.d, /etc/modules-load.d, /etc/systemd/system, rc.local files, /usr/local and /var/lib
- * (size and mtime for all; content hashes where this project writes).
+ * (size and mtime for all but the package manager's databases, which the lab's copy-on-write root shares with
+ * the machine; content hashes where this project writes).
  */
 export async function snapshot(host: LabHost): Promise<string> {
   const i = host.iface;
@@ -28,7 +29,7 @@ export async function snapshot(host: LabHost): Promise<string> {
     ethtool -k ${i} 2>/dev/null; ethtool -l ${i} 2>/dev/null
     # Every file: path, mode, link target, size, mtime; content hashes where this project writes.
     for d in /etc/sysctl.d /etc/modules-load.d /etc/systemd/system /usr/local /var/lib /etc/rc.local /etc/rc.d; do
-      [ -e "$d" ] && find "$d" \\( -type f -o -type l \\) -printf '%p %m %l %s %T@\\n'
+      [ -e "$d" ] && find "$d" \\( -path /var/lib/dpkg -o -path /var/lib/apt -o -path /var/lib/ucf \\) -prune -o \\( -type f -o -type l \\) -printf '%p %m %l %s %T@\\n'
     done | LC_ALL=C sort
     for d in /etc/sysctl.d /etc/modules-load.d /etc/systemd/system /usr/local/libexec /var/lib/pulumi-net-tuning /etc/rc.local /etc/rc.d; do
       [ -e "$d" ] && find "$d" -type f -exec md5sum {} +

@@ -2,6 +2,7 @@
 # The kind program defines: kind_directive NAME VALUE, kind_content LINE, kind_preflight,
 # kind_get KEY (sets NT_GOT), kind_set KEY VALUE (sets NT_ERR on failure), kind_expect KEY VALUE (sets NT_EXPECT),
 # kind_files (stages files with nt_stage_file / nt_stage_remove), kind_after_commit, kind_restore_files.
+# Optional: kind_rollback (after a rollback), kind_report (extra report lines), kind_after_restore (after a restore's commit).
 # Nothing read from stdin is ever evaluated: values are only written to files and /proc or /sys.
 # shellcheck disable=SC2317 # functions are called indirectly (hooks, traps)
 set -u
@@ -365,6 +366,7 @@ nt_restore_main() {
   kind_restore_files
   NT_PHASE=apply
   nt_commit_files
+  command -v kind_after_restore >/dev/null 2>&1 && kind_after_restore
   NT_PHASE=finished
   rm -f "$NT_JOURNAL" "${NT_JOURNAL%.orig}.owner"
   : > "$NT_TMP/desired"

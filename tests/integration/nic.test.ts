@@ -1,0 +1,354 @@
+/**
+ * NicQueues lifecycle on real lab hosts (own netns + mount ns, default sshd, eth0 = a veth with 4 rx/tx queues,
+ * 2 CPUs) through the command-provider harness: the exact commands and stdin the component generates, run over SSH.
+ */
+import { NicQueues, NicQueuesArgs } from "../../components/nicQueues";
+import { Stack, UpResult } from "../harness";
+import { Lab, LabHost, startLab } from "../lab";
+import { fileOn, snapshot } from "./helpers";
+
+let lab: Lab;
+let h0: LabHost;
+let h1: LabHost;
+beforeAll(async () => {
+  lab = await startLab({ hosts: 2, tag: "nic" });
+  [h0, h1] = lab.hosts;
+}, 120000);
+afterAll(async () => {
+  await lab?.stop();
+});
+
+// A failed test must not leave its resources on the shared hosts: every stack is destroyed after each test.
+const stacks: Stack[] = [];
+function newStack(stack: string): Stack {
+  const s = new Stack({ project: "it", stack });
+  stacks.push(s);
+  return s;
+}
+afterEach(async () => {
+  for (const s of stacks.splice(0)) {
+    if (s.resources().length > 0) await s.destroy().catch(() => undefined);
+  }
+});
+
+type Args = Omit<NicQueuesArgs, "connection" | "interface"> & { interface?: string };
+function program(host: LabHost, name: string, args: Args, who: "root" | "sudo" | "plain" = "root") {
+  return () => {
+    const n = new NicQueues(name, { connection: host.connection(who), interface: host.iface, ...args });
+    return { applied: n.applied, previous: n.previous, persistedAs: n.persistedAs, warnings: n.warnings };
+  };
+}
+function ok(r: UpResult): UpResult {
+  if (!r.ok) throw new Error(`up failed: ${r.error}`);
+  return r;
+}
+async function sh(host: LabHost, cmd: string): Promise<string> {
+  const r = await host.exec(cmd);
+  if (r.code !== 0) throw new Error(`${cmd} failed on ${host.name}: ${r.stderr}`);
+  return r.stdout.trim();
+}
+async function feature(host: LabHost, name: string): Promise<string> {
+  return sh(host, `ethtool -k ${host.iface} | awk -F': ' '$1 == "${name}" { print $2 }'`);
+}
+async function channels(host: LabHost): Promise<string> {
+  return sh(host, `ethtool -l ${host.iface} | sed -n '/^Current/,$p' | awk '$1 == "RX:" { print $2 }'`);
+}
+const q = (host: LabHost, f: string) => sh(host, `cat /sys/class/net/${host.iface}/${f}`);
+
+const BOOT_FUNCTIONS = [
+  `nt_nic_run() { nt_s=0; nt_o=$("$@" 2>&1) || nt_s=$?; case "$nt_o" in *"no "*" parameters changed"*) nt_s=0 ;; esac; [ "$nt_s" = 0 ] || [ "$nt_s" = 80 ] || { echo "pulumi-net-tuning: $* failed (exit $nt_s): $nt_o" >&2; nt_rc=1; }; }`,
+  `nt_nic_write() { { printf '%s\\n' "$2" > "$1"; } 2>/dev/null || { echo "pulumi-net-tuning: writing $2 to $1 failed" >&2; nt_rc=1; }; }`,
+  "nt_rc=0",
+];
+
+describe("NicQueues on a lab host (veth eth0, 4 queues, 2 CPUs)", () => {
+  test("create (rc.local) → identical up → update that removes settings restores them → delete restores every original", async () => {
+    const host = h0;
+    const orig = { gro: await feature(host, "generic-receive-offload"), tso: await feature(host, "tcp-segmentation-offload"), rx: await channels(host), txq: await q(host, "tx_queue_len") };
+    expect(orig).toEqual({ gro: "off", tso: "on", rx: "4", txq: "1000" });
+    const before = await snapshot(host);
+    const stack = newStack("nic");
+    const v1: Args = {
+      persistence: "rc.local",
+      channels: { rx: 2 },
+      features: { gro: true, tso: false },
+      txQueueLength: 5000,
+      rps: { cpus: "all", flowEntriesPerQueue: 4096 },
+    };
+    const r1 = ok(await stack.up(program(host, "nq", v1)));
+    expect(r1.sessions.total).toBe(1);
+    expect(await feature(host, "generic-receive-offload")).toBe("on");
+    expect(await feature(host, "tcp-segmentation-offload")).toBe("off");
+    expect(await channels(host)).toBe("2");
+    expect(await q(host, "tx_queue_len")).toBe("5000");
+    expect(await q(host, "queues/rx-0/rps_cpus")).toBe("3"); // "all" = the host's 2 possible CPUs, never ffffffff
+    expect(await q(host, "queues/rx-1/rps_cpus")).toBe("3");
+    expect(await q(host, "queues/rx-1/rps_flow_cnt")).toBe("4096");
+    expect(r1.outputs!.applied).toEqual({
+      "eth0/channel.rx": "2",
+      "eth0/feature.generic-receive-offload": "on",
+      "eth0/feature.tcp-segmentation-offload": "off",
+      "eth0/txqueuelen": "5000",
+      "eth0/rps.rx-0": "3",
+      "eth0/rps.rx-1": "3",
+      "eth0/rfs.rx-0": "4096",
+      "eth0/rfs.rx-1": "4096",
+    });
+    expect(r1.outputs!.previous).toEqual({
+      "eth0/channel.rx": "4",
+      "eth0/feature.generic-receive-offload": "off",
+      "eth0/feature.tcp-segmentation-offload": "on",
+      "eth0/txqueuelen": "1000",
+      "eth0/rps.rx-0": "0",
+      "eth0/rps.rx-1": "0",
+      "eth0/rfs.rx-0": "0",
+      "eth0/rfs.rx-1": "0",
+    });
+    const marker = "# BEGIN pulumi-net-tuning it/nic/nq eth0";
+    expect(r1.outputs!.persistedAs).toBe(`/etc/rc.local (${marker})`);
+    expect(await fileOn(host, "/etc/rc.local")).toBe(
+      [
+        "#!/bin/sh -e",
+        marker,
+        "# Generated by pulumi-net-tuning: edits inside this block are overwritten; deleting the resource removes it.",
+        "# rc.local before this block: absent",
+        ...BOOT_FUNCTIONS,
+        "nt_nic_run ethtool -L 'eth0' rx 2",
+        "nt_nic_run ethtool -K 'eth0' gro on",
+        "nt_nic_run ethtool -K 'eth0' tso off",
+        "nt_nic_run ip link set dev 'eth0' txqueuelen 5000",
+        "nt_nic_write '/sys/class/net/eth0/queues/rx-0/rps_cpus' '3'",
+        "nt_nic_write '/sys/class/net/eth0/queues/rx-1/rps_cpus' '3'",
+        "nt_nic_write '/sys/class/net/eth0/queues/rx-0/rps_flow_cnt' '4096'",
+        "nt_nic_write '/sys/class/net/eth0/queues/rx-1/rps_flow_cnt' '4096'",
+        "# END pulumi-net-tuning it/nic/nq eth0",
+        "exit 0",
+        "",
+      ].join("\n"),
+    );
+    expect(await sh(host, "stat -c %a /etc/rc.local")).toBe("755");
+    const warnings = (r1.outputs!.warnings as string[]).join("\n");
+    expect(warnings).toContain("tcp-segmentation-offload off");
+    expect(warnings).toContain("RFS also needs net.core.rps_sock_flow_entries");
+
+    // Same args: no SSH session at all.
+    const r2 = ok(await stack.up(program(host, "nq", v1)));
+    expect(r2.sessions.total).toBe(0);
+
+    // Update: drop txQueueLength and tso (restored in the same run), channels back up to 4 (RPS on 4 queues).
+    const r3 = ok(await stack.up(program(host, "nq", { persistence: "rc.local", channels: { rx: 4 }, features: { gro: true }, rps: { cpus: [1] } })));
+    expect(r3.sessions.total).toBe(1);
+    expect(await q(host, "tx_queue_len")).toBe("1000");
+    expect(await feature(host, "tcp-segmentation-offload")).toBe("on");
+    expect(await channels(host)).toBe("4");
+    expect(await q(host, "queues/rx-3/rps_cpus")).toBe("2");
+    expect(await q(host, "queues/rx-0/rps_flow_cnt")).toBe("0"); // flowEntriesPerQueue removed → original
+    // rx-2/rx-3 did not exist when this resource first set RPS on them: their original is "-" (absent).
+    expect(r3.outputs!.previous).toMatchObject({ "eth0/channel.rx": "4", "eth0/rps.rx-0": "0", "eth0/rps.rx-3": "-" });
+    expect(r3.outputs!.previous).not.toHaveProperty("eth0/txqueuelen");
+    const rc = (await fileOn(host, "/etc/rc.local"))!;
+    expect(rc).toContain("nt_nic_write '/sys/class/net/eth0/queues/rx-3/rps_cpus' '2'\n");
+    expect(rc).not.toContain("txqueuelen");
+
+    const d = ok(await stack.destroy());
+    expect(d.sessions.total).toBe(1);
+    expect(await feature(host, "generic-receive-offload")).toBe(orig.gro);
+    expect(await channels(host)).toBe(orig.rx);
+    // rc.local was created by this resource: it is removed with the block.
+    expect(await fileOn(host, "/etc/rc.local")).toBeUndefined();
+    expect(await snapshot(host)).toBe(before);
+  });
+
+  test("rc.local content we did not write is kept byte for byte, and its mode (0644) comes back on delete", async () => {
+    const host = h0;
+    const foreign = "#!/bin/sh -e\n# local things\necho 'hello' > /dev/null\n\nexit 0\n# trailing comment";
+    await host.exec(`printf '%s' '${foreign.replace(/'/g, `'\\''`)}' > /etc/rc.local && chmod 0644 /etc/rc.local`);
+    try {
+      const before = await snapshot(host);
+      const stack = newStack("rcl");
+      ok(await stack.up(program(host, "keep", { persistence: "rc.local", txQueueLength: 2000 })));
+      const rc = (await fileOn(host, "/etc/rc.local"))!;
+      expect(rc.startsWith("#!/bin/sh -e\n# local things\necho 'hello' > /dev/null\n\n# BEGIN pulumi-net-tuning it/rcl/keep eth0\n")).toBe(true);
+      expect(rc.endsWith("# END pulumi-net-tuning it/rcl/keep eth0\nexit 0\n# trailing comment")).toBe(true);
+      expect(rc).toMatch(/\n# rc\.local before this block: mode 644, cksum \d+ 79, modified \d{4}-\d\d-\d\d [\d:.]+ [+-]\d{4}\n/);
+      expect(await sh(host, "stat -c %a /etc/rc.local")).toBe("755");
+      ok(await stack.destroy());
+      expect(await fileOn(host, "/etc/rc.local")).toBe(foreign);
+      expect(await sh(host, "stat -c %a /etc/rc.local")).toBe("644");
+      expect(await snapshot(host)).toBe(before);
+    } finally {
+      await host.exec("rm -f /etc/rc.local");
+    }
+  });
+
+  test("systemd persistence: unit + script exact, enabled (wants symlink without a running systemd), removed on delete", async () => {
+    const host = h0;
+    const before = await snapshot(host);
+    const stack = newStack("sd");
+    const r = ok(await stack.up(program(host, "unit", { persistence: "systemd", features: { gro: true }, txQueueLength: 3000 })));
+    expect(r.outputs!.persistedAs).toBe("/etc/systemd/system/net-tuning-nic-eth0.service");
+    expect(await fileOn(host, "/etc/systemd/system/net-tuning-nic-eth0.service")).toBe(
+      [
+        "# pulumi-net-tuning owner: it/sd/unit",
+        "# Generated: manual edits are overwritten; deleting the resource removes this unit.",
+        "[Unit]",
+        "Description=pulumi-net-tuning NIC settings for eth0 (it/sd/unit)",
+        "BindsTo=sys-subsystem-net-devices-eth0.device",
+        "Wants=sys-subsystem-net-devices-eth0.device",
+        "After=sys-subsystem-net-devices-eth0.device network-pre.target",
+        "",
+        "[Service]",
+        "Type=oneshot",
+        "RemainAfterExit=yes",
+        "ExecStart=/usr/local/libexec/net-tuning/nic-eth0.sh",
+        "",
+        "[Install]",
+        "WantedBy=multi-user.target",
+        "",
+      ].join("\n"),
+    );
+    expect(await fileOn(host, "/usr/local/libexec/net-tuning/nic-eth0.sh")).toBe(
+      [
+        "#!/bin/sh",
+        "# pulumi-net-tuning owner: it/sd/unit",
+        "# Re-applies the NicQueues settings of it/sd/unit to eth0 at boot (run by net-tuning-nic-eth0.service).",
+        "# Generated: manual edits are overwritten; deleting the resource removes this file.",
+        "PATH=/usr/sbin:/usr/bin:/sbin:/bin",
+        ...BOOT_FUNCTIONS,
+        "nt_nic_run ethtool -K 'eth0' gro on",
+        "nt_nic_run ip link set dev 'eth0' txqueuelen 3000",
+        'exit "$nt_rc"',
+        "",
+      ].join("\n"),
+    );
+    expect(await sh(host, "stat -c %a /usr/local/libexec/net-tuning/nic-eth0.sh")).toBe("755");
+    expect(await sh(host, "readlink /etc/systemd/system/multi-user.target.wants/net-tuning-nic-eth0.service")).toBe(
+      "/etc/systemd/system/net-tuning-nic-eth0.service",
+    );
+    // The script re-applies the settings (as at boot) and exits 0.
+    await sh(host, `ip link set dev ${host.iface} txqueuelen 1000`);
+    await sh(host, "/usr/local/libexec/net-tuning/nic-eth0.sh");
+    expect(await q(host, "tx_queue_len")).toBe("3000");
+    const verify = await host.exec(
+      "command -v systemd-analyze >/dev/null || exit 77; systemd-analyze verify --man=no /etc/systemd/system/net-tuning-nic-eth0.service 2>&1",
+    );
+    if (verify.code !== 77) expect({ code: verify.code, out: verify.stdout.trim() }).toEqual({ code: 0, out: "" });
+    // Switching to rc.local removes the unit, the script and the wants link, and writes the block instead.
+    const sw = ok(await stack.up(program(host, "unit", { persistence: "rc.local", features: { gro: true }, txQueueLength: 3000 })));
+    expect(sw.outputs!.persistedAs).toBe("/etc/rc.local (# BEGIN pulumi-net-tuning it/sd/unit eth0)");
+    expect(await fileOn(host, "/etc/systemd/system/net-tuning-nic-eth0.service")).toBeUndefined();
+    expect(await fileOn(host, "/usr/local/libexec/net-tuning/nic-eth0.sh")).toBeUndefined();
+    expect((await host.exec("test -L /etc/systemd/system/multi-user.target.wants/net-tuning-nic-eth0.service")).code).not.toBe(0);
+    expect(await fileOn(host, "/etc/rc.local")).toContain("\nnt_nic_run ip link set dev 'eth0' txqueuelen 3000\n");
+    ok(await stack.destroy());
+    expect(await fileOn(host, "/etc/rc.local")).toBeUndefined();
+    expect(await fileOn(host, "/etc/systemd/system/net-tuning-nic-eth0.service")).toBeUndefined();
+    expect((await host.exec("test -L /etc/systemd/system/multi-user.target.wants/net-tuning-nic-eth0.service")).code).not.toBe(0);
+    await host.exec("rmdir /usr/local/libexec/net-tuning /etc/systemd/system/multi-user.target.wants 2>/dev/null; true");
+    expect(await snapshot(host)).toBe(before);
+  });
+
+  test("rings and coalescing on veth → one clear error listing both, nothing changed", async () => {
+    const host = h0;
+    const before = await snapshot(host);
+    const stack = newStack("unsup");
+    const r = await stack.up(program(host, "un", { persistence: "rc.local", rings: { rx: 4096 }, coalesce: { rxUsecs: 8 }, txQueueLength: 2000, channels: { rx: 8 } }));
+    expect(r.ok).toBe(false);
+    expect(r.error).toContain("preflight refused the change");
+    expect(r.error).toContain("3 problem(s), nothing was changed");
+    expect(r.error).toContain("rings cannot be changed: eth0 (driver veth) does not support ring parameters (ethtool -g eth0 says: netlink error: Operation not supported); remove rings");
+    expect(r.error).toContain("coalesce: interrupt coalescing is not supported by eth0 (driver veth; ethtool -c eth0 says: netlink error: Operation not supported); remove coalesce");
+    expect(r.error).toContain("channels.rx 8 exceeds eth0 maximum 4 (driver veth, ethtool -l eth0); use at most 4");
+    expect(await snapshot(host)).toBe(before);
+    expect(stack.resources().filter((e) => e.type === "command:remote:Command")).toHaveLength(0);
+  });
+
+  test("[fixed] feature, unknown feature, CPUs beyond the host, IRQs of a veth, host-wide rps_sock_flow_entries → one error", async () => {
+    const host = h0;
+    const before = await snapshot(host);
+    const stack = newStack("fixed");
+    const r = await stack.up(
+      program(host, "fx", {
+        persistence: "none",
+        features: { lro: true, "rx-nosuch": true, gro: true },
+        rps: { cpus: [0, 5], sockFlowEntries: 32768 },
+        irqAffinity: { cpus: "spread" },
+      }),
+    );
+    expect(r.ok).toBe(false);
+    expect(r.error).toContain("features: large-receive-offload is [fixed] off on eth0 (driver veth): it cannot be turned on; remove it");
+    expect(r.error).toContain("features: rx-nosuch does not exist on eth0");
+    expect(r.error).toMatch(/rps\.cpus: CPU\(s\) 5 do not exist on \S+ \(possible CPUs: 0-1\)/);
+    expect(r.error).toContain("irqAffinity: eth0 (driver veth) has no IRQs of its own");
+    expect(r.error).toContain("rps.sockFlowEntries: net.core.rps_sock_flow_entries does not exist or is read-only here: it is host-wide");
+    expect(await snapshot(host)).toBe(before);
+  });
+
+  test("ethtool -K partial success (exit 0, 'Actual changes … [requested off]') mid-run → every change rolled back, error names setting, value and ethtool's answer", async () => {
+    const host = h1;
+    // Only inside this lab host's private root: an ethtool that ignores "-K eth0 tso off" as a driver would.
+    await sh(
+      host,
+      "mv /usr/sbin/ethtool /usr/sbin/ethtool.real && printf '%s\\n' '#!/bin/sh' " +
+        `'if [ "$*" = "-K eth0 tso off" ]; then printf "Actual changes:\\ntx-tcp-segmentation: on [requested off]\\n"; exit 0; fi' ` +
+        "'exec /usr/sbin/ethtool.real \"$@\"' > /usr/sbin/ethtool && chmod 755 /usr/sbin/ethtool",
+    );
+    try {
+      const before = await snapshot(host);
+      const stack = newStack("partial");
+      const r = await stack.up(program(host, "part", { persistence: "rc.local", channels: { rx: 2 }, features: { gro: true, tso: false }, txQueueLength: 4000 }));
+      expect(r.ok).toBe(false);
+      expect(r.error).toMatch(/eth0\/feature\.tcp-segmentation-offload = .off. was refused on \S+: /);
+      expect(r.error).toMatch(/ethtool -K eth0 tso off left it on: Actual changes: tx-tcp-segmentation: on \[requested off\]; every change of this run was rolled back/);
+      expect(await snapshot(host)).toBe(before);
+      expect(await channels(host)).toBe("4");
+      expect(stack.resources().filter((e) => e.type === "command:remote:Command")).toHaveLength(0);
+    } finally {
+      await host.exec("mv -f /usr/sbin/ethtool.real /usr/sbin/ethtool");
+    }
+  });
+
+  test("restoreOnDelete false keeps the values and removes only the boot persistence and the journal", async () => {
+    const host = h1;
+    const before = await snapshot(host);
+    const stack = newStack("keep");
+    ok(await stack.up(program(host, "keep", { persistence: "rc.local", restoreOnDelete: false, txQueueLength: 2500 })));
+    ok(await stack.destroy());
+    expect(await q(host, "tx_queue_len")).toBe("2500");
+    expect(await fileOn(host, "/etc/rc.local")).toBeUndefined();
+    expect((await host.exec("ls /var/lib/pulumi-net-tuning/nic")).stdout.trim()).toBe("");
+    await sh(host, `ip link set dev ${host.iface} txqueuelen 1000`);
+    expect(await snapshot(host)).toBe(before);
+  });
+
+  test("delete restores from Pulumi state when the host's journal was deleted", async () => {
+    const host = h1;
+    const before = await snapshot(host);
+    const stack = newStack("journal");
+    ok(await stack.up(program(host, "lost", { persistence: "rc.local", channels: { rx: 1 }, features: { gro: true }, rps: { cpus: "all" } })));
+    expect(await channels(host)).toBe("1");
+    await host.exec("rm -rf /var/lib/pulumi-net-tuning");
+    const d = ok(await stack.destroy());
+    expect(d.runs[0].stdout).toContain("journal");
+    expect(await channels(host)).toBe("4");
+    expect(await feature(host, "generic-receive-offload")).toBe("off");
+    expect(await q(host, "queues/rx-0/rps_cpus")).toBe("0");
+    expect(await snapshot(host)).toBe(before.replace(/\/var\/lib\/pulumi-net-tuning[^\n]*\n/g, ""));
+  });
+
+  test("a second NicQueues on the same interface is refused, naming the first; as the sudo user with become", async () => {
+    const host = h1;
+    const before = await snapshot(host);
+    const a = newStack("a");
+    ok(await a.up(program(host, "first", { become: "sudo", persistence: "none", txQueueLength: 1500 }, "sudo")));
+    expect(await q(host, "tx_queue_len")).toBe("1500");
+    const mid = await snapshot(host);
+    const b = newStack("b");
+    const r = await b.up(program(host, "second", { persistence: "none", features: { gro: true } }));
+    expect(r.ok).toBe(false);
+    expect(r.error).toContain("eth0 is already managed by it/a/first");
+    expect(await snapshot(host)).toBe(mid);
+    ok(await a.destroy());
+    expect(await snapshot(host)).toBe(before);
+  });
+});
