@@ -280,9 +280,9 @@ describe("examples/nvme-tcp (Scenario C)", () => {
   });
 });
 
-describe("docs/README-draft.md", () => {
+describe("README.md generated excerpts", () => {
   /** The README text that shows rendered inputs (move to README.md once the lead copies the sections). */
-  const DOC = path.resolve(__dirname, "../../docs/README-draft.md");
+  const DOC = path.resolve(__dirname, "../../README.md");
   test("its preview excerpts are exactly what the components render today", async () => {
     const doc = fs.readFileSync(DOC, "utf8");
     const block = (id: string) => {

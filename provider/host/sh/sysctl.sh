@@ -182,6 +182,13 @@ kind_preflight() {
   if nt_lookup "$NT_TMP/desired" fs.file-max && kind_get fs.file-max && [ "$NT_FOUND" -lt "$NT_GOT" ] 2>/dev/null; then
     nt_warn "fs.file-max = $NT_FOUND LOWERS the current $NT_GOT (systemd sets LONG_MAX at boot); remove fs.file-max unless you mean to cap it"
   fi
+  # NicQueues (kind nic) may own net.core.rps_sock_flow_entries too: one owner per key across both kinds.
+  if nt_lookup "$NT_TMP/desired" net.core.rps_sock_flow_entries; then
+    for nts_j in "$NT_ROOT"/nic/*.orig; do
+      [ -f "$nts_j" ] && nt_lookup "$nts_j" net.core.rps_sock_flow_entries &&
+        nt_problem "net.core.rps_sock_flow_entries is already managed by $(cat "${nts_j%.orig}.owner" 2>/dev/null || echo "${nts_j##*/}") on this host (NicQueues rps.sockFlowEntries, journal $nts_j): set it in one resource only"
+    done
+  fi
   if [ -e "$NTS_FILE" ] && ! nts_is_ours "$NTS_FILE"; then
     nt_problem "$NTS_FILE exists and was not written by this resource ($NT_OWNER): choose another fileName, or move that file away first"
   fi
