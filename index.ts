@@ -9,8 +9,9 @@ export * from "./components";
 export * from "./provider/sizing";
 export { InputError } from "./provider/errors";
 export { validateSysctls } from "./provider/sysctl/validate";
-export { CATALOGUE } from "./provider/sysctl/catalogue";
-export type { CatalogueEntry } from "./provider/sysctl/catalogue";
+export { CATALOGUE, REJECTED_KEYS } from "./provider/sysctl/catalogue";
+export type { Owner } from "./provider/owner";
+export type { CatalogueEntry, RejectedKey } from "./provider/sysctl/catalogue";
 export { planSysctls } from "./provider/sysctl/plan";
 export type { BootOverride, SysctlPlan, SysctlPlanInput } from "./provider/sysctl/plan";
 export type { ValidatedSysctls } from "./provider/sysctl/validate";
@@ -18,13 +19,4 @@ export { planNic, renderNicRestoreStdin } from "./provider/nic/plan";
 export type { NicPlan, NicPlanInput } from "./provider/nic/plan";
 export { validateNic } from "./provider/nic/validate";
 export type { NicInput, NicRequest } from "./provider/nic/validate";
-export type {
-  NicSettings,
-  NicRings,
-  NicChannels,
-  NicCoalesce,
-  NicRps,
-  NicIrqAffinity,
-  NicPersistence,
-} from "./provider/nic/schema";
 export { PACKAGE_VERSION } from "./provider/version";
