@@ -1,5 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as command from "@pulumi/command";
+import { hostCommand, HostKind, hostStdin } from "../provider/host/programs";
 import { Owner, ownerOf } from "../provider/owner";
 import { HostReport, parseReport } from "../provider/report";
 
@@ -37,4 +38,47 @@ export function isPlain(value: unknown): boolean {
   if (Array.isArray(value)) return value.every(isPlain);
   if (value !== null && typeof value === "object") return Object.values(value).every(isPlain);
   return true;
+}
+
+/**
+ * The two Commands every resource is made of (see ARCHITECTURE.md): `<name>-apply` runs the apply program on create
+ * and update with the plan on stdin; `<name>-restore` has only a `delete`, whose stdin (stored in state) carries the
+ * originals from the apply report, so rollback needs neither the host's journal nor PULUMI_COMMAND_* variables.
+ * Returns the parsed apply report (empty during preview).
+ */
+export function applyAndRestore(
+  parent: pulumi.ComponentResource,
+  name: string,
+  kind: HostKind,
+  args: { connection: ConnectionInput; become?: pulumi.Input<"sudo"> },
+  applyPlan: pulumi.Output<string>,
+  restorePlan: (report: HostReport) => pulumi.Input<string>,
+): pulumi.Output<HostReport> {
+  const become = pulumi.output(args.become);
+  const apply = new command.remote.Command(
+    `${name}-apply`,
+    {
+      connection: args.connection,
+      create: become.apply((b) => hostCommand(kind, "apply", b)),
+      update: become.apply((b) => hostCommand(kind, "apply", b)),
+      stdin: applyPlan.apply((p) => hostStdin(kind, "apply", p)),
+      addPreviousOutputInEnv: false,
+      logging: "stderr",
+    },
+    childOptions(parent),
+  );
+  const report = apply.stdout.apply(reportOf);
+  new command.remote.Command(
+    `${name}-restore`,
+    {
+      connection: args.connection,
+      delete: become.apply((b) => hostCommand(kind, "restore", b)),
+      stdin: report.apply((r) => pulumi.output(restorePlan(r))).apply((p) => hostStdin(kind, "restore", p)),
+      addPreviousOutputInEnv: false,
+      logging: "stderr",
+    },
+    childOptions(parent, { dependsOn: [apply] }),
+  );
+  report.warnings.apply((ws) => warnAll(parent, ws));
+  return report;
 }

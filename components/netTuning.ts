@@ -1,9 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
-import * as command from "@pulumi/command";
-import { hostCommand, hostStdin } from "../provider/host/programs";
 import { BootOverride, planSysctls, renderSysctlRestoreStdin } from "../provider/sysctl/plan";
 import type { SysctlProfile } from "../provider/sizing/profile";
-import { childOptions, ConnectionInput, isPlain, ownerFor, reportOf, warnAll } from "./common";
+import { applyAndRestore, ConnectionInput, isPlain, ownerFor, warnAll } from "./common";
 
 export interface NetTuningArgs {
   /** How to reach the host: @pulumi/command's `remote.ConnectionArgs` (host, port, user, privateKey, proxy…). Required. */
@@ -72,40 +70,15 @@ export class NetTuning extends pulumi.ComponentResource {
         warnAll(this, p.warnings);
         return p;
       });
-    const become = pulumi.output(args.become);
-    const apply = new command.remote.Command(
-      `${name}-apply`,
-      {
-        connection: args.connection,
-        create: become.apply((b) => hostCommand("sysctl", "apply", b)),
-        update: become.apply((b) => hostCommand("sysctl", "apply", b)),
-        stdin: plan.stdin.apply((p) => hostStdin("sysctl", "apply", p)),
-        addPreviousOutputInEnv: false,
-        logging: "stderr",
-      },
-      childOptions(this),
-    );
-    const report = apply.stdout.apply(reportOf);
     const restoreOnDelete = pulumi.output(args.restoreOnDelete ?? true);
-    new command.remote.Command(
-      `${name}-restore`,
-      {
-        connection: args.connection,
-        delete: become.apply((b) => hostCommand("sysctl", "restore", b)),
-        stdin: pulumi
-          .all([plan.filePath, report, restoreOnDelete])
-          .apply(([filePath, r, restore]) => hostStdin("sysctl", "restore", renderSysctlRestoreStdin(owner, filePath, r.previous, restore))),
-        addPreviousOutputInEnv: false,
-        logging: "stderr",
-      },
-      childOptions(this, { dependsOn: [apply] }),
+    const report = applyAndRestore(this, name, "sysctl", args, plan.stdin, (r) =>
+      pulumi.all([plan.filePath, restoreOnDelete]).apply(([filePath, restore]) => renderSysctlRestoreStdin(owner, filePath, r.previous, restore)),
     );
     this.applied = report.applied;
     this.previous = report.previous;
     this.filePath = pulumi.all([plan, args.persist]).apply(([p, persist]) => (persist === false ? undefined : p.filePath));
     this.fileContent = plan.fileContent;
     this.warnings = pulumi.all([plan.warnings, report.warnings]).apply(([a, b]) => [...a, ...b]);
-    report.warnings.apply((ws) => warnAll(this, ws));
     this.registerOutputs({
       applied: this.applied,
       previous: this.previous,

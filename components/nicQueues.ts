@@ -1,9 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
-import * as command from "@pulumi/command";
-import { hostCommand, hostStdin } from "../provider/host/programs";
 import { NicPlanInput, planNic, renderNicRestoreStdin } from "../provider/nic/plan";
 import type { NicPreset } from "../provider/sizing/nic";
-import { childOptions, ConnectionInput, isPlain, ownerFor, reportOf, warnAll } from "./common";
+import { applyAndRestore, ConnectionInput, isPlain, ownerFor, warnAll } from "./common";
 
 export interface NicQueuesArgs {
   /** How to reach the host: @pulumi/command's `remote.ConnectionArgs` (host, port, user, privateKey, proxy…). Required. */
@@ -111,39 +109,14 @@ export class NicQueues extends pulumi.ComponentResource {
       warnAll(this, p.warnings);
       return p;
     });
-    const become = pulumi.output(args.become);
-    const apply = new command.remote.Command(
-      `${name}-apply`,
-      {
-        connection: args.connection,
-        create: become.apply((b) => hostCommand("nic", "apply", b)),
-        update: become.apply((b) => hostCommand("nic", "apply", b)),
-        stdin: plan.stdin.apply((p) => hostStdin("nic", "apply", p)),
-        addPreviousOutputInEnv: false,
-        logging: "stderr",
-      },
-      childOptions(this),
-    );
-    const report = apply.stdout.apply(reportOf);
     const restoreOnDelete = pulumi.output(args.restoreOnDelete ?? true);
-    new command.remote.Command(
-      `${name}-restore`,
-      {
-        connection: args.connection,
-        delete: become.apply((b) => hostCommand("nic", "restore", b)),
-        stdin: pulumi
-          .all([plan.request.interface, report, restoreOnDelete])
-          .apply(([iface, r, restore]) => hostStdin("nic", "restore", renderNicRestoreStdin(owner, iface, r.previous, restore))),
-        addPreviousOutputInEnv: false,
-        logging: "stderr",
-      },
-      childOptions(this, { dependsOn: [apply] }),
+    const report = applyAndRestore(this, name, "nic", args, plan.stdin, (r) =>
+      pulumi.all([plan.request.interface, restoreOnDelete]).apply(([iface, restore]) => renderNicRestoreStdin(owner, iface, r.previous, restore)),
     );
     this.applied = report.applied;
     this.previous = report.previous;
     this.persistedAs = report.extra.apply((e) => e.persisted ?? "");
     this.warnings = pulumi.all([plan.warnings, report.warnings]).apply(([a, b]) => [...a, ...b]);
-    report.warnings.apply((ws) => warnAll(this, ws));
     this.registerOutputs({
       applied: this.applied,
       previous: this.previous,
