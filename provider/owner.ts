@@ -10,9 +10,11 @@ export interface Owner {
 
 export function ownerOf(project: string, stack: string, name: string): Owner {
   const raw = `${project}/${stack}/${name}`;
-  const label = raw.replace(/[^A-Za-z0-9._:/@ -]/g, "_").slice(0, 200);
-  const safe = `${project}.${stack}.${name}`.replace(/[^A-Za-z0-9._-]/g, "_").replace(/^[.-]+/, "").slice(0, 80);
   const hash = createHash("sha256").update(raw).digest("hex").slice(0, 8);
+  const cleaned = raw.replace(/[^A-Za-z0-9._:/@ -]/g, "_").slice(0, 200);
+  // Two raw names that sanitise alike ("a;b", "a%b") must still be two owners: the hash tells them apart.
+  const label = cleaned === raw ? cleaned : `${cleaned}@${hash}`;
+  const safe = `${project}.${stack}.${name}`.replace(/[^A-Za-z0-9._-]/g, "_").replace(/^[.-]+/, "").slice(0, 80);
   return { label, id: `${safe || "resource"}-${hash}` };
 }
 

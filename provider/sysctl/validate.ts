@@ -330,9 +330,16 @@ function checkValue(key: string, v: unknown, e: CatalogueEntry | undefined): Che
   if (isFail(raw)) return raw;
 
   if (!e) {
-    // Unknown key: only shape and safety.
+    // Unknown key: only shape and safety — and numbers as the kernel reads them (base 0: "010" is 8, "0x10" is 16).
     if (raw.form === "number") return { text: raw.n.toString() };
     if (raw.form === "array") return { text: raw.items.map(String).join(" "), ints: raw.items };
+    const odd = raw.text.split(" ").find((w) => /^[+-]?0[0-9]+$/.test(w) || /^[+-]?0[xX]/.test(w));
+    if (odd !== undefined) {
+      return {
+        why: `contains ${JSON.stringify(odd)}, which the kernel reads as ${/^[+-]?0[xX]/.test(odd) ? "hexadecimal" : "octal"} (base 0), so the value read back would differ`,
+        fix: "write every number in plain decimal without leading zeros",
+      };
+    }
     return { text: raw.text };
   }
 

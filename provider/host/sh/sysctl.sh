@@ -79,6 +79,14 @@ kind_expect() {
   if [ -f "$NT_TMP/readback" ] && nt_lookup "$NT_TMP/readback" "$1"; then NT_EXPECT=$NT_FOUND; fi
 }
 
+# True inside a network namespace other than the initial one: there net.core.rmem_max is read-only (mode 0444).
+# (/proc/1/ns/net cannot tell: in a container or a pid namespace, pid 1 shares our namespace.)
+nts_child_netns() {
+  # shellcheck disable=SC2012 # a fixed /proc path
+  case "$(ls -lL /proc/sys/net/core/rmem_max 2>/dev/null)" in ??w*) return 1 ;; '') return 1 ;; esac
+  return 0
+}
+
 nts_is_ours() { # FILE: written by this resource?
   [ -f "$1" ] && grep -qxF "# pulumi-net-tuning owner: $NT_OWNER" "$1"
 }
@@ -160,7 +168,7 @@ kind_preflight() {
   done < "$NT_TMP/desired"
   if [ -n "$nts_missing" ]; then
     nts_ns=''
-    [ -r /proc/1/ns/net ] && [ "$(readlink /proc/self/ns/net)" != "$(readlink /proc/1/ns/net)" ] && nts_ns=', inside a network namespace other than init'"'"'s: host-wide keys are absent here'
+    nts_child_netns && nts_ns=', inside a network namespace other than the host'"'"'s: host-wide keys are absent here'
     nt_problem "these keys do not exist on this kernel ($(uname -r)$nts_ns):${nts_missing%;} — check the spelling, the kernel version, or load the module that provides them"
   fi
   if [ -s "$NT_TMP/paths" ]; then
@@ -175,9 +183,26 @@ kind_preflight() {
     nts_cc=$NT_FOUND
     nts_avail=$(cat /proc/sys/net/ipv4/tcp_available_congestion_control 2>/dev/null)
     case " $nts_avail " in
-      *" $nts_cc "*) ;;
+      *" $nts_cc "*)
+        # Outside the initial network namespace the kernel only lets a namespace pick an *allowed* algorithm (EPERM).
+        if nts_child_netns; then
+          nts_allowed=$(cat /proc/sys/net/ipv4/tcp_allowed_congestion_control 2>/dev/null)
+          case " $nts_allowed " in
+            *" $nts_cc "*) ;;
+            *) nt_problem "net.ipv4.tcp_congestion_control = $nts_cc is available but not allowed inside this network namespace (net.ipv4.tcp_allowed_congestion_control: $nts_allowed): add it to tcp_allowed_congestion_control on the host, or pick an allowed one" ;;
+          esac
+        fi ;;
       *) nt_problem "net.ipv4.tcp_congestion_control = $nts_cc is not available on this kernel (available: $nts_avail): load module tcp_$nts_cc (BBR needs Linux 4.9+) or pick an available one" ;;
     esac
+  fi
+  # The kernel refuses a local port range that starts below ip_unprivileged_port_start (EINVAL).
+  if nt_lookup "$NT_TMP/desired" net.ipv4.ip_local_port_range; then
+    nts_low=${NT_FOUND%% *}
+    if nt_lookup "$NT_TMP/desired" net.ipv4.ip_unprivileged_port_start; then nts_unpriv=$NT_FOUND
+    else nts_unpriv=$(cat /proc/sys/net/ipv4/ip_unprivileged_port_start 2>/dev/null || echo 0); fi
+    if [ "$nts_low" -lt "$nts_unpriv" ] 2>/dev/null; then
+      nt_problem "net.ipv4.ip_local_port_range starts at $nts_low, below net.ipv4.ip_unprivileged_port_start = $nts_unpriv: the kernel refuses it. Fix: start the range at $nts_unpriv or above, or lower ip_unprivileged_port_start in the same resource"
+    fi
   fi
   if nt_lookup "$NT_TMP/desired" fs.file-max && kind_get fs.file-max && [ "$NT_FOUND" -lt "$NT_GOT" ] 2>/dev/null; then
     nt_warn "fs.file-max = $NT_FOUND LOWERS the current $NT_GOT (systemd sets LONG_MAX at boot); remove fs.file-max unless you mean to cap it"
