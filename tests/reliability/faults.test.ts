@@ -1,0 +1,385 @@
+/**
+ * Fault injection on lab hosts (issue #8). In every scenario the host ends either fully changed or exactly as
+ * before, the next `up` or `destroy` converges, and no original value is lost. Scenario table: README.md.
+ */
+import { Stack, UpResult } from "../harness";
+import { Lab, LabHost, startLab } from "../lab";
+import { snapshot } from "../integration/helpers";
+import { commands, nicProgram, ok, readSysctl, sh, sysProgram, SysArgs } from "./common";
+
+jest.setTimeout(300000);
+
+let lab: Lab;
+let h0: LabHost;
+let h1: LabHost;
+beforeAll(async () => {
+  lab = await startLab({ hosts: 2, tag: "faults" });
+  [h0, h1] = lab.hosts;
+}, 120000);
+afterAll(async () => {
+  await lab?.stop();
+});
+
+const K = { somax: "net.core.somaxconn", fin: "net.ipv4.tcp_fin_timeout", syn: "net.ipv4.tcp_max_syn_backlog", range: "net.ipv4.ip_local_port_range" };
+const ARGS: SysArgs = { sysctls: { [K.somax]: 4321, [K.fin]: 21, [K.syn]: 3210 } };
+const TUNED = { [K.somax]: "4321", [K.fin]: "21", [K.syn]: "3210" };
+
+async function values(host: LabHost): Promise<Record<string, string>> {
+  return { [K.somax]: await readSysctl(host, K.somax), [K.fin]: await readSysctl(host, K.fin), [K.syn]: await readSysctl(host, K.syn) };
+}
+/** Sysctl values and file state are "as before" or "fully changed" — nothing in between. */
+function allOrNothing(v: Record<string, string>, orig: Record<string, string>): "before" | "changed" | "PARTIAL" {
+  if (JSON.stringify(v) === JSON.stringify(orig)) return "before";
+  if (JSON.stringify(v) === JSON.stringify(TUNED)) return "changed";
+  return "PARTIAL";
+}
+/** Destroys whatever a stack still holds (best effort) so one failed test does not poison the next. */
+const stacks: Stack[] = [];
+function newStack(name: string): Stack {
+  const s = new Stack({ project: "rel", stack: name });
+  stacks.push(s);
+  return s;
+}
+afterEach(async () => {
+  for (const s of stacks.splice(0)) if (s.resources().length) await s.destroy().catch(() => undefined);
+});
+
+/** An up followed by an identical up with zero sessions, then the outputs: the stack converged. */
+async function converge(stack: Stack, host: LabHost, name: string, orig: Record<string, string>, args = ARGS): Promise<UpResult> {
+  const r = ok(await stack.up(sysProgram(host, name, args)));
+  expect(await values(host)).toEqual(TUNED);
+  expect(r.outputs!.previous).toEqual(orig); // the true originals, never a tuned value
+  const again = ok(await stack.up(sysProgram(host, name, args)));
+  expect(again.sessions.total).toBe(0);
+  return r;
+}
+
+/**
+ * Slows the apply down after its first change: inside this lab host's private root only, `cat` sleeps when the host
+ * program reads tcp_max_syn_backlog back while somaxconn already holds the new value (i.e. in the apply phase).
+ */
+async function slowCat(host: LabHost): Promise<void> {
+  await sh(host, [
+    "mv /usr/bin/cat /usr/bin/cat.real",
+    `printf '%s\\n' '#!/bin/sh' ` +
+      `'if [ "$1" = /proc/sys/net/ipv4/tcp_max_syn_backlog ] && [ -e /run/nt-slow ] && [ "$(/usr/bin/cat.real /proc/sys/net/core/somaxconn)" = 4321 ]; then : > /run/nt-in-apply; sleep 20; fi' ` +
+      `'exec /usr/bin/cat.real "$@"' > /usr/bin/cat`,
+    "chmod 755 /usr/bin/cat",
+    ": > /run/nt-slow",
+  ].join(" && "));
+}
+async function fastCat(host: LabHost): Promise<void> {
+  await sh(host, "rm -f /run/nt-slow /run/nt-in-apply; if [ -f /usr/bin/cat.real ]; then mv -f /usr/bin/cat.real /usr/bin/cat; fi");
+}
+async function waitInApply(host: LabHost): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    if ((await host.exec("test -e /run/nt-in-apply")).code === 0) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error("the host program never reached the apply phase");
+}
+
+describe("SSH session or host program killed mid-apply", () => {
+  const kills: [string, string, "before" | "changed"][] = [
+    // [scenario, command run as root inside the host while the program sleeps mid-apply, expected end state]
+    ["program gets SIGTERM (trap → rollback)", "pkill -TERM -f 'net-tuning-in\\..*/program'", "before"],
+    ["program gets SIGHUP (trap → rollback)", "pkill -HUP -f 'net-tuning-in\\..*/program'", "before"],
+    ["program gets SIGKILL (no trap: partial until the next run)", "pkill -KILL -f 'net-tuning-in\\..*/program'", "before"],
+    ["the SSH session (sshd) is killed", "pkill -KILL -f '[s]shd: root@notty'", "changed"],
+  ];
+  test.each(kills)("%s", async (_title, kill, _expected) => {
+    const host = h0;
+    const orig = await values(host);
+    const before = await snapshot(host);
+    await slowCat(host);
+    try {
+      const stack = newStack(`kill${kills.findIndex((k) => k[1] === kill)}`);
+      const pending = stack.up(sysProgram(host, "k", ARGS));
+      await waitInApply(host);
+      expect(await readSysctl(host, K.somax)).toBe("4321"); // really mid-apply: one key already changed
+      await sh(host, kill);
+      const r = await pending;
+      expect(r.ok).toBe(false);
+      expect(commands(stack)).toBe(0); // a failed create stores nothing
+      await sh(host, "rm -f /run/nt-slow");
+      // Wait (bounded) for an orphaned program to finish on its own (sshd killed: nobody signals it).
+      for (let i = 0; i < 300 && (await host.exec("pgrep -f 'net-tuning-in\\..*/program'")).code === 0; i++) await new Promise((res) => setTimeout(res, 100));
+      const v = await values(host);
+      const state = allOrNothing(v, orig);
+      if (kill.includes("KILL -f 'net-tuning")) {
+        // SIGKILL cannot be trapped: the host is partial until the next run, but the journal (written before the
+        // first change) holds every original, so the next up and the destroy converge without losing one.
+        const j = await host.exec("cat /var/lib/pulumi-net-tuning/sysctl/*.orig");
+        expect(j.stdout).toContain(`${K.somax}\t${orig[K.somax]}\n`);
+        expect(j.stdout).toContain(`${K.syn}\t${orig[K.syn]}\n`);
+      } else {
+        expect(state).not.toBe("PARTIAL");
+        if (state === "before") expect(await snapshot(host)).toBe(before.replace(/^\/usr\/bin\/cat[^\n]*\n/gm, ""));
+        // A dead sshd sends no signal (no pty): the orphaned program finishes the apply; only its report is lost.
+        if (kill.includes("sshd")) expect(state).toBe("changed");
+        if (kill.includes("TERM") || kill.includes("HUP")) {
+          expect(r.error).toMatch(/interrupted while applying on \S+; every change of this run was rolled back/);
+          expect(state).toBe("before");
+        }
+      }
+      await fastCat(host);
+      await converge(stack, host, "k", orig);
+      ok(await stack.destroy());
+      expect(await values(host)).toEqual(orig);
+      expect(await snapshot(host)).toBe(before);
+    } finally {
+      await fastCat(host);
+    }
+  });
+});
+
+test("the kernel refuses a value mid-apply (create and update): rolled back, next up converges", async () => {
+  const host = h1;
+  const orig = await values(host);
+  const before = await snapshot(host);
+  const stack = newStack("refuse");
+  // tcp_ecn_fallback is not catalogued: only the kernel knows its range (0-1). It sorts between somaxconn and tcp_fin_timeout.
+  const bad: SysArgs = { sysctls: { ...ARGS.sysctls as object, "net.ipv4.tcp_ecn_fallback": 7 } };
+  const r = await stack.up(sysProgram(host, "ref", bad));
+  expect(r.ok).toBe(false);
+  expect(r.runs[0].exitCode).toBe(1);
+  expect(r.error).toMatch(/net\.ipv4\.tcp_ecn_fallback = '7' was refused on \S+: .*Invalid argument; every change of this run was rolled back/);
+  expect(await snapshot(host)).toBe(before);
+  await converge(stack, host, "ref", orig);
+  const mid = await snapshot(host);
+  const u = await stack.up(sysProgram(host, "ref", { sysctls: { [K.somax]: 5000, [K.fin]: 22, [K.syn]: 3210, "net.ipv4.tcp_ecn_fallback": 9 } }));
+  expect(u.ok).toBe(false);
+  expect(await snapshot(host)).toBe(mid); // the failed update left the previous applied state
+  expect(stack.get("ref-apply")!.inputs.stdin).toContain(`${K.somax} = 4321`); // and the state kept the old inputs
+  ok(await stack.destroy());
+  expect(await snapshot(host)).toBe(before);
+});
+
+describe("/etc/sysctl.d read-only or full: the file cannot be written → every change rolled back", () => {
+  const cases: [string, string][] = [
+    ["read-only bind mount", "mount --bind /etc/sysctl.d /etc/sysctl.d && mount -o remount,bind,ro /etc/sysctl.d"],
+    ["full tmpfs", "mount -t tmpfs -o size=16k nt-full /etc/sysctl.d && (dd if=/dev/zero of=/etc/sysctl.d/zz-fill bs=1k count=64 2>/dev/null; true)"],
+  ];
+  test.each(cases)("%s", async (_t, setup) => {
+    const host = h1;
+    const orig = await values(host);
+    const clean = await snapshot(host);
+    await sh(host, setup);
+    try {
+      const before = await snapshot(host);
+      const stack = newStack("etc");
+      const r = await stack.up(sysProgram(host, "etc", ARGS));
+      expect(r.ok).toBe(false);
+      expect(r.runs[0].exitCode).toBe(1);
+      expect(r.error).toMatch(/cannot write \/etc\/sysctl\.d\/90-net-tuning-etc\.conf on \S+ \(read-only or full filesystem\?\); every change of this run was rolled back/);
+      expect(await values(host)).toEqual(orig);
+      expect(await snapshot(host)).toBe(before);
+      expect((await host.exec("ls -A /etc/sysctl.d | grep net-tuning; ls /var/lib/pulumi-net-tuning/sysctl")).stdout).toBe("");
+      await sh(host, "umount /etc/sysctl.d");
+      await converge(stack, host, "etc", orig);
+      ok(await stack.destroy());
+      expect(await snapshot(host)).toBe(clean);
+    } finally {
+      await host.exec("umount /etc/sysctl.d 2>/dev/null; true");
+    }
+  });
+});
+
+test("/var/lib read-only: the journal cannot be written → refused before any change", async () => {
+  const host = h1;
+  const before = await snapshot(host);
+  await sh(host, "mkdir -p /var/lib/pulumi-net-tuning && mount --bind /var/lib/pulumi-net-tuning /var/lib/pulumi-net-tuning && mount -o remount,bind,ro /var/lib/pulumi-net-tuning");
+  try {
+    const stack = newStack("varlib");
+    const r = await stack.up(sysProgram(host, "vl", ARGS));
+    expect(r.ok).toBe(false);
+    expect(r.error).toMatch(/cannot create \/var\/lib\/pulumi-net-tuning\/sysctl on \S+ \(read-only or full \/var\/lib\?\)/);
+    expect(await snapshot(host)).toBe(before.replace(/^\/var\/lib\/pulumi-net-tuning[^\n]*\n/gm, ""));
+  } finally {
+    await host.exec("umount /var/lib/pulumi-net-tuning; rmdir /var/lib/pulumi-net-tuning 2>/dev/null; true");
+  }
+  expect(await snapshot(host)).toBe(before);
+});
+
+describe("privileges", () => {
+  test("no sudo rights (plain user, become sudo): exit 3 with the fix, nothing changed, no session-side leftovers", async () => {
+    const host = h1;
+    const before = await snapshot(host);
+    const stack = newStack("nosudo");
+    const r = await stack.up(sysProgram(host, "ns", { ...ARGS, become: "sudo" }, "plain"));
+    expect(r.ok).toBe(false);
+    expect(r.runs[0].exitCode).toBe(3);
+    expect(r.error).toMatch(/become "sudo" failed for user ntplain: .*Give this user passwordless sudo \(NOPASSWD\) or connect as root/s);
+    expect(await snapshot(host)).toBe(before);
+  });
+
+  test("sudo rights revoked between create and delete: delete fails clearly, keeps state; after re-granting, destroy converges", async () => {
+    const host = h1;
+    const orig = await values(host);
+    const before = await snapshot(host);
+    const stack = newStack("revoke");
+    ok(await stack.up(sysProgram(host, "rv", { ...ARGS, become: "sudo" }, "sudo")));
+    expect(await values(host)).toEqual(TUNED);
+    await sh(host, "mv /etc/sudoers.d/ntlab-ntsudo /root/ntlab-ntsudo.saved");
+    try {
+      const d = await stack.destroy();
+      expect(d.ok).toBe(false);
+      expect(d.error).toMatch(/become "sudo" failed for user ntsudo/);
+      expect(await values(host)).toEqual(TUNED); // nothing half-restored
+      expect(commands(stack)).toBeGreaterThan(0); // the resource (and its originals) stay in state
+    } finally {
+      await sh(host, "mv /root/ntlab-ntsudo.saved /etc/sudoers.d/ntlab-ntsudo");
+    }
+    ok(await stack.destroy());
+    expect(await values(host)).toEqual(orig);
+    expect(await snapshot(host)).toBe(before);
+  });
+});
+
+describe("the host's copy of the originals (/var/lib/pulumi-net-tuning) deleted", () => {
+  test("before an update: the preflight refuses to record tuned values as originals; destroy restores from state", async () => {
+    const host = h0;
+    const orig = await values(host);
+    const before = await snapshot(host);
+    const stack = newStack("jupd");
+    ok(await stack.up(sysProgram(host, "ju", ARGS)));
+    await sh(host, "rm -rf /var/lib/pulumi-net-tuning");
+    const u = await stack.up(sysProgram(host, "ju", { sysctls: { ...ARGS.sysctls as object, [K.somax]: 4444 } }));
+    expect(u.ok).toBe(false);
+    expect(u.runs[0].exitCode).toBe(2);
+    expect(u.error).toMatch(/its journal of original values \(\S+\) is missing: refusing to record tuned values as originals/);
+    expect(await values(host)).toEqual(TUNED);
+    const d = ok(await stack.destroy());
+    expect(d.runs.map((x) => x.stdout).join("\n")).toMatch(/journal .* is missing; restoring the originals kept in Pulumi state/);
+    expect(await values(host)).toEqual(orig);
+    expect(await snapshot(host)).toBe(before.replace(/^\/var\/lib\/pulumi-net-tuning[^\n]*\n/gm, ""));
+    await host.exec("rm -rf /var/lib/pulumi-net-tuning");
+  });
+});
+
+describe("host 'rebooted' between create and delete (netns host: sysctls back to boot values, /run wiped, boot applies /etc/sysctl.d)", () => {
+  /** What a boot does to a netns host: fresh sysctls (the values before tuning), empty /run, then systemd-sysctl. */
+  async function reboot(host: LabHost, orig: Record<string, string>, file: string | undefined): Promise<void> {
+    for (const [k, v] of Object.entries(orig)) await sh(host, `printf '%s\\n' '${v}' > /proc/sys/${k.split(".").join("/")}`);
+    await sh(host, "find /run -mindepth 1 -maxdepth 1 ! -name sshd ! -name lock ! -name sysctl.d -exec rm -rf {} +");
+    if (file) await sh(host, `sysctl -q -p ${file}`);
+  }
+
+  test("persisted: boot re-applies the file, destroy restores the originals from the journal", async () => {
+    const host = h0;
+    const orig = await values(host);
+    const before = await snapshot(host);
+    const stack = newStack("reboot1");
+    const r = ok(await stack.up(sysProgram(host, "rb", ARGS)));
+    await reboot(host, orig, r.outputs!.filePath as string);
+    expect(await values(host)).toEqual(TUNED);
+    const same = ok(await stack.up(sysProgram(host, "rb", ARGS)));
+    expect(same.sessions.total).toBe(0);
+    ok(await stack.destroy());
+    expect(await values(host)).toEqual(orig);
+    expect(await snapshot(host)).toBe(before);
+  });
+
+  test("runtime only (persist: false): after the reboot the values are gone; an update re-applies them with the true originals", async () => {
+    const host = h0;
+    const orig = await values(host);
+    const before = await snapshot(host);
+    const stack = newStack("reboot2");
+    ok(await stack.up(sysProgram(host, "rt", { ...ARGS, persist: false })));
+    await reboot(host, orig, undefined);
+    expect(await values(host)).toEqual(orig);
+    const u = ok(await stack.up(sysProgram(host, "rt", { sysctls: { ...ARGS.sysctls as object, [K.fin]: 21 }, persist: false, bootOverride: "warn" })));
+    expect(u.sessions.total).toBe(1);
+    expect(await values(host)).toEqual(TUNED);
+    expect(u.outputs!.previous).toEqual(orig);
+    ok(await stack.destroy());
+    expect(await snapshot(host)).toBe(before);
+  });
+
+  test("reboot and /var/lib lost (disk replaced): destroy restores from Pulumi state alone", async () => {
+    const host = h0;
+    const orig = await values(host);
+    const before = await snapshot(host);
+    const stack = newStack("reboot3");
+    const r = ok(await stack.up(sysProgram(host, "rl", ARGS)));
+    await reboot(host, orig, r.outputs!.filePath as string);
+    await sh(host, "rm -rf /var/lib/pulumi-net-tuning");
+    ok(await stack.destroy());
+    expect(await values(host)).toEqual(orig);
+    expect(await snapshot(host)).toBe(before.replace(/^\/var\/lib\/pulumi-net-tuning[^\n]*\n/gm, ""));
+    await host.exec("rm -rf /var/lib/pulumi-net-tuning");
+  });
+});
+
+test("a stale lock (holder killed) is broken; a live lock makes the run wait, then succeed", async () => {
+  const host = h1;
+  const orig = await values(host);
+  const before = await snapshot(host);
+  // stale: a pid that does not exist
+  await sh(host, "mkdir -p /var/lib/pulumi-net-tuning/.lock && echo 999999 > /var/lib/pulumi-net-tuning/.lock/pid");
+  const stack = newStack("lock");
+  ok(await stack.up(sysProgram(host, "lk", ARGS)));
+  expect(await values(host)).toEqual(TUNED);
+  // live: a sleeping holder released after 3 s
+  await sh(host, "mkdir /var/lib/pulumi-net-tuning/.lock && { (sleep 3; rm -rf /var/lib/pulumi-net-tuning/.lock) >/dev/null 2>&1 & echo $! > /var/lib/pulumi-net-tuning/.lock/pid; }");
+  const t0 = Date.now();
+  ok(await stack.up(sysProgram(host, "lk", { sysctls: { ...ARGS.sysctls as object, [K.somax]: 4322 } })));
+  expect(Date.now() - t0).toBeGreaterThan(2000);
+  expect(await readSysctl(host, K.somax)).toBe("4322");
+  ok(await stack.destroy());
+  expect(await values(host)).toEqual(orig);
+  expect(await snapshot(host)).toBe(before.replace(/^\/var\/lib\/pulumi-net-tuning[^\n]*\n/gm, ""));
+  await host.exec("rm -rf /var/lib/pulumi-net-tuning");
+});
+
+describe("NicQueues killed mid-apply (ethtool slowed after the channel change)", () => {
+  const NIC = { interface: "eth0", persistence: "rc.local" as const, channels: { rx: 2 }, features: { gro: true }, txQueueLength: 3000 };
+  async function nicState(host: LabHost): Promise<string> {
+    return sh(host, "ethtool -l eth0 | sed -n '/^Current/,$p'; ethtool -k eth0 | grep generic-receive; cat /sys/class/net/eth0/tx_queue_len");
+  }
+  /** Inside this lab host only: `ethtool -K eth0 gro on` sleeps 15 s first while /run/nt-slow exists. */
+  async function slowEthtool(host: LabHost): Promise<void> {
+    await sh(host, [
+      "mv /usr/sbin/ethtool /usr/sbin/ethtool.real",
+      `printf '%s\\n' '#!/bin/sh' 'if [ "$*" = "-K eth0 gro on" ] && [ -e /run/nt-slow ]; then : > /run/nt-in-apply; sleep 15; fi' 'exec /usr/sbin/ethtool.real "$@"' > /usr/sbin/ethtool`,
+      "chmod 755 /usr/sbin/ethtool",
+      ": > /run/nt-slow",
+    ].join(" && "));
+  }
+  async function fastEthtool(host: LabHost): Promise<void> {
+    await sh(host, "rm -f /run/nt-slow /run/nt-in-apply; if [ -f /usr/sbin/ethtool.real ]; then mv -f /usr/sbin/ethtool.real /usr/sbin/ethtool; fi");
+  }
+  test.each([["SIGTERM", "TERM"], ["SIGKILL", "KILL"]])("%s", async (_t, sig) => {
+    const host = h1;
+    const orig = await nicState(host);
+    const before = await snapshot(host);
+    await slowEthtool(host);
+    try {
+      const stack = newStack(`nic${sig}`);
+      const pending = stack.up(nicProgram(host, "nk", NIC));
+      await waitInApply(host);
+      expect((await sh(host, "ethtool.real -l eth0 | sed -n '/^Current/,$p' | awk '$1 == \"RX:\" { print $2 }'")).trim()).toBe("2"); // channels already changed
+      await sh(host, `pkill -${sig} -f 'net-tuning-in\\..*/program'`);
+      const r = await pending;
+      expect(r.ok).toBe(false);
+      await sh(host, "rm -f /run/nt-slow");
+      for (let i = 0; i < 300 && (await host.exec("pgrep -f 'net-tuning-in\\..*/program'")).code === 0; i++) await new Promise((res) => setTimeout(res, 100));
+      await fastEthtool(host);
+      if (sig === "TERM") {
+        expect(r.error).toMatch(/interrupted while applying on \S+; every change of this run was rolled back/);
+        expect(await nicState(host)).toBe(orig);
+        expect(await snapshot(host)).toBe(before);
+      } else {
+        const j = await sh(host, "cat /var/lib/pulumi-net-tuning/nic/*.orig");
+        expect(j).toContain("eth0/channel.rx\t4\n"); // the original, journalled before the first change
+      }
+      const up = ok(await stack.up(nicProgram(host, "nk", NIC)));
+      expect((up.outputs!.previous as Record<string, string>)["eth0/channel.rx"]).toBe("4");
+      ok(await stack.destroy());
+      expect(await nicState(host)).toBe(orig);
+      expect(await snapshot(host)).toBe(before);
+    } finally {
+      await fastEthtool(host);
+    }
+  });
+});
