@@ -1,0 +1,146 @@
+/**
+ * `npm run bench`: fleet convergence against Ansible, host-side cost, program scale, state size.
+ * Writes bench/results/latest.{md,json} and prints the ratio figures last. Not part of `npm test`.
+ *
+ * Environment (defaults finish in about 15 minutes on the 2-vCPU machine):
+ *   BENCH_HOSTS=10,50          fleet sizes (lab hosts; max 256)
+ *   BENCH_REPEATS=2,1          fleet repeats: one number for every size or one per size (each repeat = the three
+ *                              approaches side by side); 3 at 50 hosts: about 35 minutes in all
+ *   BENCH_COST_REPEATS=5       host-cost repeats (each = all six variants side by side)
+ *   BENCH_SCALE_HOSTS=1000     hosts in the program-scale benchmark
+ *   BENCH_SCALE_REPEATS=2      program-scale repeats (child processes, alternating order)
+ *   BENCH_PARTS=fleet,cost,scale   which parts to run (state size comes with "cost")
+ *   BENCH_ANSIBLE_TIMEOUT_S=900    hard bound on one ansible-playbook run
+ *   BENCH_OUT=bench/results        output directory
+ *   BENCH_RERENDER=1               only re-render latest.md from latest.json
+ */
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { cleanupStaleLabs, Lab, startLab } from "../tests/lab";
+import { costBench, CostSample, StateSize } from "./hostcost";
+import { APPROACHES, fleetBench, FleetSample } from "./fleet";
+import { readValues, verifyKeys, SYSCTLS } from "./keys";
+import { calibratePidReader, mapLimit, run } from "./lib";
+import { report } from "./report";
+import { scaleBench, ScaleSample } from "./scale";
+
+function intList(name: string, def: string): number[] {
+  const v = (process.env[name] ?? def).split(",").map((x) => x.trim()).filter(Boolean).map(Number);
+  if (!v.length || v.some((x) => !Number.isInteger(x) || x < 1)) throw new Error(`${name} must be a comma-separated list of positive integers`);
+  return v;
+}
+
+export interface BenchResults {
+  startedAt: string;
+  finishedAt?: string;
+  machine: Record<string, unknown>;
+  config: Record<string, unknown>;
+  keys: Record<string, string>;
+  fleet: FleetSample[];
+  cost: CostSample[];
+  state: StateSize[];
+  scale: ScaleSample[];
+  log: string[];
+}
+
+async function main(): Promise<void> {
+  if (process.env.BENCH_RERENDER) {
+    // re-render latest.md and the ratios from an existing latest.json (no measurement)
+    const dir = path.resolve(process.env.BENCH_OUT ?? path.join(__dirname, "results"));
+    const res = JSON.parse(fs.readFileSync(path.join(dir, "latest.json"), "utf8")) as BenchResults;
+    const { markdown, ratios } = report(res);
+    fs.writeFileSync(path.join(dir, "latest.md"), markdown);
+    console.log(ratios);
+    return;
+  }
+  const sizes = intList("BENCH_HOSTS", "10,50");
+  // one number for every size, or one per size
+  const repeatList = intList("BENCH_REPEATS", "2,1");
+  const repeats = sizes.map((_, i) => repeatList[Math.min(i, repeatList.length - 1)]);
+  const costRepeats = intList("BENCH_COST_REPEATS", "5")[0];
+  const scaleHosts = intList("BENCH_SCALE_HOSTS", "1000")[0];
+  const scaleRepeats = intList("BENCH_SCALE_REPEATS", "2")[0];
+  const ansibleTimeoutMs = intList("BENCH_ANSIBLE_TIMEOUT_S", "900")[0] * 1000;
+  const parts = new Set((process.env.BENCH_PARTS ?? "fleet,cost,scale").split(",").map((s) => s.trim()));
+  const outDir = path.resolve(process.env.BENCH_OUT ?? path.join(__dirname, "results"));
+  fs.mkdirSync(outDir, { recursive: true });
+  const t0 = Date.now();
+  const log: string[] = [];
+  const say = (s: string) => {
+    const line = `[${((Date.now() - t0) / 1000).toFixed(0).padStart(4)} s] ${s}`;
+    log.push(line);
+    console.log(line);
+  };
+  const ver = async (cmd: string, args: string[]) => (await run(cmd, args, { timeoutMs: 30_000 })).stdout.split("\n")[0].trim();
+  const results: BenchResults = {
+    startedAt: new Date().toISOString(),
+    machine: {
+      cpus: os.cpus().length,
+      cpuModel: os.cpus()[0]?.model,
+      memGB: Math.round(os.totalmem() / 2 ** 30),
+      kernel: os.release(),
+      node: process.version,
+      loadavgAtStart: os.loadavg(),
+      ansible: parts.has("fleet") ? await ver("ansible", ["--version"]) : undefined,
+      ansiblePosix: parts.has("fleet")
+        ? (() => { try { return JSON.parse(fs.readFileSync("/usr/lib/python3/dist-packages/ansible_collections/ansible/posix/MANIFEST.json", "utf8")).collection_info.version; } catch { return "unknown"; } })()
+        : undefined,
+      openssh: (await run("ssh", ["-V"], { timeoutMs: 10_000 })).stderr.trim(),
+    },
+    config: { sizes, repeats, costRepeats, scaleHosts, scaleRepeats, parts: [...parts] },
+    keys: SYSCTLS,
+    fleet: [], cost: [], state: [], scale: [], log,
+  };
+  const save = () => {
+    results.finishedAt = new Date().toISOString();
+    fs.writeFileSync(path.join(outDir, "latest.json"), JSON.stringify(results, null, 2) + "\n");
+    const { markdown, ratios } = report(results);
+    fs.writeFileSync(path.join(outDir, "latest.md"), markdown);
+    return ratios;
+  };
+
+  const needLab = parts.has("fleet") || parts.has("cost");
+  let lab: Lab | undefined;
+  try {
+    if (needLab) {
+      if (process.getuid?.() !== 0) throw new Error("the fleet and cost benchmarks need root (lab hosts)");
+      await cleanupStaleLabs();
+      const nHosts = Math.max(parts.has("fleet") ? Math.max(...sizes) : 1, 1);
+      say(`starting ${nHosts} lab hosts`);
+      lab = await startLab({ hosts: nHosts, tag: "bench" });
+      const h0 = lab.hosts[0];
+      await verifyKeys(h0);
+      say("the 40 keys are writable in a lab host and differ from its defaults");
+      const orig = await mapLimit(lab.hosts, 10, (h) => readValues(h));
+      const readerPids = await calibratePidReader(h0);
+      say(`pid counter reader costs ${readerPids} pid(s) per reading`);
+      if (parts.has("cost")) {
+        const c = await costBench({ host: h0, repeats: costRepeats, orig: orig[0], readerPids, log: say });
+        results.cost = c.samples;
+        results.state = c.state;
+        save();
+      }
+      if (parts.has("fleet")) {
+        results.fleet = await fleetBench({
+          lab, sizes, repeats, orig, readerPids, ansibleTimeoutMs, log: say,
+          workDir: fs.mkdtempSync(path.join(os.tmpdir(), "nt-bench-")),
+        });
+        save();
+      }
+      await lab.stop();
+      lab = undefined;
+    }
+    if (parts.has("scale")) {
+      results.scale = await scaleBench({ hosts: scaleHosts, repeats: scaleRepeats, timeoutMs: 600_000, log: say });
+    }
+  } finally {
+    if (lab) await lab.stop().catch((e) => console.error(e));
+  }
+  const ratios = save();
+  say(`wrote ${path.join(outDir, "latest.md")} and latest.json`);
+  console.log("\n" + ratios);
+  void APPROACHES;
+}
+
+main().then(() => process.exit(0), (e) => { console.error(e); process.exit(1); });

@@ -1,0 +1,151 @@
+/** Renders bench results as markdown tables and the ratio summary printed last. */
+import type { BenchResults } from "./index";
+import { APPROACHES, Approach, FleetSample } from "./fleet";
+import { COST_VARIANTS, CostSample } from "./hostcost";
+import { fmtSummary, summarize } from "./lib";
+
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(xs.length, 1);
+const NAMES: Record<Approach, string> = {
+  nettuning: "NetTuning (harness, parallel unbounded)",
+  "ansible-sysctl": "Ansible ansible.posix.sysctl × 40 (forks 5)",
+  "ansible-copy": "Ansible copy + `sysctl -p` handler (forks 5)",
+};
+
+function perRepeatRatios<T>(samples: T[], key: (s: T) => number, group: (s: T) => number, num: (s: T) => boolean, den: (s: T) => boolean): number[] {
+  const reps = [...new Set(samples.map(group))];
+  const out: number[] = [];
+  for (const r of reps) {
+    const a = samples.find((s) => group(s) === r && num(s));
+    const b = samples.find((s) => group(s) === r && den(s));
+    if (a && b && key(b) > 0) out.push(key(a) / key(b));
+  }
+  return out;
+}
+
+export function report(res: BenchResults): { markdown: string; ratios: string } {
+  const md: string[] = [];
+  const ratios: string[] = [];
+  const m = res.machine;
+  md.push(`# Benchmark results (${res.startedAt})`, "");
+  md.push(`Machine: ${m.cpus} vCPU (${m.cpuModel}), ${m.memGB} GB, kernel ${m.kernel}, Node ${m.node}, ${m.openssh}` +
+    (m.ansible ? `, ${m.ansible}, ansible.posix ${m.ansiblePosix}` : "") +
+    `. Load average at start: ${(m.loadavgAtStart as number[]).map((x) => x.toFixed(2)).join(" ")} (the machine is shared).`, "");
+  md.push("Figures are `median (min–max)` over repeats; ratios are computed per repeat (approaches run side by side in rotated order) and then summarised. See bench/README.md for the method.", "");
+
+  // ---------------------------------------------------------------- fleet
+  if (res.fleet.length) {
+    md.push("## 1. Fleet apply: 40 sysctls persisted in /etc/sysctl.d/90-bench.conf", "");
+    for (const n of [...new Set(res.fleet.map((s) => s.hosts))]) {
+      const S = res.fleet.filter((s) => s.hosts === n);
+      md.push(`### ${n} hosts (${Math.max(...S.map((s) => s.repeat)) + 1} repeats)`, "");
+      md.push("| approach | first run: wall s | SSH sessions / host | TCP logins / host | processes / host | host CPU ms / host | second run (no change): wall s | sessions / host | processes / host | changed | failed runs |");
+      md.push("|---|---|---|---|---|---|---|---|---|---|---|");
+      for (const a of APPROACHES) {
+        const xs = S.filter((s) => s.approach === a);
+        if (!xs.length) continue;
+        const okFirst = xs.filter((s) => s.first.ok);
+        const okSecond = xs.filter((s) => s.second.ok);
+        const fails = xs.length - okFirst.length + (xs.length - okSecond.length);
+        const perHost = (f: (s: FleetSample) => number[]) => fmtSummary(summarize(okFirst.map((s) => mean(f(s)))), 1);
+        md.push(`| ${NAMES[a]} | ${fmtSummary(summarize(okFirst.map((s) => s.first.ms / 1000)))} | ${perHost((s) => s.first.sessionsPerHost)} | ${perHost((s) => s.first.loginsPerHost)} | ${perHost((s) => s.first.procsPerHost)} | ${perHost((s) => s.first.hostCpuMsPerHost)} | ` +
+          `${fmtSummary(summarize(okSecond.map((s) => s.second.ms / 1000)))} | ${fmtSummary(summarize(okSecond.map((s) => mean(s.second.sessionsPerHost))), 1)} | ${fmtSummary(summarize(okSecond.map((s) => mean(s.second.procsPerHost))), 1)} | ${fmtSummary(summarize(okSecond.map((s) => s.second.changed ?? NaN)), 0)} | ${fails} |`);
+      }
+      md.push("");
+      const ok = S.filter((s) => s.first.ok && s.second.ok);
+      for (const a of ["ansible-sysctl", "ansible-copy"] as Approach[]) {
+        const r1 = summarize(perRepeatRatios(ok, (s) => s.first.ms, (s) => s.repeat, (s) => s.approach === a, (s) => s.approach === "nettuning"));
+        const r2 = summarize(perRepeatRatios(ok, (s) => s.second.ms, (s) => s.repeat, (s) => s.approach === a, (s) => s.approach === "nettuning"));
+        const sess = summarize(perRepeatRatios(ok, (s) => mean(s.first.sessionsPerHost), (s) => s.repeat, (s) => s.approach === a, (s) => s.approach === "nettuning"));
+        const line = `${n} hosts: ${NAMES[a]} / NetTuning — wall ×${fmtSummary(r1)}, no-change run ×${fmtSummary(r2)}, SSH sessions ×${fmtSummary(sess, 0)}`;
+        md.push(`- ${line}`);
+        ratios.push(line);
+      }
+      md.push("");
+    }
+  }
+
+  // ---------------------------------------------------------------- cost
+  if (res.cost.length) {
+    const C = res.cost;
+    md.push("## 2. Host-side cost of one create (one lab host)", "");
+    md.push("| variant | wall ms | SSH ms | sessions | processes on host | host CPU ms | failed |");
+    md.push("|---|---|---|---|---|---|---|");
+    const label: Record<string, string> = {
+      "ssh-true": "empty SSH session (`true`): SSH/sshd share",
+      nettuning: "NetTuning create, 40 keys (+journal, file, read-back, report)",
+      "naive-sysctl": "naive: 40 × `sysctl -w` + `cat` the file, one session",
+      "naive-sysctl-40-ssh": "naive: 40 × `ssh host sysctl -w k=v` + 1 × `ssh host cat > file`",
+      nicqueues: "NicQueues create (gro, txqueuelen, RPS ×4 queues, rc.local)",
+      "naive-nic": "naive: ethtool -K + ip link + RPS writes + rc.local block",
+    };
+    for (const v of COST_VARIANTS) {
+      const xs = C.filter((s) => s.variant === v);
+      const ok = xs.filter((s) => s.ok);
+      if (!xs.length) continue;
+      md.push(`| ${label[v]} | ${fmtSummary(summarize(ok.map((s) => s.ms)), 0)} | ${fmtSummary(summarize(ok.map((s) => s.sshMs)), 0)} | ${fmtSummary(summarize(ok.map((s) => s.sessions)), 0)} | ${fmtSummary(summarize(ok.map((s) => s.procs)), 0)} | ${fmtSummary(summarize(ok.map((s) => s.hostCpuMs)), 0)} | ${xs.length - ok.length} |`);
+    }
+    md.push("");
+    const pair = (a: string, b: string, f: (s: CostSample) => number) =>
+      summarize(perRepeatRatios(C.filter((s) => s.ok), f, (s) => s.repeat, (s) => s.variant === a, (s) => s.variant === b));
+    const net = (v: string, f: (s: CostSample) => number) => {
+      // per repeat: variant minus its sessions × the empty session
+      const out: number[] = [];
+      for (const r of [...new Set(C.map((s) => s.repeat))]) {
+        const x = C.find((s) => s.repeat === r && s.variant === v && s.ok);
+        const e = C.find((s) => s.repeat === r && s.variant === "ssh-true" && s.ok);
+        if (x && e) out.push(f(x) - x.sessions * f(e));
+      }
+      return summarize(out);
+    };
+    for (const [a, b] of [["nettuning", "naive-sysctl"], ["nettuning", "naive-sysctl-40-ssh"], ["nicqueues", "naive-nic"]]) {
+      const line = `${label[a].split(" (")[0].split(",")[0]} / ${label[b]} — wall ×${fmtSummary(pair(a, b, (s) => s.sshMs))} (SSH part), processes ×${fmtSummary(pair(a, b, (s) => s.procs))}, host CPU ×${fmtSummary(pair(a, b, (s) => s.hostCpuMs))}`;
+      md.push(`- ${line}`);
+      ratios.push(line);
+    }
+    md.push("");
+    md.push("Beyond the SSH session itself (each figure minus its sessions × the empty session, per repeat):", "");
+    md.push("| variant | processes | SSH ms | host CPU ms |", "|---|---|---|---|");
+    for (const v of COST_VARIANTS.filter((x) => x !== "ssh-true")) {
+      md.push(`| ${label[v]} | ${fmtSummary(net(v, (s) => s.procs), 0)} | ${fmtSummary(net(v, (s) => s.sshMs), 0)} | ${fmtSummary(net(v, (s) => s.hostCpuMs), 0)} |`);
+    }
+    md.push("");
+  }
+
+  // ---------------------------------------------------------------- scale
+  if (res.scale.length) {
+    const S = res.scale.filter((s) => s.ok);
+    const n = res.scale[0].hosts;
+    md.push(`## 3. Program scale: ${n} hosts under setMocks (harness \`capture\`)`, "");
+    md.push("| program | resources | wall s | peak RSS MB | RSS before evaluation MB | failed |", "|---|---|---|---|---|---|");
+    for (const v of ["components", "bare"] as const) {
+      const xs = S.filter((s) => s.variant === v);
+      md.push(`| ${v === "components" ? `${n} × (NetTuning + NicQueues)` : `${n} × 4 bare remote.Command (same commands and stdin)`} | ${xs[0]?.resources ?? "n/a"} | ${fmtSummary(summarize(xs.map((s) => s.wallMs / 1000)))} | ${fmtSummary(summarize(xs.map((s) => s.maxRssKB / 1024)), 0)} | ${fmtSummary(summarize(xs.map((s) => s.rssBeforeKB / 1024)), 0)} | ${res.scale.filter((s) => s.variant === v && !s.ok).length} |`);
+    }
+    md.push("");
+    const wall = summarize(perRepeatRatios(S, (s) => s.wallMs, (s) => s.repeat, (s) => s.variant === "components", (s) => s.variant === "bare"));
+    const rss = summarize(perRepeatRatios(S, (s) => s.maxRssKB, (s) => s.repeat, (s) => s.variant === "components", (s) => s.variant === "bare"));
+    const rssd = summarize(perRepeatRatios(S, (s) => s.maxRssKB - s.rssBeforeKB, (s) => s.repeat, (s) => s.variant === "components", (s) => s.variant === "bare"));
+    const line = `${n} hosts under setMocks: components / bare Commands — wall ×${fmtSummary(wall)}, peak RSS ×${fmtSummary(rss)} (growth during evaluation ×${fmtSummary(rssd)})`;
+    md.push(`- ${line}`, "");
+    ratios.push(line);
+  }
+  // ---------------------------------------------------------------- state
+  if (res.state.length) {
+    md.push("## 4. State size per host (harness state after the create)", "");
+    md.push("| resource | child | inputs bytes | outputs bytes | stdin (each copy) | of which host program | stdout | connection (each copy) |", "|---|---|---|---|---|---|---|---|");
+    for (const s of res.state) {
+      for (const c of s.children) md.push(`| ${s.resource} | ${c.name} | ${c.inputsBytes} | ${c.outputsBytes} | ${c.stdinBytes} | ${c.programBytes} | ${c.stdoutBytes} | ${c.connectionBytes} |`);
+      md.push(`| ${s.resource} | **total** (incl. component) | | | | | | **${s.totalBytes}** (${s.withoutConnectionBytes} without the connection copies) |`);
+    }
+    md.push("");
+    const prog = res.state.reduce((a, s) => a + s.children.reduce((b, c) => b + 2 * c.programBytes, 0), 0);
+    const all = res.state.reduce((a, s) => a + s.totalBytes, 0);
+    md.push(`Host program text (stored in each stdin, inputs and outputs): ${(prog / 1024).toFixed(1)} KiB of ${(all / 1024).toFixed(1)} KiB per host (${((100 * prog) / all).toFixed(0)} %).`, "");
+    md.push("Outputs of a Command repeat its inputs (the provider returns them), so every input is stored twice. The connection holds the private key (a secret: Pulumi stores it encrypted, larger than shown).", "");
+    const tot = res.state.reduce((a, s) => a + s.totalBytes, 0);
+    ratios.push(`state per host: ${res.state.map((s) => `${s.resource.split(" ")[0]} ${(s.totalBytes / 1024).toFixed(1)} KiB`).join(" + ")} = ${(tot / 1024).toFixed(1)} KiB`);
+  }
+
+  md.push("## Log", "", "```", ...res.log, "```", "");
+  return { markdown: md.join("\n"), ratios: ["Ratios (median (min–max) of per-repeat ratios):", ...ratios.map((r) => `  ${r}`)].join("\n") };
+}

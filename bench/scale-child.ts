@@ -1,0 +1,65 @@
+/**
+ * Child process of the program-scale benchmark (one measurement per process, so peak RSS is that of one run):
+ *   node -r ts-node/register/transpile-only bench/scale-child.ts <components|bare> <hosts>
+ * Evaluates the program under the harness's setMocks `capture` and prints one JSON line:
+ * { variant, hosts, resources, wallMs, maxRssKB, rssBeforeKB }.
+ * components: per host one NetTuning (the 40 keys) + one NicQueues (features, txqueuelen, RPS, rc.local).
+ * bare: per host the same four command:remote:Command resources without the components: the same command lines and
+ * the same stdin texts (taken from a one-host components evaluation done before the clock starts, made distinct per
+ * host so that nothing is shared that the components would not share).
+ */
+import { NetTuning } from "../components/netTuning";
+import { NicQueues } from "../components/nicQueues";
+import * as command from "@pulumi/command";
+import { capture } from "../tests/harness";
+import { netTuningSysctls } from "./keys";
+
+const KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\n" + "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n".repeat(5) + "-----END OPENSSH PRIVATE KEY-----\n";
+const conn = (i: number) => ({ host: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, port: 22, user: "root", privateKey: KEY });
+
+async function main(): Promise<void> {
+  const [variant, hostsArg] = process.argv.slice(2);
+  const hosts = Number(hostsArg);
+  if (!["components", "bare"].includes(variant) || !(hosts >= 1 && hosts <= 100_000)) throw new Error("usage: scale-child <components|bare> <hosts>");
+  const sysctls = netTuningSysctls();
+  const components = (n: number) => () => {
+    for (let i = 0; i < n; i++) {
+      const connection = conn(i);
+      new NetTuning(`h${i}`, { connection, sysctls, fileName: "90-bench.conf" });
+      new NicQueues(`h${i}-nic`, { connection, interface: "eth0", features: { gro: true }, txQueueLength: 5000, rps: { cpus: "all", flowEntriesPerQueue: 4096 }, persistence: "rc.local" });
+    }
+  };
+  // Both variants load the same modules and run one warm-up evaluation (one host) before the clock starts.
+  const one = await capture(components(1), { project: "bench", stack: "scale" });
+  if (one.error) throw one.error;
+  const templates = one.resources
+    .filter((r) => r.type === "command:remote:Command")
+    .map((r) => ({ name: r.name.replace(/^h0/, ""), create: r.inputs.create, update: r.inputs.update, delete: r.inputs.delete, stdin: String(r.inputs.stdin ?? "") }));
+  if (templates.length !== 4) throw new Error(`expected 4 commands per host, got ${templates.length}`);
+  const bare = (n: number) => () => {
+    for (let i = 0; i < n; i++) {
+      const connection = conn(i);
+      for (const t of templates) {
+        new command.remote.Command(`h${i}${t.name}`, {
+          connection,
+          create: t.create as string | undefined,
+          update: t.update as string | undefined,
+          delete: t.delete as string | undefined,
+          stdin: `${t.stdin}# h${i}\n`,
+          addPreviousOutputInEnv: false,
+          logging: "stderr",
+        });
+      }
+    }
+  };
+  if (global.gc) global.gc();
+  const rssBeforeKB = Math.round(process.memoryUsage().rss / 1024);
+  const t0 = process.hrtime.bigint();
+  const r = await capture(variant === "components" ? components(hosts) : bare(hosts), { project: "bench", stack: "scale" });
+  const wallMs = Number(process.hrtime.bigint() - t0) / 1e6;
+  if (r.error) throw r.error;
+  const maxRssKB = process.resourceUsage().maxRSS;
+  process.stdout.write(JSON.stringify({ variant, hosts, resources: r.resources.length, wallMs, maxRssKB, rssBeforeKB }) + "\n");
+}
+
+main().then(() => process.exit(0), (e) => { console.error(e); process.exit(1); });

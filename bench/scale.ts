@@ -1,0 +1,39 @@
+/** 3. Program scale: components vs bare Commands under setMocks, one child process per measurement, alternating. */
+import * as path from "path";
+import { run } from "./lib";
+
+export interface ScaleSample {
+  variant: "components" | "bare";
+  hosts: number;
+  repeat: number;
+  ok: boolean;
+  resources: number;
+  wallMs: number;
+  maxRssKB: number;
+  rssBeforeKB: number;
+  note?: string;
+}
+
+export async function scaleBench(opts: { hosts: number; repeats: number; timeoutMs: number; log: (s: string) => void }): Promise<ScaleSample[]> {
+  const out: ScaleSample[] = [];
+  const root = path.resolve(__dirname, "..");
+  for (let rep = 0; rep < opts.repeats; rep++) {
+    const order: ScaleSample["variant"][] = rep % 2 === 0 ? ["components", "bare"] : ["bare", "components"];
+    for (const variant of order) {
+      const r = await run(process.execPath, ["--expose-gc", "-r", "ts-node/register/transpile-only", "bench/scale-child.ts", variant, String(opts.hosts)], {
+        cwd: root, timeoutMs: opts.timeoutMs, env: { ...process.env, NODE_OPTIONS: "" },
+      });
+      const line = r.stdout.trim().split("\n").pop() ?? "";
+      let s: ScaleSample;
+      try {
+        const j = JSON.parse(line) as Omit<ScaleSample, "repeat" | "ok">;
+        s = { ...j, repeat: rep, ok: r.code === 0 };
+      } catch {
+        s = { variant, hosts: opts.hosts, repeat: rep, ok: false, resources: 0, wallMs: NaN, maxRssKB: NaN, rssBeforeKB: NaN, note: (r.stderr || r.stdout).slice(-2000) };
+      }
+      out.push(s);
+      opts.log(`scale rep=${rep} ${variant} × ${opts.hosts}: ${s.ok ? "ok" : "FAILED"} ${(s.wallMs / 1000).toFixed(2)} s, ${s.resources} resources, peak RSS ${(s.maxRssKB / 1024).toFixed(0)} MB (before ${(s.rssBeforeKB / 1024).toFixed(0)} MB)${s.note ? `\n  ${s.note}` : ""}`);
+    }
+  }
+  return out;
+}
