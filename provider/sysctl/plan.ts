@@ -2,6 +2,7 @@ import { InputError } from "../errors";
 import { Owner, safeName } from "../owner";
 import { PACKAGE_NAME, PACKAGE_VERSION } from "../version";
 import type { SysctlProfile } from "../sizing/profile";
+import { nextPowerOfTwo } from "../sizing/units";
 import { lookup } from "./catalogue";
 import { validateSysctls } from "./validate";
 
@@ -46,12 +47,6 @@ function moduleFor(key: string, value: string): string | undefined {
 function oneLine(text: string | undefined): string {
   const t = (text ?? "").replace(/[\x00-\x1f\x7f]+/g, " ").trim();
   return t.length <= 400 ? t : `${t.slice(0, t.lastIndexOf(" ", 397))}...`;
-}
-
-function nextPow2(n: number): number {
-  let p = 1;
-  while (p < n) p *= 2;
-  return p;
 }
 
 /** Validates and renders a NetTuning resource. Pure and deterministic: identical inputs give identical text. */
@@ -112,7 +107,7 @@ export function planSysctls(input: SysctlPlanInput): SysctlPlan {
   ];
   for (const k of keys) {
     const entry = lookup(k);
-    if (entry?.readback === "pow2") directives.push(`@readback ${k} ${nextPow2(Number(values[k]))}`);
+    if (entry?.readback === "pow2") directives.push(`@readback ${k} ${nextPowerOfTwo(Number(values[k]))}`);
     const hint = [entry?.since ? `added in Linux ${entry.since}` : "", entry?.scope === "host" ? "host-wide: absent inside a network namespace or container" : ""]
       .filter(Boolean)
       .join("; ");
