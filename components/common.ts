@@ -12,7 +12,7 @@ export function ownerFor(name: string): Owner {
 }
 
 /** Children move to a new host by delete-then-create, so the old host gets its originals back first. */
-export function childOptions(parent: pulumi.Resource, extra?: pulumi.CustomResourceOptions): pulumi.CustomResourceOptions {
+function childOptions(parent: pulumi.Resource, extra?: pulumi.CustomResourceOptions): pulumi.CustomResourceOptions {
   return {
     parent,
     replaceOnChanges: ["connection.host", "connection.port"],
@@ -22,7 +22,7 @@ export function childOptions(parent: pulumi.Resource, extra?: pulumi.CustomResou
 }
 
 /** The report of the apply child, or an empty one during preview (stdout unknown or empty). */
-export function reportOf(stdout: string | undefined): HostReport {
+function reportOf(stdout: string | undefined): HostReport {
   if (!stdout) return { applied: {}, previous: {}, warnings: [], extra: {} };
   return parseReport(stdout);
 }

@@ -64,6 +64,7 @@ nt_init() {
   NT_TMP=$(mktemp -d /tmp/net-tuning.XXXXXX) || { nt_msg "cannot create a temporary directory in /tmp on $NT_HOSTNAME"; exit 1; }
   trap 'nt_on_signal' HUP INT TERM PIPE
   : > "$NT_TMP/desired"; : > "$NT_TMP/changed"; : > "$NT_TMP/warnings"; : > "$NT_TMP/files"; : > "$NT_TMP/orig.state"
+  : > "$NT_TMP/problems"
 }
 
 nt_valid_word() { # KEY-like words: letters, digits and ._-:/@ only
@@ -253,14 +254,12 @@ nt_apply_main() {
   nt_read_stdin
   nt_lock
   NT_PHASE=preflight
-  : > "$NT_TMP/problems"
   kind_preflight
   nt_check_owners
   nt_problems_exit
   # Snapshot: live values of every desired and every journalled key.
   : > "$NT_TMP/live"
   [ -f "$NT_JOURNAL" ] && cp -p "$NT_JOURNAL" "$NT_TMP/journal.before"
-  [ -f "$NT_JOURNAL" ] || : > "$NT_TMP/journal.none"
   cat "$NT_TMP/desired" > "$NT_TMP/keys"
   [ -f "$NT_JOURNAL" ] && cat "$NT_JOURNAL" >> "$NT_TMP/keys"
   while IFS="$NT_TAB" read -r nt_k nt_v; do
@@ -341,7 +340,6 @@ nt_restore_main() {
   nt_read_stdin
   nt_lock
   NT_PHASE=restore
-  : > "$NT_TMP/problems"
   : > "$NT_TMP/origs"
   [ -f "$NT_JOURNAL" ] && cat "$NT_JOURNAL" >> "$NT_TMP/origs"
   [ -f "$NT_JOURNAL" ] || nt_warn "the host's journal $NT_JOURNAL is missing; restoring the originals kept in Pulumi state"
