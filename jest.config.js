@@ -12,7 +12,7 @@ module.exports = {
     },
     {
       displayName: "lab",
-      globalSetup: "<rootDir>/tests/lab/globalSetup.ts",
+      globalSetup: "<rootDir>/testkit/lab/globalSetup.ts",
       testMatch: ["<rootDir>/tests/lab/**/*.test.ts", "<rootDir>/tests/harness/**/*.test.ts", "<rootDir>/tests/integration/**/*.test.ts", "<rootDir>/tests/reliability/**/*.test.ts", "<rootDir>/tests/examples/lab.test.ts"],
       transform: { "^.+\\.ts$": tsJest },
       testEnvironment: "node",

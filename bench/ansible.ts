@@ -7,7 +7,7 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import type { Lab, LabHost } from "../tests/lab";
+import type { Lab, LabHost } from "../testkit/lab";
 import { FILE_PATH, SYSCTLS } from "./keys";
 import { run } from "./lib";
 

@@ -7,8 +7,8 @@
  * each from a freshly reset fleet, then a second run with no change.
  */
 import { NetTuning } from "../components/netTuning";
-import { Stack } from "../tests/harness";
-import type { Lab, LabHost } from "../tests/lab";
+import { Stack } from "../testkit/harness";
+import type { Lab, LabHost } from "../testkit/lab";
 import { AnsibleBench, sshdLogins } from "./ansible";
 import { FILE_NAME, FILE_PATH, netTuningSysctls, readValues, resetHost, SYSCTLS } from "./keys";
 import { HostCounters, mapLimit, nowMs, readCounters, sleep } from "./lib";

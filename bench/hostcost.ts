@@ -14,8 +14,8 @@
  */
 import { NetTuning } from "../components/netTuning";
 import { NicQueues, NicQueuesArgs } from "../components/nicQueues";
-import { defaultSshTuning, runCommand, Stack, StateEntry } from "../tests/harness";
-import type { LabHost } from "../tests/lab";
+import { defaultSshTuning, runCommand, Stack, StateEntry } from "../testkit/harness";
+import type { LabHost } from "../testkit/lab";
 import { FILE_NAME, FILE_PATH, netTuningSysctls, readValues, resetHost, SYSCTLS } from "./keys";
 import { nowMs, readCounters, sleep } from "./lib";
 

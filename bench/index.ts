@@ -17,7 +17,7 @@
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { cleanupStaleLabs, Lab, startLab } from "../tests/lab";
+import { cleanupStaleLabs, Lab, startLab } from "../testkit/lab";
 import { costBench, CostSample, StateSize } from "./hostcost";
 import { APPROACHES, fleetBench, FleetSample } from "./fleet";
 import { readValues, verifyKeys, SYSCTLS } from "./keys";

@@ -3,7 +3,7 @@
  * checked writable in a lab host (value written, read back equal, original restored: see `verifyKeys`), and every
  * value differs from the lab's default so that each key really changes.
  */
-import type { LabHost } from "../tests/lab";
+import type { LabHost } from "../testkit/lab";
 
 export const FILE_NAME = "90-bench.conf";
 export const FILE_PATH = `/etc/sysctl.d/${FILE_NAME}`;

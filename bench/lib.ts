@@ -1,6 +1,6 @@
 /** Small helpers shared by the benchmarks: statistics, bounded parallel map, host probes (pid counter, CPU). */
 import { spawn } from "child_process";
-import type { LabHost } from "../tests/lab";
+import type { LabHost } from "../testkit/lab";
 
 export interface Summary {
   n: number;

@@ -11,7 +11,7 @@
 import { NetTuning } from "../components/netTuning";
 import { NicQueues } from "../components/nicQueues";
 import * as command from "@pulumi/command";
-import { capture } from "../tests/harness";
+import { capture } from "../testkit/harness";
 import { netTuningSysctls } from "./keys";
 
 const KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\n" + "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n".repeat(5) + "-----END OPENSSH PRIVATE KEY-----\n";

@@ -2,8 +2,8 @@
  * `npm run demo`: the main job on an embedded default, end to end, for a human to watch.
  *
  * Starts one lab host (a network namespace with its own sshd, Debian's default configuration: see
- * tests/lab/README.md), runs the quickstart program (examples/quickstart) against it through the
- * command-provider harness (tests/harness: pulumi-command 1.2.1 semantics over real SSH), and shows each step:
+ * testkit/lab/README.md), runs the quickstart program (examples/quickstart) against it through the
+ * command-provider harness (testkit/harness: pulumi-command 1.2.1 semantics over real SSH), and shows each step:
  *   preview   → the plan a reviewer sees in `pulumi preview --diff` (no SSH session)
  *   up        → the values applied and the values they replaced (1 SSH session)
  *   up again  → nothing to do (0 SSH sessions)
@@ -11,8 +11,8 @@
  * Every step is checked on the host itself (without SSH). Exit 0 when every check passed, 1 otherwise.
  * Needs root (like the lab). Bounded: gives up after DEMO_TIMEOUT_MS (default 120 s).
  */
-import { Stack, UpResult } from "./harness";
-import { Lab, LabHost, startLab } from "./lab";
+import { Stack, UpResult } from "../testkit/harness";
+import { Lab, LabHost, startLab } from "../testkit/lab";
 import { configFor, exampleProgram } from "./examples/load";
 import { planPart, table } from "./examples/render";
 

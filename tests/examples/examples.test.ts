@@ -3,7 +3,7 @@
  * `pulumi preview` would run them: which resources they declare, with which key inputs and options.
  * No SSH, no root: belongs to the "unit" jest project.
  */
-import { capture, RegisteredResource } from "../harness";
+import { capture, RegisteredResource } from "../../testkit/harness";
 import { configFor, exampleProgram } from "./load";
 import * as fs from "fs";
 import * as path from "path";

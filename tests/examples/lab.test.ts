@@ -12,9 +12,9 @@
  *   a veth does not support (`ethtool -G/-C`: "Operation not supported"), and nvme-tcp's BBR would load tcp_bbr into
  *   the machine's shared kernel. Their host programs are exercised by tests/integration and the VM tests.
  */
-import { Stack, UpResult } from "../harness";
-import { Lab, LabHost, startLab } from "../lab";
-import { snapshot, sysctl } from "../integration/helpers";
+import { Stack, UpResult } from "../../testkit/harness";
+import { Lab, LabHost, startLab } from "../../testkit/lab";
+import { snapshot, sysctl } from "../../testkit/host";
 import { configFor, exampleProgram } from "./load";
 import { quickstartV2 } from "./readmeExcerpts";
 

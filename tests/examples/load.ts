@@ -12,7 +12,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import * as ts from "typescript";
-import type { PulumiProgram } from "../harness";
+import type { PulumiProgram } from "../../testkit/harness";
 
 export const EXAMPLES_DIR = path.resolve(__dirname, "../../examples");
 

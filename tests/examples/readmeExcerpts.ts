@@ -1,6 +1,6 @@
 /**
- * The `pulumi preview --diff` excerpts of docs/README-draft.md, produced from the real rendered inputs:
- * the quickstart program evaluated under mocks (tests/harness `capture`), then a second version of it.
+ * The `pulumi preview --diff` excerpts of README.md, produced from the real rendered inputs:
+ * the quickstart program evaluated under mocks (testkit/harness `capture`), then a second version of it.
  *
  *   npx ts-node --transpile-only tests/examples/readmeExcerpts.ts   # prints the markdown blocks
  *
@@ -9,7 +9,7 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import { NetTuning } from "../../index";
-import { capture, PulumiProgram } from "../harness";
+import { capture, PulumiProgram } from "../../testkit/harness";
 import { configFor, exampleProgram } from "./load";
 import { lineDiff, planPart } from "./render";
 

@@ -4,8 +4,8 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import { remote } from "@pulumi/command";
-import { startLab, Lab, LabHost } from "../lab";
-import { capture, Stack, UNKNOWN, setenvMessage, UpResult, COMMAND_TYPE } from "./index";
+import { startLab, Lab, LabHost } from "../../testkit/lab";
+import { capture, Stack, UNKNOWN, setenvMessage, UpResult, COMMAND_TYPE } from "../../testkit/harness";
 
 let lab: Lab;
 let h0: LabHost;

@@ -3,9 +3,9 @@
  * the exact commands and stdin the component generates, run over SSH with @pulumi/command 1.2.1 semantics.
  */
 import { NetTuning, NetTuningArgs } from "../../components/netTuning";
-import { Stack, UpResult } from "../harness";
-import { Lab, LabHost, startLab } from "../lab";
-import { fileOn, snapshot, sysctl, writeSysctl } from "./helpers";
+import { Stack, UpResult } from "../../testkit/harness";
+import { Lab, LabHost, startLab } from "../../testkit/lab";
+import { fileOn, snapshot, sysctl, writeSysctl } from "../../testkit/host";
 
 let lab: Lab;
 let h0: LabHost;

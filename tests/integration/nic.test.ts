@@ -3,9 +3,9 @@
  * 2 CPUs) through the command-provider harness: the exact commands and stdin the component generates, run over SSH.
  */
 import { NicQueues, NicQueuesArgs } from "../../components/nicQueues";
-import { Stack, UpResult } from "../harness";
-import { Lab, LabHost, startLab } from "../lab";
-import { fileOn, snapshot } from "./helpers";
+import { Stack, UpResult } from "../../testkit/harness";
+import { Lab, LabHost, startLab } from "../../testkit/lab";
+import { fileOn, snapshot } from "../../testkit/host";
 
 let lab: Lab;
 let h0: LabHost;

@@ -5,7 +5,7 @@
 import { spawn, spawnSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
-import { cleanupStaleLabs, Lab, LabHost, sshOptions, startLab, STATE_ROOT } from "./index";
+import { cleanupStaleLabs, Lab, LabHost, sshOptions, startLab, STATE_ROOT } from "../../testkit/lab";
 
 // ------------------------------------------------------------------------------------------ helpers
 
@@ -321,7 +321,7 @@ describe("(5) teardown", () => {
   });
 
   test("a lab whose owner was SIGKILLed is removed by cleanupStaleLabs(), a live one is not", async () => {
-    const child = spawn(process.execPath, ["-r", "ts-node/register/transpile-only", path.join(__dirname, "fixtures", "hold-lab.ts"), "2"], {
+    const child = spawn(process.execPath, ["-r", "ts-node/register/transpile-only", path.join(__dirname, "..", "..", "testkit", "lab", "fixtures", "hold-lab.ts"), "2"], {
       cwd: path.join(__dirname, "..", ".."),
       env: { ...process.env, TS_NODE_PROJECT: path.join(__dirname, "..", "..", "tsconfig.json") },
       stdio: ["ignore", "pipe", "pipe"],

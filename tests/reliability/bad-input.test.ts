@@ -2,11 +2,11 @@
  * Bad-input catalogue (issue #8): table-driven. Every case fails with a message naming the input and the fix,
  * before any SSH session when the input alone shows the problem (the harness counts sessions), otherwise in the
  * host preflight (exit 2, "nothing was changed") or — for what only the kernel knows — mid-apply with a rollback
- * (exit 1). In every case the host is byte-identical afterwards (tests/integration/helpers.ts snapshot).
+ * (exit 1). In every case the host is byte-identical afterwards (testkit/host.ts snapshot).
  */
-import { Stack, UpResult } from "../harness";
-import { Lab, LabHost, startLab } from "../lab";
-import { snapshot } from "../integration/helpers";
+import { Stack, UpResult } from "../../testkit/harness";
+import { Lab, LabHost, startLab } from "../../testkit/lab";
+import { snapshot } from "../../testkit/host";
 import { ALL_CASES, BadCase, FIX, NIC_CASES, SYSCTL_CASES } from "./cases";
 import { commands, expectAll, nicProgram, sysProgram } from "./common";
 import { planSysctls } from "../../provider/sysctl/plan";

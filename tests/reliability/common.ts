@@ -1,8 +1,8 @@
 /** Shared helpers of the reliability tests (issue #8). */
 import { NetTuning, NetTuningArgs } from "../../components/netTuning";
 import { NicQueues, NicQueuesArgs } from "../../components/nicQueues";
-import type { Stack, UpResult } from "../harness";
-import type { LabHost } from "../lab";
+import type { Stack, UpResult } from "../../testkit/harness";
+import type { LabHost } from "../../testkit/lab";
 
 export type Who = "root" | "sudo" | "plain";
 export type SysArgs = Omit<NetTuningArgs, "connection">;

@@ -2,9 +2,9 @@
  * Fault injection on lab hosts (issue #8). In every scenario the host ends either fully changed or exactly as
  * before, the next `up` or `destroy` converges, and no original value is lost. Scenario table: README.md.
  */
-import { Stack, UpResult } from "../harness";
-import { Lab, LabHost, startLab } from "../lab";
-import { snapshot } from "../integration/helpers";
+import { Stack, UpResult } from "../../testkit/harness";
+import { Lab, LabHost, startLab } from "../../testkit/lab";
+import { snapshot } from "../../testkit/host";
 import { commands, nicProgram, ok, readSysctl, sh, sysProgram, SysArgs } from "./common";
 
 jest.setTimeout(300000);

@@ -19,9 +19,9 @@ import { planNic } from "../../provider/nic/plan";
 import { InputError } from "../../provider/errors";
 import { NetTuning } from "../../components/netTuning";
 import { NicQueues } from "../../components/nicQueues";
-import { Stack } from "../harness";
-import { Lab, LabHost, startLab } from "../lab";
-import { snapshot } from "../integration/helpers";
+import { Stack } from "../../testkit/harness";
+import { Lab, LabHost, startLab } from "../../testkit/lab";
+import { snapshot } from "../../testkit/host";
 
 jest.setTimeout(600000);
 

@@ -3,9 +3,9 @@
  * second NicQueues on one interface is refused with an error naming the other owner — never last-writer-wins — and
  * once the first owner is deleted the second takes the setting over with the TRUE original as its rollback value.
  */
-import { Stack } from "../harness";
-import { Lab, LabHost, startLab } from "../lab";
-import { snapshot } from "../integration/helpers";
+import { Stack } from "../../testkit/harness";
+import { Lab, LabHost, startLab } from "../../testkit/lab";
+import { snapshot } from "../../testkit/host";
 import { NetTuning } from "../../components/netTuning";
 import { commands, nicProgram, ok, readSysctl, sh, sysProgram } from "./common";
 

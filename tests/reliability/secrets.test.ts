@@ -6,9 +6,9 @@
 import * as pulumi from "@pulumi/pulumi";
 import { NetTuning } from "../../components/netTuning";
 import { NicQueues } from "../../components/nicQueues";
-import { Stack, UpResult } from "../harness";
+import { Stack, UpResult } from "../../testkit/harness";
 import { ok } from "./common";
-import { Lab, LabHost, startLab } from "../lab";
+import { Lab, LabHost, startLab } from "../../testkit/lab";
 
 jest.setTimeout(300000);
 

@@ -3,8 +3,8 @@
  * boot, boot-order conflicts, and rollback from Pulumi state — across real reboots.
  */
 import { NetTuning, NetTuningArgs } from "../../components/netTuning";
-import { Stack, UpResult } from "../harness";
-import { ensureImage, startVm, VmHost } from "./index";
+import { Stack, UpResult } from "../../testkit/harness";
+import { ensureImage, startVm, VmHost } from "../../testkit/vm";
 
 jest.setTimeout(900_000);
 let vm: VmHost;

@@ -3,8 +3,8 @@
  * persistence across real reboots, delete → originals back at boot too. eth0 = e1000e (no SSH on it), eth1 = virtio.
  */
 import { NicQueues, NicQueuesArgs } from "../../components/nicQueues";
-import { Stack, UpResult } from "../harness";
-import { ensureImage, startVm, VmHost } from "./index";
+import { Stack, UpResult } from "../../testkit/harness";
+import { ensureImage, startVm, VmHost } from "../../testkit/vm";
 
 jest.setTimeout(900_000);
 let vm: VmHost;

@@ -4,7 +4,7 @@
  * order matters (reboot before reset, reset last).
  */
 import { Client } from "ssh2";
-import { ensureImage, startVm, VmHost } from "./index";
+import { ensureImage, startVm, VmHost } from "../../testkit/vm";
 
 const SYSCTL_FILE = "/etc/sysctl.d/90-nt-vm-test.conf";
 const RMEM_TEST = "7340032";

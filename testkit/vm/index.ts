@@ -11,7 +11,7 @@
  *   itself dies with its parent (PR_SET_PDEATHSIG through `setpriv`), and leftovers of dead
  *   processes are swept by the next `startVm()`.
  *
- * See tests/vm/README.md.
+ * See testkit/vm/README.md.
  */
 import { ChildProcess, spawn } from "child_process";
 import * as fs from "fs";

@@ -1,5 +1,5 @@
 /** Shared helpers for lifecycle tests on lab hosts: read values, snapshot a host, run programs. */
-import type { LabHost } from "../lab";
+import type { LabHost } from "./lab";
 
 /** The value of a sysctl on a lab host as the kernel reads it back, whitespace collapsed. */
 export async function sysctl(host: LabHost, key: string): Promise<string> {

@@ -1,10 +1,10 @@
 #!/bin/sh
 # Lab host init: runs as pid 1 of a fresh pid namespace, inside the host's network namespace and a fresh
-# private mount + UTS namespace (started by tests/lab/index.ts as
+# private mount + UTS namespace (started by testkit/lab/index.ts as
 #   ip netns exec NS unshare --mount --uts --pid --fork --kill-child=KILL --mount-proc --propagation private sh host-init.sh
 # ). It builds a private root (copy-on-write overlay of the machine's / on a tmpfs), creates the lab
 # users, then execs sshd with Debian's default /etc/ssh/sshd_config. Everything it mounts lives only in
-# this mount namespace and disappears with its last process. See tests/lab/README.md.
+# this mount namespace and disappears with its last process. See testkit/lab/README.md.
 #
 # Environment (set by index.ts): NTLAB_STAGE (empty dir on the machine, mount point of the host's tmpfs),
 # NTLAB_KEYS (dir with root.pub sudo.pub plain.pub host_ed25519_key host_ed25519_key.pub),

@@ -2,7 +2,7 @@
  * The lab: real SSH test hosts on this machine. Each host is a network namespace (`ntlab-<labid>-<n>`)
  * linked to the machine by a veth pair (machine side `nt<key>h<n>`, host side `eth0`, 4 rx/tx queues),
  * with its own pid/mount/UTS namespaces, a private copy-on-write root filesystem and its own OpenSSH
- * sshd running Debian's default /etc/ssh/sshd_config. See tests/lab/README.md for what is isolated.
+ * sshd running Debian's default /etc/ssh/sshd_config. See testkit/lab/README.md for what is isolated.
  *
  * Needs root, iproute2, util-linux (unshare, nsenter, setpriv), openssh-server/-client, overlayfs.
  */

@@ -11,7 +11,7 @@
 # coreutils. Only Debian packages go into the guest, fetched by debootstrap from the mirror that
 # the host's apt uses (or $NT_VM_MIRROR).
 #
-# Last lines on stdout (machine-readable, parsed by tests/vm/index.ts):
+# Last lines on stdout (machine-readable, parsed by testkit/vm/index.ts):
 #   NT_VM_DIR=<dir>  NT_VM_BUILT=0|1  NT_VM_BUILD_SECONDS=<n>
 set -euo pipefail
 
