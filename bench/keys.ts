@@ -4,6 +4,7 @@
  * value differs from the lab's default so that each key really changes.
  */
 import type { LabHost } from "../testkit/lab";
+import { procPath } from "../testkit/host";
 
 export const FILE_NAME = "90-bench.conf";
 export const FILE_PATH = `/etc/sysctl.d/${FILE_NAME}`;
@@ -61,7 +62,6 @@ export function netTuningSysctls(): Record<string, number | number[]> {
   return out;
 }
 
-export const procPath = (k: string) => "/proc/sys/" + k.split(".").join("/");
 
 /** Current values of the 40 keys on a host (whitespace collapsed). */
 export async function readValues(host: LabHost): Promise<Record<string, string>> {

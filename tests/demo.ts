@@ -13,6 +13,7 @@
  */
 import { Stack, UpResult } from "../testkit/harness";
 import { Lab, LabHost, startLab } from "../testkit/lab";
+import { fileOn, ok, readSysctl } from "../testkit/host";
 import { configFor, exampleProgram } from "./examples/load";
 import { planPart, table } from "./examples/render";
 
@@ -43,23 +44,10 @@ function verified(summary: string): void {
 /** Values as the kernel reads them back (whitespace collapsed), read inside the host without SSH. */
 async function readOnHost(host: LabHost, keys: string[]): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
-  for (const k of keys) {
-    const r = await host.exec(`cat /proc/sys/${k.split(".").join("/")}`);
-    if (r.code !== 0) throw new Error(`cannot read ${k} on the host: ${r.stderr.trim()}`);
-    out[k] = r.stdout.trim().split(/\s+/).join(" ");
-  }
+  for (const k of keys) out[k] = await readSysctl(host, k);
   return out;
 }
 
-async function fileOnHost(host: LabHost, path: string): Promise<string | undefined> {
-  const r = await host.exec(`cat ${path}`);
-  return r.code === 0 ? r.stdout : undefined;
-}
-
-function mustSucceed(step: string, r: UpResult): UpResult {
-  if (!r.ok) throw new Error(`${step} failed:\n${r.error}`);
-  return r;
-}
 
 /** Runs one harness operation with the components' pulumi.log.warn output collected instead of printed. */
 async function quietly<T>(f: () => Promise<T>): Promise<{ value: T; logged: string[] }> {
@@ -90,7 +78,7 @@ async function demo(lab: Lab): Promise<void> {
   say();
   say(`${bold("[2/5] pulumi preview --diff")} ${dim("(what the reviewer sees in the pull request)")}`);
   const { value: preview, logged } = await quietly(() => stack.preview(program));
-  mustSucceed("preview", preview);
+  ok(preview, "preview");
   for (const s of preview.steps) say(`  + ${s.type.padEnd(28)} ${s.urn.split("::").pop()}  ${s.kind}`);
   const applyReg = preview.resources.find((r) => r.name === "quickstart-apply");
   if (!applyReg) throw new Error("the quickstart program declared no quickstart-apply Command");
@@ -109,14 +97,14 @@ async function demo(lab: Lab): Promise<void> {
   check("SSH sessions during preview = 0", preview.sessions.total === 0, `${preview.sessions.total}`);
   check(`${keys.length} keys planned`, keys.length > 0);
   const originals = await readOnHost(host, keys);
-  check("nothing changed on the host", (await fileOnHost(host, FILE)) === undefined, `${FILE} exists`);
+  check("nothing changed on the host", (await fileOn(host, FILE)) === undefined, `${FILE} exists`);
   verified(`no SSH session, ${FILE} not written`);
 
   // ---------------------------------------------------------------- up
   say();
   say(bold("[3/5] pulumi up"));
   const { value: up } = await quietly(() => stack.up(program));
-  mustSucceed("up", up);
+  ok(up, "up");
   const applied = (up.outputs?.applied ?? {}) as Record<string, string>;
   const previous = (up.outputs?.previous ?? {}) as Record<string, string>;
   const now = await readOnHost(host, keys);
@@ -125,7 +113,7 @@ async function demo(lab: Lab): Promise<void> {
   check("SSH sessions = 1", up.sessions.total === 1, `${up.sessions.total}`);
   for (const k of keys) check(`${k} = ${planned[k]} on the host`, now[k] === planned[k], `found ${now[k]}`);
   check("previous = the host's originals", keys.every((k) => previous[k] === originals[k]));
-  const file = await fileOnHost(host, FILE);
+  const file = await fileOn(host, FILE);
   check(`${FILE} = the reviewed content`, file !== undefined && plan.includes(file), file === undefined ? "missing" : "differs");
   verified(`every value read back from /proc/sys, previous = the originals, ${FILE} = the reviewed text`);
 
@@ -133,7 +121,7 @@ async function demo(lab: Lab): Promise<void> {
   say();
   say(`${bold("[4/5] pulumi up")} ${dim("(again, nothing changed in the program)")}`);
   const { value: again } = await quietly(() => stack.up(program));
-  mustSucceed("second up", again);
+  ok(again, "second up");
   say(`  ${again.unchanged.length} unchanged, ${again.created.length + again.updated.length + again.replaced.length} changed; SSH sessions: ${again.sessions.total}`);
   check("SSH sessions = 0", again.sessions.total === 0, `${again.sessions.total}`);
   check("values still applied", JSON.stringify(await readOnHost(host, keys)) === JSON.stringify(now));
@@ -143,13 +131,13 @@ async function demo(lab: Lab): Promise<void> {
   say();
   say(bold("[5/5] pulumi destroy"));
   const { value: destroy } = await quietly(() => stack.destroy());
-  mustSucceed("destroy", destroy);
+  ok(destroy, "destroy");
   const restored = await readOnHost(host, keys);
   say(table([["key", "applied", "restored", "original"], ...keys.map((k) => [k, now[k], restored[k], originals[k]])]));
   say(`  SSH sessions: ${destroy.sessions.total}`);
   check("SSH sessions = 1", destroy.sessions.total === 1, `${destroy.sessions.total}`);
   for (const k of keys) check(`${k} back to ${originals[k]}`, restored[k] === originals[k], `found ${restored[k]}`);
-  check(`${FILE} removed`, (await fileOnHost(host, FILE)) === undefined);
+  check(`${FILE} removed`, (await fileOn(host, FILE)) === undefined);
   verified(`every original back, ${FILE} removed`);
 }
 

@@ -44,7 +44,44 @@ export interface LabHost {
   exec(cmd: string, opts?: { stdin?: string; timeoutMs?: number }): Promise<RunResult>;
   /** run a command over real SSH (openssh client) as a user (default root) */
   ssh(cmd: string, opts?: { who?: Who; stdin?: string; timeoutMs?: number }): Promise<RunResult>;
+  /**
+   * What a reboot does to this host, as far as a network namespace can have one: every /proc/sys/net value back to
+   * the kernel's value when the host started, /run emptied (sshd's own files kept, so sessions survive), then the
+   * boot's sysctl loading (see {@link BOOT_SYSCTL}). Files under /etc, /usr, /var are kept, as on a disk.
+   * Resolves with the boot's log of refused keys (host-wide keys are read-only or absent in a namespace).
+   */
+  reboot(): Promise<string>;
 }
+
+/**
+ * The boot's sysctl loading on a lab host: `sysctl --system` of procps, i.e. every `*.conf` of /etc/sysctl.d,
+ * /run/sysctl.d, /usr/local/lib/sysctl.d, /usr/lib/sysctl.d, /lib/sysctl.d (a name in an earlier directory masks
+ * the same name in a later one; all files applied in file-name order), then /etc/sysctl.conf. Lines refused only
+ * because a key is host-wide (read-only file system, absent, or read-only in a namespace) are tolerated and
+ * returned as the boot log; any other refusal (e.g. "Invalid argument") makes the boot fail.
+ */
+export const BOOT_SYSCTL = `out=$(sysctl --system 2>&1 >/dev/null); rc=$?
+bad=$(printf '%s\n' "$out" | grep . | grep -v -e 'Read-only file system' -e 'No such file or directory' -e 'cannot stat' -e 'permission denied on key')
+printf '%s\n' "$out"
+[ -z "$bad" ] || { printf 'boot: sysctl --system refused (exit %s):\n%s\n' "$rc" "$bad" >&2; exit 1; }`;
+
+/** Every readable /proc/sys/net value as "path:value" lines (what the host's kernel had at boot). */
+const READ_NET_SYSCTLS = "grep -r . /proc/sys/net 2>/dev/null | grep -v -e '_count:' -e '/stable_secret:' | LC_ALL=C sort";
+
+/** Writes back every /proc/sys/net value that differs from the boot record on stdin ("path:value" lines). */
+const RESET_NET_SYSCTLS = `rc=0
+${READ_NET_SYSCTLS} > /tmp/.ntlab-now
+LC_ALL=C sort - | LC_ALL=C comm -23 - /tmp/.ntlab-now | while IFS= read -r l; do
+  p=\${l%%:*}; v=\${l#*:}
+  [ -e "$p" ] || continue
+  case $(stat -L -c %A "$p") in ??w*) ;; *) continue ;; esac
+  printf '%s\n' "$v" > "$p" || { echo "reboot: cannot reset $p to $v" >&2; exit 1; }
+done || rc=1
+rm -f /tmp/.ntlab-now
+exit $rc`;
+
+/** Empties /run as a boot would, keeping only what the running sshd needs (its privsep dir and pid file). */
+const WIPE_RUN = "find /run -mindepth 1 -maxdepth 1 ! -name sshd ! -name sshd.pid -exec rm -rf {} + && mkdir -p /run/lock /run/sysctl.d && chmod 1777 /run/lock";
 
 export interface Lab {
   id: string;
@@ -621,6 +658,7 @@ export async function startLab(opts: { hosts: number; tag?: string; concurrency?
       if (initPid === undefined) throw new Error(`lab host ${n}: cannot find the host's init pid`);
       fs.writeFileSync(path.join(hostDir, "init.pid"), `${initPid} ${procStart(initPid) ?? ""}\n`);
       const pid1 = initPid;
+      let bootValues = "";
 
       const host: LabHost = {
         name: `h${n}`,
@@ -651,7 +689,27 @@ export async function startLab(opts: { hosts: number; tag?: string; concurrency?
             what: `ssh ${u.user}@${address}`,
           });
         },
+        async reboot() {
+          const steps: [string, string, string | undefined][] = [
+            ["reset /proc/sys/net", RESET_NET_SYSCTLS, bootValues],
+            ["empty /run", WIPE_RUN, undefined],
+            ["load sysctls", BOOT_SYSCTL, undefined],
+          ];
+          let log = "";
+          for (const [what, script, stdin] of steps) {
+            const r = await host.exec(script, { stdin, timeoutMs: 60_000 });
+            if (r.code !== 0) throw new Error(`reboot of ${netns}: ${what} failed (exit ${r.code}): ${r.stderr.trim()}`);
+            log = r.stdout;
+          }
+          return log;
+        },
       };
+      // Boot: record the kernel's values, then load sysctls as the boot would (the host starts as a booted machine).
+      const boot = await host.exec(READ_NET_SYSCTLS);
+      if (boot.code !== 0 || boot.stdout === "") throw new Error(`lab host ${n}: cannot read /proc/sys/net: ${boot.stderr}`);
+      bootValues = boot.stdout;
+      const loaded = await host.exec(BOOT_SYSCTL);
+      if (loaded.code !== 0) throw new Error(`lab host ${n}: ${loaded.stderr.trim()}`);
       hosts[n] = host;
       startupMs[n] = Date.now() - t0;
     });

@@ -12,9 +12,9 @@
  *   a veth does not support (`ethtool -G/-C`: "Operation not supported"), and nvme-tcp's BBR would load tcp_bbr into
  *   the machine's shared kernel. Their host programs are exercised by tests/integration and the VM tests.
  */
-import { Stack, UpResult } from "../../testkit/harness";
+import { Stack } from "../../testkit/harness";
 import { Lab, LabHost, startLab } from "../../testkit/lab";
-import { snapshot, sysctl } from "../../testkit/host";
+import { ok, readSysctl as sysctl, snapshot } from "../../testkit/host";
 import { configFor, exampleProgram } from "./load";
 import { quickstartV2 } from "./readmeExcerpts";
 
@@ -26,11 +26,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await lab?.stop();
 });
-
-function ok(r: UpResult): UpResult {
-  if (!r.ok) throw new Error(`operation failed: ${r.error}`);
-  return r;
-}
 
 function stackFor(project: string, stack: string, values: Record<string, unknown>): Stack {
   return new Stack({ project, stack, config: configFor(project, values), secretConfigKeys: [`${project}:privateKey`] });

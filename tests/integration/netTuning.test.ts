@@ -2,10 +2,9 @@
  * NetTuning lifecycle on real lab hosts (own netns + mount ns, default sshd) through the command-provider harness:
  * the exact commands and stdin the component generates, run over SSH with @pulumi/command 1.2.1 semantics.
  */
-import { NetTuning, NetTuningArgs } from "../../components/netTuning";
-import { Stack, UpResult } from "../../testkit/harness";
+import { Stack } from "../../testkit/harness";
 import { Lab, LabHost, startLab } from "../../testkit/lab";
-import { fileOn, snapshot, sysctl, writeSysctl } from "../../testkit/host";
+import { fileOn, ok, readSysctl as sysctl, snapshot, sysProgram as program, writeSysctl } from "../../testkit/host";
 
 let lab: Lab;
 let h0: LabHost;
@@ -18,17 +17,6 @@ afterAll(async () => {
   await lab?.stop();
 });
 
-type Args = Omit<NetTuningArgs, "connection">;
-function program(host: LabHost, name: string, args: Args, who: "root" | "sudo" | "plain" = "root") {
-  return () => {
-    const t = new NetTuning(name, { connection: host.connection(who), ...args });
-    return { applied: t.applied, previous: t.previous, filePath: t.filePath, warnings: t.warnings, fileContent: t.fileContent };
-  };
-}
-function ok(r: UpResult): UpResult {
-  if (!r.ok) throw new Error(`up failed: ${r.error}`);
-  return r;
-}
 
 const K = {
   somaxconn: "net.core.somaxconn",

@@ -2,10 +2,9 @@
  * NicQueues lifecycle on real lab hosts (own netns + mount ns, default sshd, eth0 = a veth with 4 rx/tx queues,
  * 2 CPUs) through the command-provider harness: the exact commands and stdin the component generates, run over SSH.
  */
-import { NicQueues, NicQueuesArgs } from "../../components/nicQueues";
-import { Stack, UpResult } from "../../testkit/harness";
+import { Stack } from "../../testkit/harness";
 import { Lab, LabHost, startLab } from "../../testkit/lab";
-import { fileOn, snapshot } from "../../testkit/host";
+import { fileOn, nicProgram as program, NicArgs as Args, ok, sh, snapshot } from "../../testkit/host";
 
 let lab: Lab;
 let h0: LabHost;
@@ -31,29 +30,15 @@ afterEach(async () => {
   }
 });
 
-type Args = Omit<NicQueuesArgs, "connection" | "interface"> & { interface?: string };
-function program(host: LabHost, name: string, args: Args, who: "root" | "sudo" | "plain" = "root") {
-  return () => {
-    const n = new NicQueues(name, { connection: host.connection(who), interface: host.iface, ...args });
-    return { applied: n.applied, previous: n.previous, persistedAs: n.persistedAs, warnings: n.warnings };
-  };
-}
-function ok(r: UpResult): UpResult {
-  if (!r.ok) throw new Error(`up failed: ${r.error}`);
-  return r;
-}
-async function sh(host: LabHost, cmd: string): Promise<string> {
-  const r = await host.exec(cmd);
-  if (r.code !== 0) throw new Error(`${cmd} failed on ${host.name}: ${r.stderr}`);
-  return r.stdout.trim();
-}
+/** stdout of a root command on the host, trimmed. */
+const out = async (host: LabHost, cmd: string) => (await sh(host, cmd)).trim();
 async function feature(host: LabHost, name: string): Promise<string> {
-  return sh(host, `ethtool -k ${host.iface} | awk -F': ' '$1 == "${name}" { print $2 }'`);
+  return out(host, `ethtool -k ${host.iface} | awk -F': ' '$1 == "${name}" { print $2 }'`);
 }
 async function channels(host: LabHost): Promise<string> {
-  return sh(host, `ethtool -l ${host.iface} | sed -n '/^Current/,$p' | awk '$1 == "RX:" { print $2 }'`);
+  return out(host, `ethtool -l ${host.iface} | sed -n '/^Current/,$p' | awk '$1 == "RX:" { print $2 }'`);
 }
-const q = (host: LabHost, f: string) => sh(host, `cat /sys/class/net/${host.iface}/${f}`);
+const q = (host: LabHost, f: string) => out(host, `cat /sys/class/net/${host.iface}/${f}`);
 
 const BOOT_FUNCTIONS = [
   `nt_nic_run() { nt_s=0; nt_o=$("$@" 2>&1) || nt_s=$?; case "$nt_o" in *"no "*" parameters changed"*) nt_s=0 ;; esac; [ "$nt_s" = 0 ] || [ "$nt_s" = 80 ] || { echo "pulumi-net-tuning: $* failed (exit $nt_s): $nt_o" >&2; nt_rc=1; }; }`,
@@ -126,7 +111,7 @@ describe("NicQueues on a lab host (veth eth0, 4 queues, 2 CPUs)", () => {
         "",
       ].join("\n"),
     );
-    expect(await sh(host, "stat -c %a /etc/rc.local")).toBe("755");
+    expect(await out(host, "stat -c %a /etc/rc.local")).toBe("755");
     const warnings = (r1.outputs!.warnings as string[]).join("\n");
     expect(warnings).toContain("tcp-segmentation-offload off");
     expect(warnings).toContain("RFS also needs net.core.rps_sock_flow_entries");
@@ -171,10 +156,10 @@ describe("NicQueues on a lab host (veth eth0, 4 queues, 2 CPUs)", () => {
       expect(rc.startsWith("#!/bin/sh -e\n# local things\necho 'hello' > /dev/null\n\n# BEGIN pulumi-net-tuning it/rcl/keep eth0\n")).toBe(true);
       expect(rc.endsWith("# END pulumi-net-tuning it/rcl/keep eth0\nexit 0\n# trailing comment")).toBe(true);
       expect(rc).toMatch(/\n# rc\.local before this block: mode 644, cksum \d+ 79, modified \d{4}-\d\d-\d\d [\d:.]+ [+-]\d{4}\n/);
-      expect(await sh(host, "stat -c %a /etc/rc.local")).toBe("755");
+      expect(await out(host, "stat -c %a /etc/rc.local")).toBe("755");
       ok(await stack.destroy());
       expect(await fileOn(host, "/etc/rc.local")).toBe(foreign);
-      expect(await sh(host, "stat -c %a /etc/rc.local")).toBe("644");
+      expect(await out(host, "stat -c %a /etc/rc.local")).toBe("644");
       expect(await snapshot(host)).toBe(before);
     } finally {
       await host.exec("rm -f /etc/rc.local");
@@ -221,18 +206,17 @@ describe("NicQueues on a lab host (veth eth0, 4 queues, 2 CPUs)", () => {
         "",
       ].join("\n"),
     );
-    expect(await sh(host, "stat -c %a /usr/local/libexec/net-tuning/nic-eth0.sh")).toBe("755");
-    expect(await sh(host, "readlink /etc/systemd/system/multi-user.target.wants/net-tuning-nic-eth0.service")).toBe(
+    expect(await out(host, "stat -c %a /usr/local/libexec/net-tuning/nic-eth0.sh")).toBe("755");
+    expect(await out(host, "readlink /etc/systemd/system/multi-user.target.wants/net-tuning-nic-eth0.service")).toBe(
       "/etc/systemd/system/net-tuning-nic-eth0.service",
     );
     // The script re-applies the settings (as at boot) and exits 0.
     await sh(host, `ip link set dev ${host.iface} txqueuelen 1000`);
     await sh(host, "/usr/local/libexec/net-tuning/nic-eth0.sh");
     expect(await q(host, "tx_queue_len")).toBe("3000");
-    const verify = await host.exec(
-      "command -v systemd-analyze >/dev/null || exit 77; systemd-analyze verify --man=no /etc/systemd/system/net-tuning-nic-eth0.service 2>&1",
-    );
-    if (verify.code !== 77) expect({ code: verify.code, out: verify.stdout.trim() }).toEqual({ code: 0, out: "" });
+    // systemd-analyze comes with the systemd package (scripts/deps.sh installs it): a missing tool fails the test.
+    const verify = await host.exec("systemd-analyze verify --man=no /etc/systemd/system/net-tuning-nic-eth0.service 2>&1");
+    expect({ code: verify.code, out: verify.stdout.trim() }).toEqual({ code: 0, out: "" });
     // Switching to rc.local removes the unit, the script and the wants link, and writes the block instead.
     const sw = ok(await stack.up(program(host, "unit", { persistence: "rc.local", features: { gro: true }, txQueueLength: 3000 })));
     expect(sw.outputs!.persistedAs).toBe("/etc/rc.local (# BEGIN pulumi-net-tuning it/sd/unit eth0)");

@@ -6,11 +6,13 @@ import { spawn, spawnSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import { cleanupStaleLabs, Lab, LabHost, sshOptions, startLab, STATE_ROOT } from "../../testkit/lab";
+import { procPath } from "../../testkit/host";
 
 // ------------------------------------------------------------------------------------------ helpers
 
+/** A sysctl of the machine itself (not of a lab host). */
 function readSysctl(key: string): string {
-  return fs.readFileSync(`/proc/sys/${key.replace(/\./g, "/")}`, "utf8").trim();
+  return fs.readFileSync(procPath(key), "utf8").trim();
 }
 function netnsList(prefix: string): string[] {
   try {

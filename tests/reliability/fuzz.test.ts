@@ -21,7 +21,7 @@ import { NetTuning } from "../../components/netTuning";
 import { NicQueues } from "../../components/nicQueues";
 import { Stack } from "../../testkit/harness";
 import { Lab, LabHost, startLab } from "../../testkit/lab";
-import { snapshot } from "../../testkit/host";
+import { procPath, snapshot } from "../../testkit/host";
 
 jest.setTimeout(600000);
 
@@ -50,7 +50,7 @@ const WRITABLE = [
   "net.ipv4.tcp_moderate_rcvbuf", "net.ipv4.tcp_abort_on_overflow", "net.ipv4.ip_forward", "net.ipv4.tcp_congestion_control",
   "net.ipv4.tcp_adv_win_scale",
 ];
-const path = (k: string) => `/proc/sys/${k.split(".").join("/")}`;
+const path = procPath;
 
 const ws = fc.constantFrom(" ", "  ", "\t", " \t ");
 const pad = fc.constantFrom("", " ", "\t", "  ");

@@ -2,26 +2,14 @@
  * The nic kind's host-side parsers and CPU mask arithmetic, run locally with dash and bash against ethtool text
  * output of 4.8 (CentOS 7, ioctl), 5.x (netlink, "n/a") and 6.x (6.1 captured from veth/lo on this machine).
  */
-import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
+import { runSh } from "../../testkit/localsh";
 
-const SH_DIR = path.join(__dirname, "../../provider/host/sh");
 const FIX = path.join(__dirname, "fixtures/ethtool");
 const SHELLS = ["/bin/sh", "/bin/bash"].filter((s) => fs.existsSync(s));
 
-function runSh(script: string, opts: { input?: string; shell?: string; tmp?: string } = {}): string {
-  const tmp = opts.tmp ?? fs.mkdtempSync(path.join(os.tmpdir(), "nic-unit-"));
-  try {
-    return execFileSync(opts.shell ?? "/bin/sh", ["-c", `. "$1/runtime.sh"; . "$1/nic.sh"; NT_TMP="$2"; ${script}`, "nic-test", SH_DIR, tmp], {
-      input: opts.input ?? "",
-      encoding: "utf8",
-    });
-  } finally {
-    if (!opts.tmp) fs.rmSync(tmp, { recursive: true, force: true });
-  }
-}
 const fixture = (name: string) => fs.readFileSync(path.join(FIX, name), "utf8");
 const table = (out: string) => Object.fromEntries(out.trim().split("\n").map((l) => [l.split("\t")[0], l.split("\t").slice(1).join("\t")]));
 
@@ -181,7 +169,7 @@ describe("kind_get / kind_set with a fake ethtool (4.8 text, exit 80, -K partial
   });
   afterEach(() => fs.rmSync(tmp, { recursive: true, force: true }));
   const run = (script: string, shell: string) =>
-    execFileSync(shell, ["-c", `. "$1/runtime.sh"; . "$1/nic.sh"; PATH="$2/bin:$PATH"; NT_TMP="$2"; NN_IF=eth0; ${script}`, "t", SH_DIR, tmp], { encoding: "utf8" });
+    runSh(`PATH="$NT_TMP/bin:$PATH"; NN_IF=eth0; ${script}`, { shell, tmp });
 
   test.each(SHELLS)("reads rings, features, coalescing and channels from ethtool 4.8 text (%s)", (shell) => {
     const out = run(

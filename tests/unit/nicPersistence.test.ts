@@ -2,12 +2,12 @@
  * Boot persistence of the nic kind, run locally on temp files: the rc.local block (insert, replace, remove,
  * foreign content kept byte for byte), the boot script / systemd unit text, systemd's device-name escaping.
  */
-import { execFileSync } from "child_process";
+import { execFileSync, spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
+import { runSh as runNicSh } from "../../testkit/localsh";
 
-const SH_DIR = path.join(__dirname, "../../provider/host/sh");
 const SHELLS = ["/bin/sh", "/bin/bash"].filter((s) => fs.existsSync(s));
 const BEGIN = "# BEGIN pulumi-net-tuning proj/dev/nq eth0";
 const END = "# END pulumi-net-tuning proj/dev/nq eth0";
@@ -18,12 +18,7 @@ beforeEach(() => {
 });
 afterEach(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
-function runSh(script: string, shell = "/bin/sh", env: Record<string, string> = {}): string {
-  return execFileSync(shell, ["-c", `. "$1/runtime.sh"; . "$1/nic.sh"; NT_TMP="$2"; ${script}`, "nic-test", SH_DIR, tmp], {
-    encoding: "utf8",
-    env: { ...process.env, ...env },
-  });
-}
+const runSh = (script: string, shell = "/bin/sh") => runNicSh(script, { shell, tmp });
 
 /** Runs nn_rclocal_edit IN OUT BLOCK and returns OUT's bytes (IN absent when `input` is undefined). */
 function edit(input: Buffer | string | undefined, block: string[], shell = "/bin/sh"): Buffer {
@@ -136,12 +131,10 @@ describe("boot script, rc.local block and systemd unit text", () => {
   test("the boot script is valid POSIX sh (shellcheck) and runs: failures are reported, exit 80 is success", () => {
     const script = path.join(tmp, "boot.sh");
     fs.writeFileSync(script, runSh(`${setup()} nn_render_script`));
-    try {
-      execFileSync("shellcheck", ["-s", "sh", script], { encoding: "utf8" });
-    } catch (e) {
-      const err = e as { code?: string; stdout?: string };
-      if (err.code !== "ENOENT") throw new Error(`shellcheck: ${err.stdout}`);
-    }
+    // shellcheck must be installed (scripts/deps.sh installs it): a missing tool fails the test, it does not pass it.
+    const sc = spawnSync("shellcheck", ["-s", "sh", script], { encoding: "utf8" });
+    expect(sc.error).toBeUndefined();
+    expect({ status: sc.status, output: sc.stdout + sc.stderr }).toEqual({ status: 0, output: "" });
     // Run it with fake tools: ethtool exits 80 ("unchanged", old ethtool), ip fails.
     const bin = path.join(tmp, "bin");
     fs.mkdirSync(bin);

@@ -2,9 +2,9 @@
  * NetTuning on a full Debian guest (systemd, default sshd): host-wide keys, boot-time loading, module loading at
  * boot, boot-order conflicts, and rollback from Pulumi state — across real reboots.
  */
-import { NetTuning, NetTuningArgs } from "../../components/netTuning";
-import { Stack, UpResult } from "../../testkit/harness";
-import { ensureImage, startVm, VmHost } from "../../testkit/vm";
+import { Stack } from "../../testkit/harness";
+import { ok, readSysctl, SysArgs, sysProgram } from "../../testkit/host";
+import { ensureImage, startVm, VmHost, Who } from "../../testkit/vm";
 
 jest.setTimeout(900_000);
 let vm: VmHost;
@@ -16,21 +16,8 @@ afterAll(async () => {
   await vm?.stop();
 }, 60_000);
 
-async function get(key: string): Promise<string> {
-  const r = await vm.ssh(`cat /proc/sys/${key.split(".").join("/")}`);
-  if (r.code !== 0) throw new Error(`cannot read ${key}: ${r.stderr}`);
-  return r.stdout.trim().split(/\s+/).join(" ");
-}
-function program(name: string, args: Omit<NetTuningArgs, "connection">, who: "root" | "sudo" = "root") {
-  return () => {
-    const t = new NetTuning(name, { connection: vm.connection(who), ...args });
-    return { applied: t.applied, previous: t.previous, warnings: t.warnings };
-  };
-}
-function ok(r: UpResult): UpResult {
-  if (!r.ok) throw new Error(`operation failed: ${r.error}`);
-  return r;
-}
+const get = (key: string) => readSysctl(vm, key);
+const program = (name: string, args: SysArgs, who?: Who) => sysProgram(vm, name, args, who);
 
 const HOSTWIDE = {
   "net.core.rmem_max": 268435456,

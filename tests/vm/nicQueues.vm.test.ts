@@ -2,9 +2,9 @@
  * NicQueues on a full Debian guest with real NIC drivers: e1000e (rings, coalescing) and systemd / rc.local
  * persistence across real reboots, delete → originals back at boot too. eth0 = e1000e (no SSH on it), eth1 = virtio.
  */
-import { NicQueues, NicQueuesArgs } from "../../components/nicQueues";
-import { Stack, UpResult } from "../../testkit/harness";
-import { ensureImage, startVm, VmHost } from "../../testkit/vm";
+import { Stack } from "../../testkit/harness";
+import { NicArgs, nicProgram, ok, sh as rootSh } from "../../testkit/host";
+import { ensureImage, startVm, VmHost, Who } from "../../testkit/vm";
 
 jest.setTimeout(900_000);
 let vm: VmHost;
@@ -16,21 +16,8 @@ afterAll(async () => {
   await vm?.stop();
 }, 60_000);
 
-function program(name: string, args: Omit<NicQueuesArgs, "connection" | "interface">, who: "root" | "sudo" = "root") {
-  return () => {
-    const n = new NicQueues(name, { connection: vm.connection(who), interface: vm.iface.e1000e, ...args });
-    return { applied: n.applied, previous: n.previous, persistedAs: n.persistedAs, warnings: n.warnings };
-  };
-}
-function ok(r: UpResult): UpResult {
-  if (!r.ok) throw new Error(`operation failed: ${r.error}`);
-  return r;
-}
-async function sh(cmd: string): Promise<string> {
-  const r = await vm.ssh(cmd);
-  if (r.code !== 0) throw new Error(`${cmd}: ${r.stderr}`);
-  return r.stdout.trim();
-}
+const program = (name: string, args: NicArgs, who?: Who) => nicProgram(vm, name, args, who);
+const sh = async (cmd: string) => (await rootSh(vm, cmd)).trim();
 /** Current (not maximum) ring sizes, rx-usecs and txqueuelen of the e1000e NIC, as one comparable string. */
 async function nicState(): Promise<string> {
   const i = vm.iface.e1000e;

@@ -1,0 +1,26 @@
+/** Runs the host programs' sh functions on this machine, for unit tests of the engine and the nic kind. */
+import { execFileSync } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+
+/** Where the host programs' sh sources live. */
+export const SH_DIR = path.join(__dirname, "../provider/host/sh");
+
+/**
+ * Runs `script` with `shell` (default /bin/sh) after sourcing runtime.sh and nic.sh, with `NT_TMP` = `tmp` (or a
+ * fresh temporary directory, removed afterwards); returns stdout and throws on a non-zero exit (the error carries
+ * status, stdout and stderr).
+ */
+export function runSh(script: string, opts: { shell?: string; input?: string; tmp?: string; env?: Record<string, string> } = {}): string {
+  const tmp = opts.tmp ?? fs.mkdtempSync(path.join(os.tmpdir(), "nic-unit-"));
+  try {
+    return execFileSync(opts.shell ?? "/bin/sh", ["-c", `. "$1/runtime.sh"; . "$1/nic.sh"; NT_TMP="$2"; ${script}`, "nic-test", SH_DIR, tmp], {
+      input: opts.input ?? "",
+      encoding: "utf8",
+      env: { ...process.env, ...opts.env },
+    });
+  } finally {
+    if (!opts.tmp) fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
