@@ -47,7 +47,8 @@ export interface LabHost {
   /**
    * What a reboot does to this host, as far as a network namespace can have one: every /proc/sys/net value back to
    * the kernel's value when the host started, /run emptied (sshd's own files kept, so sessions survive), then the
-   * boot's sysctl loading (see {@link BOOT_SYSCTL}). Files under /etc, /usr, /var are kept, as on a disk.
+   * boot's sysctl loading (see {@link BOOT_SYSCTL}). Files under /etc, /usr, /var are kept, as on a disk. The NIC's
+   * settings (features, channels, txqueuelen, RPS) are not reset.
    * Resolves with the boot's log of refused keys (host-wide keys are read-only or absent in a namespace).
    */
   reboot(): Promise<string>;

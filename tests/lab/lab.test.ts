@@ -6,7 +6,7 @@ import { spawn, spawnSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import { cleanupStaleLabs, Lab, LabHost, sshOptions, startLab, STATE_ROOT } from "../../testkit/lab";
-import { procPath } from "../../testkit/host";
+import { procPath, readSysctl as hostSysctl, snapshot as hostSnapshot, writeSysctl } from "../../testkit/host";
 
 // ------------------------------------------------------------------------------------------ helpers
 
@@ -303,6 +303,92 @@ describe("(4) the host's NIC (veth)", () => {
 
     expect((await h0.ssh("ethtool -G eth0 rx 512")).code).not.toBe(0);
     expect((await h0.ssh("ethtool -C eth0 rx-usecs 8")).code).not.toBe(0);
+  });
+});
+
+describe("(4b) key → /proc/sys path, host snapshot, reboot", () => {
+  test("keys with a dot inside an interface name map as sysctl(8) maps them", async () => {
+    expect(procPath("net.ipv4.tcp_rmem")).toBe("/proc/sys/net/ipv4/tcp_rmem");
+    expect(procPath("net/ipv4/tcp_rmem")).toBe("/proc/sys/net/ipv4/tcp_rmem");
+    expect(procPath("net.ipv4.conf.eth0/100.rp_filter")).toBe("/proc/sys/net/ipv4/conf/eth0.100/rp_filter");
+    expect(procPath("net/ipv4/conf/eth0.100/rp_filter")).toBe("/proc/sys/net/ipv4/conf/eth0.100/rp_filter");
+    // On a host: an interface named d0.100 (one end of a veth pair; this kernel has no 8021q or dummy), both key
+    // forms, and sysctl(8) agree.
+    expect(await h1.exec("ip link add d0.100 type veth peer name d0p")).toMatchObject({ code: 0, stderr: "" });
+    try {
+      await writeSysctl(h1, "net.ipv4.conf.d0/100.rp_filter", 2);
+      expect(await hostSysctl(h1, "net/ipv4/conf/d0.100/rp_filter")).toBe("2");
+      expect((await h1.exec("sysctl -n net.ipv4.conf.d0/100.rp_filter")).stdout).toBe("2\n");
+      await writeSysctl(h1, "net/ipv4/conf/d0.100/rp_filter", 1);
+      expect(await hostSysctl(h1, "net.ipv4.conf.d0/100.rp_filter")).toBe("1");
+    } finally {
+      await h1.exec("ip link del d0.100");
+    }
+  });
+
+  test("snapshot() sees every /etc change (content at equal size and mtime, mode, owner), rings and coalescing", async () => {
+    expect((await h1.exec("printf 'lab probe\\n' > /etc/nt-probe && chmod 644 /etc/nt-probe")).code).toBe(0);
+    const before = await hostSnapshot(h1);
+    expect(await hostSnapshot(h1)).toBe(before); // deterministic, also for the unsupported ethtool -g/-c of a veth
+    expect(before).toContain("ethtool -g eth0:\nnetlink error: Operation not supported\nexit 1\n");
+    expect(before).toContain("ethtool -c eth0:\nnetlink error: Operation not supported\nexit 1\n");
+    expect(before).toMatch(/^\/etc\/nt-probe f 644 0:0 {2}10 [\d.]+$/m);
+    const changes = [
+      // same length, same mtime: only the content hash can tell
+      "cp -p /etc/nt-probe /tmp/h && { tr 'a-z' 'A-Z' < /tmp/h > /etc/nt-probe; } && touch -r /tmp/h /etc/nt-probe",
+      "chmod 600 /etc/nt-probe",
+      "chown 1:1 /etc/nt-probe",
+      "mkdir /etc/nt-empty-dir",
+    ];
+    const undo = "cat /tmp/h > /etc/nt-probe && touch -r /tmp/h /etc/nt-probe && chmod 644 /etc/nt-probe && chown 0:0 /etc/nt-probe; rmdir /etc/nt-empty-dir 2>/dev/null; rm -f /tmp/h";
+    try {
+      for (const c of changes) {
+        expect((await h1.exec(c)).code).toBe(0);
+        const after = await hostSnapshot(h1);
+        expect({ change: c, same: after === before }).toEqual({ change: c, same: false });
+      }
+    } finally {
+      expect((await h1.exec(undo)).code).toBe(0);
+    }
+    expect(await hostSnapshot(h1)).toBe(before);
+    await h1.exec("rm -f /etc/nt-probe");
+  });
+
+  test("reboot(): runtime values back to boot values, /run emptied, then the boot order of sysctl --system", async () => {
+    const before = await hostSnapshot(h1);
+    const start = { som: await hostSysctl(h1, "net.core.somaxconn"), fin: await hostSysctl(h1, "net.ipv4.tcp_fin_timeout"), ka: await hostSysctl(h1, "net.ipv4.tcp_keepalive_time"), syn: await hostSysctl(h1, "net.ipv4.tcp_max_syn_backlog") };
+    const files = [
+      // /usr/lib is masked by the same name in /etc; /run does not survive the boot; /etc/sysctl.conf comes last.
+      ["/usr/lib/sysctl.d/60-nt-a.conf", "net.core.somaxconn = 1001\nnet.ipv4.tcp_max_syn_backlog = 3001\n"],
+      ["/etc/sysctl.d/60-nt-a.conf", "net.core.somaxconn = 1002\n"],
+      ["/etc/sysctl.d/70-nt-b.conf", "net.ipv4.tcp_fin_timeout = 42\nnet.core.somaxconn = 1004\n"],
+      ["/run/sysctl.d/80-nt-c.conf", "net.ipv4.tcp_fin_timeout = 43\n"],
+      ["/usr/lib/sysctl.d/90-nt-d.conf", "net.ipv4.tcp_fin_timeout = 44\n"],
+      ["/etc/sysctl.conf", "net.core.somaxconn = 1003\n"],
+    ] as const;
+    const conf = await h1.exec("cat /etc/sysctl.conf");
+    try {
+      for (const [f, text] of files) expect((await h1.exec(`printf '${text}' >> ${f}`)).code).toBe(0);
+      await writeSysctl(h1, "net.ipv4.tcp_keepalive_time", 777); // runtime only
+      expect((await h1.exec("touch /run/nt-volatile")).code).toBe(0);
+      await h1.reboot();
+      expect({
+        som: await hostSysctl(h1, "net.core.somaxconn"), // 60-a (etc) → 70-b → sysctl.conf last (also as 99-sysctl.conf)
+        fin: await hostSysctl(h1, "net.ipv4.tcp_fin_timeout"), // 70-b 42, then /usr/lib 90-d 44; /run's 43 is gone
+        ka: await hostSysctl(h1, "net.ipv4.tcp_keepalive_time"),
+        syn: await hostSysctl(h1, "net.ipv4.tcp_max_syn_backlog"), // /usr/lib/60-nt-a.conf is masked by /etc/sysctl.d/60-nt-a.conf
+      }).toEqual({ som: "1003", fin: "44", ka: start.ka, syn: start.syn });
+      expect((await h1.exec("ls -A /run /run/sysctl.d")).stdout).toBe("/run:\nlock\nsshd\nsshd.pid\nsysctl.d\n\n/run/sysctl.d:\n");
+      expect((await h1.ssh("echo still here")).stdout).toBe("still here\n"); // sshd and new sessions survive
+    } finally {
+      await h1.exec(`rm -f ${files.map(([f]) => f).filter((f) => f !== "/etc/sysctl.conf").join(" ")}`);
+      await h1.exec("cat > /etc/sysctl.conf", { stdin: conf.stdout });
+    }
+    await h1.reboot();
+    expect({ som: await hostSysctl(h1, "net.core.somaxconn"), fin: await hostSysctl(h1, "net.ipv4.tcp_fin_timeout") }).toEqual({ som: start.som, fin: start.fin });
+    // Everything else as before, but /etc/sysctl.conf's mtime and the overlay's copy of it.
+    const norm = (t: string) => t.replace(/^\/etc\/sysctl\.conf f .*$/m, "/etc/sysctl.conf f");
+    expect(norm(await hostSnapshot(h1))).toBe(norm(before));
   });
 });
 
