@@ -6,6 +6,8 @@ import * as pulumi from "@pulumi/pulumi";
 import { remote } from "@pulumi/command";
 import { startLab, Lab, LabHost } from "../../testkit/lab";
 import { capture, Stack, UNKNOWN, setenvMessage, UpResult, COMMAND_TYPE } from "../../testkit/harness";
+import { nicProgram, ok, readSysctl, sysProgram } from "../../testkit/host";
+import { NIC_REPORT, SYSCTL_REPORT } from "../unit/fixtures/report";
 
 let lab: Lab;
 let h0: LabHost;
@@ -34,9 +36,6 @@ async function cat(h: LabHost, file: string): Promise<string> {
   const r = await h.exec(`cat ${file} 2>/dev/null || true`);
   return r.stdout;
 }
-function okOrShow(r: UpResult): void {
-  if (!r.ok) throw new Error(`up failed: ${r.error}`);
-}
 const urnOf = (name: string) => `urn:pulumi:test::net-tuning::command:remote:Command::${name}`;
 
 describe("harness against lab hosts", () => {
@@ -59,14 +58,14 @@ describe("harness against lab hosts", () => {
     };
     const s = new Stack();
     const r1 = await s.up(prog("1"));
-    okOrShow(r1);
+    ok(r1);
     expect(r1.created.sort()).toEqual([urnOf("no-update"), urnOf("with-update")]);
     expect(r1.outputs).toEqual({ u: "U1", c: "C1" }); // trailing newline trimmed
     expect(r1.sessions.total).toBe(2);
     expect(await cat(h0, `${d}/u.log`)).toBe("create-1\n");
 
     const r2 = await s.up(prog("2"));
-    okOrShow(r2);
+    ok(r2);
     expect(r2.updated.sort()).toEqual([urnOf("no-update"), urnOf("with-update")]);
     expect(r2.runs.map((x) => `${x.name}:${x.op}`).sort()).toEqual(["no-update:update", "with-update:update"]);
     expect(r2.sessions.byResource).toEqual({ [urnOf("no-update")]: 1, [urnOf("with-update")]: 1 });
@@ -75,7 +74,7 @@ describe("harness against lab hosts", () => {
     expect(r2.outputs).toEqual({ u: "U2", c: "C2" });
 
     const r3 = await s.destroy();
-    okOrShow(r3);
+    ok(r3);
     expect(r3.deleted.sort()).toEqual([urnOf("no-update"), urnOf("with-update")]);
     expect(await cat(h0, `${d}/u.log`)).toBe("create-1\nupdate-2\ndelete\n");
     expect(await cat(h0, `${d}/c.log`)).toBe("create-1\ncreate-2\ndelete\n");
@@ -91,18 +90,18 @@ describe("harness against lab hosts", () => {
     };
     const s = new Stack();
     const r1 = await s.up(prog);
-    okOrShow(r1);
+    ok(r1);
     expect(r1.sessions.total).toBe(2);
     expect(r1.sessions.byHost).toEqual({ [`${h0.address}:${h0.port}`]: 1, [`${h1.address}:${h1.port}`]: 1 });
     const r2 = await s.up(prog);
-    okOrShow(r2);
+    ok(r2);
     expect(r2.sessions.total).toBe(0);
     expect(r2.runs).toEqual([]);
     expect(r2.unchanged.sort()).toEqual([urnOf("a"), urnOf("b")]);
     expect(r2.outputs).toEqual(r1.outputs);
     expect(await cat(h0, `${d}/log`)).toBe("a\n");
     expect(await cat(h1, `${d}/log`)).toBe("A\n"); // b saw a's real stdout
-    okOrShow(await s.destroy());
+    ok(await s.destroy());
   });
 
   test("delete uses the stored delete and stdin, not the program's", async () => {
@@ -131,22 +130,22 @@ describe("harness against lab hosts", () => {
       new remote.Command("keep", { connection: conn, create: "true" });
     };
     const s = new Stack();
-    okOrShow(await s.up(v1));
+    ok(await s.up(v1));
     const r2 = await s.up(v2);
-    okOrShow(r2);
+    ok(r2);
     expect(r2.updated).toEqual([urnOf("victim")]);
     expect(r2.runs).toHaveLength(1);
     expect(r2.runs[0]).toMatchObject({ op: "update", stdin: "stdin-v1" }); // ignored paths keep old values
     expect(s.get("victim")?.inputs.delete).toContain("delete-v1");
     expect(s.get("victim")?.inputs.stdin).toBe("stdin-v1");
     const r3 = await s.up(v3);
-    okOrShow(r3);
+    ok(r3);
     expect(r3.deleted).toEqual([urnOf("victim")]);
     expect(r3.runs).toHaveLength(1);
     expect(r3.runs[0]).toMatchObject({ op: "delete", stdin: "stdin-v1" });
     expect(await cat(h0, `${d}/log`)).toBe("created\ncreated-v2\ndelete-v1\n");
     expect(await cat(h0, `${d}/deleted-with`)).toBe("stdin-v1");
-    okOrShow(await s.destroy());
+    ok(await s.destroy());
   });
 
   test("Setenv of previous outputs is refused by the default sshd: warning, command still runs, env lacks it", async () => {
@@ -162,16 +161,16 @@ describe("harness against lab hosts", () => {
     };
     const s = new Stack();
     const r1 = await s.up(prog("1"));
-    okOrShow(r1);
+    ok(r1);
     expect(r1.warnings).toEqual([]); // create: previous stdout empty → no Setenv at all
     expect(r1.runs[0].env).toEqual([]);
     const r2 = await s.up(prog("2"));
-    okOrShow(r2);
+    ok(r2);
     expect(r2.runs[0].env).toEqual([{ name: "PULUMI_COMMAND_STDOUT", accepted: false, required: false }]);
     expect(r2.warnings).toEqual([{ urn: urnOf("envcheck"), op: "update", message: setenvMessage("PULUMI_COMMAND_STDOUT") }]);
     expect(r2.warnings[0].message).toMatch(/^Unable to set 'PULUMI_COMMAND_STDOUT'\. This only works if your SSH server is configured to accept\n\tthese variables via AcceptEnv\./);
     const r3 = await s.destroy();
-    okOrShow(r3);
+    ok(r3);
     expect(r3.warnings).toHaveLength(1);
     expect(await cat(h0, `${d}/log`)).toBe("run-1\nstdout=[unset]\nrun-2\nstdout=[unset]\ndelete stdout=[unset]\n");
 
@@ -179,12 +178,12 @@ describe("harness against lab hosts", () => {
     const quiet = (v: string) => () => {
       new remote.Command("quiet", { connection: conn, create: `echo q-${v}`, delete: "true", addPreviousOutputInEnv: false });
     };
-    okOrShow(await s.up(quiet("1")));
+    ok(await s.up(quiet("1")));
     const q2 = await s.up(quiet("2"));
-    okOrShow(q2);
+    ok(q2);
     expect(q2.runs[0].env).toEqual([]);
     expect(q2.warnings).toEqual([]);
-    okOrShow(await s.destroy());
+    ok(await s.destroy());
   });
 
   test("environment input: accepted names reach the command, a refused name fails the run before exec", async () => {
@@ -194,7 +193,7 @@ describe("harness against lab hosts", () => {
     const r1 = await s.up(() => {
       new remote.Command("lang", { connection: conn, create: `echo "LANG=$LANG" > ${d}/lang`, environment: { LANG: "C.UTF-8" } });
     });
-    okOrShow(r1);
+    ok(r1);
     expect(r1.runs[0].env).toEqual([{ name: "LANG", accepted: true, required: true }]);
     expect(await cat(h0, `${d}/lang`)).toBe("LANG=C.UTF-8\n");
     const r2 = await s.up(() => {
@@ -206,7 +205,7 @@ describe("harness against lab hosts", () => {
     expect(r2.sessions.total).toBe(1);
     expect((await h0.exec(`test -e ${d}/foo-ran`)).code).not.toBe(0);
     expect(s.get("foo")).toBeUndefined();
-    okOrShow(await s.destroy());
+    ok(await s.destroy());
   });
 
   test("a failed create stores nothing and the next up runs create again", async () => {
@@ -230,12 +229,12 @@ describe("harness against lab hosts", () => {
     expect(s.get("flaky")).toBeUndefined();
     await h0.exec(`touch ${d}/allow`);
     const r2 = await s.up(prog);
-    okOrShow(r2);
+    ok(r2);
     expect(r2.created).toEqual([urnOf("flaky")]);
     expect(r2.runs.map((x) => x.op)).toEqual(["create"]);
     expect(r2.outputs).toEqual({ out: "done" });
     expect(await cat(h0, `${d}/log`)).toBe("attempt\nattempt\n");
-    okOrShow(await s.destroy());
+    ok(await s.destroy());
   });
 
   test("a failed update keeps the old state; dependents are not run", async () => {
@@ -251,7 +250,7 @@ describe("harness against lab hosts", () => {
       return { out: c.stdout, dep: dep.stdout };
     };
     const s = new Stack();
-    okOrShow(await s.up(prog("1", false)));
+    ok(await s.up(prog("1", false)));
     const before = s.get("upd");
     const r2 = await s.up(prog("2", true));
     expect(r2.ok).toBe(false);
@@ -261,10 +260,10 @@ describe("harness against lab hosts", () => {
     expect(s.get("upd")?.outputs.stdout).toBe("v-1");
     expect(r2.runs.map((x) => x.name)).toEqual(["upd"]); // dep never ran
     const r3 = await s.up(prog("2", false));
-    okOrShow(r3);
+    ok(r3);
     expect(r3.runs.map((x) => `${x.name}:${x.op}`)).toEqual(["upd:update", "dep:update"]);
     expect(await cat(h0, `${d}/log`)).toBe("create-1\ndep-v-1\nupdate-2\nupdate-2\ndep-v-2\n");
-    okOrShow(await s.destroy());
+    ok(await s.destroy());
   });
 
   test("triggers change replaces: create-before-delete by default, delete first with deleteBeforeReplace", async () => {
@@ -280,19 +279,19 @@ describe("harness against lab hosts", () => {
       }, { deleteBeforeReplace: dbr });
     };
     const s = new Stack();
-    okOrShow(await s.up(prog("t1", false)));
+    ok(await s.up(prog("t1", false)));
     const r2 = await s.up(prog("t2", false));
-    okOrShow(r2);
+    ok(r2);
     expect(r2.replaced).toEqual([urnOf("rep")]);
     expect(r2.runs.map((x) => x.op)).toEqual(["create", "delete"]);
     expect(r2.steps.filter((x) => x.type === COMMAND_TYPE).map((x) => x.kind)).toEqual(["replace", "delete-replaced"]);
     expect(await cat(h0, `${d}/log`)).toBe("create-t1\ncreate-t2\ndelete\n");
     const r3 = await s.up(prog("t3", true));
-    okOrShow(r3);
+    ok(r3);
     expect(r3.runs.map((x) => x.op)).toEqual(["delete", "create"]);
     expect(await cat(h0, `${d}/log`)).toBe("create-t1\ncreate-t2\ndelete\ndelete\ncreate-t3\n");
     expect(s.pending()).toEqual([]);
-    okOrShow(await s.destroy());
+    ok(await s.destroy());
   });
 
   test("deleteBeforeReplace cascades to dependents whose triggers come from the replaced resource", async () => {
@@ -308,12 +307,12 @@ describe("harness against lab hosts", () => {
       });
     };
     const s = new Stack();
-    okOrShow(await s.up(prog("t1")));
+    ok(await s.up(prog("t1")));
     const r2 = await s.up(prog("t2"));
-    okOrShow(r2);
+    ok(r2);
     expect(await cat(h0, `${d}/log`)).toBe("create-base-t1\ncreate-dependent-t1\ndelete-dependent\ndelete-base\ncreate-base-t2\ncreate-dependent-t2\n");
     expect(r2.replaced.sort()).toEqual([urnOf("base"), urnOf("dependent")]);
-    okOrShow(await s.destroy());
+    ok(await s.destroy());
   });
 
   test("connection.host change is an in-place update unless replaceOnChanges says otherwise", async () => {
@@ -326,17 +325,17 @@ describe("harness against lab hosts", () => {
       }, roc ? { replaceOnChanges: ["connection.host", "connection.port"], deleteBeforeReplace: true } : {});
     };
     const s = new Stack();
-    okOrShow(await s.up(prog(h0, false)));
+    ok(await s.up(prog(h0, false)));
     const r2 = await s.up(prog(h1, false));
-    okOrShow(r2);
+    ok(r2);
     expect(r2.updated).toEqual([urnOf("mover")]);
     expect(await cat(h0, `${d}/log`)).toBe("create\n"); // old host's delete never ran
     expect(await cat(h1, `${d}/log`)).toBe("create\n");
     const r3 = await s.up(prog(h0, true));
-    okOrShow(r3);
+    ok(r3);
     expect(r3.replaced).toEqual([urnOf("mover")]);
     expect(r3.runs.map((x) => `${x.op}@${x.host}`)).toEqual([`delete@${h1.address}:${h1.port}`, `create@${h0.address}:${h0.port}`]);
-    okOrShow(await s.destroy());
+    ok(await s.destroy());
   });
 
   test("parallelism: independent Commands overlap by default, --parallel 1 serialises them", async () => {
@@ -352,11 +351,11 @@ describe("harness against lab hosts", () => {
       }
     };
     const s = new Stack();
-    okOrShow(await s.up(prog));
+    ok(await s.up(prog));
     expect(await cat(h0, `${d}/log`)).toBe("start\nstart\nend\nend\n");
     await h0.exec(`: > ${d}/log`);
     const s1 = new Stack({ parallel: 1 });
-    okOrShow(await s1.up(prog));
+    ok(await s1.up(prog));
     expect(await cat(h0, `${d}/log`)).toBe("start\nend\nstart\nend\n");
   });
 
@@ -383,7 +382,7 @@ describe("harness against lab hosts", () => {
       });
       return { out: c.stdout };
     });
-    okOrShow(r);
+    ok(r);
     expect(r.outputs).toEqual({ out: "ok" });
     expect((await cat(h0, `${d}/proxied`)).length).toBeGreaterThan(1);
   });
@@ -399,10 +398,10 @@ describe("harness against lab hosts", () => {
     };
     const s = new Stack();
     const r1 = await s.up(prog);
-    okOrShow(r1);
+    ok(r1);
     expect(r1.runs.map((x) => x.name)).toEqual(["c1", "c2", "c3"]);
     const r2 = await s.up(() => ({}));
-    okOrShow(r2);
+    ok(r2);
     expect(r2.deleted).toEqual([urnOf("c3"), urnOf("c2"), urnOf("c1")]);
     expect(await cat(h0, `${d}/log`)).toBe("create-c1\ncreate-c2-one\ncreate-c3\ndelete-c3\ndelete-c2\ndelete-c1\n");
   });
@@ -415,16 +414,16 @@ describe("harness against lab hosts", () => {
     };
     const s = new Stack();
     const r1 = await s.up(prog("1"));
-    okOrShow(r1);
+    ok(r1);
     expect(r1.created).toEqual([urnOf("restore")]);
     expect(r1.sessions.total).toBe(0);
     expect(s.get("restore")?.outputs).toMatchObject({ stdout: "", stderr: "" });
     const r2 = await s.up(prog("2"));
-    okOrShow(r2);
+    ok(r2);
     expect(r2.updated).toEqual([urnOf("restore")]);
     expect(r2.sessions.total).toBe(0);
     const r3 = await s.destroy();
-    okOrShow(r3);
+    ok(r3);
     expect(r3.sessions.total).toBe(1);
     expect(await cat(h0, `${d}/restored`)).toBe("orig-2");
   });
@@ -440,21 +439,45 @@ describe("harness against lab hosts", () => {
     };
     const s = new Stack();
     const p1 = await s.preview(prog("1"));
-    okOrShow(p1);
+    ok(p1);
     expect(p1.sessions.total).toBe(0);
     expect(p1.created.sort()).toEqual([urnOf("pa"), urnOf("pb"), urnOf("pc")]);
     const pc = p1.resources.find((r) => r.name === "pc");
     expect(pc?.inputs.create).toBe(UNKNOWN);
     expect(s.resources()).toEqual([]);
-    okOrShow(await s.up(prog("1")));
+    ok(await s.up(prog("1")));
     const p2 = await s.preview(prog("2"));
-    okOrShow(p2);
+    ok(p2);
     expect(p2.unchanged).toEqual([urnOf("pa")]);
     expect(p2.updated).toEqual([urnOf("pb"), urnOf("pc")]);
     expect(p2.resources.find((r) => r.name === "pa")?.outputs?.stdout).toBe("A");
     expect(p2.resources.find((r) => r.name === "pc")?.inputs.create).toBe(UNKNOWN);
     expect(await cat(h0, `${d}/pb`)).toBe("1\n");
-    okOrShow(await s.destroy());
+    ok(await s.destroy());
+  });
+});
+
+describe("the unit tests' report fixtures (tests/unit/fixtures/report) are what the host programs print", () => {
+  // Each on a fresh host state: destroyed afterwards, so the originals are the lab host's boot values again.
+  test("NetTuning: the apply's stdout is the fixture byte for byte, and its values are the kernel's", async () => {
+    const stack = new Stack({ project: "proj", stack: "dev" });
+    try {
+      const r = ok(await stack.up(sysProgram(h1, SYSCTL_REPORT.name, { sysctls: SYSCTL_REPORT.sysctls })));
+      expect(r.runs.map((x) => x.stdout)).toEqual([SYSCTL_REPORT.report]);
+      for (const [k, v] of Object.entries(r.outputs!.applied as Record<string, string>)) expect(await readSysctl(h1, k)).toBe(v);
+    } finally {
+      ok(await stack.destroy());
+    }
+  });
+  test("NicQueues: the apply's stdout is the fixture byte for byte", async () => {
+    const stack = new Stack({ project: "proj", stack: "dev" });
+    try {
+      const r = ok(await stack.up(nicProgram(h1, NIC_REPORT.name, NIC_REPORT.args)));
+      expect(r.runs.map((x) => x.stdout)).toEqual([NIC_REPORT.report]);
+      expect((await h1.exec("cat /sys/class/net/eth0/tx_queue_len /sys/class/net/eth0/queues/rx-0/rps_flow_cnt")).stdout).toBe("3000\n256\n");
+    } finally {
+      ok(await stack.destroy());
+    }
   });
 });
 

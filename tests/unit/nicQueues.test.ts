@@ -1,5 +1,6 @@
 /** NicQueues resource graph under Pulumi mocks: children, their inputs, outputs parsed from the report. */
 import * as pulumi from "@pulumi/pulumi";
+import { NIC_REPORT } from "./fixtures/report";
 
 interface Recorded {
   type: string;
@@ -7,16 +8,9 @@ interface Recorded {
   inputs: Record<string, any>;
 }
 const resources: Recorded[] = [];
-const REPORT = [
-  "net-tuning-report v1",
-  "applied\teth0/ring.rx\t4096",
-  "applied\teth0/rps.rx-0\t3",
-  "previous\teth0/ring.rx\t512",
-  "previous\teth0/rps.rx-0\t0",
-  "warning\tfrom the host",
-  "persisted\t/etc/systemd/system/net-tuning-nic-eth0.service",
-  "end",
-].join("\n");
+// What the host program really printed for the first test's inputs (recorded on a lab host; checked there by
+// tests/harness/harness.test.ts).
+const REPORT = NIC_REPORT.report;
 
 pulumi.runtime.setMocks(
   {
@@ -51,11 +45,17 @@ async function registered(name: string): Promise<Recorded> {
 
 describe("NicQueues resource graph", () => {
   test("one component with -apply (create = update, stdin = plan) and -restore (delete only, stdin = originals)", async () => {
-    const n = new NicQueues("nq", { connection: conn, interface: "eth0", rings: { rx: "max" }, rps: { cpus: "all" }, persistence: "systemd" });
-    expect(await promiseOf(n.applied)).toEqual({ "eth0/ring.rx": "4096", "eth0/rps.rx-0": "3" });
-    expect(await promiseOf(n.previous)).toEqual({ "eth0/ring.rx": "512", "eth0/rps.rx-0": "0" });
+    const n = new NicQueues(NIC_REPORT.name, { connection: conn, interface: "eth0", ...NIC_REPORT.args });
+    expect(await promiseOf(n.applied)).toEqual({
+      "eth0/channel.rx": "2", "eth0/txqueuelen": "3000", "eth0/rps.rx-0": "1", "eth0/rps.rx-1": "1", "eth0/rfs.rx-0": "256", "eth0/rfs.rx-1": "256",
+    });
+    expect(await promiseOf(n.previous)).toEqual({
+      "eth0/channel.rx": "4", "eth0/txqueuelen": "1000", "eth0/rps.rx-0": "0", "eth0/rps.rx-1": "0", "eth0/rfs.rx-0": "0", "eth0/rfs.rx-1": "0",
+    });
     expect(await promiseOf(n.persistedAs)).toBe("/etc/systemd/system/net-tuning-nic-eth0.service");
-    expect(await promiseOf(n.warnings)).toEqual(["from the host"]);
+    expect(await promiseOf(n.warnings)).toEqual([
+      "rps.flowEntriesPerQueue: RFS also needs net.core.rps_sock_flow_entries > 0 (it is 0 or absent here); set rps.sockFlowEntries on the host",
+    ]);
     const component = byName("nq");
     expect(component.type).toBe("net-tuning:index:NicQueues");
     expect(component.inputs).toEqual({});
@@ -66,14 +66,14 @@ describe("NicQueues resource graph", () => {
     expect(apply.inputs.delete).toBeUndefined();
     expect(apply.inputs.addPreviousOutputInEnv).toBe(false);
     expect(apply.inputs.stdin).toContain("@kind nic\n@owner proj/dev/nq\n");
-    expect(apply.inputs.stdin).toContain("@set ring.rx max\n");
+    expect(apply.inputs.stdin).toContain("@set channel.rx 2\n");
     expect(restore.inputs.create).toBeUndefined();
     expect(restore.inputs.update).toBeUndefined();
     expect(restore.inputs.delete).toBe(hostCommand("nic", "restore"));
     expect(restore.inputs.addPreviousOutputInEnv).toBe(false);
     // stdin = the plan, then "@program" and the program (the command line is a short fixed bootstrap).
     expect(apply.inputs.stdin).toBe(hostStdin("nic", "apply", apply.inputs.stdin.split("@program\n")[0]));
-    expect(restore.inputs.stdin.split("@program\n")[0]).toMatch(/@interface eth0\n@restore 1\n@orig eth0\/ring\.rx\t512\n@orig eth0\/rps\.rx-0\t0\n$/);
+    expect(restore.inputs.stdin.split("@program\n")[0]).toMatch(/@interface eth0\n@restore 1\n@orig eth0\/channel\.rx\t4\n@orig eth0\/txqueuelen\t1000\n@orig eth0\/rps\.rx-0\t0\n[^]*@orig eth0\/rfs\.rx-1\t0\n$/);
     expect(restore.inputs.stdin).toBe(hostStdin("nic", "restore", restore.inputs.stdin.split("@program\n")[0]));
   });
 
