@@ -131,7 +131,8 @@ function shq(s: string): string {
 }
 
 /** Start time (clock ticks since boot) of a pid, or undefined when the pid does not exist. */
-function procStart(pid: number): string | undefined {
+/** A process's start time (clock ticks since boot, field 22 of /proc/PID/stat): with the pid, it names one process. */
+export function procStart(pid: number): string | undefined {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
     return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];

@@ -5,7 +5,7 @@
 import { spawn, spawnSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
-import { cleanupStaleLabs, Lab, LabHost, sshOptions, startLab, STATE_ROOT } from "../../testkit/lab";
+import { cleanupStaleLabs, Lab, LabHost, procStart, sshOptions, startLab, STATE_ROOT } from "../../testkit/lab";
 import { procPath, readSysctl as hostSysctl, snapshot as hostSnapshot, writeSysctl } from "../../testkit/host";
 
 // ------------------------------------------------------------------------------------------ helpers
@@ -23,14 +23,6 @@ function netnsList(prefix: string): string[] {
 }
 function netnsInode(ns: string): number {
   return fs.statSync(`/run/netns/${ns}`).ino;
-}
-function procStart(pid: number): string | undefined {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
-  } catch {
-    return undefined;
-  }
 }
 function pids(): number[] {
   return fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d)).map(Number);

@@ -1,32 +1,11 @@
 import * as pulumi from "@pulumi/pulumi";
 import { SYSCTL_REPORT } from "./fixtures/report";
+import { mockCommands, promiseOf } from "../../testkit/mocks";
 
-interface Recorded {
-  type: string;
-  name: string;
-  inputs: Record<string, any>;
-  opts?: pulumi.ResourceOptions;
-}
-const resources: Recorded[] = [];
 const optsByName = new Map<string, pulumi.CustomResourceOptions>();
 // What the host program really printed for the first test's inputs (recorded on a lab host; checked there by
 // tests/harness/harness.test.ts).
-const REPORT = SYSCTL_REPORT.report;
-
-pulumi.runtime.setMocks(
-  {
-    newResource(args) {
-      resources.push({ type: args.type, name: args.name, inputs: args.inputs });
-      const state = { ...args.inputs };
-      if (args.type === "command:remote:Command" && args.name.endsWith("-apply")) state.stdout = REPORT;
-      return { id: `${args.name}-id`, state };
-    },
-    call: (args) => args.inputs,
-  },
-  "proj",
-  "dev",
-  false,
-);
+const { resources, byName, registered } = mockCommands(SYSCTL_REPORT.report);
 /** Resource options are not given to setMocks: record them through a transformation on the component. */
 const record: pulumi.ResourceTransformation = (a) => {
   optsByName.set(a.name, a.opts);
@@ -37,19 +16,7 @@ import { NetTuning } from "../../components/netTuning";
 import { hostCommand } from "../../provider/host/programs";
 import { longFatFlows } from "../../provider/sizing";
 
-function promiseOf<T>(o: pulumi.Output<T>): Promise<T> {
-  // OutputImpl.promise() rejects when an apply throws (apply() alone would swallow it).
-  return (o as any).promise();
-}
 const conn = { host: "198.18.0.2", user: "root", privateKey: pulumi.secret("-----BEGIN OPENSSH PRIVATE KEY-----\nSECRETKEY\n") };
-const byName = (n: string) => resources.filter((r) => r.name === n).slice(-1)[0];
-/** Registration is asynchronous (inputs resolve first): wait, bounded, until `n` resources named so exist. */
-async function registered(name: string, count = 1): Promise<Recorded> {
-  for (let i = 0; i < 200 && resources.filter((r) => r.name === name).length < count; i++) await new Promise((r) => setTimeout(r, 10));
-  const r = byName(name);
-  if (!r) throw new Error(`${name} was never registered`);
-  return r;
-}
 
 describe("NetTuning resource graph", () => {
   test("one component with an -apply and a -restore command; outputs parsed from the report", async () => {

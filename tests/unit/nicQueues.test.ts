@@ -1,47 +1,17 @@
 /** NicQueues resource graph under Pulumi mocks: children, their inputs, outputs parsed from the report. */
 import * as pulumi from "@pulumi/pulumi";
 import { NIC_REPORT } from "./fixtures/report";
+import { mockCommands, promiseOf } from "../../testkit/mocks";
 
-interface Recorded {
-  type: string;
-  name: string;
-  inputs: Record<string, any>;
-}
-const resources: Recorded[] = [];
 // What the host program really printed for the first test's inputs (recorded on a lab host; checked there by
 // tests/harness/harness.test.ts).
-const REPORT = NIC_REPORT.report;
-
-pulumi.runtime.setMocks(
-  {
-    newResource(args) {
-      resources.push({ type: args.type, name: args.name, inputs: args.inputs });
-      const state = { ...args.inputs };
-      if (args.type === "command:remote:Command" && args.name.endsWith("-apply")) state.stdout = REPORT;
-      return { id: `${args.name}-id`, state };
-    },
-    call: (args) => args.inputs,
-  },
-  "proj",
-  "dev",
-  false,
-);
+const { byName, registered } = mockCommands(NIC_REPORT.report);
 
 import { NicQueues } from "../../components/nicQueues";
 import { hostCommand, hostStdin } from "../../provider/host/programs";
 import { throughput } from "../../provider/sizing/nic";
 
-function promiseOf<T>(o: pulumi.Output<T>): Promise<T> {
-  return (o as any).promise();
-}
 const conn = { host: "198.18.0.2", user: "root", privateKey: pulumi.secret("-----BEGIN OPENSSH PRIVATE KEY-----\nSECRETKEY\n") };
-const byName = (n: string) => resources.filter((r) => r.name === n).slice(-1)[0];
-async function registered(name: string): Promise<Recorded> {
-  for (let i = 0; i < 200 && !byName(name); i++) await new Promise((r) => setTimeout(r, 10));
-  const r = byName(name);
-  if (!r) throw new Error(`${name} was never registered`);
-  return r;
-}
 
 describe("NicQueues resource graph", () => {
   test("one component with -apply (create = update, stdin = plan) and -restore (delete only, stdin = originals)", async () => {

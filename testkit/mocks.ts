@@ -1,0 +1,44 @@
+/**
+ * Pulumi mocks for the components' resource-graph unit tests: records every registered resource, and gives each
+ * `<name>-apply` Command the report a host program printed as its stdout. Call {@link mockCommands} before the
+ * components are imported (they read the runtime settings at import).
+ */
+import * as pulumi from "@pulumi/pulumi";
+
+export interface Recorded {
+  type: string;
+  name: string;
+  inputs: Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+export function mockCommands(applyStdout: string, project = "proj", stack = "dev") {
+  const resources: Recorded[] = [];
+  pulumi.runtime.setMocks(
+    {
+      newResource(args) {
+        resources.push({ type: args.type, name: args.name, inputs: args.inputs });
+        const state = { ...args.inputs };
+        if (args.type === "command:remote:Command" && args.name.endsWith("-apply")) state.stdout = applyStdout;
+        return { id: `${args.name}-id`, state };
+      },
+      call: (args) => args.inputs,
+    },
+    project,
+    stack,
+    false,
+  );
+  const byName = (n: string): Recorded => resources.filter((r) => r.name === n).slice(-1)[0];
+  /** Registration is asynchronous (inputs resolve first): wait, bounded, until `count` resources named so exist. */
+  async function registered(name: string, count = 1): Promise<Recorded> {
+    for (let i = 0; i < 200 && resources.filter((r) => r.name === name).length < count; i++) await new Promise((r) => setTimeout(r, 10));
+    const r = byName(name);
+    if (!r) throw new Error(`${name} was never registered`);
+    return r;
+  }
+  return { resources, byName, registered };
+}
+
+/** The value of an Output; rejects when an apply throws (apply() alone would swallow it). */
+export function promiseOf<T>(o: pulumi.Output<T>): Promise<T> {
+  return (o as unknown as { promise(): Promise<T> }).promise();
+}
