@@ -4,18 +4,25 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 
+/**
+ * The shells the host programs must run under (project rule: POSIX sh as dash, bash --posix and busybox ash). Not
+ * filtered by what is installed: a missing shell fails the tests (scripts/deps.sh installs them).
+ */
+export const SHELLS = ["/bin/dash", "/bin/bash --posix", "busybox ash"];
+
 /** Where the host programs' sh sources live. */
 export const SH_DIR = path.join(__dirname, "../provider/host/sh");
 
 /**
- * Runs `script` with `shell` (default /bin/sh) after sourcing runtime.sh and nic.sh, with `NT_TMP` = `tmp` (or a
+ * Runs `script` with `shell` (default /bin/sh; a command line such as "busybox ash") after sourcing runtime.sh and nic.sh, with `NT_TMP` = `tmp` (or a
  * fresh temporary directory, removed afterwards); returns stdout and throws on a non-zero exit (the error carries
  * status, stdout and stderr).
  */
 export function runSh(script: string, opts: { shell?: string; input?: string; tmp?: string; env?: Record<string, string> } = {}): string {
   const tmp = opts.tmp ?? fs.mkdtempSync(path.join(os.tmpdir(), "nic-unit-"));
   try {
-    return execFileSync(opts.shell ?? "/bin/sh", ["-c", `. "$1/runtime.sh"; . "$1/nic.sh"; NT_TMP="$2"; ${script}`, "nic-test", SH_DIR, tmp], {
+    const [cmd, ...shellArgs] = (opts.shell ?? "/bin/sh").split(" ");
+    return execFileSync(cmd, [...shellArgs, "-c", `. "$1/runtime.sh"; . "$1/nic.sh"; NT_TMP="$2"; ${script}`, "nic-test", SH_DIR, tmp], {
       input: opts.input ?? "",
       encoding: "utf8",
       env: { ...process.env, ...opts.env },

@@ -5,10 +5,9 @@
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { runSh } from "../../testkit/localsh";
+import { runSh, SHELLS } from "../../testkit/localsh";
 
 const FIX = path.join(__dirname, "fixtures/ethtool");
-const SHELLS = ["/bin/sh", "/bin/bash"].filter((s) => fs.existsSync(s));
 
 const fixture = (name: string) => fs.readFileSync(path.join(FIX, name), "utf8");
 const table = (out: string) => Object.fromEntries(out.trim().split("\n").map((l) => [l.split("\t")[0], l.split("\t").slice(1).join("\t")]));

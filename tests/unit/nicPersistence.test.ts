@@ -6,9 +6,8 @@ import { execFileSync, spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { runSh as runNicSh } from "../../testkit/localsh";
+import { runSh as runNicSh, SHELLS } from "../../testkit/localsh";
 
-const SHELLS = ["/bin/sh", "/bin/bash"].filter((s) => fs.existsSync(s));
 const BEGIN = "# BEGIN pulumi-net-tuning proj/dev/nq eth0";
 const END = "# END pulumi-net-tuning proj/dev/nq eth0";
 
