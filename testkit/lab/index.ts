@@ -45,10 +45,11 @@ export interface LabHost {
   /** run a command over real SSH (openssh client) as a user (default root) */
   ssh(cmd: string, opts?: { who?: Who; stdin?: string; timeoutMs?: number }): Promise<RunResult>;
   /**
-   * What a reboot does to this host, as far as a network namespace can have one: every /proc/sys/net value back to
-   * the kernel's value when the host started, /run emptied (sshd's own files kept, so sessions survive), then the
-   * boot's sysctl loading (see {@link BOOT_SYSCTL}). Files under /etc, /usr, /var are kept, as on a disk. The NIC's
-   * settings (features, channels, txqueuelen, RPS) are not reset.
+   * What a reboot does to this host, as far as a network namespace can have one: every /proc/sys/net value and the
+   * NIC's settings back to their values when the host started, /run emptied (sshd's own files kept, so sessions survive), then the
+   * boot's sysctl loading (see {@link BOOT_SYSCTL}), then /etc/rc.local when it is executable (systemd's
+   * rc-local.service). The NIC's channels, txqueuelen, features and RPS go back to their values at start. Files under
+   * /etc, /usr, /var are kept, as on a disk. No systemd runs in a lab host: units are not started (the VM tier has them).
    * Resolves with the boot's log of refused keys (host-wide keys are read-only or absent in a namespace).
    */
   reboot(): Promise<string>;
@@ -80,6 +81,39 @@ LC_ALL=C sort - | LC_ALL=C comm -23 - /tmp/.ntlab-now | while IFS= read -r l; do
 done || rc=1
 rm -f /tmp/.ntlab-now
 exit $rc`;
+
+/** The NIC's settings a boot resets, as lines: "channels RX TX", "txqueuelen N", "feature NAME on|off" (not [fixed]), "rps QUEUE CPUS FLOWS". */
+const READ_NIC = `i=eth0
+printf 'channels %s\\n' "$(ethtool -l "$i" | sed -n '/^Current/,$p' | awk '$1 == "RX:" { rx = $2 } $1 == "TX:" { tx = $2 } END { print rx, tx }')"
+printf 'txqueuelen %s\\n' "$(cat /sys/class/net/$i/tx_queue_len)"
+ethtool -k "$i" | awk -F': ' 'NR > 1 && $2 !~ /fixed/ { sub(/^[ \\t]+/, "", $1); split($2, w, " "); print "feature", $1, w[1] }' | LC_ALL=C sort
+for q in /sys/class/net/$i/queues/rx-*; do printf 'rps %s %s %s\\n' "\${q##*/}" "$(cat "$q/rps_cpus")" "$(cat "$q/rps_flow_cnt")"; done`;
+
+/** Puts the NIC back to the boot record on stdin (READ_NIC's lines): channels, txqueuelen, features, then RPS. */
+const RESET_NIC = `i=eth0; rc=0; rec=$(cat)
+now=$(
+${READ_NIC}
+)
+want() { printf '%s\\n' "$rec" | grep "^$1 "; }
+have() { printf '%s\\n' "$now" | grep "^$1 "; }
+if [ "$(want channels)" != "$(have channels)" ]; then set -- $(want channels); ethtool -L "$i" rx "$2" tx "$3" || rc=1; fi
+if [ "$(want txqueuelen)" != "$(have txqueuelen)" ]; then set -- $(want txqueuelen); ip link set dev "$i" txqueuelen "$2" || rc=1; fi
+want feature | LC_ALL=C sort > /tmp/.ntlab-want
+have feature | LC_ALL=C sort > /tmp/.ntlab-have
+args=$(LC_ALL=C comm -23 /tmp/.ntlab-want /tmp/.ntlab-have | awk '{ printf " %s %s", $2, $3 }')
+rm -f /tmp/.ntlab-want /tmp/.ntlab-have
+if [ -n "$args" ]; then ethtool -K "$i" $args || rc=1; fi
+want rps | while read -r _ q cpus flows; do
+  d=/sys/class/net/$i/queues/$q
+  [ -d "$d" ] || continue
+  [ "$(cat "$d/rps_cpus")" = "$cpus" ] || printf '%s\\n' "$cpus" > "$d/rps_cpus" || exit 1
+  [ "$(cat "$d/rps_flow_cnt")" = "$flows" ] || printf '%s\\n' "$flows" > "$d/rps_flow_cnt" || exit 1
+done || rc=1
+[ "$rc" = 0 ] || echo "reboot: cannot reset $i to its boot settings" >&2
+exit $rc`;
+
+/** What systemd's rc-local.service does at boot: runs /etc/rc.local when it is executable. */
+const RUN_RC_LOCAL = "if [ -x /etc/rc.local ]; then /etc/rc.local start; fi";
 
 /** Empties /run as a boot would, keeping only what the running sshd needs (its privsep dir and pid file). */
 const WIPE_RUN = "find /run -mindepth 1 -maxdepth 1 ! -name sshd ! -name sshd.pid -exec rm -rf {} + && mkdir -p /run/lock /run/sysctl.d && chmod 1777 /run/lock";
@@ -661,6 +695,7 @@ export async function startLab(opts: { hosts: number; tag?: string; concurrency?
       fs.writeFileSync(path.join(hostDir, "init.pid"), `${initPid} ${procStart(initPid) ?? ""}\n`);
       const pid1 = initPid;
       let bootValues = "";
+      let bootNic = "";
 
       const host: LabHost = {
         name: `h${n}`,
@@ -694,14 +729,16 @@ export async function startLab(opts: { hosts: number; tag?: string; concurrency?
         async reboot() {
           const steps: [string, string, string | undefined][] = [
             ["reset /proc/sys/net", RESET_NET_SYSCTLS, bootValues],
+            ["reset the NIC", RESET_NIC, bootNic],
             ["empty /run", WIPE_RUN, undefined],
             ["load sysctls", BOOT_SYSCTL, undefined],
+            ["run /etc/rc.local", RUN_RC_LOCAL, undefined],
           ];
           let log = "";
           for (const [what, script, stdin] of steps) {
             const r = await host.exec(script, { stdin, timeoutMs: 60_000 });
             if (r.code !== 0) throw new Error(`reboot of ${netns}: ${what} failed (exit ${r.code}): ${r.stderr.trim()}`);
-            log = r.stdout;
+            if (what === "load sysctls") log = r.stdout;
           }
           return log;
         },
@@ -710,6 +747,9 @@ export async function startLab(opts: { hosts: number; tag?: string; concurrency?
       const boot = await host.exec(READ_NET_SYSCTLS);
       if (boot.code !== 0 || boot.stdout === "") throw new Error(`lab host ${n}: cannot read /proc/sys/net: ${boot.stderr}`);
       bootValues = boot.stdout;
+      const nic = await host.exec(READ_NIC);
+      if (nic.code !== 0 || !/^channels \d+ \d+$/m.test(nic.stdout)) throw new Error(`lab host ${n}: cannot read eth0's settings: ${nic.stderr}`);
+      bootNic = nic.stdout;
       const loaded = await host.exec(BOOT_SYSCTL);
       if (loaded.code !== 0) throw new Error(`lab host ${n}: ${loaded.stderr.trim()}`);
       hosts[n] = host;

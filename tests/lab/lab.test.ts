@@ -378,9 +378,35 @@ describe("(4b) key → /proc/sys path, host snapshot, reboot", () => {
     }
     await h1.reboot();
     expect({ som: await hostSysctl(h1, "net.core.somaxconn"), fin: await hostSysctl(h1, "net.ipv4.tcp_fin_timeout") }).toEqual({ som: start.som, fin: start.fin });
+    expect(await h1.reboot()).toMatch(/permission denied on key "kernel\.pid_max"/); // host-wide keys: tolerated, logged
     // Everything else as before, but /etc/sysctl.conf's mtime and the overlay's copy of it.
     const norm = (t: string) => t.replace(/^\/etc\/sysctl\.conf f .*$/m, "/etc/sysctl.conf f");
     expect(norm(await hostSnapshot(h1))).toBe(norm(before));
+  });
+});
+
+describe("(4c) reboot() and the NIC", () => {
+  test("channels, txqueuelen, features and RPS go back to their boot values; an executable /etc/rc.local runs", async () => {
+    const nic = () => h1.exec("ethtool -l eth0 | sed -n '/^Current/,$p' | grep -E '^(RX|TX):'; cat /sys/class/net/eth0/tx_queue_len; " +
+      "ethtool -k eth0 | grep -E '^(generic-receive-offload|tcp-segmentation-offload):'; cat /sys/class/net/eth0/queues/rx-0/rps_cpus /sys/class/net/eth0/queues/rx-0/rps_flow_cnt");
+    const at = (await nic()).stdout;
+    const before = await hostSnapshot(h1);
+    const change = "ethtool -L eth0 rx 2 tx 2 && ip link set dev eth0 txqueuelen 2222 && ethtool -K eth0 gro on tso off && " +
+      "echo 1 > /sys/class/net/eth0/queues/rx-0/rps_cpus && echo 128 > /sys/class/net/eth0/queues/rx-0/rps_flow_cnt";
+    expect(await h1.exec(change)).toMatchObject({ code: 0 });
+    expect((await nic()).stdout).not.toBe(at);
+    await h1.reboot();
+    expect((await nic()).stdout).toBe(at);
+    expect(await hostSnapshot(h1)).toBe(before);
+    try {
+      await h1.exec("printf '#!/bin/sh\\nip link set dev eth0 txqueuelen 4321\\n' > /etc/rc.local && chmod 755 /etc/rc.local");
+      await h1.reboot();
+      expect((await h1.exec("cat /sys/class/net/eth0/tx_queue_len")).stdout).toBe("4321\n");
+    } finally {
+      await h1.exec("rm -f /etc/rc.local");
+    }
+    await h1.reboot();
+    expect((await nic()).stdout).toBe(at);
   });
 });
 
