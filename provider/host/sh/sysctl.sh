@@ -246,6 +246,18 @@ kind_files() {
 
 kind_after_commit() { return 0; }
 
+# An artefact of an earlier run that this run no longer declares (renamed fileName, persist turned off, modules gone).
+kind_drop_artefact() {
+  nts_is_ours "$1" && nt_stage_remove "$1"
+  return 0
+}
+
+# The report reuses the values read back right after the apply (no second read per key).
+kind_report_value() {
+  nt_lookup "$NT_TMP/got" "$1" || return 1
+  NT_GOT=$NT_FOUND
+}
+
 kind_report() {
   if [ "$NTS_PERSIST" = 1 ]; then printf 'file\t%s\n' "$NTS_FILE"; fi
 }
