@@ -357,8 +357,12 @@ nt_rollback() {
   nt_undo_files
   if [ "$NT_JOURNAL_TOUCHED" = 1 ]; then
     if [ "$NT_J_FORMAT" != none ]; then
-      nt_write_atomic "$NT_JOURNAL" "$NT_TMP/journal.before" 0600 2>/dev/null ||
-        NT_UNDO_FAILED="$NT_UNDO_FAILED the journal $NT_JOURNAL (its previous copy is $NT_TMP/journal.before, lost at exit);"
+      # cp -p keeps the journal's modification time too: a failed run leaves it byte for byte as it was.
+      if cmp -s "$NT_TMP/journal.before" "$NT_JOURNAL" ||
+        { cp -p "$NT_TMP/journal.before" "$NT_JOURNAL.net-tuning-undo" 2>/dev/null && mv -f "$NT_JOURNAL.net-tuning-undo" "$NT_JOURNAL" 2>/dev/null; }; then :; else
+        rm -f "$NT_JOURNAL.net-tuning-undo" 2>/dev/null
+        NT_UNDO_FAILED="$NT_UNDO_FAILED restoring the journal $NT_JOURNAL to its state before this run;"
+      fi
     elif [ -z "$NT_UNDO_FAILED" ]; then
       # A first apply that left nothing changed leaves no journal; if anything could not be undone, the new
       # journal stays: it is the only record of the originals.
