@@ -300,6 +300,9 @@ nt_commit_files() {
   nt_n=0
   while IFS="$NT_TAB" read -r nt_op nt_dest nt_src nt_mode; do
     nt_n=$((nt_n + 1))
+    # A file already exactly as planned (content and mode) is left alone, modification time included.
+    if [ "$nt_op" = put ] && [ -f "$nt_dest" ] && [ ! -L "$nt_dest" ] && cmp -s "$nt_src" "$nt_dest" &&
+      [ "$(stat -c %a "$nt_dest" 2>/dev/null)" = "${nt_mode#0}" ]; then continue; fi
     if [ -e "$nt_dest" ] || [ -L "$nt_dest" ]; then
       cp -pP "$nt_dest" "$NT_TMP/backup.$nt_n" || nt_die 1 "cannot back up $nt_dest on $NT_HOSTNAME before changing it"
       printf '%s\t%s\n' "$nt_dest" "$NT_TMP/backup.$nt_n" >> "$NT_TMP/file-undo"
