@@ -110,7 +110,7 @@ nts_boot_files() { # prints the files systemd-sysctl/procps read at boot, in ord
 # Every one of our keys that a file applied after ours at boot sets to another value, with file and line.
 nts_boot_conflicts() {
   nts_boot_files > "$NT_TMP/bootorder"
-  awk -v ours="${NTS_FILE##*/}" -v tab="$NT_TAB" -v desired="$NT_TMP/desired" -v list="$NT_TMP/bootorder" '
+  awk -v ours="${NTS_FILE##*/}" -v tab="$NT_TAB" -v desired="$NT_TMP/desired" -v list="$NT_TMP/bootorder" -v mine="$NT_TMP/ours" '
     function norm(s) { gsub(/[ \t]+/, " ", s); sub(/^ /, "", s); sub(/ $/, "", s); return s }
     function dots(k,  first) {
       # systemd-sysctl/procps: a key whose first separator is "/" is a path; swap "/" and "." to get the dotted form.
@@ -121,9 +121,11 @@ nts_boot_conflicts() {
     BEGIN {
       FS = tab
       while ((getline line < desired) > 0) { split(line, a, tab); want[dots(a[1])] = norm(a[2]) }
+      while ((getline line < mine) > 0) gone[line] = 1
       while ((getline line < list) > 0) {
         split(line, a, tab)
         if (a[1] != "~sysctl.conf" && a[1] <= ours) continue
+        if (a[2] in gone) continue
         file = a[2]; n = 0
         while ((getline l < file) > 0) {
           n++
@@ -220,6 +222,7 @@ kind_preflight() {
   if [ ! -f "$NT_JOURNAL" ] && nts_is_ours "$NTS_FILE"; then
     nt_problem "$NTS_FILE was written by this resource but its journal of original values ($NT_JOURNAL) is missing: refusing to record tuned values as originals. Delete the resource (pulumi destroy --target restores the originals from Pulumi state), then create it again"
   fi
+  nts_our_files
   if [ "$NTS_PERSIST" = 1 ] && [ "$NTS_BOOT" != ignore ]; then
     nts_boot_conflicts > "$NT_TMP/conflicts"
     while IFS= read -r nts_c; do
@@ -228,7 +231,21 @@ kind_preflight() {
   fi
 }
 
+# Our sysctl.d files other than the planned one ($NT_TMP/ours): an earlier fileName (also one a 0.1.0 journal does
+# not list). They are removed in this run, so the boot-order check ignores them.
+nts_our_files() {
+  : > "$NT_TMP/ours"; : > "$NT_TMP/ours.all"
+  for nts_f in /etc/sysctl.d/*.conf; do
+    [ -f "$nts_f" ] && [ "$nts_f" != "$NTS_FILE" ] && printf '%s\n' "$nts_f" >> "$NT_TMP/ours.all"
+  done
+  [ -s "$NT_TMP/ours.all" ] || return 0
+  # shellcheck disable=SC2046 # names were listed by the shell: no newlines
+  grep -lxF "# pulumi-net-tuning owner: $NT_OWNER" $(cat "$NT_TMP/ours.all") > "$NT_TMP/ours" 2>/dev/null
+  return 0
+}
+
 kind_files() {
+  while IFS= read -r nts_f; do nt_stage_remove "$nts_f"; done < "$NT_TMP/ours"
   nts_mods=/etc/modules-load.d/pulumi-net-tuning-$NT_OWNER_ID.conf
   if [ "$NTS_PERSIST" = 1 ]; then
     nt_stage_file "$NTS_FILE" "$NT_TMP/content" 0644
@@ -264,6 +281,8 @@ kind_report() {
 
 kind_restore_files() {
   [ -n "$NTS_FILE" ] && nts_is_ours "$NTS_FILE" && nt_stage_remove "$NTS_FILE"
+  nts_our_files
+  while IFS= read -r nts_f; do nt_stage_remove "$nts_f"; done < "$NT_TMP/ours"
   nts_mods=/etc/modules-load.d/pulumi-net-tuning-$NT_OWNER_ID.conf
   nts_is_ours "$nts_mods" && nt_stage_remove "$nts_mods"
   return 0
