@@ -114,7 +114,7 @@ nt_init() {
 
 # ---------------------------------------------------------------------------------------- test hooks
 # Lines of $NT_HOOKS: "kill-after-step K" (SIGKILL after the K-th mutating step), "pause-after-step K SECONDS"
-# (touch /run/nt-paused, then sleep), "fail-undo KEY" (the rollback of KEY fails), "trace FILE" (lock enter/leave
+# (write the pid to /run/nt-paused, then wait while /run/nt-hold exists, at most SECONDS), "fail-undo KEY" (the rollback of KEY fails), "trace FILE" (lock enter/leave
 # lines with the pid), "steps FILE" (one line per mutating step). Never used unless a lab test wrote that file.
 nt_hooks_load() {
   NT_HOOK_ON=0
@@ -146,7 +146,12 @@ nt_step() {
   [ "$NT_HOOK_ON" = 1 ] || return 0
   nt_hook steps && printf '%s %s %s\n' "$NT_STEP" "$NT_KIND" "$1" >> "$NT_HOOK_ARG"
   if nt_hook kill-after-step && [ "$NT_HOOK_ARG" = "$NT_STEP" ]; then kill -KILL "$$"; fi
-  if nt_hook pause-after-step && [ "${NT_HOOK_ARG%% *}" = "$NT_STEP" ]; then : > /run/nt-paused; sleep "${NT_HOOK_ARG#* }"; fi
+  if nt_hook pause-after-step && [ "${NT_HOOK_ARG%% *}" = "$NT_STEP" ]; then
+    # Short sleeps: a signal sent meanwhile is handled within 0.1 s. Bounded by SECONDS; ends when /run/nt-hold goes.
+    printf '%s\n' "$$" > /run/nt-paused
+    nt_w=0
+    while [ -e /run/nt-hold ] && [ "$nt_w" -lt $((${NT_HOOK_ARG#* } * 10)) ]; do sleep 0.1; nt_w=$((nt_w + 1)); done
+  fi
   return 0
 }
 
