@@ -335,6 +335,8 @@ nt_undo_files() {
     if [ "$nt_bak" = - ]; then
       rm -f "$nt_dest" 2>/dev/null
       if [ -e "$nt_dest" ] || [ -L "$nt_dest" ]; then NT_UNDO_FAILED="$NT_UNDO_FAILED removing the new file $nt_dest;"; fi
+    elif { [ -L "$nt_dest" ] && [ -L "$nt_bak" ]; } || { [ ! -L "$nt_dest" ] && [ ! -L "$nt_bak" ]; } && cmp -s "$nt_bak" "$nt_dest" 2>/dev/null; then
+      : # unchanged (the operation that failed never happened)
     else
       rm -f "$nt_dest.net-tuning-undo" 2>/dev/null
       if cp -pP "$nt_bak" "$nt_dest.net-tuning-undo" 2>/dev/null && mv -f "$nt_dest.net-tuning-undo" "$nt_dest" 2>/dev/null; then :; else
@@ -611,12 +613,12 @@ nt_restore_main() {
       kind_expect "$nt_k" "$nt_v"
       nt_same "$NT_EXPECT" "$NT_GOT" && continue
       if ! kind_set "$nt_k" "$nt_v"; then nt_failed="$nt_failed $nt_k"; nt_msg "could not restore $nt_k = '$nt_v': $NT_ERR"; continue; fi
-      nt_step "restore $nt_k"
       if kind_get "$nt_k" && nt_same "$NT_EXPECT" "$NT_GOT"; then
         printf '%s\t%s\n' "$nt_k" "$nt_v" >> "$NT_TMP/restored"
       else
         nt_failed="$nt_failed $nt_k"; nt_msg "restored $nt_k = '$nt_v' but it reads back '$NT_GOT'"
       fi
+      nt_step "restore $nt_k"
     done < "$NT_TMP/origs"
   fi
   if [ -n "$nt_failed" ]; then
