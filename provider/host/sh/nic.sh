@@ -28,31 +28,35 @@ nn_valid_if() {
 nn_uint() { case "$1" in ''|*[!0-9]*) return 1 ;; esac; [ "${#1}" -le 10 ]; }
 nn_cpulist_ok() { case "$1" in ''|*[!0-9,-]*|,*|*,|*,,*) return 1 ;; esac; return 0; }
 
+# @set KEY VALUE of an apply plan: validated, added to the requested settings.
+nn_directive_set() {
+  nn_k=${1%% *}; nn_v=${1#* }
+  case "$nn_k" in
+    channel.combined|channel.rx|channel.tx|channel.other|txqueuelen|net.core.rps_sock_flow_entries)
+      nn_uint "$nn_v" || nt_die 5 "invalid value '$nn_v' for $nn_k" ;;
+    ring.rx|ring.rx-mini|ring.rx-jumbo|ring.tx)
+      [ "$nn_v" = max ] || nn_uint "$nn_v" || nt_die 5 "invalid value '$nn_v' for $nn_k" ;;
+    feature.*|coalesce.adaptive-rx|coalesce.adaptive-tx)
+      case "$nn_v" in on|off) ;; *) nt_die 5 "invalid value '$nn_v' for $nn_k" ;; esac
+      case "${nn_k#feature.}" in ''|*[!a-z0-9_-]*) nt_die 5 "invalid feature name '$nn_k'" ;; esac ;;
+    coalesce.*)
+      case "${nn_k#coalesce.}" in
+        rx-usecs|rx-frames|rx-usecs-irq|rx-frames-irq|tx-usecs|tx-frames|tx-usecs-irq|tx-frames-irq|\
+        stats-block-usecs|sample-interval|pkt-rate-low|pkt-rate-high|rx-usecs-low|rx-frames-low|tx-usecs-low|\
+        tx-frames-low|rx-usecs-high|rx-frames-high|tx-usecs-high|tx-frames-high) ;;
+        *) nt_die 5 "unknown coalescing parameter '$nn_k'" ;;
+      esac
+      nn_uint "$nn_v" || nt_die 5 "invalid value '$nn_v' for $nn_k" ;;
+    *) nt_die 5 "unknown nic setting '$nn_k'" ;;
+  esac
+  printf '%s\t%s\n' "$nn_k" "$nn_v" >> "$NT_TMP/requested"
+}
+
 kind_directive() {
   case "$1" in
     interface) nn_valid_if "$2" || nt_die 5 "invalid interface name '$2'"; NN_IF=$2 ;;
     persistence) case "$2" in systemd|rc.local|none|auto) NN_PERSIST=$2 ;; *) return 1 ;; esac ;;
-    set)
-      nn_k=${2%% *}; nn_v=${2#* }
-      case "$nn_k" in
-        channel.combined|channel.rx|channel.tx|channel.other|txqueuelen|net.core.rps_sock_flow_entries)
-          nn_uint "$nn_v" || nt_die 5 "invalid value '$nn_v' for $nn_k" ;;
-        ring.rx|ring.rx-mini|ring.rx-jumbo|ring.tx)
-          [ "$nn_v" = max ] || nn_uint "$nn_v" || nt_die 5 "invalid value '$nn_v' for $nn_k" ;;
-        feature.*|coalesce.adaptive-rx|coalesce.adaptive-tx)
-          case "$nn_v" in on|off) ;; *) nt_die 5 "invalid value '$nn_v' for $nn_k" ;; esac
-          case "${nn_k#feature.}" in ''|*[!a-z0-9_-]*) nt_die 5 "invalid feature name '$nn_k'" ;; esac ;;
-        coalesce.*)
-          case "${nn_k#coalesce.}" in
-            rx-usecs|rx-frames|rx-usecs-irq|rx-frames-irq|tx-usecs|tx-frames|tx-usecs-irq|tx-frames-irq|\
-            stats-block-usecs|sample-interval|pkt-rate-low|pkt-rate-high|rx-usecs-low|rx-frames-low|tx-usecs-low|\
-            tx-frames-low|rx-usecs-high|rx-frames-high|tx-usecs-high|tx-frames-high) ;;
-            *) nt_die 5 "unknown coalescing parameter '$nn_k'" ;;
-          esac
-          nn_uint "$nn_v" || nt_die 5 "invalid value '$nn_v' for $nn_k" ;;
-        *) nt_die 5 "unknown nic setting '$nn_k'" ;;
-      esac
-      printf '%s\t%s\n' "$nn_k" "$nn_v" >> "$NT_TMP/requested" ;;
+    set) nn_directive_set "$2" ;;
     rps-cpus) [ "$2" = all ] || nn_cpulist_ok "$2" || nt_die 5 "invalid CPU list '$2'"; NN_RPS_CPUS=$2 ;;
     rps-flow-cnt) nn_uint "$2" || nt_die 5 "invalid rps_flow_cnt '$2'"; NN_RPS_FLOW=$2 ;;
     rps-only-below-cpus) case "$2" in 0|1) NN_RPS_BELOW=$2 ;; *) return 1 ;; esac ;;
