@@ -24,7 +24,10 @@ NT_PROBLEMS=0
 NT_GOT=''
 NT_ERR=''
 NT_EXPECT=''
-NT_HOSTNAME=$(uname -n 2>/dev/null || echo host)
+# Shell builtins wherever a value can be read without a process (a 40-key apply costs a handful of processes).
+NT_HOSTNAME=''
+{ IFS= read -r NT_HOSTNAME < /proc/sys/kernel/hostname; } 2>/dev/null
+[ -n "$NT_HOSTNAME" ] || NT_HOSTNAME=$(uname -n 2>/dev/null || echo host)
 # create: a new generation of this resource takes the machine over (a first apply, or a replace after a move);
 # update: the journal's generation is kept. Unset = update (bootstraps older than the generation token).
 case "${NT_APPLY_MODE:-update}" in create) NT_APPLY_MODE=create ;; *) NT_APPLY_MODE=update ;; esac
@@ -47,8 +50,11 @@ NT_INPUT_DIR=${1:-}
 nt_cleanup() {
   # The flock lock is released by the kernel when fd 9 is closed (also when this process dies).
   if [ "$NT_LOCKED" = 1 ]; then nt_hook_trace leave; exec 9>&-; NT_LOCKED=0; fi
-  if [ -n "$NT_TMP" ]; then rm -rf "$NT_TMP"; NT_TMP=''; fi
-  case "$NT_INPUT_DIR" in /tmp/net-tuning-in.*) rm -rf "$NT_INPUT_DIR"; NT_INPUT_DIR='' ;; esac
+  set --
+  if [ -n "$NT_TMP" ]; then set -- "$NT_TMP"; fi
+  case "$NT_INPUT_DIR" in /tmp/net-tuning-in.*) [ "$NT_INPUT_DIR" = "$NT_TMP" ] || set -- "$@" "$NT_INPUT_DIR" ;; esac
+  [ $# = 0 ] || rm -rf "$@"
+  NT_TMP=''; NT_INPUT_DIR=
 }
 
 # What a failed apply did to the host, appended to its message: everything undone, or exactly what could not be.
@@ -99,14 +105,21 @@ nt_on_signal() {
 }
 
 nt_init() {
-  if [ "$(id -u)" != 0 ]; then
+  nt_uid=''
+  { while IFS="$NT_TAB" read -r nt_a _ nt_b _; do [ "$nt_a" = Uid: ] && { nt_uid=$nt_b; break; }; done < /proc/self/status; } 2>/dev/null
+  [ -n "$nt_uid" ] || nt_uid=$(id -u)
+  if [ "$nt_uid" != 0 ]; then
     nt_msg "must run as root, but runs as $(id -un) on $NT_HOSTNAME: connect as root or set become: \"sudo\" with passwordless sudo (NOPASSWD) for this user"
     nt_cleanup
     exit 3
   fi
   trap '' HUP PIPE
   trap 'nt_on_signal' INT TERM
-  NT_TMP=$(mktemp -d /tmp/net-tuning.XXXXXX) || { nt_msg "cannot create a temporary directory in /tmp on $NT_HOSTNAME"; exit 1; }
+  # The bootstrap's private directory (root's, mode 0700) doubles as the work directory; else a new one.
+  case "$NT_INPUT_DIR" in
+    /tmp/net-tuning-in.*) if [ -d "$NT_INPUT_DIR" ] && [ ! -L "$NT_INPUT_DIR" ] && [ -O "$NT_INPUT_DIR" ]; then NT_TMP=$NT_INPUT_DIR; fi ;;
+  esac
+  [ -n "$NT_TMP" ] || NT_TMP=$(mktemp -d /tmp/net-tuning.XXXXXX) || { nt_msg "cannot create a temporary directory in /tmp on $NT_HOSTNAME"; exit 1; }
   : > "$NT_TMP/desired"; : > "$NT_TMP/changed"; : > "$NT_TMP/warnings"; : > "$NT_TMP/files"; : > "$NT_TMP/orig.state"
   : > "$NT_TMP/problems"; : > "$NT_TMP/file-undo"; : > "$NT_TMP/restored"
   nt_hooks_load
@@ -200,7 +213,7 @@ nt_read_stdin() {
 # kernel releases it when the holder exits or dies, so a killed run never leaves a stale lock and no waiter ever breaks
 # one. A waiter gives up after 60 s (exit 4).
 nt_lock() {
-  { mkdir -p "$NT_STATE" && chmod 0700 "$NT_ROOT"; } || nt_die 1 "cannot create $NT_STATE on $NT_HOSTNAME (read-only or full /var/lib?)"
+  [ -d "$NT_STATE" ] || { umask 077; mkdir -p "$NT_STATE"; nt_rc=$?; umask 022; [ "$nt_rc" = 0 ]; } || nt_die 1 "cannot create $NT_STATE on $NT_HOSTNAME (read-only or full /var/lib?)"
   if ! command -v flock >/dev/null 2>&1; then
     nt_msg "flock is not installed on $NT_HOSTNAME: install util-linux (Debian/Ubuntu/RHEL: package util-linux; Alpine: util-linux or busybox with flock); nothing was changed"
     nt_cleanup
@@ -272,7 +285,9 @@ nt_check_owners() {
   for nt_j in "$NT_STATE"/*.orig; do
     [ -f "$nt_j" ] || continue
     [ "$nt_j" = "$NT_JOURNAL" ] && continue
-    nt_other=$(cat "${nt_j%.orig}.owner" 2>/dev/null || echo "${nt_j##*/}")
+    nt_other=''
+    { IFS= read -r nt_other < "${nt_j%.orig}.owner"; } 2>/dev/null
+    [ -n "$nt_other" ] || nt_other=${nt_j##*/}
     while IFS="$NT_TAB" read -r nt_k nt_v; do
       if nt_lookup "$nt_j" "$nt_k"; then
         nt_problem "$nt_k is already managed by $nt_other on this host (journal $nt_j): manage it in one resource only, or remove it there first"
@@ -290,12 +305,34 @@ nt_staged() { # DEST: true when DEST is already staged
 nt_stage_file() { nt_staged "$1" || printf 'put\t%s\t%s\t%s\n' "$1" "$2" "$3" >> "$NT_TMP/files"; }
 nt_stage_remove() { nt_staged "$1" || printf 'rm\t%s\t-\t-\n' "$1" >> "$NT_TMP/files"; }
 
-nt_write_atomic() { # DEST SRC MODE
+# nt_same_file A B: identical lines (shell builtins only; a missing final newline is not told apart).
+nt_same_file() {
+  [ -f "$1" ] && [ -f "$2" ] || return 1
+  nt_r=0
+  exec 7<"$1" 8<"$2"
+  while :; do
+    nt_ea=0; nt_eb=0
+    IFS= read -r nt_la <&7 || nt_ea=1
+    IFS= read -r nt_lb <&8 || nt_eb=1
+    if [ "$nt_ea" != "$nt_eb" ] || [ "$nt_la" != "$nt_lb" ]; then nt_r=1; break; fi
+    [ "$nt_ea" = 1 ] && break
+  done
+  exec 7<&- 8<&-
+  return "$nt_r"
+}
+
+nt_write_atomic() { # DEST SRC MODE: fsynced copy next to DEST, then rename (2 processes: dd, mv)
   nt_dir=${1%/*}; nt_base=${1##*/}
-  mkdir -p "$nt_dir" || return 1
+  [ -d "$nt_dir" ] || mkdir -p "$nt_dir" || return 1
   nt_new="$nt_dir/.$nt_base.net-tuning-new"
-  dd if="$2" of="$nt_new" bs=65536 conv=fsync 2>/dev/null || { rm -f "$nt_new"; return 1; }
-  if chmod "$3" "$nt_new" && mv -f "$nt_new" "$1"; then return 0; fi
+  if [ -e "$nt_new" ] || [ -L "$nt_new" ]; then rm -f "$nt_new" || return 1; fi
+  # Created with its final mode where a umask can express it (no chmod process).
+  case "$3" in 0600|600) umask 177 ;; 0644|644) umask 133 ;; *) umask 077 ;; esac
+  dd if="$2" of="$nt_new" bs=65536 conv=fsync 2>/dev/null; nt_rc=$?
+  umask 022
+  [ "$nt_rc" = 0 ] || { rm -f "$nt_new"; return 1; }
+  case "$3" in 0600|600|0644|644) ;; *) chmod "$3" "$nt_new" || { rm -f "$nt_new"; return 1; } ;; esac
+  if mv -f "$nt_new" "$1"; then return 0; fi
   rm -f "$nt_new"
   return 1
 }
@@ -306,7 +343,7 @@ nt_commit_files() {
   while IFS="$NT_TAB" read -r nt_op nt_dest nt_src nt_mode; do
     nt_n=$((nt_n + 1))
     # A file already exactly as planned (content and mode) is left alone, modification time included.
-    if [ "$nt_op" = put ] && [ -f "$nt_dest" ] && [ ! -L "$nt_dest" ] && cmp -s "$nt_src" "$nt_dest" &&
+    if [ "$nt_op" = put ] && [ -f "$nt_dest" ] && [ ! -L "$nt_dest" ] && nt_same_file "$nt_src" "$nt_dest" &&
       [ "$(stat -c %a "$nt_dest" 2>/dev/null)" = "${nt_mode#0}" ]; then continue; fi
     if [ -e "$nt_dest" ] || [ -L "$nt_dest" ]; then
       cp -pP "$nt_dest" "$NT_TMP/backup.$nt_n" || nt_die 1 "cannot back up $nt_dest on $NT_HOSTNAME before changing it"
@@ -426,7 +463,7 @@ nt_journal_render() {
 # nt_journal_write KEYS ARTS WHAT: writes the journal (atomically, fsynced) unless it is already that; checked.
 nt_journal_write() {
   nt_journal_render "$1" "$2" "$NT_TMP/journal.out" || nt_die 1 "cannot prepare the journal in $NT_TMP on $NT_HOSTNAME (/tmp full?)"
-  cmp -s "$NT_TMP/journal.out" "$NT_JOURNAL" && return 0
+  nt_same_file "$NT_TMP/journal.out" "$NT_JOURNAL" && return 0
   NT_JOURNAL_TOUCHED=1
   nt_write_atomic "$NT_JOURNAL" "$NT_TMP/journal.out" 0600 || nt_die 1 "cannot write $NT_JOURNAL on $NT_HOSTNAME (read-only or full /var/lib?)"
   nt_step "journal $3"
@@ -448,7 +485,9 @@ nt_in_list() { # FILE LINE
 }
 
 nt_new_generation() {
-  NT_GEN=$(cat /proc/sys/kernel/random/uuid 2>/dev/null) || NT_GEN=''
+  # A builtin read (one byte per read(2): each byte comes from a fresh random UUID; still a random token).
+  NT_GEN=''
+  { IFS= read -r NT_GEN < /proc/sys/kernel/random/uuid; } 2>/dev/null
   case "$NT_GEN" in ''|*[!A-Za-z0-9-]*) NT_GEN="g$$-$(date +%s 2>/dev/null)" ;; esac
 }
 
@@ -466,9 +505,37 @@ nt_apply_one() { # KEY VALUE LIVE
     nt_die 1 "$1 = '$2' was refused on $NT_HOSTNAME: $NT_ERR"
   fi
   nt_step "set $1"
+  if [ "$NT_BATCH" = 1 ]; then printf '%s\t%s\t%s\n' "$1" "$2" "$NT_EXPECT" >> "$NT_TMP/verify"; return 0; fi
   kind_get "$1" || nt_die 1 "$1 cannot be read back on $NT_HOSTNAME after writing '$2'"
   nt_same "$NT_EXPECT" "$NT_GOT" || nt_die 1 "$1 = '$2' did not stick on $NT_HOSTNAME: read back '$NT_GOT' (expected '$NT_EXPECT')"
   printf '%s\t%s\n' "$1" "$NT_GOT" >> "$NT_TMP/got"
+}
+
+# Kinds with kind_get_many (one process reads every value) read all changed values back at once, after the writes.
+nt_verify_batch() {
+  [ -s "$NT_TMP/verify" ] || return 0
+  kind_get_many "$NT_TMP/verify" "$NT_TMP/verify.got"
+  while IFS="$NT_TAB" read -r nt_k nt_v nt_e; do
+    nt_lookup "$NT_TMP/verify.got" "$nt_k" || nt_die 1 "$nt_k cannot be read back on $NT_HOSTNAME after writing '$nt_v'"
+    nt_same "$nt_e" "$NT_FOUND" || nt_die 1 "$nt_k = '$nt_v' did not stick on $NT_HOSTNAME: read back '$NT_FOUND' (expected '$nt_e')"
+    printf '%s\t%s\n' "$nt_k" "$NT_FOUND" >> "$NT_TMP/got"
+  done < "$NT_TMP/verify"
+}
+
+# Live values of the keys in $NT_TMP/keys into $NT_TMP/live (unreadable keys are absent).
+nt_snapshot() {
+  {
+    while IFS= read -r nt_l; do printf '%s\n' "$nt_l"; done < "$NT_TMP/desired"
+    while IFS= read -r nt_l; do printf '%s\n' "$nt_l"; done < "$NT_TMP/j.keys"
+    if command -v kind_snapshot_keys >/dev/null 2>&1; then kind_snapshot_keys; fi
+  } > "$NT_TMP/keys"
+  : > "$NT_TMP/live"
+  if [ "$NT_BATCH" = 1 ]; then kind_get_many "$NT_TMP/keys" "$NT_TMP/live"; return 0; fi
+  while IFS="$NT_TAB" read -r nt_k _; do
+    nt_lookup "$NT_TMP/live" "$nt_k" && continue
+    kind_get "$nt_k" && printf '%s\t%s\n' "$nt_k" "$NT_GOT" >> "$NT_TMP/live"
+  done < "$NT_TMP/keys"
+  return 0
 }
 
 nt_apply_main() {
@@ -476,22 +543,27 @@ nt_apply_main() {
   nt_read_stdin
   nt_lock
   NT_PHASE=preflight
+  NT_BATCH=0
+  if command -v kind_get_many >/dev/null 2>&1; then NT_BATCH=1; fi
+  nt_journal_load || nt_die 1 "the journal $NT_JOURNAL on $NT_HOSTNAME is unreadable or belongs to another owner id; nothing was changed: move it away only if you know its originals are recorded elsewhere"
+  # Snapshot: live values of every desired and every journalled key (a batch kind: before the preflight, which
+  # uses it; others: after it, since their preflight resolves the desired settings).
+  : > "$NT_TMP/got"; : > "$NT_TMP/verify"
+  [ "$NT_BATCH" = 1 ] && nt_snapshot
   kind_preflight
   nt_check_owners
   nt_problems_exit
-  nt_journal_load || nt_die 1 "the journal $NT_JOURNAL on $NT_HOSTNAME is unreadable or belongs to another owner id; nothing was changed: move it away only if you know its originals are recorded elsewhere"
+  [ "$NT_BATCH" = 1 ] || nt_snapshot
+  while IFS="$NT_TAB" read -r nt_k _; do
+    nt_lookup "$NT_TMP/live" "$nt_k" || nt_die 2 "$nt_k cannot be read on $NT_HOSTNAME; nothing was changed"
+  done < "$NT_TMP/desired"
+  while IFS="$NT_TAB" read -r nt_k _; do
+    nt_lookup "$NT_TMP/live" "$nt_k" || nt_die 2 "$nt_k (recorded in the journal) cannot be read on $NT_HOSTNAME; nothing was changed"
+  done < "$NT_TMP/j.keys"
   if [ "$NT_J_FORMAT" != none ]; then
     cp -p "$NT_JOURNAL" "$NT_TMP/journal.before" || nt_die 1 "cannot copy the journal $NT_JOURNAL to $NT_TMP on $NT_HOSTNAME (/tmp full?); nothing was changed"
   fi
   if [ "$NT_APPLY_MODE" = create ] || [ -z "$NT_J_GEN" ]; then nt_new_generation; else NT_GEN=$NT_J_GEN; fi
-  # Snapshot: live values of every desired and every journalled key.
-  : > "$NT_TMP/live"; : > "$NT_TMP/got"
-  cat "$NT_TMP/desired" "$NT_TMP/j.keys" > "$NT_TMP/keys"
-  while IFS="$NT_TAB" read -r nt_k nt_v; do
-    nt_lookup "$NT_TMP/live" "$nt_k" && continue
-    kind_get "$nt_k" || nt_die 2 "$nt_k cannot be read on $NT_HOSTNAME; nothing was changed"
-    printf '%s\t%s\n' "$nt_k" "$NT_GOT" >> "$NT_TMP/live"
-  done < "$NT_TMP/keys"
   # The files this run persists, and the artefacts of earlier runs it no longer declares (renamed file, other
   # persistence or unit): removed in the same commit, restored if the run fails.
   kind_files
@@ -504,14 +576,14 @@ nt_apply_main() {
   while IFS= read -r nt_a; do nt_in_list "$NT_TMP/arts.all" "$nt_a" || printf '%s\n' "$nt_a" >> "$NT_TMP/arts.all"; done < "$NT_TMP/arts.new"
   # Journal first (originals of keys this resource has not touched before, every artefact that may exist), then the changes.
   NT_PHASE=apply
-  cp "$NT_TMP/j.keys" "$NT_TMP/journal.new" || nt_die 1 "cannot prepare the journal in $NT_TMP on $NT_HOSTNAME (/tmp full?)"
+  { while IFS= read -r nt_l; do printf '%s\n' "$nt_l"; done < "$NT_TMP/j.keys"; } > "$NT_TMP/journal.new" || nt_die 1 "cannot prepare the journal in $NT_TMP on $NT_HOSTNAME (/tmp full?)"
   while IFS="$NT_TAB" read -r nt_k nt_v; do
     nt_lookup "$NT_TMP/journal.new" "$nt_k" && continue
     nt_lookup "$NT_TMP/live" "$nt_k"
     printf '%s\t%s\n' "$nt_k" "$NT_FOUND" >> "$NT_TMP/journal.new"
   done < "$NT_TMP/desired"
   printf '%s\n' "$NT_OWNER" > "$NT_TMP/owner"
-  if ! cmp -s "$NT_TMP/owner" "${NT_JOURNAL%.orig}.owner"; then
+  if ! nt_same_file "$NT_TMP/owner" "${NT_JOURNAL%.orig}.owner"; then
     NT_JOURNAL_TOUCHED=1
     nt_write_atomic "${NT_JOURNAL%.orig}.owner" "$NT_TMP/owner" 0600 || nt_die 1 "cannot write ${NT_JOURNAL%.orig}.owner on $NT_HOSTNAME (read-only or full /var/lib?)"
     nt_step "owner file"
@@ -537,6 +609,7 @@ nt_apply_main() {
       nt_apply_one "$nt_k" "$nt_v" "$NT_FOUND"
     fi
   done < "$NT_TMP/journal.new"
+  nt_verify_batch
   nt_commit_files
   nt_journal_write "$NT_TMP/journal.final" "$NT_TMP/arts.new" "after the commit"
   kind_after_commit
@@ -550,7 +623,7 @@ nt_apply_main() {
 # ignored: the run is complete on the host, and the next `up` converges.
 nt_report() { # JOURNAL
   nt_report_body "$1" > "$NT_TMP/report"
-  cat "$NT_TMP/report" 2>/dev/null
+  { while IFS= read -r nt_l; do printf '%s\n' "$nt_l"; done < "$NT_TMP/report"; } 2>/dev/null
   return 0
 }
 
