@@ -43,7 +43,9 @@ test("a 40-key NetTuning create and update take at most 18 processes beyond the 
   expect(ok).toBe(true);
   const update = await procs(async () => { ok = (await stack.up(sysProgram(h0, "pc", { ...args, sysctls: { ...args.sysctls, "net.core.somaxconn": 8000 } }))).ok; });
   expect(ok).toBe(true);
-  const destroy = await procs(async () => { ok = (await stack.destroy()).ok; });
+  let err: string | undefined;
+  const destroy = await procs(async () => { const d = await stack.destroy(); ok = d.ok; err = d.error; });
+  expect(err).toBeUndefined();
   expect(ok).toBe(true);
   console.log(`processes: empty session ${session}; create ${create} (${create - session} beyond the session); update ${update} (${update - session}); destroy ${destroy} (${destroy - session})`);
   expect(session).toBeGreaterThan(0);

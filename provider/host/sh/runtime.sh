@@ -245,7 +245,7 @@ nt_problem() {
 nt_problems_exit() {
   [ "$NT_PROBLEMS" = 0 ] && return 0
   nt_msg "preflight refused the change on $NT_HOSTNAME ($(uname -r)): $NT_PROBLEMS problem(s), nothing was changed:"
-  cat "$NT_TMP/problems" >&2
+  { while IFS= read -r nt_l; do printf "%s\n" "$nt_l"; done < "$NT_TMP/problems"; } >&2
   nt_cleanup
   exit 2
 }
@@ -505,10 +505,17 @@ nt_apply_one() { # KEY VALUE LIVE
     nt_die 1 "$1 = '$2' was refused on $NT_HOSTNAME: $NT_ERR"
   fi
   nt_step "set $1"
-  if [ "$NT_BATCH" = 1 ]; then printf '%s\t%s\t%s\n' "$1" "$2" "$NT_EXPECT" >> "$NT_TMP/verify"; return 0; fi
+  if [ "$NT_BATCH" = 1 ]; then nt_verify_later "$1" "$2" "$NT_EXPECT"; return 0; fi
   kind_get "$1" || nt_die 1 "$1 cannot be read back on $NT_HOSTNAME after writing '$2'"
   nt_same "$NT_EXPECT" "$NT_GOT" || nt_die 1 "$1 = '$2' did not stick on $NT_HOSTNAME: read back '$NT_GOT' (expected '$NT_EXPECT')"
   printf '%s\t%s\n' "$1" "$NT_GOT" >> "$NT_TMP/got"
+}
+
+# nt_verify_later KEY VALUE EXPECT: queued for the batch read-back (values with their tabs turned into spaces).
+nt_verify_later() {
+  nt_norm "$2"; nt_vv=$NT_NORM
+  nt_norm "$3"
+  printf '%s\t%s\t%s\n' "$1" "$nt_vv" "$NT_NORM" >> "$NT_TMP/verify"
 }
 
 # Kinds with kind_get_many (one process reads every value) read all changed values back at once, after the writes.
@@ -670,7 +677,7 @@ nt_restore_main() {
     nt_cleanup
     exit 0
   fi
-  cp "$NT_TMP/j.keys" "$NT_TMP/origs" || nt_die 1 "cannot copy the journal to $NT_TMP on $NT_HOSTNAME (/tmp full?); nothing was restored"
+  { while IFS= read -r nt_l; do printf '%s\n' "$nt_l"; done < "$NT_TMP/j.keys"; } > "$NT_TMP/origs" || nt_die 1 "cannot copy the journal to $NT_TMP on $NT_HOSTNAME (/tmp full?); nothing was restored"
   if [ "$NT_J_FORMAT" = none ]; then
     nt_warn "the host's journal $NT_JOURNAL is missing; restoring the originals kept in Pulumi state"
     nt_msg "warning: the host's journal $NT_JOURNAL is missing on $NT_HOSTNAME; restoring the originals kept in Pulumi state (if this resource was moved to another address of this machine, this reverts the newer apply)"
@@ -680,19 +687,34 @@ nt_restore_main() {
   done < "$NT_TMP/orig.state"
   NT_PHASE=restore
   nt_failed=''
+  NT_BATCH=0
+  if command -v kind_get_many >/dev/null 2>&1; then NT_BATCH=1; kind_get_many "$NT_TMP/origs" "$NT_TMP/live"; fi
+  : > "$NT_TMP/verify"
   if [ "${NT_RESTORE:-1}" = 1 ]; then
     while IFS="$NT_TAB" read -r nt_k nt_v; do
-      if ! kind_get "$nt_k"; then nt_warn "$nt_k no longer exists on $NT_HOSTNAME; its original '$nt_v' was not restored"; continue; fi
+      if [ "$NT_BATCH" = 1 ]; then nt_lookup "$NT_TMP/live" "$nt_k" && NT_GOT=$NT_FOUND; else kind_get "$nt_k"; fi ||
+        { nt_warn "$nt_k no longer exists on $NT_HOSTNAME; its original '$nt_v' was not restored"; continue; }
       kind_expect "$nt_k" "$nt_v"
       nt_same "$NT_EXPECT" "$NT_GOT" && continue
       if ! kind_set "$nt_k" "$nt_v"; then nt_failed="$nt_failed $nt_k"; nt_msg "could not restore $nt_k = '$nt_v': $NT_ERR"; continue; fi
-      if kind_get "$nt_k" && nt_same "$NT_EXPECT" "$NT_GOT"; then
-        printf '%s\t%s\n' "$nt_k" "$nt_v" >> "$NT_TMP/restored"
+      if [ "$NT_BATCH" = 1 ]; then
+        # Read back in one batch below; until then the value counts as restored (a signal names it).
+        nt_verify_later "$nt_k" "$nt_v" "$NT_EXPECT"
+        nt_norm "$nt_v"; printf '%s\t%s\n' "$nt_k" "$NT_NORM" >> "$NT_TMP/restored"
+      elif kind_get "$nt_k" && nt_same "$NT_EXPECT" "$NT_GOT"; then
+        nt_norm "$nt_v"; printf '%s\t%s\n' "$nt_k" "$NT_NORM" >> "$NT_TMP/restored"
       else
         nt_failed="$nt_failed $nt_k"; nt_msg "restored $nt_k = '$nt_v' but it reads back '$NT_GOT'"
       fi
       nt_step "restore $nt_k"
     done < "$NT_TMP/origs"
+    if [ -s "$NT_TMP/verify" ]; then
+      kind_get_many "$NT_TMP/verify" "$NT_TMP/verify.got"
+      while IFS="$NT_TAB" read -r nt_k nt_v nt_e; do
+        if nt_lookup "$NT_TMP/verify.got" "$nt_k" && nt_same "$nt_e" "$NT_FOUND"; then continue; fi
+        nt_failed="$nt_failed $nt_k"; nt_msg "restored $nt_k = '$nt_v' but it reads back '$NT_FOUND'"
+      done < "$NT_TMP/verify"
+    fi
   fi
   if [ -n "$nt_failed" ]; then
     nt_msg "could not restore on $NT_HOSTNAME:$nt_failed; $(nt_restored_so_far)"
