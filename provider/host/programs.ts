@@ -80,8 +80,10 @@ export function compactProgram(text: string, entry: string, never: string[] = []
   visit(items.filter((it) => !it.name).map((it) => it.lines.join("\n")).join("\n"));
   visit(entry);
   const out = items.filter((it) => !it.name || wanted.has(it.name)).flatMap((it) => it.lines);
+  // The first line names the program (kept: a reader of the state sees what it is).
+  const title = lines[0].startsWith("# ") ? `${lines[0]}\n` : "";
   const header = "# shellcheck disable=SC2034 # tree-shaken: some variables only serve the dropped functions";
-  return `${header}\n${out.join("\n")}\n${entry}\n`;
+  return `${title}${header}\n${out.join("\n")}\n${entry}\n`;
 }
 
 /** How the program gains root: already root, or `sudo -n` (never prompts; a clear error when sudo refuses). */
