@@ -8,7 +8,7 @@
 import { Stack, UpResult } from "../../testkit/harness";
 import { Lab, LabHost, startLab } from "../../testkit/lab";
 import { snapshot, sysctl } from "../../testkit/host";
-import { Conn, nicMoveProgram, sysMoveProgram } from "./wiring";
+import { Conn, moveWiringNoGeneration, nicMoveProgram, sysMoveProgram } from "./wiring";
 
 jest.setTimeout(300000);
 
@@ -105,6 +105,19 @@ describe("same machine under another connection: never reverted", () => {
     ok(await stack.destroy());
     expect(await snapshot(h0)).toBe(before);
   });
+});
+
+test("negative control: the same port move WITHOUT @generation in the restore plan reverts the machine (issue #18's bug)", async () => {
+  const before = await snapshot(h0);
+  const stack = newStack("nogen");
+  ok(await stack.up(sysMoveProgram("nogen", h0.connection("root"), ARGS, moveWiringNoGeneration)));
+  await tuned(h0, "nogen");
+  const moved = ok(await stack.up(sysMoveProgram("nogen", { ...h0.connection("root"), port: 2222 }, ARGS, moveWiringNoGeneration)));
+  expect(moved.replaced.length).toBeGreaterThan(0);
+  expect(await sysctl(h0, K.somax)).not.toBe("8191"); // reverted while state says applied
+  expect(moved.outputs!.applied).toEqual({ [K.somax]: "8191", [K.fin]: "19" });
+  ok(await stack.destroy());
+  expect(withoutJournal(await snapshot(h0))).toBe(withoutJournal(before));
 });
 
 describe("another machine: the new one is tuned, the old one restored", () => {

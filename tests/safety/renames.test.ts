@@ -104,6 +104,24 @@ describe("NetTuning fileName renamed", () => {
   });
 });
 
+test("a 0.1.0 journal (no header, no artefacts) is read: first originals kept, rewritten as v2 on the next apply", async () => {
+  const orig = { [SOMAX]: await sysctl(h0, SOMAX) };
+  const before = await snapshot(h0);
+  const stack = newStack("v010");
+  ok(await stack.up(sysProgram(h0, "v1", { sysctls: { [SOMAX]: 5010 } })));
+  // Rewrite the journal as 0.1.0 wrote it: key<TAB>original lines only.
+  await h0.exec("cd /var/lib/pulumi-net-tuning/sysctl && for j in *.orig; do grep -v -e '^net-tuning-journal' -e '^artefact' \"$j\" > \"$j.v1\" && mv \"$j.v1\" \"$j\"; done");
+  expect(await journalOf(h0, "sysctl")).toBe(`${SOMAX}\t${orig[SOMAX]}\n`);
+  const u = ok(await stack.up(sysProgram(h0, "v1", { sysctls: { [SOMAX]: 5011 } })));
+  expect(u.outputs!.previous).toEqual(orig);
+  const j = await journalOf(h0, "sysctl");
+  expect(j).toMatch(/^net-tuning-journal v2\tsafety\.v010\.v1-[0-9a-f]{8}\t[0-9a-f-]+\n/);
+  expect(j).toContain(`${SOMAX}\t${orig[SOMAX]}\n`);
+  expect(j).toMatch(/^artefact\t\/etc\/sysctl\.d\/90-net-tuning-v1\.conf$/m);
+  ok(await stack.destroy());
+  expect(await snapshot(h0)).toBe(before);
+});
+
 describe("NicQueues persistence changed", () => {
   const NIC = { interface: "eth0", txQueueLength: 2500 };
   const unit = "/etc/systemd/system/net-tuning-nic-eth0.service";

@@ -28,6 +28,13 @@ export function withGeneration(stdin: string, stdout: string | undefined): strin
   return at < 0 ? `${stdin}@generation ${g[1]}\n` : `${stdin.slice(0, at + 1)}@generation ${g[1]}\n${stdin.slice(at + 1)}`;
 }
 
+/** moveWiring without the `@generation` line: what a move did before the generation token (negative control). */
+export const moveWiringNoGeneration: pulumi.ResourceTransformation = (a) => {
+  const r = moveWiring(a);
+  if (r && a.name.endsWith("-restore")) return { props: { ...r.props, stdin: a.props.stdin }, opts: r.opts };
+  return r;
+};
+
 export const moveWiring: pulumi.ResourceTransformation = (a) => {
   if (a.type !== "command:remote:Command") return undefined;
   const props = { ...a.props };
@@ -45,9 +52,9 @@ export const moveWiring: pulumi.ResourceTransformation = (a) => {
 
 export type Conn = NetTuningArgs["connection"];
 
-export function sysMoveProgram(name: string, connection: Conn, args: Omit<NetTuningArgs, "connection">) {
+export function sysMoveProgram(name: string, connection: Conn, args: Omit<NetTuningArgs, "connection">, wiring = moveWiring) {
   return () => {
-    const t = new NetTuning(name, { connection, ...args }, { transformations: [moveWiring] });
+    const t = new NetTuning(name, { connection, ...args }, { transformations: [wiring] });
     return { applied: t.applied, previous: t.previous, filePath: t.filePath, warnings: t.warnings };
   };
 }
