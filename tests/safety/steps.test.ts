@@ -101,6 +101,19 @@ test("a rollback step that fails is named; the message never claims a full rollb
   expect(await snapshot(h0)).toBe(before);
 });
 
+test("the journal cannot be backed up before an update: refused before any change, the existing journal kept byte for byte", async () => {
+  const stack = newStack("jbak");
+  ok(await stack.up(sysProgram(h0, "jb", { sysctls: { [SOMAX]: 4700 } })));
+  const mid = await snapshot(h0);
+  await setHooks(h0, ["fail-journal-backup"]);
+  const u = await stack.up(sysProgram(h0, "jb", { sysctls: { [SOMAX]: 4701 } }));
+  expect(u.ok).toBe(false);
+  expect(u.error).toMatch(/cannot copy the journal \S+ to \S+ on \S+ \(\/tmp full\?\); nothing was changed/);
+  expect(await snapshot(h0)).toBe(mid);
+  await clearHooks(h0);
+  ok(await stack.destroy());
+});
+
 test("SIGTERM during a restore names what was already restored; the retried delete converges", async () => {
   const before = await snapshot(h0);
   const stack = newStack("rsig");

@@ -128,7 +128,8 @@ nt_init() {
 # ---------------------------------------------------------------------------------------- test hooks
 # Lines of $NT_HOOKS: "kill-after-step K" (SIGKILL after the K-th mutating step), "pause-after-step K SECONDS"
 # (write the pid to /run/nt-paused, then wait while /run/nt-hold exists, at most SECONDS), "fail-undo KEY" (the rollback of KEY fails), "trace FILE" (lock enter/leave
-# lines with the pid), "steps FILE" (one line per mutating step). Never used unless a lab test wrote that file.
+# lines with the pid), "steps FILE" (one line per mutating step), "fail-journal-backup" (the journal's copy fails).
+# Never used unless a lab test wrote that file.
 nt_hooks_load() {
   NT_HOOK_ON=0
   [ -f "$NT_HOOKS" ] || return 0
@@ -568,7 +569,9 @@ nt_apply_main() {
     nt_lookup "$NT_TMP/live" "$nt_k" || nt_die 2 "$nt_k (recorded in the journal) cannot be read on $NT_HOSTNAME; nothing was changed"
   done < "$NT_TMP/j.keys"
   if [ "$NT_J_FORMAT" != none ]; then
-    cp -p "$NT_JOURNAL" "$NT_TMP/journal.before" || nt_die 1 "cannot copy the journal $NT_JOURNAL to $NT_TMP on $NT_HOSTNAME (/tmp full?); nothing was changed"
+    if nt_hook fail-journal-backup || ! cp -p "$NT_JOURNAL" "$NT_TMP/journal.before"; then
+      nt_die 1 "cannot copy the journal $NT_JOURNAL to $NT_TMP on $NT_HOSTNAME (/tmp full?); nothing was changed"
+    fi
   fi
   if [ "$NT_APPLY_MODE" = create ] || [ -z "$NT_J_GEN" ]; then nt_new_generation; else NT_GEN=$NT_J_GEN; fi
   # The files this run persists, and the artefacts of earlier runs it no longer declares (renamed file, other
