@@ -126,9 +126,13 @@ nt_init() {
 }
 
 # ---------------------------------------------------------------------------------------- test hooks
-# Lines of $NT_HOOKS: "kill-after-step K" (SIGKILL after the K-th mutating step), "pause-after-step K SECONDS"
-# (write the pid to /run/nt-paused, then wait while /run/nt-hold exists, at most SECONDS), "fail-undo KEY" (the rollback of KEY fails), "trace FILE" (lock enter/leave
-# lines with the pid), "steps FILE" (one line per mutating step), "fail-journal-backup" (the journal's copy fails).
+# Lines of $NT_HOOKS:
+#   kill-after-step K          SIGKILL right after the K-th mutating step
+#   pause-after-step K SECONDS write the pid to /run/nt-paused, then wait while /run/nt-hold exists (at most SECONDS)
+#   fail-undo KEY              the rollback of KEY fails
+#   fail-journal-backup        the copy of the journal (before an apply) fails
+#   trace FILE                 "enter|leave PID OWNER" lines when the lock is taken and released
+#   steps FILE                 one "K KIND WHAT" line per mutating step
 # Never used unless a lab test wrote that file.
 nt_hooks_load() {
   NT_HOOK_ON=0
