@@ -87,3 +87,42 @@ test("NicQueues create (channels, gro, txqueuelen, systemd unit): SIGKILL after 
     expect(p["eth0/txqueuelen"]).toBe("1000");
   });
 });
+
+test("NetTuning update that renames its file, changes two keys and drops one: SIGKILL after each step", async () => {
+  const K = ["net.core.somaxconn", "net.ipv4.tcp_fin_timeout", "net.ipv4.tcp_max_syn_backlog"];
+  const read = async () => JSON.stringify(Object.fromEntries(await Promise.all(K.map(async (k) => [k, (await h0.exec(`cat /proc/sys/${k.split(".").join("/")}`)).stdout.trim()]))));
+  const orig = JSON.parse(await read()) as Record<string, string>;
+  const v1 = sysProgram(h0, "ku", { fileName: "90-old.conf", sysctls: { [K[0]]: 4101, [K[1]]: 41, [K[2]]: 4102 } });
+  const v2 = sysProgram(h0, "ku", { fileName: "90-new.conf", sysctls: { [K[0]]: 4201, [K[1]]: 42 } });
+  const files = async () => (await h0.exec("ls /etc/sysctl.d")).stdout;
+  // Count the update's steps.
+  const count = new Stack({ project: "safety", stack: "ku-count" });
+  ok(await count.up(v1));
+  await h0.exec("rm -f /run/nt-steps");
+  await setHooks(h0, ["steps /run/nt-steps"]);
+  ok(await count.up(v2));
+  await clearHooks(h0);
+  ok(await count.destroy());
+  const names = (await h0.exec("cat /run/nt-steps")).stdout.trim().split("\n").map((l) => l.split(" ").slice(2).join(" "));
+  const before = await snapshot(h0);
+  const table = [`NetTuning update (rename + 2 changed + 1 dropped): N = ${names.length}`];
+  for (let k = 1; k <= names.length; k++) {
+    const stack = new Stack({ project: "safety", stack: `ku-k${k}` });
+    ok(await stack.up(v1));
+    const mid = await stack.resources().find((e) => e.name === "ku-apply")!.inputs.stdin;
+    await setHooks(h0, [`kill-after-step ${k}`]);
+    const r = await stack.up(v2);
+    expect(r.ok).toBe(false);
+    expect(stack.resources().find((e) => e.name === "ku-apply")!.inputs.stdin).toBe(mid); // a failed update keeps the old inputs
+    await clearHooks(h0);
+    const up = ok(await stack.up(v2));
+    expect(up.outputs!.previous).toEqual(Object.fromEntries(K.slice(0, 2).map((x) => [x, orig[x]])));
+    expect(await files()).toContain("90-new.conf");
+    expect(await files()).not.toContain("90-old.conf");
+    expect(JSON.parse(await read())).toEqual({ [K[0]]: "4201", [K[1]]: "42", [K[2]]: orig[K[2]] });
+    ok(await stack.destroy());
+    expect(noJournal(await snapshot(h0))).toBe(noJournal(before));
+    table.push(`k=${k} after "${names[k - 1]}": next up converged (old file gone, dropped key back), destroy restored the first originals`);
+  }
+  console.log(table.join("\n"));
+});

@@ -291,7 +291,6 @@ nts_our_files() {
 }
 
 kind_files() {
-  while IFS= read -r nts_f; do nt_stage_remove "$nts_f"; done < "$NT_TMP/ours"
   nts_mods=/etc/modules-load.d/pulumi-net-tuning-$NT_OWNER_ID.conf
   if [ "$NTS_PERSIST" = 1 ]; then
     nt_stage_file "$NTS_FILE" "$NT_TMP/content" 0644
@@ -304,6 +303,8 @@ kind_files() {
     nts_is_ours "$NTS_FILE" && nt_stage_remove "$NTS_FILE"
     nts_is_ours "$nts_mods" && nt_stage_remove "$nts_mods"
   fi
+  # Our files under an earlier name go after the new one is written (a crash in between leaves both, never none).
+  while IFS= read -r nts_f; do nt_stage_remove "$nts_f"; done < "$NT_TMP/ours"
   return 0
 }
 
