@@ -31,7 +31,7 @@ export function hostProgram(kind: HostKind, op: HostOp): string {
 }
 
 /** Functions a restore never calls although their names appear in code it runs (apply-only branches). */
-const RESTORE_NEVER = ["nt_rollback", "nt_outcome", "kind_rollback", "nn_directive_set"];
+const RESTORE_NEVER = ["nt_rollback", "nt_outcome", "kind_rollback", "nn_apply_directive"];
 
 /**
  * Tree-shakes POSIX sh text: keeps the top-level statements and the top-level functions (`name() {` … a `}` line)

@@ -55,6 +55,14 @@ nn_directive_set() {
 kind_directive() {
   case "$1" in
     interface) nn_valid_if "$2" || nt_die 5 "invalid interface name '$2'"; NN_IF=$2 ;;
+    *) command -v nn_apply_directive >/dev/null 2>&1 && nn_apply_directive "$1" "$2" || return 1 ;;
+  esac
+  return 0
+}
+
+# The directives only an apply plan has (a restore plan names the interface only).
+nn_apply_directive() {
+  case "$1" in
     persistence) case "$2" in systemd|rc.local|none|auto) NN_PERSIST=$2 ;; *) return 1 ;; esac ;;
     set) nn_directive_set "$2" ;;
     rps-cpus) [ "$2" = all ] || nn_cpulist_ok "$2" || nt_die 5 "invalid CPU list '$2'"; NN_RPS_CPUS=$2 ;;
