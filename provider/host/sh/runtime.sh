@@ -679,8 +679,7 @@ nt_restore_main() {
   if [ "$NT_J_FORMAT" = v2 ] && [ -n "$NT_RESTORE_GEN" ] && [ -n "$NT_J_GEN" ] && [ "$NT_J_GEN" != "$NT_RESTORE_GEN" ]; then
     nt_msg "not restoring anything on $NT_HOSTNAME: a newer apply of this resource (generation $NT_J_GEN) took this machine over after the apply this restore belongs to (generation $NT_RESTORE_GEN), e.g. connection moved to another address of the same machine; its values, files and journal were left as they are"
     nt_warn "restore skipped on $NT_HOSTNAME: a newer apply of this resource (generation $NT_J_GEN) owns this machine now"
-    : > "$NT_TMP/desired"; : > "$NT_TMP/none"; NT_GEN=''
-    nt_report "$NT_TMP/none"
+    nt_restore_report
     nt_cleanup
     exit 0
   fi
@@ -739,10 +738,19 @@ nt_restore_main() {
     nt_cleanup; exit 1
   fi
   nt_step "journal removed"
-  : > "$NT_TMP/desired"
-  nt_report "$NT_TMP/origs"
+  nt_restore_report
   nt_cleanup
   exit 0
+}
+
+# A restore's report: its warnings (nobody parses a delete's output; the warnings are for the user).
+nt_restore_report() {
+  {
+    printf 'net-tuning-report v1\n'
+    while IFS= read -r nt_w; do printf 'warning\t%s\n' "$nt_w"; done < "$NT_TMP/warnings"
+    printf 'end\n'
+  } 2>/dev/null
+  return 0
 }
 
 # The file commit of a restore: a failure puts the removed files back (boot persistence stays as Pulumi state
