@@ -20,10 +20,70 @@ function sh(name: string): string {
 export type HostKind = "sysctl" | "nic";
 export type HostOp = "apply" | "restore";
 
-/** The full program text for one kind and operation. */
+/**
+ * The full program text for one kind and operation. The restore program travels in the `-restore` child's stdin
+ * (Pulumi state), so it is compact: only the functions the restore reaches, without comments and indentation
+ * ({@link compactProgram}); it shares every setter with the apply engine and needs nothing installed on the host.
+ */
 export function hostProgram(kind: HostKind, op: HostOp): string {
-  const main = op === "apply" ? "nt_apply_main" : "nt_restore_main";
-  return `${sh("runtime.sh")}\n${sh(`${kind}.sh`)}\n${main}\n`;
+  if (op === "restore") return compactProgram(`${sh("runtime.sh")}\n${sh(`${kind}.sh`)}\n`, "nt_restore_main", RESTORE_NEVER);
+  return `${sh("runtime.sh")}\n${sh(`${kind}.sh`)}\nnt_apply_main\n`;
+}
+
+/** Functions a restore never calls although their names appear in code it runs (apply-only branches). */
+const RESTORE_NEVER = ["nt_rollback", "nt_outcome", "kind_rollback", "nn_apply_directive"];
+
+/**
+ * Tree-shakes POSIX sh text: keeps the top-level statements and the top-level functions (`name() {` … a `}` line)
+ * reachable by name from them and from `entry`, drops comment lines (shellcheck directives kept) and leading
+ * indentation outside here-documents, and ends with a call of `entry`. `never`: names not to follow (functions only
+ * reached on paths this entry never takes; calling one would fail loudly with "not found").
+ */
+export function compactProgram(text: string, entry: string, never: string[] = []): string {
+  const lines = text.split("\n");
+  // Items in source order: a top-level line, or a whole function.
+  const items: { name?: string; lines: string[] }[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const m = /^([A-Za-z_][A-Za-z0-9_]*)\(\) \{(.*)$/.exec(lines[i]);
+    if (!m) { items.push({ lines: [lines[i]] }); continue; }
+    const body = [lines[i]];
+    const oneLine = /\}\s*$/.test(m[2]) && (m[2].match(/\{/g) ?? []).length + 1 === (m[2].match(/\}/g) ?? []).length;
+    if (!oneLine) {
+      for (i++; i < lines.length && lines[i] !== "}"; i++) body.push(lines[i]);
+      body.push("}");
+    }
+    items.push({ name: m[1], lines: body });
+  }
+  let heredoc: string | undefined;
+  const strip = (block: string[]): string[] => {
+    const out: string[] = [];
+    for (const l of block) {
+      if (heredoc !== undefined) { out.push(l); if (l === heredoc) heredoc = undefined; continue; }
+      const t = l.replace(/^\s+/, "");
+      if (t === "" || (t.startsWith("#") && !t.startsWith("# shellcheck"))) continue;
+      out.push(t);
+      const h = /<<-?\s*'?([A-Za-z_]+)'?\s*$/.exec(t);
+      if (h) heredoc = h[1];
+    }
+    return out;
+  };
+  for (const it of items) it.lines = strip(it.lines);
+  // A later definition replaces an earlier one (as in sh): a name refers to all its definitions.
+  const defs = new Map<string, string>();
+  for (const it of items) if (it.name) defs.set(it.name, `${defs.get(it.name) ?? ""}\n${it.lines.join("\n")}`);
+  const wanted = new Set<string>();
+  const visit = (src: string) => {
+    for (const w of src.match(/[A-Za-z_][A-Za-z0-9_]*/g) ?? []) {
+      if (defs.has(w) && !wanted.has(w) && !never.includes(w)) { wanted.add(w); visit(defs.get(w)!); }
+    }
+  };
+  visit(items.filter((it) => !it.name).map((it) => it.lines.join("\n")).join("\n"));
+  visit(entry);
+  const out = items.filter((it) => !it.name || wanted.has(it.name)).flatMap((it) => it.lines);
+  // The first line names the program (kept: a reader of the state sees what it is).
+  const title = lines[0].startsWith("# ") ? `${lines[0]}\n` : "";
+  const header = "# shellcheck disable=SC2034 # tree-shaken: some variables only serve the dropped functions";
+  return `${title}${header}\n${out.join("\n")}\n${entry}\n`;
 }
 
 /** How the program gains root: already root, or `sudo -n` (never prompts; a clear error when sudo refuses). */

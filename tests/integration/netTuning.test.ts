@@ -224,7 +224,7 @@ describe("NetTuning on a lab host", () => {
     expect(await snapshot(host)).toBe(before);
   });
 
-  test("moving a resource to another host restores the old host before tuning the new one", async () => {
+  test("moving a resource to another host tunes the new one and restores the old one (same-machine moves: tests/safety/moves.test.ts)", async () => {
     const [a, b] = [lab.hosts[1], lab.hosts[2]];
     const beforeA = await snapshot(a);
     const stack = new Stack({ project: "it", stack: "move" });

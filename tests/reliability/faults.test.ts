@@ -1,11 +1,14 @@
 /**
- * Fault injection on lab hosts (issue #8). In every scenario the host ends either fully changed or exactly as
- * before, the next `up` or `destroy` converges, and no original value is lost. Scenario table: README.md.
+ * Fault injection on lab hosts (issues #8, #18). Every scenario asserts its expected end state (as before, fully
+ * changed, or partial after SIGKILL), that the next `up` converges and the destroy restores the first originals.
+ * Faults are injected while the engine pauses at a mutating step (lab-only test hook, tests/safety/hooks.ts).
+ * Scenario table: README.md "Reliability".
  */
 import { Stack, UpResult } from "../../testkit/harness";
 import { Lab, LabHost, startLab } from "../../testkit/lab";
 import { snapshot } from "../../testkit/host";
 import { commands, nicProgram, ok, readSysctl, sh, sysProgram, SysArgs } from "./common";
+import { clearHooks, hold, release, setHooks, waitNoProgram, waitPaused } from "../safety/hooks";
 
 jest.setTimeout(300000);
 
@@ -55,80 +58,60 @@ async function converge(stack: Stack, host: LabHost, name: string, orig: Record<
 }
 
 /**
- * Slows the apply down after its first change: inside this lab host's private root only, `cat` sleeps when the host
- * program reads tcp_max_syn_backlog back while somaxconn already holds the new value (i.e. in the apply phase).
+ * The engine pauses after its 3rd mutating step of a create (owner file, journal, somaxconn set; fin_timeout and
+ * tcp_max_syn_backlog not yet) through the lab-only test hook; the fault is injected while it waits.
  */
-async function slowCat(host: LabHost): Promise<void> {
-  await sh(host, [
-    "mv /usr/bin/cat /usr/bin/cat.real",
-    `printf '%s\\n' '#!/bin/sh' ` +
-      `'if [ "$1" = /proc/sys/net/ipv4/tcp_max_syn_backlog ] && [ -e /run/nt-slow ] && [ "$(/usr/bin/cat.real /proc/sys/net/core/somaxconn)" = 4321 ]; then : > /run/nt-in-apply; sleep 20; fi' ` +
-      `'exec /usr/bin/cat.real "$@"' > /usr/bin/cat`,
-    "chmod 755 /usr/bin/cat",
-    ": > /run/nt-slow",
-  ].join(" && "));
-}
-async function fastCat(host: LabHost): Promise<void> {
-  await sh(host, "rm -f /run/nt-slow /run/nt-in-apply; if [ -f /usr/bin/cat.real ]; then mv -f /usr/bin/cat.real /usr/bin/cat; fi");
-}
-async function waitInApply(host: LabHost): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    if ((await host.exec("test -e /run/nt-in-apply")).code === 0) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error("the host program never reached the apply phase");
-}
+const PAUSE_AT_SOMAXCONN = "pause-after-step 3 30";
 
 describe("SSH session or host program killed mid-apply", () => {
-  const kills: [string, string, "before" | "changed"][] = [
-    // [scenario, command run as root inside the host while the program sleeps mid-apply, expected end state]
-    ["program gets SIGTERM (trap → rollback)", "pkill -TERM -f 'net-tuning-in\\..*/program'", "before"],
-    ["program gets SIGHUP (trap → rollback)", "pkill -HUP -f 'net-tuning-in\\..*/program'", "before"],
-    ["program gets SIGKILL (no trap: partial until the next run)", "pkill -KILL -f 'net-tuning-in\\..*/program'", "before"],
-    ["the SSH session (sshd) is killed", "pkill -KILL -f '[s]shd: root@notty'", "changed"],
+  // [scenario, command run as root inside the host while the program pauses mid-apply, up succeeds?, expected end state]
+  // A lost session (HUP, a dead sshd and so a closed stdout/stderr) carries on to the end; INT/TERM roll back;
+  // SIGKILL cannot be handled: partial until the next run, which converges from the journal.
+  const kills: [string, string, boolean, "before" | "changed" | "PARTIAL"][] = [
+    ["program gets SIGTERM (trap → rollback)", "kill -TERM $PID", false, "before"],
+    ["program gets SIGINT (trap → rollback)", "kill -INT $PID", false, "before"],
+    ["program gets SIGHUP (ignored: carries on to the end)", "kill -HUP $PID", true, "changed"],
+    ["program gets SIGPIPE (ignored: carries on to the end)", "kill -PIPE $PID", true, "changed"],
+    ["program gets SIGKILL (no trap: partial until the next run)", "kill -KILL $PID", false, "PARTIAL"],
+    ["the SSH session (sshd) is killed: stdout and stderr gone, the program carries on", "pkill -KILL -f '[s]shd: root@notty'", false, "changed"],
   ];
-  test.each(kills)("%s", async (_title, kill, _expected) => {
+  test.each(kills)("%s", async (_title, kill, upOk, expected) => {
     const host = h0;
     const orig = await values(host);
     const before = await snapshot(host);
-    await slowCat(host);
+    await setHooks(host, [PAUSE_AT_SOMAXCONN]);
+    await hold(host);
     try {
       const stack = newStack(`kill${kills.findIndex((k) => k[1] === kill)}`);
       const pending = stack.up(sysProgram(host, "k", ARGS));
-      await waitInApply(host);
+      const pid = await waitPaused(host);
       expect(await readSysctl(host, K.somax)).toBe("4321"); // really mid-apply: one key already changed
-      await sh(host, kill);
+      expect(await readSysctl(host, K.fin)).toBe(orig[K.fin]);
+      await sh(host, kill.replace("$PID", String(pid)));
+      await release(host);
       const r = await pending;
-      expect(r.ok).toBe(false);
-      expect(commands(stack)).toBe(0); // a failed create stores nothing
-      await sh(host, "rm -f /run/nt-slow");
-      // Wait (bounded) for an orphaned program to finish on its own (sshd killed: nobody signals it).
-      for (let i = 0; i < 300 && (await host.exec("pgrep -f 'net-tuning-in\\..*/program'")).code === 0; i++) await new Promise((res) => setTimeout(res, 100));
+      expect(r.ok).toBe(upOk);
+      expect(commands(stack)).toBe(upOk ? 2 : 0); // a failed create stores nothing
+      await waitNoProgram(host);
       const v = await values(host);
-      const state = allOrNothing(v, orig);
-      if (kill.includes("KILL -f 'net-tuning")) {
-        // SIGKILL cannot be trapped: the host is partial until the next run, but the journal (written before the
-        // first change) holds every original, so the next up and the destroy converge without losing one.
-        const j = await host.exec("cat /var/lib/pulumi-net-tuning/sysctl/*.orig");
-        expect(j.stdout).toContain(`${K.somax}\t${orig[K.somax]}\n`);
-        expect(j.stdout).toContain(`${K.syn}\t${orig[K.syn]}\n`);
-      } else {
-        expect(state).not.toBe("PARTIAL");
-        if (state === "before") expect(await snapshot(host)).toBe(before.replace(/^\/usr\/bin\/cat[^\n]*\n/gm, ""));
-        // A dead sshd sends no signal (no pty): the orphaned program finishes the apply; only its report is lost.
-        if (kill.includes("sshd")) expect(state).toBe("changed");
-        if (kill.includes("TERM") || kill.includes("HUP")) {
-          expect(r.error).toMatch(/interrupted while applying on \S+; every change of this run was rolled back/);
-          expect(state).toBe("before");
-        }
+      expect(allOrNothing(v, orig)).toBe(expected);
+      if (expected === "before") {
+        expect(r.error).toMatch(/interrupted while applying on \S+; every change of this run was rolled back/);
+        expect(await snapshot(host)).toBe(before);
       }
-      await fastCat(host);
+      if (expected !== "before") {
+        // The journal (written before the first change) holds every first original.
+        const j = await sh(host, "cat /var/lib/pulumi-net-tuning/sysctl/*.orig");
+        for (const k of Object.values(K).filter((k) => k !== K.range)) expect(j).toContain(`${k}\t${orig[k]}\n`);
+      }
+      await clearHooks(host);
+      // The next up converges: a failed create runs again (idempotent, first originals kept); a succeeded one is unchanged.
       await converge(stack, host, "k", orig);
       ok(await stack.destroy());
       expect(await values(host)).toEqual(orig);
       expect(await snapshot(host)).toBe(before);
     } finally {
-      await fastCat(host);
+      await clearHooks(host);
     }
   });
 });
@@ -193,7 +176,8 @@ test("/var/lib read-only: the journal cannot be written → refused before any c
     const stack = newStack("varlib");
     const r = await stack.up(sysProgram(host, "vl", ARGS));
     expect(r.ok).toBe(false);
-    expect(r.error).toMatch(/cannot create \/var\/lib\/pulumi-net-tuning\/sysctl on \S+ \(read-only or full \/var\/lib\?\)/);
+    // a fresh host fails creating the directory; one with an existing state directory fails writing the owner file
+    expect(r.error).toMatch(/cannot (create \/var\/lib\/pulumi-net-tuning\/sysctl|write \/var\/lib\/pulumi-net-tuning\/sysctl\/\S+) on \S+ \(read-only or full \/var\/lib\?\)/);
     expect(await snapshot(host)).toBe(before.replace(/^\/var\/lib\/pulumi-net-tuning[^\n]*\n/gm, ""));
   } finally {
     await host.exec("umount /var/lib/pulumi-net-tuning; rmdir /var/lib/pulumi-net-tuning 2>/dev/null; true");
@@ -262,7 +246,8 @@ describe("host 'rebooted' between create and delete (netns host: sysctls back to
   async function reboot(host: LabHost, orig: Record<string, string>, file: string | undefined): Promise<void> {
     for (const [k, v] of Object.entries(orig)) await sh(host, `printf '%s\\n' '${v}' > /proc/sys/${k.split(".").join("/")}`);
     await sh(host, "find /run -mindepth 1 -maxdepth 1 ! -name sshd ! -name lock ! -name sysctl.d -exec rm -rf {} +");
-    if (file) await sh(host, `sysctl -q -p ${file}`);
+    // The boot order as systemd-sysctl/procps read it, limited to net.* (this namespace's keys, never the machine's).
+    if (file) await host.exec("sysctl -q --system --pattern '^net\\.' >/dev/null 2>&1; true");
   }
 
   test("persisted: boot re-applies the file, destroy restores the originals from the journal", async () => {
@@ -311,20 +296,27 @@ describe("host 'rebooted' between create and delete (netns host: sysctls back to
   });
 });
 
-test("a stale lock (holder killed) is broken; a live lock makes the run wait, then succeed", async () => {
+test("a SIGKILLed lock holder blocks nobody (flock: the kernel releases it); a live holder makes the run wait, then succeed", async () => {
   const host = h1;
   const orig = await values(host);
   const before = await snapshot(host);
-  // stale: a pid that does not exist
-  await sh(host, "mkdir -p /var/lib/pulumi-net-tuning/.lock && echo 999999 > /var/lib/pulumi-net-tuning/.lock/pid");
   const stack = newStack("lock");
-  ok(await stack.up(sysProgram(host, "lk", ARGS)));
-  expect(await values(host)).toEqual(TUNED);
-  // live: a sleeping holder released after 3 s
-  await sh(host, "mkdir /var/lib/pulumi-net-tuning/.lock && { (sleep 3; rm -rf /var/lib/pulumi-net-tuning/.lock) >/dev/null 2>&1 & echo $! > /var/lib/pulumi-net-tuning/.lock/pid; }");
+  // stale: a run killed while it holds the lock
+  await setHooks(host, ["pause-after-step 1 30"]);
+  await hold(host);
+  const dead = stack.up(sysProgram(host, "lk", ARGS));
+  await sh(host, `kill -KILL ${await waitPaused(host)}`);
+  expect((await dead).ok).toBe(false);
+  await clearHooks(host);
   const t0 = Date.now();
+  ok(await stack.up(sysProgram(host, "lk", ARGS)));
+  expect(Date.now() - t0).toBeLessThan(5000);
+  expect(await values(host)).toEqual(TUNED);
+  // live: a holder that releases after 3 s
+  await sh(host, "(flock /run/pulumi-net-tuning.lock sleep 3 >/dev/null 2>&1 &) ; sleep 0.3");
+  const t1 = Date.now();
   ok(await stack.up(sysProgram(host, "lk", { sysctls: { ...ARGS.sysctls as object, [K.somax]: 4322 } })));
-  expect(Date.now() - t0).toBeGreaterThan(2000);
+  expect(Date.now() - t1).toBeGreaterThan(2000);
   expect(await readSysctl(host, K.somax)).toBe("4322");
   ok(await stack.destroy());
   expect(await values(host)).toEqual(orig);
@@ -332,44 +324,35 @@ test("a stale lock (holder killed) is broken; a live lock makes the run wait, th
   await host.exec("rm -rf /var/lib/pulumi-net-tuning");
 });
 
-describe("NicQueues killed mid-apply (ethtool slowed after the channel change)", () => {
+describe("NicQueues killed mid-apply (paused by the test hook after the channel change)", () => {
   const NIC = { interface: "eth0", persistence: "rc.local" as const, channels: { rx: 2 }, features: { gro: true }, txQueueLength: 3000 };
   async function nicState(host: LabHost): Promise<string> {
     return sh(host, "ethtool -l eth0 | sed -n '/^Current/,$p'; ethtool -k eth0 | grep generic-receive; cat /sys/class/net/eth0/tx_queue_len");
   }
-  /** Inside this lab host only: `ethtool -K eth0 gro on` sleeps 15 s first while /run/nt-slow exists. */
-  async function slowEthtool(host: LabHost): Promise<void> {
-    await sh(host, [
-      "mv /usr/sbin/ethtool /usr/sbin/ethtool.real",
-      `printf '%s\\n' '#!/bin/sh' 'if [ "$*" = "-K eth0 gro on" ] && [ -e /run/nt-slow ]; then : > /run/nt-in-apply; sleep 15; fi' 'exec /usr/sbin/ethtool.real "$@"' > /usr/sbin/ethtool`,
-      "chmod 755 /usr/sbin/ethtool",
-      ": > /run/nt-slow",
-    ].join(" && "));
-  }
-  async function fastEthtool(host: LabHost): Promise<void> {
-    await sh(host, "rm -f /run/nt-slow /run/nt-in-apply; if [ -f /usr/sbin/ethtool.real ]; then mv -f /usr/sbin/ethtool.real /usr/sbin/ethtool; fi");
-  }
+  // Pauses after step 3: owner file, journal, channels (rx 2); gro and txqueuelen not yet.
   test.each([["SIGTERM", "TERM"], ["SIGKILL", "KILL"]])("%s", async (_t, sig) => {
     const host = h1;
     const orig = await nicState(host);
     const before = await snapshot(host);
-    await slowEthtool(host);
+    await setHooks(host, ["pause-after-step 3 30"]);
+    await hold(host);
     try {
       const stack = newStack(`nic${sig}`);
       const pending = stack.up(nicProgram(host, "nk", NIC));
-      await waitInApply(host);
-      expect((await sh(host, "ethtool.real -l eth0 | sed -n '/^Current/,$p' | awk '$1 == \"RX:\" { print $2 }'")).trim()).toBe("2"); // channels already changed
-      await sh(host, `pkill -${sig} -f 'net-tuning-in\\..*/program'`);
+      const pid = await waitPaused(host);
+      expect((await sh(host, "ethtool -l eth0 | sed -n '/^Current/,$p' | awk '$1 == \"RX:\" { print $2 }'")).trim()).toBe("2"); // channels already changed
+      await sh(host, `kill -${sig} ${pid}`);
+      await release(host);
       const r = await pending;
       expect(r.ok).toBe(false);
-      await sh(host, "rm -f /run/nt-slow");
-      for (let i = 0; i < 300 && (await host.exec("pgrep -f 'net-tuning-in\\..*/program'")).code === 0; i++) await new Promise((res) => setTimeout(res, 100));
-      await fastEthtool(host);
+      await waitNoProgram(host);
+      await clearHooks(host);
       if (sig === "TERM") {
         expect(r.error).toMatch(/interrupted while applying on \S+; every change of this run was rolled back/);
         expect(await nicState(host)).toBe(orig);
         expect(await snapshot(host)).toBe(before);
       } else {
+        expect(await nicState(host)).not.toBe(orig); // partial until the next run
         const j = await sh(host, "cat /var/lib/pulumi-net-tuning/nic/*.orig");
         expect(j).toContain("eth0/channel.rx\t4\n"); // the original, journalled before the first change
       }
@@ -379,7 +362,7 @@ describe("NicQueues killed mid-apply (ethtool slowed after the channel change)",
       expect(await nicState(host)).toBe(orig);
       expect(await snapshot(host)).toBe(before);
     } finally {
-      await fastEthtool(host);
+      await clearHooks(host);
     }
   });
 });

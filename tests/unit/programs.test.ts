@@ -24,6 +24,21 @@ describe("host programs", () => {
     }
   }
 
+  test("the restore program is tree-shaken: only what a restore runs, no comments, no apply-only function", () => {
+    for (const kind of kinds) {
+      const apply = hostProgram(kind, "apply");
+      const restore = hostProgram(kind, "restore");
+      expect(restore.length).toBeLessThan(apply.length * 0.4);
+      expect(restore).toMatch(/\nnt_restore_main\n$/);
+      for (const fn of ["nt_apply_main", "kind_preflight", "kind_files", "nt_rollback", "nt_journal_write"]) expect(restore).not.toContain(`${fn}() {`);
+      for (const fn of ["nt_restore_main", "kind_set", "kind_get", "kind_restore_files", "kind_drop_artefact", "nt_journal_load", "nt_lock"]) expect(restore).toContain(`${fn}() {`);
+      expect(restore.split("\n").filter((l) => l.startsWith("#") && !l.startsWith("# shellcheck")).length).toBe(1); // the title line
+    }
+    // Measured sizes (README "Rollback"): bounds that catch a regression, not the 6 KiB target (not reached).
+    expect(hostProgram("sysctl", "restore").length).toBeLessThan(19 * 1024);
+    expect(hostProgram("nic", "restore").length).toBeLessThan(26 * 1024);
+  });
+
   test("the command line contains no user value and quotes the program as one word", () => {
     const cmd = hostCommand("sysctl", "apply");
     expect(cmd.startsWith("/bin/sh -c '")).toBe(true);

@@ -28,31 +28,43 @@ nn_valid_if() {
 nn_uint() { case "$1" in ''|*[!0-9]*) return 1 ;; esac; [ "${#1}" -le 10 ]; }
 nn_cpulist_ok() { case "$1" in ''|*[!0-9,-]*|,*|*,|*,,*) return 1 ;; esac; return 0; }
 
+# @set KEY VALUE of an apply plan: validated, added to the requested settings.
+nn_directive_set() {
+  nn_k=${1%% *}; nn_v=${1#* }
+  case "$nn_k" in
+    channel.combined|channel.rx|channel.tx|channel.other|txqueuelen|net.core.rps_sock_flow_entries)
+      nn_uint "$nn_v" || nt_die 5 "invalid value '$nn_v' for $nn_k" ;;
+    ring.rx|ring.rx-mini|ring.rx-jumbo|ring.tx)
+      [ "$nn_v" = max ] || nn_uint "$nn_v" || nt_die 5 "invalid value '$nn_v' for $nn_k" ;;
+    feature.*|coalesce.adaptive-rx|coalesce.adaptive-tx)
+      case "$nn_v" in on|off) ;; *) nt_die 5 "invalid value '$nn_v' for $nn_k" ;; esac
+      case "${nn_k#feature.}" in ''|*[!a-z0-9_-]*) nt_die 5 "invalid feature name '$nn_k'" ;; esac ;;
+    coalesce.*)
+      case "${nn_k#coalesce.}" in
+        rx-usecs|rx-frames|rx-usecs-irq|rx-frames-irq|tx-usecs|tx-frames|tx-usecs-irq|tx-frames-irq|\
+        stats-block-usecs|sample-interval|pkt-rate-low|pkt-rate-high|rx-usecs-low|rx-frames-low|tx-usecs-low|\
+        tx-frames-low|rx-usecs-high|rx-frames-high|tx-usecs-high|tx-frames-high) ;;
+        *) nt_die 5 "unknown coalescing parameter '$nn_k'" ;;
+      esac
+      nn_uint "$nn_v" || nt_die 5 "invalid value '$nn_v' for $nn_k" ;;
+    *) nt_die 5 "unknown nic setting '$nn_k'" ;;
+  esac
+  printf '%s\t%s\n' "$nn_k" "$nn_v" >> "$NT_TMP/requested"
+}
+
 kind_directive() {
   case "$1" in
     interface) nn_valid_if "$2" || nt_die 5 "invalid interface name '$2'"; NN_IF=$2 ;;
+    *) command -v nn_apply_directive >/dev/null 2>&1 && nn_apply_directive "$1" "$2" || return 1 ;;
+  esac
+  return 0
+}
+
+# The directives only an apply plan has (a restore plan names the interface only).
+nn_apply_directive() {
+  case "$1" in
     persistence) case "$2" in systemd|rc.local|none|auto) NN_PERSIST=$2 ;; *) return 1 ;; esac ;;
-    set)
-      nn_k=${2%% *}; nn_v=${2#* }
-      case "$nn_k" in
-        channel.combined|channel.rx|channel.tx|channel.other|txqueuelen|net.core.rps_sock_flow_entries)
-          nn_uint "$nn_v" || nt_die 5 "invalid value '$nn_v' for $nn_k" ;;
-        ring.rx|ring.rx-mini|ring.rx-jumbo|ring.tx)
-          [ "$nn_v" = max ] || nn_uint "$nn_v" || nt_die 5 "invalid value '$nn_v' for $nn_k" ;;
-        feature.*|coalesce.adaptive-rx|coalesce.adaptive-tx)
-          case "$nn_v" in on|off) ;; *) nt_die 5 "invalid value '$nn_v' for $nn_k" ;; esac
-          case "${nn_k#feature.}" in ''|*[!a-z0-9_-]*) nt_die 5 "invalid feature name '$nn_k'" ;; esac ;;
-        coalesce.*)
-          case "${nn_k#coalesce.}" in
-            rx-usecs|rx-frames|rx-usecs-irq|rx-frames-irq|tx-usecs|tx-frames|tx-usecs-irq|tx-frames-irq|\
-            stats-block-usecs|sample-interval|pkt-rate-low|pkt-rate-high|rx-usecs-low|rx-frames-low|tx-usecs-low|\
-            tx-frames-low|rx-usecs-high|rx-frames-high|tx-usecs-high|tx-frames-high) ;;
-            *) nt_die 5 "unknown coalescing parameter '$nn_k'" ;;
-          esac
-          nn_uint "$nn_v" || nt_die 5 "invalid value '$nn_v' for $nn_k" ;;
-        *) nt_die 5 "unknown nic setting '$nn_k'" ;;
-      esac
-      printf '%s\t%s\n' "$nn_k" "$nn_v" >> "$NT_TMP/requested" ;;
+    set) nn_directive_set "$2" ;;
     rps-cpus) [ "$2" = all ] || nn_cpulist_ok "$2" || nt_die 5 "invalid CPU list '$2'"; NN_RPS_CPUS=$2 ;;
     rps-flow-cnt) nn_uint "$2" || nt_die 5 "invalid rps_flow_cnt '$2'"; NN_RPS_FLOW=$2 ;;
     rps-only-below-cpus) case "$2" in 0|1) NN_RPS_BELOW=$2 ;; *) return 1 ;; esac ;;
@@ -713,7 +725,7 @@ kind_files() {
     nt_stage_file "$NN_SCRIPT" "$NT_TMP/script" 0755
     nt_stage_file "$NN_UNIT" "$NT_TMP/unit" 0644
   else
-    nn_is_ours "$NN_UNIT" && nt_stage_remove "$NN_UNIT"
+    nn_drop_unit "$NN_UNIT"
     [ "$nn_script_ours" = 1 ] && nt_stage_remove "$NN_SCRIPT"
   fi
   if [ "$NN_MODE" = rc.local ]; then
@@ -723,7 +735,7 @@ kind_files() {
       NN_PRIOR="mode $(stat -c %a "$NN_RCLOCAL" 2>/dev/null || echo 755), cksum $(cksum < "$NN_RCLOCAL"), modified $(stat -c %y "$NN_RCLOCAL" 2>/dev/null)"
     fi
     nn_render_block > "$NT_TMP/block"
-    nn_rclocal_edit "$NN_RCLOCAL" "$NT_TMP/rclocal" "$NT_TMP/block" "$NN_BEGIN" "$NN_END" || nt_die 1 "cannot edit $NN_RCLOCAL; every change of this run was rolled back"
+    nn_rclocal_edit "$NN_RCLOCAL" "$NT_TMP/rclocal" "$NT_TMP/block" "$NN_BEGIN" "$NN_END" || nt_die 1 "cannot edit $NN_RCLOCAL on $NT_HOSTNAME (a BEGIN line without its END?); nothing was changed"
     nt_stage_file "$NN_RCLOCAL" "$NT_TMP/rclocal" 0755
   elif nn_rclocal_has_block; then
     nn_rclocal_unblock
@@ -741,11 +753,12 @@ nn_block_prior() {
 # byte-identical to what it was: NN_TOUCH, applied after the commit); a file we created that now holds only our
 # "#!/bin/sh -e" / "exit 0" frame is removed.
 nn_rclocal_unblock() {
+  NN_RC_N=$((${NN_RC_N:-0} + 1)); nn_rc_out=$NT_TMP/rclocal.u$NN_RC_N
   : > "$NT_TMP/noblock"
   nn_prior=$(nn_block_prior)
-  nn_rclocal_edit "$NN_RCLOCAL" "$NT_TMP/rclocal" "$NT_TMP/noblock" "$NN_BEGIN" "$NN_END" || nt_die 1 "cannot edit $NN_RCLOCAL"
+  nn_rclocal_edit "$NN_RCLOCAL" "$nn_rc_out" "$NT_TMP/noblock" "$NN_BEGIN" "$NN_END" || nt_die 1 "cannot edit $NN_RCLOCAL"
   printf '#!/bin/sh -e\nexit 0\n' > "$NT_TMP/rclocal.skel"
-  if [ "$nn_prior" = absent ] && cmp -s "$NT_TMP/rclocal" "$NT_TMP/rclocal.skel"; then
+  if [ "$nn_prior" = absent ] && cmp -s "$nn_rc_out" "$NT_TMP/rclocal.skel"; then
     nt_stage_remove "$NN_RCLOCAL"
     return 0
   fi
@@ -754,9 +767,9 @@ nn_rclocal_unblock() {
   case "$nn_prior" in
     *", cksum "*", modified "*)
       nn_sum=${nn_prior#*, cksum }; nn_sum=${nn_sum%%, modified *}
-      [ "$(cksum < "$NT_TMP/rclocal")" = "$nn_sum" ] && NN_TOUCH=${nn_prior#*, modified } ;;
+      [ "$(cksum < "$nn_rc_out")" = "$nn_sum" ] && NN_TOUCH=${nn_prior#*, modified } ;;
   esac
-  nt_stage_file "$NN_RCLOCAL" "$NT_TMP/rclocal" "$nn_mode"
+  nt_stage_file "$NN_RCLOCAL" "$nn_rc_out" "$nn_mode"
 }
 
 # After the commit: the original modification time of an rc.local whose content is back to what it was.
@@ -767,30 +780,55 @@ nn_touch_rclocal() {
 
 nn_systemd_running() { [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; }
 
+# A unit of ours leaves with its multi-user.target.wants link, both in the commit (undone together on failure).
+nn_drop_unit() { # UNIT
+  nn_is_ours "$1" || return 0
+  nn_w=/etc/systemd/system/multi-user.target.wants/${1##*/}
+  [ -L "$nn_w" ] && nt_stage_remove "$nn_w"
+  nt_stage_remove "$1"
+  NN_RELOAD=1
+}
+
+# An artefact of an earlier run that this run no longer declares: a unit or script under another name (interface
+# renamed), or our block in an rc.local at another path.
+kind_drop_artefact() {
+  case "$1" in
+    /etc/systemd/system/*.service) nn_drop_unit "$1" ;;
+    /usr/local/libexec/net-tuning/*) nn_is_ours "$1" && nt_stage_remove "$1" ;;
+    */rc.local)
+      [ "$1" = "$NN_RCLOCAL" ] && return 0
+      [ -f "$1" ] || return 0
+      nn_keep_rc=$NN_RCLOCAL; NN_RCLOCAL=$1
+      nn_rclocal_has_block && nn_rclocal_unblock "$1"
+      NN_RCLOCAL=$nn_keep_rc ;;
+  esac
+  return 0
+}
+
 kind_after_commit() {
   nn_touch_rclocal
-  if [ "$NN_MODE" = systemd ]; then
-    if [ ! -L "$NN_WANTS" ]; then
-      if nn_systemd_running; then
-        nn_out=$(systemctl daemon-reload 2>&1 && systemctl enable "${NN_UNIT##*/}" 2>&1) || nt_die 1 "systemctl enable ${NN_UNIT##*/} failed on $NT_HOSTNAME: $nn_out; every change of this run was rolled back"
-      else
-        { mkdir -p "${NN_WANTS%/*}" && ln -s "$NN_UNIT" "$NN_WANTS"; } || nt_die 1 "cannot create $NN_WANTS on $NT_HOSTNAME; every change of this run was rolled back"
-      fi
+  if [ "$NN_MODE" = systemd ] && [ ! -L "$NN_WANTS" ]; then
+    if nn_systemd_running; then
       NN_LINKED=1
-    elif nn_systemd_running; then
-      systemctl daemon-reload >/dev/null 2>&1 || :
+      nn_out=$(systemctl daemon-reload 2>&1 && systemctl enable "${NN_UNIT##*/}" 2>&1) || nt_die 1 "systemctl enable ${NN_UNIT##*/} failed on $NT_HOSTNAME: $nn_out"
+    else
+      NN_LINKED=1
+      { mkdir -p "${NN_WANTS%/*}" && ln -s "$NN_UNIT" "$NN_WANTS"; } || nt_die 1 "cannot create $NN_WANTS on $NT_HOSTNAME"
     fi
-  elif [ -L "$NN_WANTS" ] && [ ! -e "$NN_UNIT" ]; then
-    rm -f "$NN_WANTS"
-    if nn_systemd_running; then systemctl daemon-reload >/dev/null 2>&1 || :; fi
+    nt_step "enable ${NN_UNIT##*/}"
+  elif { [ "$NN_MODE" = systemd ] || [ "${NN_RELOAD:-0}" = 1 ]; } && nn_systemd_running; then
+    systemctl daemon-reload >/dev/null 2>&1 || nt_warn "systemctl daemon-reload failed on $NT_HOSTNAME: systemd reads the changed unit files at the next boot"
   fi
   return 0
 }
 
 kind_rollback() {
   if [ "$NN_LINKED" = 1 ]; then
-    rm -f "$NN_WANTS"
-    if nn_systemd_running; then systemctl daemon-reload >/dev/null 2>&1 || :; fi
+    rm -f "$NN_WANTS" 2>/dev/null
+    [ -L "$NN_WANTS" ] && NT_UNDO_FAILED="$NT_UNDO_FAILED removing the boot link $NN_WANTS;"
+  fi
+  if [ "$NN_LINKED" = 1 ] || [ "${NN_RELOAD:-0}" = 1 ]; then
+    if nn_systemd_running; then systemctl daemon-reload >/dev/null 2>&1 || NT_UNDO_FAILED="$NT_UNDO_FAILED systemctl daemon-reload;"; fi
   fi
   return 0
 }
@@ -803,18 +841,21 @@ kind_report() {
   esac
 }
 
+# The unit is disabled (its wants link removed) in the same commit as the files, after every value was restored.
 kind_restore_files() {
   [ -n "$NN_IF" ] || nt_die 5 "plan has no @interface"
   nn_paths
   NN_MODE=none
-  nn_is_ours "$NN_UNIT" && nt_stage_remove "$NN_UNIT"
+  nn_drop_unit "$NN_UNIT"
   nn_is_ours "$NN_SCRIPT" && nt_stage_remove "$NN_SCRIPT"
-  if [ -L "$NN_WANTS" ] && nn_is_ours "$NN_UNIT"; then
-    if nn_systemd_running; then systemctl disable "${NN_UNIT##*/}" >/dev/null 2>&1 || :; fi
-    rm -f "$NN_WANTS"
-  fi
   if nn_rclocal_has_block; then nn_rclocal_unblock; fi
   return 0
 }
 
-kind_after_restore() { nn_touch_rclocal; }
+kind_after_restore() {
+  nn_touch_rclocal
+  if [ "${NN_RELOAD:-0}" = 1 ] && nn_systemd_running; then
+    systemctl daemon-reload >/dev/null 2>&1 || nt_msg "warning: systemctl daemon-reload failed on $NT_HOSTNAME after removing ${NN_UNIT##*/}"
+  fi
+  return 0
+}

@@ -24,47 +24,153 @@ NT_PROBLEMS=0
 NT_GOT=''
 NT_ERR=''
 NT_EXPECT=''
-NT_HOSTNAME=$(uname -n 2>/dev/null || echo host)
+# Shell builtins wherever a value can be read without a process (a 40-key apply costs a handful of processes).
+NT_HOSTNAME=''
+{ IFS= read -r NT_HOSTNAME < /proc/sys/kernel/hostname; } 2>/dev/null
+[ -n "$NT_HOSTNAME" ] || NT_HOSTNAME=$(uname -n 2>/dev/null || echo host)
+# create: a new generation of this resource takes the machine over (a first apply, or a replace after a move);
+# update: the journal's generation is kept. Unset = update (bootstraps older than the generation token).
+case "${NT_APPLY_MODE:-update}" in create) NT_APPLY_MODE=create ;; *) NT_APPLY_MODE=update ;; esac
+NT_GEN=''
+NT_RESTORE_GEN=''
+NT_J_FORMAT=none
+NT_J_GEN=''
+NT_JOURNAL_TOUCHED=0
+NT_UNDO_FAILED=''
+NT_STEP=0
+NT_HOOK_ON=0
+# Test-only hooks (fault injection in the lab): inert unless this file exists, is owned by root and writable by root only.
+NT_HOOKS=/etc/pulumi-net-tuning-test-hooks
 
-nt_msg() { printf 'net-tuning: %s\n' "$*" >&2; }
+nt_msg() { printf 'net-tuning: %s\n' "$*" >&2 2>/dev/null; }
 
 # $1: the bootstrap's private directory holding this program and its stdin, removed at exit.
 NT_INPUT_DIR=${1:-}
 
 nt_cleanup() {
-  if [ "$NT_LOCKED" = 1 ]; then rm -rf "$NT_ROOT/.lock"; NT_LOCKED=0; fi
-  if [ -n "$NT_TMP" ]; then rm -rf "$NT_TMP"; NT_TMP=''; fi
-  case "$NT_INPUT_DIR" in /tmp/net-tuning-in.*) rm -rf "$NT_INPUT_DIR"; NT_INPUT_DIR='' ;; esac
+  # The flock lock is released by the kernel when fd 9 is closed (also when this process dies).
+  if [ "$NT_LOCKED" = 1 ]; then nt_hook_trace leave; exec 9>&-; NT_LOCKED=0; fi
+  set --
+  if [ -n "$NT_TMP" ]; then set -- "$NT_TMP"; fi
+  case "$NT_INPUT_DIR" in /tmp/net-tuning-in.*) [ "$NT_INPUT_DIR" = "$NT_TMP" ] || set -- "$@" "$NT_INPUT_DIR" ;; esac
+  [ $# = 0 ] || rm -rf "$@"
+  NT_TMP=''; NT_INPUT_DIR=
 }
 
-# nt_die CODE MESSAGE: rolls back when a change is in progress, then exits.
+# What a failed apply did to the host, appended to its message: everything undone, or exactly what could not be.
+nt_outcome() {
+  if [ -z "$NT_UNDO_FAILED" ]; then
+    NT_OUTCOME='every change of this run was rolled back'
+  else
+    NT_OUTCOME="ROLLBACK INCOMPLETE on $NT_HOSTNAME: could not undo:${NT_UNDO_FAILED%;}. Everything else of this run was rolled back; the journal $NT_JOURNAL keeps the first originals: fix the cause, then run pulumi up (or destroy) again"
+  fi
+}
+
+# nt_die CODE MESSAGE: rolls back when a change is in progress (the message then says what the rollback achieved), then exits.
 nt_die() {
   nt_code=$1; shift
-  nt_msg "$*"
-  if [ "$NT_PHASE" = apply ]; then nt_rollback; fi
+  if [ "$NT_PHASE" = apply ]; then
+    nt_rollback
+    nt_outcome
+    nt_msg "$*; $NT_OUTCOME"
+  elif [ "$NT_PHASE" = restore ]; then
+    nt_msg "$*; $(nt_restored_so_far)"
+  else
+    nt_msg "$*"
+  fi
   nt_cleanup
   exit "$nt_code"
 }
 
+nt_restored_so_far() {
+  if [ -s "$NT_TMP/restored" ]; then
+    nt_list=''
+    while IFS="$NT_TAB" read -r ntr_k ntr_v; do nt_list="$nt_list $ntr_k=$ntr_v,"; done < "$NT_TMP/restored"
+    printf 'already restored by this run:%s the journal and the boot files were kept: run the delete again' "${nt_list%,};"
+  else
+    printf 'nothing was restored yet; the journal and the boot files were kept: run the delete again'
+  fi
+}
+
+# A lost SSH session (HUP, or a closed stdout/stderr: PIPE) does not stop a run: it carries on to the end (without
+# a pty it would never see SIGHUP anyway), and the next `up` converges. INT and TERM stop it and roll back.
 nt_on_signal() {
   trap '' HUP INT TERM PIPE
   case "$NT_PHASE" in
-    apply) nt_die 1 "interrupted while applying on $NT_HOSTNAME; every change of this run was rolled back" ;;
+    apply) nt_die 1 "interrupted while applying on $NT_HOSTNAME" ;;
+    restore) nt_die 1 "interrupted while restoring on $NT_HOSTNAME" ;;
     finished) nt_cleanup; exit 1 ;;
     *) nt_die 1 "interrupted during $NT_PHASE on $NT_HOSTNAME; nothing was changed by this run" ;;
   esac
 }
 
 nt_init() {
-  if [ "$(id -u)" != 0 ]; then
+  nt_uid=''
+  { while IFS="$NT_TAB" read -r nt_a _ nt_b _; do [ "$nt_a" = Uid: ] && { nt_uid=$nt_b; break; }; done < /proc/self/status; } 2>/dev/null
+  [ -n "$nt_uid" ] || nt_uid=$(id -u)
+  if [ "$nt_uid" != 0 ]; then
     nt_msg "must run as root, but runs as $(id -un) on $NT_HOSTNAME: connect as root or set become: \"sudo\" with passwordless sudo (NOPASSWD) for this user"
     nt_cleanup
     exit 3
   fi
-  NT_TMP=$(mktemp -d /tmp/net-tuning.XXXXXX) || { nt_msg "cannot create a temporary directory in /tmp on $NT_HOSTNAME"; exit 1; }
-  trap 'nt_on_signal' HUP INT TERM PIPE
+  trap '' HUP PIPE
+  trap 'nt_on_signal' INT TERM
+  # The bootstrap's private directory (root's, mode 0700) doubles as the work directory; else a new one.
+  case "$NT_INPUT_DIR" in
+    /tmp/net-tuning-in.*) if [ -d "$NT_INPUT_DIR" ] && [ ! -L "$NT_INPUT_DIR" ] && [ -O "$NT_INPUT_DIR" ]; then NT_TMP=$NT_INPUT_DIR; fi ;;
+  esac
+  [ -n "$NT_TMP" ] || NT_TMP=$(mktemp -d /tmp/net-tuning.XXXXXX) || { nt_msg "cannot create a temporary directory in /tmp on $NT_HOSTNAME"; exit 1; }
   : > "$NT_TMP/desired"; : > "$NT_TMP/changed"; : > "$NT_TMP/warnings"; : > "$NT_TMP/files"; : > "$NT_TMP/orig.state"
-  : > "$NT_TMP/problems"
+  : > "$NT_TMP/problems"; : > "$NT_TMP/file-undo"; : > "$NT_TMP/restored"
+  nt_hooks_load
+}
+
+# ---------------------------------------------------------------------------------------- test hooks
+# Lines of $NT_HOOKS:
+#   kill-after-step K          SIGKILL right after the K-th mutating step
+#   pause-after-step K SECONDS write the pid to /run/nt-paused, then wait while /run/nt-hold exists (at most SECONDS)
+#   fail-undo KEY              the rollback of KEY fails
+#   fail-journal-backup        the copy of the journal (before an apply) fails
+#   trace FILE                 "enter|leave PID OWNER" lines when the lock is taken and released
+#   steps FILE                 one "K KIND WHAT" line per mutating step
+# Never used unless a lab test wrote that file.
+nt_hooks_load() {
+  NT_HOOK_ON=0
+  [ -f "$NT_HOOKS" ] || return 0
+  nt_l=$(ls -ln "$NT_HOOKS" 2>/dev/null) || return 0
+  set -f
+  # shellcheck disable=SC2086 # split ls's fields
+  set -- $nt_l
+  set +f
+  case "$1" in -rw-[r-]--[r-]--*|-rw-------*) ;; *) return 0 ;; esac
+  [ "$3" = 0 ] && [ "$4" = 0 ] && NT_HOOK_ON=1
+  return 0
+}
+
+nt_hook() { # NAME: sets NT_HOOK_ARG (the rest of the first line "NAME …"); 1 when absent or hooks are off
+  NT_HOOK_ARG=''
+  [ "$NT_HOOK_ON" = 1 ] || return 1
+  while IFS=' ' read -r nth_n nth_a || [ -n "$nth_n" ]; do
+    if [ "$nth_n" = "$1" ]; then NT_HOOK_ARG=$nth_a; return 0; fi
+  done < "$NT_HOOKS"
+  return 1
+}
+
+nt_hook_trace() { nt_hook trace && printf '%s %s %s\n' "$1" "$$" "$NT_OWNER_ID" >> "$NT_HOOK_ARG"; return 0; }
+
+# nt_step WHAT: called after every mutating step (the SIGKILL-at-every-step test counts and targets them).
+nt_step() {
+  NT_STEP=$((NT_STEP + 1))
+  [ "$NT_HOOK_ON" = 1 ] || return 0
+  nt_hook steps && printf '%s %s %s\n' "$NT_STEP" "$NT_KIND" "$1" >> "$NT_HOOK_ARG"
+  if nt_hook kill-after-step && [ "$NT_HOOK_ARG" = "$NT_STEP" ]; then kill -KILL "$$"; fi
+  if nt_hook pause-after-step && [ "${NT_HOOK_ARG%% *}" = "$NT_STEP" ]; then
+    # Short sleeps: a signal sent meanwhile is handled within 0.1 s. Bounded by SECONDS; ends when /run/nt-hold goes.
+    printf '%s\n' "$$" > /run/nt-paused
+    nt_w=0
+    while [ -e /run/nt-hold ] && [ "$nt_w" -lt $((${NT_HOOK_ARG#* } * 10)) ]; do sleep 0.1; nt_w=$((nt_w + 1)); done
+  fi
+  return 0
 }
 
 nt_valid_word() { # KEY-like words: letters, digits and ._-:/@ only
@@ -93,6 +199,7 @@ nt_read_stdin() {
           owner-id) NT_OWNER_ID=$nt_value ;;
           orig) printf '%s\n' "$nt_value" >> "$NT_TMP/orig.state" ;;
           restore) NT_RESTORE=$nt_value ;;
+          generation) case "$nt_value" in ''|*[!A-Za-z0-9-]*) nt_die 5 "invalid generation '$nt_value'" ;; esac; NT_RESTORE_GEN=$nt_value ;;
           *) kind_directive "$nt_name" "$nt_value" || nt_die 5 "unknown plan directive @$nt_name (plan written by a newer pulumi-net-tuning?)" ;;
         esac ;;
       ''|'#'*) ;;
@@ -107,19 +214,30 @@ nt_read_stdin() {
   NT_JOURNAL=$NT_STATE/$NT_OWNER_ID.orig
 }
 
-# A mkdir lock shared by every resource on this host, waited for at most 60 s; stale locks (dead pid) are broken.
+# One lock per host, shared by every resource and kind: flock(1) on a lock file held (fd 9) for the whole run. The
+# kernel releases it when the holder exits or dies, so a killed run never leaves a stale lock and no waiter ever breaks
+# one. A waiter gives up after 60 s (exit 4).
 nt_lock() {
-  { mkdir -p "$NT_STATE" && chmod 0700 "$NT_ROOT"; } || nt_die 1 "cannot create $NT_STATE on $NT_HOSTNAME (read-only or full /var/lib?)"
+  [ -d "$NT_STATE" ] || { umask 077; mkdir -p "$NT_STATE"; nt_rc=$?; umask 022; [ "$nt_rc" = 0 ]; } || nt_die 1 "cannot create $NT_STATE on $NT_HOSTNAME (read-only or full /var/lib?)"
+  if ! command -v flock >/dev/null 2>&1; then
+    nt_msg "flock is not installed on $NT_HOSTNAME: install util-linux (Debian/Ubuntu/RHEL: package util-linux; Alpine: util-linux or busybox with flock); nothing was changed"
+    nt_cleanup
+    exit 2
+  fi
+  if [ -d /run ]; then NT_LOCKFILE=/run/pulumi-net-tuning.lock; else NT_LOCKFILE=$NT_ROOT/.flock; fi
+  { exec 9>>"$NT_LOCKFILE"; } 2>/dev/null || nt_die 1 "cannot open the lock file $NT_LOCKFILE on $NT_HOSTNAME"
   nt_i=0
-  while ! mkdir "$NT_ROOT/.lock" 2>/dev/null; do
-    nt_pid=$(cat "$NT_ROOT/.lock/pid" 2>/dev/null || echo '')
-    if [ -n "$nt_pid" ] && ! kill -0 "$nt_pid" 2>/dev/null; then rm -rf "$NT_ROOT/.lock"; continue; fi
+  until flock -n 9 2>/dev/null; do
     nt_i=$((nt_i + 1))
-    [ "$nt_i" -gt 120 ] && { nt_msg "another pulumi-net-tuning run (pid ${nt_pid:-?}) holds $NT_ROOT/.lock on $NT_HOSTNAME for more than 60 s; retry later"; nt_cleanup; exit 4; }
+    if [ "$nt_i" -gt 120 ]; then
+      nt_msg "another pulumi-net-tuning run holds $NT_LOCKFILE on $NT_HOSTNAME for more than 60 s; nothing was changed: retry later"
+      nt_cleanup
+      exit 4
+    fi
     sleep 0.5 2>/dev/null || sleep 1
   done
   NT_LOCKED=1
-  echo "$$" > "$NT_ROOT/.lock/pid"
+  nt_hook_trace enter
 }
 
 nt_warn() { printf '%s\n' "$*" >> "$NT_TMP/warnings"; }
@@ -132,7 +250,7 @@ nt_problem() {
 nt_problems_exit() {
   [ "$NT_PROBLEMS" = 0 ] && return 0
   nt_msg "preflight refused the change on $NT_HOSTNAME ($(uname -r)): $NT_PROBLEMS problem(s), nothing was changed:"
-  cat "$NT_TMP/problems" >&2
+  { while IFS= read -r nt_l; do printf "%s\n" "$nt_l"; done < "$NT_TMP/problems"; } >&2
   nt_cleanup
   exit 2
 }
@@ -172,7 +290,9 @@ nt_check_owners() {
   for nt_j in "$NT_STATE"/*.orig; do
     [ -f "$nt_j" ] || continue
     [ "$nt_j" = "$NT_JOURNAL" ] && continue
-    nt_other=$(cat "${nt_j%.orig}.owner" 2>/dev/null || echo "${nt_j##*/}")
+    nt_other=''
+    { IFS= read -r nt_other < "${nt_j%.orig}.owner"; } 2>/dev/null
+    [ -n "$nt_other" ] || nt_other=${nt_j##*/}
     while IFS="$NT_TAB" read -r nt_k nt_v; do
       if nt_lookup "$nt_j" "$nt_k"; then
         nt_problem "$nt_k is already managed by $nt_other on this host (journal $nt_j): manage it in one resource only, or remove it there first"
@@ -181,72 +301,253 @@ nt_check_owners() {
   done
 }
 
-# Files: nt_stage_file DEST SRC MODE replaces DEST atomically at commit; nt_stage_remove DEST removes it.
-nt_stage_file() { printf 'put\t%s\t%s\t%s\n' "$1" "$2" "$3" >> "$NT_TMP/files"; }
-nt_stage_remove() { printf 'rm\t%s\t-\t-\n' "$1" >> "$NT_TMP/files"; }
+# Files: nt_stage_file DEST SRC MODE replaces DEST atomically at commit; nt_stage_remove DEST removes it (a file or
+# a symlink). A path is staged once: later stagings of the same path are ignored.
+nt_staged() { # DEST: true when DEST is already staged
+  while IFS="$NT_TAB" read -r _ nts_dest _; do [ "$nts_dest" = "$1" ] && return 0; done < "$NT_TMP/files"
+  return 1
+}
+nt_stage_file() { nt_staged "$1" || printf 'put\t%s\t%s\t%s\n' "$1" "$2" "$3" >> "$NT_TMP/files"; }
+nt_stage_remove() { nt_staged "$1" || printf 'rm\t%s\t-\t-\n' "$1" >> "$NT_TMP/files"; }
 
-nt_write_atomic() { # DEST SRC MODE
-  nt_dir=${1%/*}; nt_base=${1##*/}
-  mkdir -p "$nt_dir" || return 1
-  nt_new="$nt_dir/.$nt_base.net-tuning-new"
-  dd if="$2" of="$nt_new" bs=65536 conv=fsync 2>/dev/null || { rm -f "$nt_new"; return 1; }
-  chmod "$3" "$nt_new" && mv -f "$nt_new" "$1"
+# nt_same_file A B: identical lines (shell builtins only; a missing final newline is not told apart).
+nt_same_file() {
+  [ -f "$1" ] && [ -f "$2" ] || return 1
+  nt_r=0
+  exec 7<"$1" 8<"$2"
+  while :; do
+    nt_ea=0; nt_eb=0
+    IFS= read -r nt_la <&7 || nt_ea=1
+    IFS= read -r nt_lb <&8 || nt_eb=1
+    if [ "$nt_ea" != "$nt_eb" ] || [ "$nt_la" != "$nt_lb" ]; then nt_r=1; break; fi
+    [ "$nt_ea" = 1 ] && break
+  done
+  exec 7<&- 8<&-
+  return "$nt_r"
 }
 
+nt_write_atomic() { # DEST SRC MODE: fsynced copy next to DEST, then rename (2 processes: dd, mv)
+  nt_dir=${1%/*}; nt_base=${1##*/}
+  [ -d "$nt_dir" ] || mkdir -p "$nt_dir" || return 1
+  nt_new="$nt_dir/.$nt_base.net-tuning-new"
+  if [ -e "$nt_new" ] || [ -L "$nt_new" ]; then rm -f "$nt_new" || return 1; fi
+  # Created with its final mode where a umask can express it (no chmod process).
+  case "$3" in 0600|600) umask 177 ;; 0644|644) umask 133 ;; *) umask 077 ;; esac
+  dd if="$2" of="$nt_new" bs=65536 conv=fsync 2>/dev/null; nt_rc=$?
+  umask 022
+  [ "$nt_rc" = 0 ] || { rm -f "$nt_new"; return 1; }
+  case "$3" in 0600|600|0644|644) ;; *) chmod "$3" "$nt_new" || { rm -f "$nt_new"; return 1; } ;; esac
+  if mv -f "$nt_new" "$1"; then return 0; fi
+  rm -f "$nt_new"
+  return 1
+}
+
+# Every staged file operation; the undo record of each is written before the operation (rollback: nt_undo_files).
 nt_commit_files() {
   nt_n=0
   while IFS="$NT_TAB" read -r nt_op nt_dest nt_src nt_mode; do
     nt_n=$((nt_n + 1))
+    # A file already exactly as planned (content and mode) is left alone, modification time included.
+    if [ "$nt_op" = put ] && [ -f "$nt_dest" ] && [ ! -L "$nt_dest" ] && nt_same_file "$nt_src" "$nt_dest" &&
+      [ "$(stat -c %a "$nt_dest" 2>/dev/null)" = "${nt_mode#0}" ]; then continue; fi
     if [ -e "$nt_dest" ] || [ -L "$nt_dest" ]; then
-      cp -p "$nt_dest" "$NT_TMP/backup.$nt_n" || nt_die 1 "cannot back up $nt_dest"
+      cp -pP "$nt_dest" "$NT_TMP/backup.$nt_n" || nt_die 1 "cannot back up $nt_dest on $NT_HOSTNAME before changing it"
       printf '%s\t%s\n' "$nt_dest" "$NT_TMP/backup.$nt_n" >> "$NT_TMP/file-undo"
     else
       printf '%s\t-\n' "$nt_dest" >> "$NT_TMP/file-undo"
     fi
     if [ "$nt_op" = put ]; then
-      nt_write_atomic "$nt_dest" "$nt_src" "$nt_mode" || nt_die 1 "cannot write $nt_dest on $NT_HOSTNAME (read-only or full filesystem?); every change of this run was rolled back"
+      nt_write_atomic "$nt_dest" "$nt_src" "$nt_mode" || nt_die 1 "cannot write $nt_dest on $NT_HOSTNAME (read-only or full filesystem?)"
+      nt_step "write $nt_dest"
     else
-      rm -f "$nt_dest" || nt_die 1 "cannot remove $nt_dest on $NT_HOSTNAME; every change of this run was rolled back"
+      if [ -e "$nt_dest" ] || [ -L "$nt_dest" ]; then
+        rm -f "$nt_dest" 2>/dev/null
+        if [ -e "$nt_dest" ] || [ -L "$nt_dest" ]; then nt_die 1 "cannot remove $nt_dest on $NT_HOSTNAME"; fi
+        nt_step "remove $nt_dest"
+      fi
     fi
   done < "$NT_TMP/files"
 }
 
+# Undoes the committed file operations, newest first; every step is checked (failures: NT_UNDO_FAILED).
+nt_undo_files() {
+  [ -s "$NT_TMP/file-undo" ] || return 0
+  sed -n '1!G;h;$p' "$NT_TMP/file-undo" > "$NT_TMP/file-undo.rev" || { NT_UNDO_FAILED="$NT_UNDO_FAILED the files of this run (no temporary space);"; return 0; }
+  while IFS="$NT_TAB" read -r nt_dest nt_bak; do
+    if [ "$nt_bak" = - ]; then
+      rm -f "$nt_dest" 2>/dev/null
+      if [ -e "$nt_dest" ] || [ -L "$nt_dest" ]; then NT_UNDO_FAILED="$NT_UNDO_FAILED removing the new file $nt_dest;"; fi
+    elif { [ -L "$nt_dest" ] && [ -L "$nt_bak" ]; } || { [ ! -L "$nt_dest" ] && [ ! -L "$nt_bak" ]; } && cmp -s "$nt_bak" "$nt_dest" 2>/dev/null; then
+      : # unchanged (the operation that failed never happened)
+    else
+      rm -f "$nt_dest.net-tuning-undo" 2>/dev/null
+      if cp -pP "$nt_bak" "$nt_dest.net-tuning-undo" 2>/dev/null && mv -f "$nt_dest.net-tuning-undo" "$nt_dest" 2>/dev/null; then :; else
+        rm -f "$nt_dest.net-tuning-undo" 2>/dev/null
+        NT_UNDO_FAILED="$NT_UNDO_FAILED restoring $nt_dest (its previous content is lost with this run's temporary files);"
+      fi
+    fi
+  done < "$NT_TMP/file-undo.rev"
+  : > "$NT_TMP/file-undo"
+}
+
+# Rollback of a failed apply: values (newest change first, each read back), files, journal; every step checked.
 nt_rollback() {
   NT_PHASE=rollback
   if [ -s "$NT_TMP/changed" ]; then
-    # Newest change first.
-    sed -n '1!G;h;$p' "$NT_TMP/changed" > "$NT_TMP/changed.rev"
+    sed -n '1!G;h;$p' "$NT_TMP/changed" > "$NT_TMP/changed.rev" || cp "$NT_TMP/changed" "$NT_TMP/changed.rev"
     while IFS="$NT_TAB" read -r nt_k nt_v; do
-      kind_set "$nt_k" "$nt_v" || nt_msg "ROLLBACK FAILED for $nt_k (wanted '$nt_v' back): $NT_ERR"
+      if nt_hook fail-undo && [ "$NT_HOOK_ARG" = "$nt_k" ]; then
+        NT_UNDO_FAILED="$NT_UNDO_FAILED $nt_k (wanted '$nt_v' back: test hook);"; continue
+      fi
+      if ! kind_set "$nt_k" "$nt_v"; then NT_UNDO_FAILED="$NT_UNDO_FAILED $nt_k (wanted '$nt_v' back: $NT_ERR);"; continue; fi
+      kind_expect "$nt_k" "$nt_v"
+      if kind_get "$nt_k" && nt_same "$NT_EXPECT" "$NT_GOT"; then :; else
+        NT_UNDO_FAILED="$NT_UNDO_FAILED $nt_k (wanted '$nt_v' back, reads '$NT_GOT');"
+      fi
     done < "$NT_TMP/changed.rev"
   fi
-  if [ -f "$NT_TMP/file-undo" ]; then
-    while IFS="$NT_TAB" read -r nt_dest nt_bak; do
-      if [ "$nt_bak" = - ]; then rm -f "$nt_dest"; else cp -p "$nt_bak" "$nt_dest.net-tuning-undo" && mv -f "$nt_dest.net-tuning-undo" "$nt_dest"; fi
-    done < "$NT_TMP/file-undo"
+  nt_undo_files
+  if [ "$NT_JOURNAL_TOUCHED" = 1 ]; then
+    if [ "$NT_J_FORMAT" != none ]; then
+      # cp -p keeps the journal's modification time too: a failed run leaves it byte for byte as it was.
+      if cmp -s "$NT_TMP/journal.before" "$NT_JOURNAL" ||
+        { cp -p "$NT_TMP/journal.before" "$NT_JOURNAL.net-tuning-undo" 2>/dev/null && mv -f "$NT_JOURNAL.net-tuning-undo" "$NT_JOURNAL" 2>/dev/null; }; then :; else
+        rm -f "$NT_JOURNAL.net-tuning-undo" 2>/dev/null
+        NT_UNDO_FAILED="$NT_UNDO_FAILED restoring the journal $NT_JOURNAL to its state before this run;"
+      fi
+    elif [ -z "$NT_UNDO_FAILED" ]; then
+      # A first apply that left nothing changed leaves no journal; if anything could not be undone, the new
+      # journal stays: it is the only record of the originals.
+      rm -f "$NT_JOURNAL" "${NT_JOURNAL%.orig}.owner" 2>/dev/null
+      [ -e "$NT_JOURNAL" ] && NT_UNDO_FAILED="$NT_UNDO_FAILED removing the new journal $NT_JOURNAL;"
+    fi
   fi
-  if [ -f "$NT_TMP/journal.before" ]; then
-    cp -p "$NT_TMP/journal.before" "$NT_JOURNAL"
-  elif [ -n "${NT_JOURNAL:-}" ]; then
-    rm -f "$NT_JOURNAL" "${NT_JOURNAL%.orig}.owner"
-  fi
-  command -v kind_rollback >/dev/null 2>&1 && kind_rollback
+  if command -v kind_rollback >/dev/null 2>&1; then kind_rollback; fi
   NT_PHASE=rolledback
 }
 
+# ---------------------------------------------------------------------------------------- journal (v2)
+# Line 1 "net-tuning-journal v2<TAB>owner-id<TAB>generation", then "key<TAB>original" lines, then "artefact<TAB>path"
+# lines naming every file this owner persisted. A 0.1.0 journal has no header (key lines only).
+# nt_journal_load: $NT_TMP/j.keys, $NT_TMP/j.arts, NT_J_FORMAT (none|v1|v2), NT_J_GEN. Returns 1 when unreadable or not ours.
+nt_journal_load() {
+  : > "$NT_TMP/j.keys"; : > "$NT_TMP/j.arts"; NT_J_FORMAT=none; NT_J_GEN=''
+  [ -e "$NT_JOURNAL" ] || return 0
+  [ -f "$NT_JOURNAL" ] && [ -r "$NT_JOURNAL" ] || return 1
+  NT_J_FORMAT=v1
+  ntj_first=1
+  while IFS="$NT_TAB" read -r ntj_k ntj_v || [ -n "$ntj_k" ]; do
+    if [ "$ntj_first" = 1 ]; then
+      ntj_first=0
+      case "$ntj_k" in
+        'net-tuning-journal v2')
+          [ "${ntj_v%%"$NT_TAB"*}" = "$NT_OWNER_ID" ] || return 1
+          NT_J_GEN=${ntj_v#*"$NT_TAB"}; [ "$NT_J_GEN" = "$ntj_v" ] && NT_J_GEN=''
+          NT_J_FORMAT=v2; continue ;;
+        'net-tuning-journal'*) return 1 ;;
+      esac
+    fi
+    case "$ntj_k" in
+      '') ;;
+      artefact) printf '%s\n' "$ntj_v" >> "$NT_TMP/j.arts" ;;
+      *) printf '%s\t%s\n' "$ntj_k" "$ntj_v" >> "$NT_TMP/j.keys" ;;
+    esac
+  done < "$NT_JOURNAL"
+  return 0
+}
+
+# nt_journal_render KEYS ARTS OUT
+nt_journal_render() {
+  {
+    printf 'net-tuning-journal v2\t%s\t%s\n' "$NT_OWNER_ID" "$NT_GEN"
+    while IFS= read -r ntj_l; do printf '%s\n' "$ntj_l"; done < "$1"
+    while IFS= read -r ntj_l; do [ -n "$ntj_l" ] && printf 'artefact\t%s\n' "$ntj_l"; done < "$2"
+  } > "$3"
+}
+
+# nt_journal_write KEYS ARTS WHAT: writes the journal (atomically, fsynced) unless it is already that; checked.
+nt_journal_write() {
+  nt_journal_render "$1" "$2" "$NT_TMP/journal.out" || nt_die 1 "cannot prepare the journal in $NT_TMP on $NT_HOSTNAME (/tmp full?)"
+  nt_same_file "$NT_TMP/journal.out" "$NT_JOURNAL" && return 0
+  NT_JOURNAL_TOUCHED=1
+  nt_write_atomic "$NT_JOURNAL" "$NT_TMP/journal.out" 0600 || nt_die 1 "cannot write $NT_JOURNAL on $NT_HOSTNAME (read-only or full /var/lib?)"
+  nt_step "journal $3"
+}
+
+# The files the staged plan puts in place: this run's artefacts.
+nt_new_artefacts() {
+  : > "$NT_TMP/arts.new"
+  while IFS="$NT_TAB" read -r nt_op nt_dest _; do
+    [ "$nt_op" = put ] && printf '%s\n' "$nt_dest" >> "$NT_TMP/arts.new"
+  done < "$NT_TMP/files"
+  if command -v kind_artefacts >/dev/null 2>&1; then kind_artefacts >> "$NT_TMP/arts.new"; fi
+  return 0
+}
+
+nt_in_list() { # FILE LINE
+  while IFS= read -r ntl_l; do [ "$ntl_l" = "$2" ] && return 0; done < "$1"
+  return 1
+}
+
+nt_new_generation() {
+  # A builtin read (one byte per read(2): each byte comes from a fresh random UUID; still a random token).
+  NT_GEN=''
+  { IFS= read -r NT_GEN < /proc/sys/kernel/random/uuid; } 2>/dev/null
+  case "$NT_GEN" in ''|*[!A-Za-z0-9-]*) NT_GEN="g$$-$(date +%s 2>/dev/null)" ;; esac
+}
+
+# ---------------------------------------------------------------------------------------- apply
 # One setting: change only if it differs, then read it back. Records the change for rollback first.
 nt_apply_one() { # KEY VALUE LIVE
   kind_expect "$1" "$2"
-  nt_same "$NT_EXPECT" "$3" && return 0
+  if nt_same "$NT_EXPECT" "$3"; then printf '%s\t%s\n' "$1" "$3" >> "$NT_TMP/got"; return 0; fi
   printf '%s\t%s\n' "$1" "$3" >> "$NT_TMP/changed"
   if ! kind_set "$1" "$2"; then
     # First pass: a refusal may depend on another key of this run (ip_local_port_range needs
     # ip_unprivileged_port_start lowered first): retry it once after the others.
     if [ "${NT_DEFER:-0}" = 1 ]; then printf '%s\t%s\t%s\n' "$1" "$2" "$3" >> "$NT_TMP/deferred"; return 0; fi
-    nt_die 1 "$1 = '$2' was refused on $NT_HOSTNAME: $NT_ERR; every change of this run was rolled back"
+    nt_step "set $1 (refused)"
+    nt_die 1 "$1 = '$2' was refused on $NT_HOSTNAME: $NT_ERR"
   fi
-  kind_get "$1" || nt_die 1 "$1 cannot be read back on $NT_HOSTNAME after writing '$2'; every change of this run was rolled back"
-  nt_same "$NT_EXPECT" "$NT_GOT" || nt_die 1 "$1 = '$2' did not stick on $NT_HOSTNAME: read back '$NT_GOT' (expected '$NT_EXPECT'); every change of this run was rolled back"
+  nt_step "set $1"
+  if [ "$NT_BATCH" = 1 ]; then nt_verify_later "$1" "$2" "$NT_EXPECT"; return 0; fi
+  kind_get "$1" || nt_die 1 "$1 cannot be read back on $NT_HOSTNAME after writing '$2'"
+  nt_same "$NT_EXPECT" "$NT_GOT" || nt_die 1 "$1 = '$2' did not stick on $NT_HOSTNAME: read back '$NT_GOT' (expected '$NT_EXPECT')"
+  printf '%s\t%s\n' "$1" "$NT_GOT" >> "$NT_TMP/got"
+}
+
+# nt_verify_later KEY VALUE EXPECT: queued for the batch read-back (values with their tabs turned into spaces).
+nt_verify_later() {
+  nt_norm "$2"; nt_vv=$NT_NORM
+  nt_norm "$3"
+  printf '%s\t%s\t%s\n' "$1" "$nt_vv" "$NT_NORM" >> "$NT_TMP/verify"
+}
+
+# Kinds with kind_get_many (one process reads every value) read all changed values back at once, after the writes.
+nt_verify_batch() {
+  [ -s "$NT_TMP/verify" ] || return 0
+  kind_get_many "$NT_TMP/verify" "$NT_TMP/verify.got"
+  while IFS="$NT_TAB" read -r nt_k nt_v nt_e; do
+    nt_lookup "$NT_TMP/verify.got" "$nt_k" || nt_die 1 "$nt_k cannot be read back on $NT_HOSTNAME after writing '$nt_v'"
+    nt_same "$nt_e" "$NT_FOUND" || nt_die 1 "$nt_k = '$nt_v' did not stick on $NT_HOSTNAME: read back '$NT_FOUND' (expected '$nt_e')"
+    printf '%s\t%s\n' "$nt_k" "$NT_FOUND" >> "$NT_TMP/got"
+  done < "$NT_TMP/verify"
+}
+
+# Live values of the keys in $NT_TMP/keys into $NT_TMP/live (unreadable keys are absent).
+nt_snapshot() {
+  {
+    while IFS= read -r nt_l; do printf '%s\n' "$nt_l"; done < "$NT_TMP/desired"
+    while IFS= read -r nt_l; do printf '%s\n' "$nt_l"; done < "$NT_TMP/j.keys"
+    if command -v kind_snapshot_keys >/dev/null 2>&1; then kind_snapshot_keys; fi
+  } > "$NT_TMP/keys"
+  : > "$NT_TMP/live"
+  if [ "$NT_BATCH" = 1 ]; then kind_get_many "$NT_TMP/keys" "$NT_TMP/live"; return 0; fi
+  while IFS="$NT_TAB" read -r nt_k _; do
+    nt_lookup "$NT_TMP/live" "$nt_k" && continue
+    kind_get "$nt_k" && printf '%s\t%s\n' "$nt_k" "$NT_GOT" >> "$NT_TMP/live"
+  done < "$NT_TMP/keys"
+  return 0
 }
 
 nt_apply_main() {
@@ -254,35 +555,54 @@ nt_apply_main() {
   nt_read_stdin
   nt_lock
   NT_PHASE=preflight
+  NT_BATCH=0
+  if command -v kind_get_many >/dev/null 2>&1; then NT_BATCH=1; fi
+  nt_journal_load || nt_die 1 "the journal $NT_JOURNAL on $NT_HOSTNAME is unreadable or belongs to another owner id; nothing was changed: move it away only if you know its originals are recorded elsewhere"
+  # Snapshot: live values of every desired and every journalled key (a batch kind: before the preflight, which
+  # uses it; others: after it, since their preflight resolves the desired settings).
+  : > "$NT_TMP/got"; : > "$NT_TMP/verify"
+  [ "$NT_BATCH" = 1 ] && nt_snapshot
   kind_preflight
   nt_check_owners
   nt_problems_exit
-  # Snapshot: live values of every desired and every journalled key.
-  : > "$NT_TMP/live"
-  [ -f "$NT_JOURNAL" ] && cp -p "$NT_JOURNAL" "$NT_TMP/journal.before"
-  cat "$NT_TMP/desired" > "$NT_TMP/keys"
-  [ -f "$NT_JOURNAL" ] && cat "$NT_JOURNAL" >> "$NT_TMP/keys"
-  while IFS="$NT_TAB" read -r nt_k nt_v; do
-    nt_lookup "$NT_TMP/live" "$nt_k" && continue
-    kind_get "$nt_k" || nt_die 2 "$nt_k cannot be read on $NT_HOSTNAME; nothing was changed"
-    printf '%s\t%s\n' "$nt_k" "$NT_GOT" >> "$NT_TMP/live"
-  done < "$NT_TMP/keys"
-  # Journal first (originals of keys this resource has not touched before), then the changes.
+  [ "$NT_BATCH" = 1 ] || nt_snapshot
+  while IFS="$NT_TAB" read -r nt_k _; do
+    nt_lookup "$NT_TMP/live" "$nt_k" || nt_die 2 "$nt_k cannot be read on $NT_HOSTNAME; nothing was changed"
+  done < "$NT_TMP/desired"
+  while IFS="$NT_TAB" read -r nt_k _; do
+    nt_lookup "$NT_TMP/live" "$nt_k" || nt_die 2 "$nt_k (recorded in the journal) cannot be read on $NT_HOSTNAME; nothing was changed"
+  done < "$NT_TMP/j.keys"
+  if [ "$NT_J_FORMAT" != none ]; then
+    if nt_hook fail-journal-backup || ! cp -p "$NT_JOURNAL" "$NT_TMP/journal.before"; then
+      nt_die 1 "cannot copy the journal $NT_JOURNAL to $NT_TMP on $NT_HOSTNAME (/tmp full?); nothing was changed"
+    fi
+  fi
+  if [ "$NT_APPLY_MODE" = create ] || [ -z "$NT_J_GEN" ]; then nt_new_generation; else NT_GEN=$NT_J_GEN; fi
+  # The files this run persists, and the artefacts of earlier runs it no longer declares (renamed file, other
+  # persistence or unit): removed in the same commit, restored if the run fails.
+  kind_files
+  nt_new_artefacts
+  : > "$NT_TMP/arts.all"
+  while IFS= read -r nt_a; do
+    printf '%s\n' "$nt_a" >> "$NT_TMP/arts.all"
+    nt_in_list "$NT_TMP/arts.new" "$nt_a" || kind_drop_artefact "$nt_a"
+  done < "$NT_TMP/j.arts"
+  while IFS= read -r nt_a; do nt_in_list "$NT_TMP/arts.all" "$nt_a" || printf '%s\n' "$nt_a" >> "$NT_TMP/arts.all"; done < "$NT_TMP/arts.new"
+  # Journal first (originals of keys this resource has not touched before, every artefact that may exist), then the changes.
   NT_PHASE=apply
-  [ -f "$NT_JOURNAL" ] && cat "$NT_JOURNAL" > "$NT_TMP/journal.new"
-  [ -f "$NT_JOURNAL" ] || : > "$NT_TMP/journal.new"
+  { while IFS= read -r nt_l; do printf '%s\n' "$nt_l"; done < "$NT_TMP/j.keys"; } > "$NT_TMP/journal.new" || nt_die 1 "cannot prepare the journal in $NT_TMP on $NT_HOSTNAME (/tmp full?)"
   while IFS="$NT_TAB" read -r nt_k nt_v; do
     nt_lookup "$NT_TMP/journal.new" "$nt_k" && continue
     nt_lookup "$NT_TMP/live" "$nt_k"
     printf '%s\t%s\n' "$nt_k" "$NT_FOUND" >> "$NT_TMP/journal.new"
   done < "$NT_TMP/desired"
   printf '%s\n' "$NT_OWNER" > "$NT_TMP/owner"
-  if ! cmp -s "$NT_TMP/owner" "${NT_JOURNAL%.orig}.owner"; then
+  if ! nt_same_file "$NT_TMP/owner" "${NT_JOURNAL%.orig}.owner"; then
+    NT_JOURNAL_TOUCHED=1
     nt_write_atomic "${NT_JOURNAL%.orig}.owner" "$NT_TMP/owner" 0600 || nt_die 1 "cannot write ${NT_JOURNAL%.orig}.owner on $NT_HOSTNAME (read-only or full /var/lib?)"
+    nt_step "owner file"
   fi
-  if ! cmp -s "$NT_TMP/journal.new" "$NT_JOURNAL"; then
-    nt_write_atomic "$NT_JOURNAL" "$NT_TMP/journal.new" 0600 || nt_die 1 "cannot write $NT_JOURNAL on $NT_HOSTNAME (read-only or full /var/lib?)"
-  fi
+  nt_journal_write "$NT_TMP/journal.new" "$NT_TMP/arts.all" "before the changes"
   : > "$NT_TMP/deferred"
   NT_DEFER=1
   while IFS="$NT_TAB" read -r nt_k nt_v; do
@@ -303,11 +623,9 @@ nt_apply_main() {
       nt_apply_one "$nt_k" "$nt_v" "$NT_FOUND"
     fi
   done < "$NT_TMP/journal.new"
-  kind_files
+  nt_verify_batch
   nt_commit_files
-  if ! cmp -s "$NT_TMP/journal.final" "$NT_JOURNAL"; then
-    nt_write_atomic "$NT_JOURNAL" "$NT_TMP/journal.final" 0600 || nt_die 1 "cannot write $NT_JOURNAL on $NT_HOSTNAME"
-  fi
+  nt_journal_write "$NT_TMP/journal.final" "$NT_TMP/arts.new" "after the commit"
   kind_after_commit
   NT_PHASE=finished
   nt_report "$NT_TMP/journal.final"
@@ -315,60 +633,152 @@ nt_apply_main() {
   exit 0
 }
 
-nt_report() { # JOURNAL: the report is assembled in a file and printed in one go at the very end
+# The report is assembled in a file and printed in one go at the very end. A closed stdout (lost session) is
+# ignored: the run is complete on the host, and the next `up` converges.
+nt_report() { # JOURNAL
   nt_report_body "$1" > "$NT_TMP/report"
-  cat "$NT_TMP/report"
+  { while IFS= read -r nt_l; do printf '%s\n' "$nt_l"; done < "$NT_TMP/report"; } 2>/dev/null
+  return 0
 }
 
 nt_report_body() {
   printf 'net-tuning-report v1\n'
+  [ -n "$NT_GEN" ] && printf 'generation\t%s\n' "$NT_GEN"
   while IFS="$NT_TAB" read -r nt_k nt_v; do
-    kind_get "$nt_k" && nt_norm "$NT_GOT" && printf 'applied\t%s\t%s\n' "$nt_k" "$NT_NORM"
+    if kind_report_value "$nt_k"; then
+      nt_norm "$NT_GOT"; printf 'applied\t%s\t%s\n' "$nt_k" "$NT_NORM"
+    else
+      printf 'warning\t%s\n' "$nt_k cannot be read back on $NT_HOSTNAME for this report (it read back as set right after the change); check it by hand"
+    fi
   done < "$NT_TMP/desired"
   while IFS="$NT_TAB" read -r nt_k nt_v; do
     nt_norm "$nt_v"; printf 'previous\t%s\t%s\n' "$nt_k" "$NT_NORM"
   done < "$1"
   while IFS= read -r nt_w; do printf 'warning\t%s\n' "$nt_w"; done < "$NT_TMP/warnings"
-  command -v kind_report >/dev/null 2>&1 && kind_report
+  if command -v kind_report >/dev/null 2>&1; then kind_report; fi
   printf 'end\n'
 }
 
+# Default: the report reads the value again (kinds whose values interact, like channels and RPS queues); a kind may
+# define kind_report_value to reuse the read-back of the apply instead.
+if ! command -v kind_report_value >/dev/null 2>&1; then
+  kind_report_value() { kind_get "$1"; }
+fi
+
+# ---------------------------------------------------------------------------------------- restore
 # Delete: originals from Pulumi state (@orig lines), merged with the host's journal when it still exists
-# (the journal wins: it holds the first original recorded on this host).
+# (the journal wins: it holds the first original recorded on this host). A restore whose @generation differs from
+# the journal's changes nothing: a newer apply of this resource took this machine over (a move between two
+# addresses of one machine: the new apply ran first).
 nt_restore_main() {
   nt_init
   nt_read_stdin
   nt_lock
-  NT_PHASE=restore
-  : > "$NT_TMP/origs"
-  [ -f "$NT_JOURNAL" ] && cat "$NT_JOURNAL" >> "$NT_TMP/origs"
-  [ -f "$NT_JOURNAL" ] || nt_warn "the host's journal $NT_JOURNAL is missing; restoring the originals kept in Pulumi state"
+  NT_PHASE=restore-check
+  nt_journal_load || nt_die 1 "the journal $NT_JOURNAL on $NT_HOSTNAME is unreadable or belongs to another owner id; nothing was restored"
+  if [ "$NT_J_FORMAT" = v2 ] && [ -n "$NT_RESTORE_GEN" ] && [ -n "$NT_J_GEN" ] && [ "$NT_J_GEN" != "$NT_RESTORE_GEN" ]; then
+    nt_msg "not restoring anything on $NT_HOSTNAME: a newer apply of this resource (generation $NT_J_GEN) took this machine over after the apply this restore belongs to (generation $NT_RESTORE_GEN), e.g. connection moved to another address of the same machine; its values, files and journal were left as they are"
+    nt_warn "restore skipped on $NT_HOSTNAME: a newer apply of this resource (generation $NT_J_GEN) owns this machine now"
+    nt_restore_report
+    nt_cleanup
+    exit 0
+  fi
+  { while IFS= read -r nt_l; do printf '%s\n' "$nt_l"; done < "$NT_TMP/j.keys"; } > "$NT_TMP/origs" || nt_die 1 "cannot copy the journal to $NT_TMP on $NT_HOSTNAME (/tmp full?); nothing was restored"
+  if [ "$NT_J_FORMAT" = none ]; then
+    nt_warn "the host's journal $NT_JOURNAL is missing; restoring the originals kept in Pulumi state"
+    nt_msg "warning: the host's journal $NT_JOURNAL is missing on $NT_HOSTNAME; restoring the originals kept in Pulumi state (if this resource was moved to another address of this machine, this reverts the newer apply)"
+  fi
   while IFS="$NT_TAB" read -r nt_k nt_v; do
     nt_lookup "$NT_TMP/origs" "$nt_k" || printf '%s\t%s\n' "$nt_k" "$nt_v" >> "$NT_TMP/origs"
   done < "$NT_TMP/orig.state"
-  nt_failed=0
+  NT_PHASE=restore
+  nt_failed=''
+  NT_BATCH=0
+  if command -v kind_get_many >/dev/null 2>&1; then NT_BATCH=1; kind_get_many "$NT_TMP/origs" "$NT_TMP/live"; fi
+  : > "$NT_TMP/verify"
   if [ "${NT_RESTORE:-1}" = 1 ]; then
     while IFS="$NT_TAB" read -r nt_k nt_v; do
-      if ! kind_get "$nt_k"; then nt_warn "$nt_k no longer exists on $NT_HOSTNAME; its original '$nt_v' was not restored"; continue; fi
+      if [ "$NT_BATCH" = 1 ]; then nt_lookup "$NT_TMP/live" "$nt_k" && NT_GOT=$NT_FOUND; else kind_get "$nt_k"; fi ||
+        { nt_warn "$nt_k no longer exists on $NT_HOSTNAME; its original '$nt_v' was not restored"; continue; }
       kind_expect "$nt_k" "$nt_v"
       nt_same "$NT_EXPECT" "$NT_GOT" && continue
-      if ! kind_set "$nt_k" "$nt_v"; then nt_failed=$((nt_failed + 1)); nt_msg "could not restore $nt_k = '$nt_v': $NT_ERR"; continue; fi
-      kind_get "$nt_k"
-      nt_same "$NT_EXPECT" "$NT_GOT" || { nt_failed=$((nt_failed + 1)); nt_msg "restored $nt_k = '$nt_v' but it reads back '$NT_GOT'"; }
+      if ! kind_set "$nt_k" "$nt_v"; then nt_failed="$nt_failed $nt_k"; nt_msg "could not restore $nt_k = '$nt_v': $NT_ERR"; continue; fi
+      if [ "$NT_BATCH" = 1 ]; then
+        # Read back in one batch below; until then the value counts as restored (a signal names it).
+        nt_verify_later "$nt_k" "$nt_v" "$NT_EXPECT"
+        nt_norm "$nt_v"; printf '%s\t%s\n' "$nt_k" "$NT_NORM" >> "$NT_TMP/restored"
+      elif kind_get "$nt_k" && nt_same "$NT_EXPECT" "$NT_GOT"; then
+        nt_norm "$nt_v"; printf '%s\t%s\n' "$nt_k" "$NT_NORM" >> "$NT_TMP/restored"
+      else
+        nt_failed="$nt_failed $nt_k"; nt_msg "restored $nt_k = '$nt_v' but it reads back '$NT_GOT'"
+      fi
+      nt_step "restore $nt_k"
     done < "$NT_TMP/origs"
+    if [ -s "$NT_TMP/verify" ]; then
+      kind_get_many "$NT_TMP/verify" "$NT_TMP/verify.got"
+      while IFS="$NT_TAB" read -r nt_k nt_v nt_e; do
+        if nt_lookup "$NT_TMP/verify.got" "$nt_k" && nt_same "$nt_e" "$NT_FOUND"; then continue; fi
+        nt_failed="$nt_failed $nt_k"; nt_msg "restored $nt_k = '$nt_v' but it reads back '$NT_FOUND'"
+      done < "$NT_TMP/verify"
+    fi
   fi
-  if [ "$nt_failed" != 0 ]; then
-    nt_msg "$nt_failed original value(s) could not be restored on $NT_HOSTNAME; the journal and files were kept so that the delete can be retried"
+  if [ -n "$nt_failed" ]; then
+    nt_msg "could not restore on $NT_HOSTNAME:$nt_failed; $(nt_restored_so_far)"
     nt_cleanup; exit 1
   fi
   kind_restore_files
-  NT_PHASE=apply
-  nt_commit_files
-  command -v kind_after_restore >/dev/null 2>&1 && kind_after_restore
+  while IFS= read -r nt_a; do kind_drop_artefact "$nt_a"; done < "$NT_TMP/j.arts"
+  NT_PHASE=restore-files
+  nt_commit_files_restore
+  if command -v kind_after_restore >/dev/null 2>&1; then kind_after_restore; fi
   NT_PHASE=finished
-  rm -f "$NT_JOURNAL" "${NT_JOURNAL%.orig}.owner"
-  : > "$NT_TMP/desired"
-  nt_report "$NT_TMP/origs"
+  rm -f "$NT_JOURNAL" "${NT_JOURNAL%.orig}.owner" 2>/dev/null
+  if [ -e "$NT_JOURNAL" ] || [ -e "${NT_JOURNAL%.orig}.owner" ]; then
+    nt_msg "every original was restored and every boot file removed on $NT_HOSTNAME, but the journal $NT_JOURNAL could not be removed: remove it (and ${NT_JOURNAL%.orig}.owner) by hand, or other resources may be refused these keys"
+    nt_cleanup; exit 1
+  fi
+  nt_step "journal removed"
+  nt_restore_report
   nt_cleanup
   exit 0
+}
+
+# A restore's report: its warnings (nobody parses a delete's output; the warnings are for the user).
+nt_restore_report() {
+  {
+    printf 'net-tuning-report v1\n'
+    while IFS= read -r nt_w; do printf 'warning\t%s\n' "$nt_w"; done < "$NT_TMP/warnings"
+    printf 'end\n'
+  } 2>/dev/null
+  return 0
+}
+
+# The file commit of a restore: a failure puts the removed files back (boot persistence stays as Pulumi state
+# says, the delete can be retried) and says which values were already restored.
+nt_commit_files_restore() {
+  NT_PHASE=restore-commit
+  nt_rc_fail=''
+  nt_n=0
+  while IFS="$NT_TAB" read -r nt_op nt_dest nt_src nt_mode; do
+    nt_n=$((nt_n + 1))
+    if [ -e "$nt_dest" ] || [ -L "$nt_dest" ]; then
+      if ! cp -pP "$nt_dest" "$NT_TMP/backup.$nt_n"; then nt_rc_fail="cannot back up $nt_dest"; break; fi
+      printf '%s\t%s\n' "$nt_dest" "$NT_TMP/backup.$nt_n" >> "$NT_TMP/file-undo"
+    else
+      printf '%s\t-\n' "$nt_dest" >> "$NT_TMP/file-undo"
+    fi
+    if [ "$nt_op" = put ]; then
+      nt_write_atomic "$nt_dest" "$nt_src" "$nt_mode" || { nt_rc_fail="cannot write $nt_dest"; break; }
+    elif [ -e "$nt_dest" ] || [ -L "$nt_dest" ]; then
+      rm -f "$nt_dest" 2>/dev/null
+      if [ -e "$nt_dest" ] || [ -L "$nt_dest" ]; then nt_rc_fail="cannot remove $nt_dest"; break; fi
+    fi
+    nt_step "restore file $nt_dest"
+  done < "$NT_TMP/files"
+  [ -z "$nt_rc_fail" ] && return 0
+  nt_undo_files
+  if [ -z "$NT_UNDO_FAILED" ]; then nt_kept='the boot files were put back as they were'
+  else nt_kept="putting the boot files back failed too:${NT_UNDO_FAILED%;}"; fi
+  NT_PHASE=restore
+  nt_die 1 "$nt_rc_fail on $NT_HOSTNAME after the values were restored; $nt_kept"
 }

@@ -64,6 +64,27 @@ kind_get() {
   NT_GOT=$(cat "$NTS_PATH" 2>/dev/null) || return 1
 }
 
+# kind_get_many IN OUT: OUT = "key<TAB>value" for every readable key named in IN's first column, read by ONE awk
+# (a read(2) at offset 0 with a large buffer, as /proc/sys needs); unreadable keys are left out.
+kind_get_many() {
+  while IFS="$NT_TAB" read -r nts_k _; do nts_path "$nts_k"; printf '%s\t%s\n' "$nts_k" "$NTS_PATH"; done < "$1" > "$NT_TMP/gm.paths"
+  awk -F "$NT_TAB" -v OFS="$NT_TAB" '{
+      v = ""; n = 0
+      while ((r = (getline l < $2)) > 0) { v = n++ ? v " " l : l }
+      close($2)
+      if (r == 0 && n > 0) print $1, v
+    }' "$NT_TMP/gm.paths" > "$2"
+}
+
+# Values the preflight needs besides the desired keys (read in the same snapshot).
+kind_snapshot_keys() {
+  nt_lookup "$NT_TMP/desired" net.ipv4.ip_local_port_range && printf 'net.ipv4.ip_unprivileged_port_start\n'
+  if nt_lookup "$NT_TMP/desired" net.ipv4.tcp_congestion_control; then
+    printf 'net.ipv4.tcp_available_congestion_control\nnet.ipv4.tcp_allowed_congestion_control\n'
+  fi
+  return 0
+}
+
 kind_set() {
   nts_path "$1"
   NT_ERR=''
@@ -103,14 +124,16 @@ nts_boot_files() { # prints the files systemd-sysctl/procps read at boot, in ord
       printf '%s\t%s\n' "$nts_b" "$nts_f" >> "$NT_TMP/bootfiles"
     done
   done
-  sort -t "$NT_TAB" -k1,1 "$NT_TMP/bootfiles"
-  [ -f /etc/sysctl.conf ] && printf '~sysctl.conf\t/etc/sysctl.conf\n'
+  # (sorted by name in the awk of nts_boot_conflicts; /etc/sysctl.conf is read last)
+  [ -f /etc/sysctl.conf ] && printf '~sysctl.conf\t/etc/sysctl.conf\n' >> "$NT_TMP/bootfiles"
+  return 0
 }
 
 # Every one of our keys that a file applied after ours at boot sets to another value, with file and line.
 nts_boot_conflicts() {
-  nts_boot_files > "$NT_TMP/bootorder"
-  awk -v ours="${NTS_FILE##*/}" -v tab="$NT_TAB" -v desired="$NT_TMP/desired" -v list="$NT_TMP/bootorder" '
+  nts_boot_files
+  awk -v ours="${NTS_FILE##*/}" -v tab="$NT_TAB" -v desired="$NT_TMP/desired" -v list="$NT_TMP/bootfiles" -v mine="$NT_TMP/ours" \
+    -v self="$NTS_FILE" -v marker="# pulumi-net-tuning owner: $NT_OWNER" '
     function norm(s) { gsub(/[ \t]+/, " ", s); sub(/^ /, "", s); sub(/ $/, "", s); return s }
     function dots(k,  first) {
       # systemd-sysctl/procps: a key whose first separator is "/" is a path; swap "/" and "." to get the dotted form.
@@ -121,9 +144,26 @@ nts_boot_conflicts() {
     BEGIN {
       FS = tab
       while ((getline line < desired) > 0) { split(line, a, tab); want[dots(a[1])] = norm(a[2]) }
+      nf = 0
       while ((getline line < list) > 0) {
-        split(line, a, tab)
+        # insertion sort by name (C collation; "~sysctl.conf" sorts after every other name)
+        split(line, b, tab); i = ++nf
+        while (i > 1 && fname[i - 1] > b[1]) { fname[i] = fname[i - 1]; fpath[i] = fpath[i - 1]; i-- }
+        fname[i] = b[1]; fpath[i] = b[2]
+      }
+      # Our own sysctl.d files other than the planned one (an earlier fileName): removed by this run, so not a conflict.
+      printf "" > mine
+      for (fi = 1; fi <= nf; fi++) {
+        p = fpath[fi]
+        if (index(p, "/etc/sysctl.d/") != 1 || p == self) continue
+        while ((getline l < p) > 0) if (l == marker) { gone[p] = 1; print p > mine; break }
+        close(p)
+      }
+      close(mine)
+      for (fi = 1; fi <= nf; fi++) {
+        a[1] = fname[fi]; a[2] = fpath[fi]
         if (a[1] != "~sysctl.conf" && a[1] <= ours) continue
+        if (a[2] in gone) continue
         file = a[2]; n = 0
         while ((getline l < file) > 0) {
           n++
@@ -152,6 +192,7 @@ kind_preflight() {
     nts_out=$(modprobe "$nts_m" 2>&1) || nt_problem "kernel module $nts_m (needed by the requested settings) could not be loaded: ${nts_out:-modprobe failed}; install it or remove the setting that needs it"
   done
   nts_missing=''
+  nts_plist=''
   while IFS="$NT_TAB" read -r nts_k nts_v; do
     nts_path "$nts_k"
     if [ ! -e "$NTS_PATH" ]; then
@@ -165,6 +206,7 @@ kind_preflight() {
       continue
     fi
     printf '%s\n' "$NTS_PATH" >> "$NT_TMP/paths"
+    nts_plist="$nts_plist $NTS_PATH"
   done < "$NT_TMP/desired"
   if [ -n "$nts_missing" ]; then
     nts_ns=''
@@ -173,20 +215,24 @@ kind_preflight() {
   fi
   if [ -s "$NT_TMP/paths" ]; then
     # Mode bits: root may write a 0444 file's inode per access(2), but the kernel refuses it (EPERM).
-    # shellcheck disable=SC2046,SC2012 # paths were validated: [A-Za-z0-9._/:-] only
-    ls -lLd -- $(cat "$NT_TMP/paths") 2>/dev/null | awk '$1 !~ /^..w/ { print $NF }' > "$NT_TMP/ro"
-    while IFS= read -r nts_p; do
+    set -f
+    # shellcheck disable=SC2086,SC2012 # paths were validated: [A-Za-z0-9._/:-] only
+    ls -lLd -- $nts_plist > "$NT_TMP/ro" 2>/dev/null
+    set +f
+    while IFS= read -r nts_l; do
+      case "$nts_l" in ??w*) continue ;; esac
+      nts_p=${nts_l##* }
       nt_problem "${nts_p#/proc/sys/} is read-only on this kernel (no write permission on $nts_p): it is host-wide (set it on the host, not inside a network namespace or container) or not settable"
     done < "$NT_TMP/ro"
   fi
   if nt_lookup "$NT_TMP/desired" net.ipv4.tcp_congestion_control; then
     nts_cc=$NT_FOUND
-    nts_avail=$(cat /proc/sys/net/ipv4/tcp_available_congestion_control 2>/dev/null)
+    nts_avail=''; nt_lookup "$NT_TMP/live" net.ipv4.tcp_available_congestion_control && nts_avail=$NT_FOUND
     case " $nts_avail " in
       *" $nts_cc "*)
         # Outside the initial network namespace the kernel only lets a namespace pick an *allowed* algorithm (EPERM).
         if nts_child_netns; then
-          nts_allowed=$(cat /proc/sys/net/ipv4/tcp_allowed_congestion_control 2>/dev/null)
+          nts_allowed=''; nt_lookup "$NT_TMP/live" net.ipv4.tcp_allowed_congestion_control && nts_allowed=$NT_FOUND
           case " $nts_allowed " in
             *" $nts_cc "*) ;;
             *) nt_problem "net.ipv4.tcp_congestion_control = $nts_cc is available but not allowed inside this network namespace (net.ipv4.tcp_allowed_congestion_control: $nts_allowed): add it to tcp_allowed_congestion_control on the host, or pick an allowed one" ;;
@@ -199,12 +245,14 @@ kind_preflight() {
   if nt_lookup "$NT_TMP/desired" net.ipv4.ip_local_port_range; then
     nts_low=${NT_FOUND%% *}
     if nt_lookup "$NT_TMP/desired" net.ipv4.ip_unprivileged_port_start; then nts_unpriv=$NT_FOUND
-    else nts_unpriv=$(cat /proc/sys/net/ipv4/ip_unprivileged_port_start 2>/dev/null || echo 0); fi
+    elif nt_lookup "$NT_TMP/live" net.ipv4.ip_unprivileged_port_start; then nts_unpriv=$NT_FOUND
+    else nts_unpriv=0; fi
     if [ "$nts_low" -lt "$nts_unpriv" ] 2>/dev/null; then
       nt_problem "net.ipv4.ip_local_port_range starts at $nts_low, below net.ipv4.ip_unprivileged_port_start = $nts_unpriv: the kernel refuses it. Fix: start the range at $nts_unpriv or above, or lower ip_unprivileged_port_start in the same resource"
     fi
   fi
-  if nt_lookup "$NT_TMP/desired" fs.file-max && kind_get fs.file-max && [ "$NT_FOUND" -lt "$NT_GOT" ] 2>/dev/null; then
+  if nt_lookup "$NT_TMP/desired" fs.file-max && nts_fm=$NT_FOUND && nt_lookup "$NT_TMP/live" fs.file-max && NT_GOT=$NT_FOUND && NT_FOUND=$nts_fm &&
+    [ "$NT_FOUND" -lt "$NT_GOT" ] 2>/dev/null; then
     nt_warn "fs.file-max = $NT_FOUND LOWERS the current $NT_GOT (systemd sets LONG_MAX at boot); remove fs.file-max unless you mean to cap it"
   fi
   # NicQueues (kind nic) may own net.core.rps_sock_flow_entries too: one owner per key across both kinds.
@@ -221,11 +269,25 @@ kind_preflight() {
     nt_problem "$NTS_FILE was written by this resource but its journal of original values ($NT_JOURNAL) is missing: refusing to record tuned values as originals. Delete the resource (pulumi destroy --target restores the originals from Pulumi state), then create it again"
   fi
   if [ "$NTS_PERSIST" = 1 ] && [ "$NTS_BOOT" != ignore ]; then
-    nts_boot_conflicts > "$NT_TMP/conflicts"
+    nts_boot_conflicts > "$NT_TMP/conflicts" # also lists our other sysctl.d files in $NT_TMP/ours
     while IFS= read -r nts_c; do
       if [ "$NTS_BOOT" = error ]; then nt_problem "$nts_c: remove that line, or set bootOverride to \"warn\" to accept it"; else nt_warn "$nts_c"; fi
     done < "$NT_TMP/conflicts"
+  else
+    nts_our_files
   fi
+}
+
+# Our sysctl.d files other than the planned one ($NT_TMP/ours): an earlier fileName (also one a 0.1.0 journal does
+# not list). They are removed in this run, so the boot-order check ignores them.
+nts_our_files() {
+  : > "$NT_TMP/ours"
+  set --
+  for nts_f in /etc/sysctl.d/*.conf; do
+    [ -f "$nts_f" ] && [ "$nts_f" != "$NTS_FILE" ] && set -- "$@" "$nts_f"
+  done
+  [ $# = 0 ] || grep -lxF "# pulumi-net-tuning owner: $NT_OWNER" "$@" > "$NT_TMP/ours" 2>/dev/null
+  return 0
 }
 
 kind_files() {
@@ -241,10 +303,24 @@ kind_files() {
     nts_is_ours "$NTS_FILE" && nt_stage_remove "$NTS_FILE"
     nts_is_ours "$nts_mods" && nt_stage_remove "$nts_mods"
   fi
+  # Our files under an earlier name go after the new one is written (a crash in between leaves both, never none).
+  while IFS= read -r nts_f; do nt_stage_remove "$nts_f"; done < "$NT_TMP/ours"
   return 0
 }
 
 kind_after_commit() { return 0; }
+
+# An artefact of an earlier run that this run no longer declares (renamed fileName, persist turned off, modules gone).
+kind_drop_artefact() {
+  nts_is_ours "$1" && nt_stage_remove "$1"
+  return 0
+}
+
+# The report reuses the values read back right after the apply (no second read per key).
+kind_report_value() {
+  nt_lookup "$NT_TMP/got" "$1" || return 1
+  NT_GOT=$NT_FOUND
+}
 
 kind_report() {
   if [ "$NTS_PERSIST" = 1 ]; then printf 'file\t%s\n' "$NTS_FILE"; fi
@@ -252,6 +328,8 @@ kind_report() {
 
 kind_restore_files() {
   [ -n "$NTS_FILE" ] && nts_is_ours "$NTS_FILE" && nt_stage_remove "$NTS_FILE"
+  nts_our_files
+  while IFS= read -r nts_f; do nt_stage_remove "$nts_f"; done < "$NT_TMP/ours"
   nts_mods=/etc/modules-load.d/pulumi-net-tuning-$NT_OWNER_ID.conf
   nts_is_ours "$nts_mods" && nt_stage_remove "$nts_mods"
   return 0
