@@ -104,19 +104,22 @@ export function nicProgram<W extends string>(host: Target<W>, name: string, args
  *   the snapshot holds that answer and the exit code, so it stays comparable and still catches a change;
  * - every entry of /etc: path, type, mode and owner:group; for files and links also link target, size, mtime and a
  *   content hash of every regular file (a directory's size and mtime change whenever an entry comes and goes, so
- *   they are left out: its entries are listed);
+ *   they are left out: its entries are listed), except the engine's lab-only test-hook file, which tests create;
  * - /usr/local and /var/lib (files: path, mode, owner, link target, size, mtime; content hashes for this project's
  *   files); /var/lib/dpkg, /var/lib/apt and /var/lib/ucf are left out: the lab's copy-on-write root shares them with
  *   the machine, whose package manager may change them at any time.
  */
+/** The engine's lab-only test-hook file (inert unless present, root-owned): tests create it, the product never does. */
+const TEST_HOOKS = "/etc/pulumi-net-tuning-test-hooks";
+
 export async function snapshot(host: LabHost): Promise<string> {
   const i = host.iface;
   const script = `
     grep -r . /proc/sys/net 2>/dev/null | grep -v -e '_count:' -e '/nf_conntrack_buckets:' -e '/stable_secret:' | LC_ALL=C sort
     grep -r . /sys/class/net/${i}/tx_queue_len /sys/class/net/${i}/queues/*/rps_cpus /sys/class/net/${i}/queues/*/rps_flow_cnt 2>/dev/null | LC_ALL=C sort
     for o in -k -l -g -c; do echo "ethtool $o ${i}:"; ethtool $o ${i} 2>&1; echo "exit $?"; done
-    { find /etc \\( -type f -o -type l \\) -printf '%p %y %m %U:%G %l %s %T@\\n'; find /etc -type d -printf '%p %y %m %U:%G\\n'; } | LC_ALL=C sort
-    find /etc -type f -exec md5sum {} + | LC_ALL=C sort
+    { find /etc -path ${TEST_HOOKS} -prune -o \\( -type f -o -type l \\) -printf '%p %y %m %U:%G %l %s %T@\\n'; find /etc -type d -printf '%p %y %m %U:%G\\n'; } | LC_ALL=C sort
+    find /etc -path ${TEST_HOOKS} -prune -o -type f -exec md5sum {} + | LC_ALL=C sort
     find /usr/local /var/lib \\( -path /var/lib/dpkg -o -path /var/lib/apt -o -path /var/lib/ucf \\) -prune -o \\( -type f -o -type l \\) -printf '%p %m %U:%G %l %s %T@\\n' | LC_ALL=C sort
     for d in /usr/local/libexec /var/lib/pulumi-net-tuning; do
       [ -e "$d" ] && find "$d" -type f -exec md5sum {} +

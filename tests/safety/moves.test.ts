@@ -7,7 +7,7 @@
  */
 import { Stack, UpResult } from "../../testkit/harness";
 import { Lab, LabHost, startLab } from "../../testkit/lab";
-import { snapshot, sysctl } from "../../testkit/host";
+import { readSysctl as sysctl, snapshot } from "../../testkit/host";
 import { Conn, moveWiringNoGeneration, nicMoveProgram, sysMoveProgram } from "./wiring";
 
 jest.setTimeout(300000);

@@ -6,7 +6,7 @@
  */
 import { Stack, UpResult } from "../../testkit/harness";
 import { Lab, LabHost, startLab } from "../../testkit/lab";
-import { snapshot, sysctl, writeSysctl } from "../../testkit/host";
+import { readSysctl as sysctl, snapshot, writeSysctl } from "../../testkit/host";
 import { nicProgram, sysProgram } from "../reliability/common";
 
 jest.setTimeout(300000);
