@@ -22,7 +22,7 @@ export type BootOverride = (typeof BootOverride)[keyof typeof BootOverride];
 
 /** Arguments of {@link NetTuning}. */
 export interface NetTuningArgs {
-  /** How to reach the host: @pulumi/command's `remote.ConnectionArgs` (host, port, user, privateKey, proxy…). Required. */
+  /** How to reach the host: `remote.ConnectionArgs` of the Pulumi Command provider (host, port, user, privateKey, proxy…). Required. */
   connection: pulumi.Input<command.types.input.remote.ConnectionArgs>;
   /**
    * Sysctls to set, by dotted key (`"net.core.somaxconn"`; the slash form `net/core/somaxconn` is accepted and normalised).
