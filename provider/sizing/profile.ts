@@ -108,7 +108,7 @@ export function checkProfile(profile: SysctlProfile): string[] {
  * (`1` and `"1"` are the same); otherwise nothing is picked silently: throws an InputError listing
  * every conflicting key with each value and the profile that sets it. Suggested NIC presets conflict
  * the same way when they differ. Rationale lines of a shared key are joined, warnings are
- * concatenated without duplicates, and the cross-key checks of {@link checkProfile} on the result
+ * concatenated without duplicates, and the cross-key checks of `checkProfile` on the result
  * become warnings (e.g. one profile's `rmem_max` below another's `tcp_rmem` max).
  * @param profiles at least one {@link SysctlProfile}.
  * @returns a profile named `"a + b + …"`.
