@@ -1,9 +1,8 @@
 /**
  * The sysctl profile type shared by sizing, NetTuning and the CLI, and {@link combine}.
  */
-import { z } from "zod";
 import { InputError } from "../errors";
-import { NicPreset, NicPresetSchema } from "./nic";
+import type { NicPreset } from "./nic";
 
 /** A sysctl value: a number, a string (e.g. `"bbr"`), or the fields of a multi-value key. */
 export type SysctlValue = number | string | number[];
@@ -26,19 +25,6 @@ export interface SysctlProfile {
   /** Suggested NicQueues settings, if the scenario calls for any. */
   nic?: NicPreset;
 }
-
-/** zod schema of {@link SysctlProfile} (strict: unknown fields are refused). */
-export const SysctlProfileSchema: z.ZodType<SysctlProfile> = z.strictObject({
-  kind: z.literal("net-tuning/sysctl-profile"),
-  name: z.string().min(1),
-  sysctls: z.record(
-    z.string().regex(/^[a-z0-9_-]+(\.[a-z0-9_-]+)+$/i, "a dotted sysctl key such as net.core.somaxconn"),
-    z.union([z.number(), z.string(), z.array(z.number())]),
-  ),
-  rationale: z.record(z.string(), z.string()),
-  warnings: z.array(z.string()),
-  nic: NicPresetSchema.optional(),
-});
 
 /** True when `value` looks like a {@link SysctlProfile} (checks `kind` only; use the schema to validate). */
 export function isSysctlProfile(value: unknown): value is SysctlProfile {

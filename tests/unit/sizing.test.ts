@@ -6,9 +6,7 @@ import fc from "fast-check";
 import { InputError } from "../../provider/errors";
 import {
   KERNEL_INT_MAX,
-  NicPresetSchema,
   SysctlProfile,
-  SysctlProfileSchema,
   bdp,
   checkProfile,
   combine,
@@ -32,6 +30,7 @@ import {
   webServer,
   windowFor,
 } from "../../provider/sizing";
+import { NicPresetSchema, SysctlProfileSchema } from "../../provider/sizing/schemas";
 
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
