@@ -1,8 +1,10 @@
 import * as pulumi from "@pulumi/pulumi";
 import type * as command from "@pulumi/command";
 import { planSysctls, renderSysctlRestoreStdin, SysctlPlan } from "../provider/sysctl/plan";
+import { reconcileAdvice } from "../provider/sysctl/validate";
 import { ProfileSpec, resolveProfiles } from "../provider/sizing/spec";
 import { applyAndRestore, isPlain, ownerFor, warnAll } from "./common";
+import { claim, knownHost } from "./conflicts";
 import { becomeOf, Become, commonProblems, inputError, problemsOf } from "./validation";
 
 /**
@@ -52,13 +54,20 @@ export interface NetTuningArgs {
    * value: `"error"` refuses the change, `"warn"` applies it and warns, `"ignore"` skips the check. Defaults to `"error"`.
    */
   bootOverride?: pulumi.Input<BootOverride>;
+  /**
+   * Sysctl keys whose advisory warnings you have read and accept (e.g. `["net.ipv4.tcp_fin_timeout"]`): their advice
+   * moves from `warnings` to `acknowledged`. Keys a profile chose are covered by its rationale without being listed.
+   * Errors cannot be acknowledged. Defaults to none.
+   */
+  acknowledge?: pulumi.Input<pulumi.Input<string>[]>;
 }
 
 /** Argument names, for property paths in errors. */
-const ARG_NAMES = ["connection", "sysctls", "profile", "profiles", "fileName", "persist", "restoreOnDelete", "become", "bootOverride"] as const;
+const ARG_NAMES = ["connection", "sysctls", "profile", "profiles", "fileName", "persist", "restoreOnDelete", "become", "bootOverride", "acknowledge"] as const;
 
 /** Every problem of the resolved arguments, or the plan. */
-function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<(typeof ARG_NAMES)[number], unknown>): SysctlPlan {
+type Checked = SysctlPlan & { acknowledged: string[] };
+function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<(typeof ARG_NAMES)[number], unknown>): Checked {
   const problems = commonProblems({ become: v.become, booleans: { persist: v.persist, restoreOnDelete: v.restoreOnDelete } });
   const resolved = resolveProfiles(v.profile, v.profiles);
   problems.push(...resolved.problems);
@@ -78,8 +87,23 @@ function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<(t
       });
     }).filter((p) => !(resolved.problems.length > 0 && p.startsWith("no sysctls"))),
   );
+  const host = knownHost(v.connection);
+  if (problems.length === 0 && plan && host) {
+    problems.push(
+      ...claim(host, Object.keys(plan.values), `NetTuning "${name}"`, (key, other) =>
+        `${key} is also set by ${other} on the same host (${host}): a key belongs to one NetTuning per host; set it in only one of them`,
+      ),
+    );
+  }
+  const ack = v.acknowledge ?? [];
+  if (!Array.isArray(ack) || ack.some((k) => typeof k !== "string")) problems.push(`acknowledge must be a list of sysctl keys, e.g. ["net.ipv4.tcp_fin_timeout"]`);
   if (problems.length > 0 || !plan) throw inputError(`NetTuning "${name}"`, problems, ARG_NAMES);
-  return plan;
+  const advice = reconcileAdvice(plan.warnings, {
+    profileKeys: Object.keys(resolved.profile?.sysctls ?? {}),
+    ownKeys: Object.keys(sysctls as object),
+    acknowledge: ack as string[],
+  });
+  return { ...plan, warnings: advice.warnings, acknowledged: advice.acknowledged };
 }
 
 /**
@@ -97,16 +121,18 @@ export class NetTuning extends pulumi.ComponentResource {
   public readonly warnings: pulumi.Output<string[]>;
   /** The exact sysctl.d content rendered for review (also when `persist` is false). */
   public readonly fileContent: pulumi.Output<string>;
+  /** Advisory warnings not logged: for keys in `acknowledge`, or chosen by the profile (each says which). */
+  public readonly acknowledged: pulumi.Output<string[]>;
 
   constructor(name: string, args: NetTuningArgs, opts?: pulumi.ComponentResourceOptions) {
     // Args are deliberately not passed to super(): connection may hold secrets and component args are stored in state.
     super("net-tuning:index:NetTuning", name, {}, opts);
     const owner = ownerFor(name);
     const a = (args ?? {}) as NetTuningArgs;
-    const values = [a.sysctls, a.profile, a.profiles, a.fileName, a.persist, a.restoreOnDelete, a.become, a.bootOverride] as const;
+    const values = [a.sysctls, a.profile, a.profiles, a.fileName, a.persist, a.restoreOnDelete, a.become, a.bootOverride, a.acknowledge] as const;
     const named = (v: readonly unknown[]) => {
-      const [sysctls, profile, profiles, fileName, persist, restoreOnDelete, become, bootOverride] = v;
-      return { connection: a.connection, sysctls, profile, profiles, fileName, persist, restoreOnDelete, become, bootOverride };
+      const [sysctls, profile, profiles, fileName, persist, restoreOnDelete, become, bootOverride, acknowledge] = v;
+      return { connection: a.connection, sysctls, profile, profiles, fileName, persist, restoreOnDelete, become, bootOverride, acknowledge };
     };
     if (isPlain(values)) {
       // Known at preview: fail now, in the program, with every problem listed (nothing reaches a host).
@@ -127,6 +153,7 @@ export class NetTuning extends pulumi.ComponentResource {
     this.previous = report.previous;
     this.filePath = pulumi.all([plan, a.persist]).apply(([p, persist]) => (persist === false ? undefined : p.filePath));
     this.fileContent = plan.fileContent;
+    this.acknowledged = plan.acknowledged;
     this.warnings = pulumi.all([plan.warnings, report.warnings]).apply(([x, y]) => [...x, ...y]);
     this.registerOutputs({
       applied: this.applied,
@@ -134,6 +161,7 @@ export class NetTuning extends pulumi.ComponentResource {
       filePath: this.filePath,
       warnings: this.warnings,
       fileContent: this.fileContent,
+      acknowledged: this.acknowledged,
     });
   }
 }

@@ -3,6 +3,7 @@ import type * as command from "@pulumi/command";
 import { NicPlan, planNic, renderNicRestoreStdin } from "../provider/nic/plan";
 import { PresetSpec, resolvePreset } from "../provider/sizing/spec";
 import { applyAndRestore, isPlain, ownerFor, warnAll } from "./common";
+import { claim, knownHost } from "./conflicts";
 import { becomeOf, Become, commonProblems, inputError, problemsOf } from "./validation";
 
 /** Ring buffer sizes (`ethtool -G`): each a number of descriptors (1-1048576) or `"max"` (the driver's pre-set maximum). */
@@ -207,6 +208,14 @@ function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<st
       });
     }).filter((p) => !(preset.problems.length > 0 && p.startsWith("nothing to set"))),
   );
+  const host = knownHost(v.connection);
+  if (problems.length === 0 && plan && host) {
+    problems.push(
+      ...claim(host, [plan.request.interface], `NicQueues "${name}"`, (iface, other) =>
+        `interface "${iface}" is also tuned by ${other} on the same host (${host}): one NicQueues per interface and host; merge their settings into one`,
+      ),
+    );
+  }
   if (problems.length > 0 || !plan) throw inputError(`NicQueues "${name}"`, problems, ARG_NAMES);
   return plan;
 }
@@ -236,6 +245,7 @@ export class NicQueues extends pulumi.ComponentResource {
       const o: Record<string, unknown> = {};
       SETTINGS.forEach((k, i) => (o[k] = v[i]));
       [o.become, o.restoreOnDelete, o.preset] = v.slice(SETTINGS.length);
+      o.connection = a.connection;
       return o;
     };
     if (isPlain(values)) {

@@ -41,6 +41,9 @@ function promiseOf<T>(o: pulumi.Output<T>): Promise<T> {
   return (o as any).promise();
 }
 const conn = { host: "198.18.0.2", user: "root", privateKey: pulumi.secret("-----BEGIN OPENSSH PRIVATE KEY-----\nSECRETKEY\n") };
+/** One host per resource: two resources of one program setting one key (or interface) on one host are refused. */
+let hosts = 10;
+const another = () => ({ ...conn, host: `198.18.1.${hosts++}` });
 const byName = (n: string) => resources.filter((r) => r.name === n).slice(-1)[0];
 async function registered(name: string): Promise<Recorded> {
   for (let i = 0; i < 200 && !byName(name); i++) await new Promise((r) => setTimeout(r, 10));
@@ -51,7 +54,7 @@ async function registered(name: string): Promise<Recorded> {
 
 describe("NicQueues resource graph", () => {
   test("one component with -apply (create = update, stdin = plan) and -restore (delete only, stdin = originals)", async () => {
-    const n = new NicQueues("nq", { connection: conn, interface: "eth0", rings: { rx: "max" }, rps: { cpus: "all" }, persistence: "systemd" });
+    const n = new NicQueues("nq", { connection: another(), interface: "eth0", rings: { rx: "max" }, rps: { cpus: "all" }, persistence: "systemd" });
     expect(await promiseOf(n.applied)).toEqual({ "eth0/ring.rx": "4096", "eth0/rps.rx-0": "3" });
     expect(await promiseOf(n.previous)).toEqual({ "eth0/ring.rx": "512", "eth0/rps.rx-0": "0" });
     expect(await promiseOf(n.persistedAs)).toBe("/etc/systemd/system/net-tuning-nic-eth0.service");
@@ -78,7 +81,7 @@ describe("NicQueues resource graph", () => {
   });
 
   test("become sudo wraps both programs; restoreOnDelete false; a preset is merged", async () => {
-    const n = new NicQueues("s", { connection: conn, interface: "ens1", become: "sudo", restoreOnDelete: false, preset: throughput() });
+    const n = new NicQueues("s", { connection: another(), interface: "ens1", become: "sudo", restoreOnDelete: false, preset: throughput() });
     await promiseOf(n.applied);
     const apply = await registered("s-apply");
     const restore = await registered("s-restore");
@@ -89,7 +92,7 @@ describe("NicQueues resource graph", () => {
   });
 
   test("invalid input fails the program with every problem listed (before any SSH)", () => {
-    expect(() => new NicQueues("bad", { connection: conn, interface: "eth/0", txQueueLength: -1 })).toThrow(
+    expect(() => new NicQueues("bad", { connection: another(), interface: "eth/0", txQueueLength: -1 })).toThrow(
       /NicQueues "bad": 2 invalid inputs:\n  - interface "eth\/0" is not a valid Linux interface name.*\n  - txQueueLength must be an integer from 1 to 1000000 \(packets\)/,
     );
   });
