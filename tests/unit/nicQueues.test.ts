@@ -97,3 +97,70 @@ describe("NicQueues resource graph", () => {
     );
   });
 });
+
+describe("every route is validated before any remote call", () => {
+  const nothingRegistered = (name: string) => expect(resources.filter((r) => r.name.startsWith(`${name}-`))).toEqual([]);
+  const messageOf = (f: () => unknown): string => {
+    try {
+      f();
+    } catch (e) {
+      return (e as Error).message;
+    }
+    return "(no error)";
+  };
+
+  test("a preset spec renders the same plan as the TypeScript preset", async () => {
+    const a = new NicQueues("nicspec", { connection: another(), interface: "eth1", preset: { name: "throughput" } });
+    const b = new NicQueues("nichelper", { connection: another(), interface: "eth1", preset: throughput() });
+    await Promise.all([promiseOf(a.applied), promiseOf(b.applied)]);
+    const plan = async (n: string) => ((await registered(`${n}-apply`)).inputs.stdin as string).split("@program\n")[0].replace(/^@owner.*\n/gm, "");
+    const [sa, sb] = [await plan("nicspec"), await plan("nichelper")];
+    expect(sa).toBe(sb);
+    expect(sa).toContain("@set ring.rx max\n");
+    expect(messageOf(() => new NicQueues("unk", { connection: another(), interface: "eth1", preset: { name: "fastest" } }))).toBe(
+      'NicQueues "unk": 1 invalid input:\n  - preset.name: "fastest" is not a NIC preset: use "throughput" or "lowLatency"',
+    );
+    nothingRegistered("unk");
+  });
+
+  test("a preset's values get the arguments' range checks (rings.rx 5000000, coalesce.rxUsecs 1e12)", () => {
+    const bad = { ...throughput(), rings: { rx: 5000000 }, coalesce: { rxUsecs: 1e12 } };
+    const msg = messageOf(() => new NicQueues("bp", { connection: another(), interface: "eth1", preset: bad as any }));
+    expect(msg).toBe(
+      'NicQueues "bp": 2 invalid inputs:\n' +
+        "  - preset(throughput).rings.rx must be an integer from 1 to 1048576 (descriptors)\n" +
+        "  - preset(throughput).coalesce.rxUsecs must be an integer from 0 to 4294967295 (microseconds)",
+    );
+    // The same values as arguments: the same checks and wording.
+    expect(messageOf(() => new NicQueues("ba", { connection: another(), interface: "eth1", rings: { rx: 5000000 }, coalesce: { rxUsecs: 1e12 } }))).toBe(
+      msg.replace('"bp"', '"ba"').replace(/preset\(throughput\)\./g, ""),
+    );
+    nothingRegistered("bp");
+  });
+
+  test("untyped JavaScript: become \"doas\" and restoreOnDelete \"no\" are refused with property paths", () => {
+    let err: any;
+    try {
+      new NicQueues("js", { connection: another(), interface: "eth1", txQueueLength: 1000, become: "doas", restoreOnDelete: "no" } as any);
+    } catch (e) {
+      err = e;
+    }
+    expect(err.problems).toEqual([
+      'become "doas" is not supported: use "sudo" (runs sudo -n, never prompts) or "none" (the SSH user is root); doas, su and others are not supported',
+      'restoreOnDelete "no" must be true or false (a boolean, not a string or number)',
+    ]);
+    expect(pulumi.InputPropertiesError.isInstance(err)).toBe(true);
+    expect(err.errors.map((e: any) => e.propertyPath)).toEqual(["become", "restoreOnDelete"]);
+    nothingRegistered("js");
+  });
+
+  test("two NicQueues on one interface of one known host are refused at preview; another interface is fine", () => {
+    const shared = { ...conn, host: "198.18.3.1" };
+    new NicQueues("nic-a", { connection: shared, interface: "eth0", txQueueLength: 1000 });
+    expect(messageOf(() => new NicQueues("nic-b", { connection: shared, interface: "eth0", txQueueLength: 2000 }))).toBe(
+      'NicQueues "nic-b": 1 invalid input:\n  - interface "eth0" is also tuned by NicQueues "nic-a" on the same host (198.18.3.1:22): one NicQueues per interface and host; merge their settings into one',
+    );
+    new NicQueues("nic-c", { connection: shared, interface: "eth1", txQueueLength: 2000 });
+    nothingRegistered("nic-b");
+  });
+});
