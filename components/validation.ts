@@ -55,8 +55,11 @@ export function propertyPathOf(problem: string, argNames: readonly string[]): st
 export function inputError(resource: string, problems: string[], argNames: readonly string[]): InputError {
   const e = new InputError(resource, problems) as InputError & { errors: pulumi.InputPropertyErrorDetails[] };
   e.errors = problems.map((p) => ({ propertyPath: propertyPathOf(p, argNames), reason: p }));
-  // Marks the error as a pulumi.InputPropertiesError (that is how the SDK recognises one) without losing InputError.
+  // Marks the error as a pulumi.InputPropertiesError (that is how the SDK recognises one) without losing InputError,
+  // and as a pulumi.RunError: the Node.js runner then prints the message without a stack trace, once (it reports an
+  // error object once however many promises it rejected).
   Object.defineProperty(e, "__pulumiInputPropertiesError", { value: true, enumerable: false });
+  Object.defineProperty(e, "__pulumiRunError", { value: true, enumerable: false });
   return e;
 }
 

@@ -266,3 +266,4 @@ describe("every route is validated before any remote call, with one message list
     new NetTuning("fourth", { connection: { ...shared, port: 2222 }, sysctls: { "net.core.somaxconn": 8192 } });
   });
 });
+
