@@ -1,22 +1,34 @@
 /**
- * pulumi-net-tuning: validated, reversible Linux network tuning as Pulumi components.
+ * net-tuning: validated, reversible Linux network tuning as Pulumi components.
  *
- * - `NetTuning`: sysctls, persisted in /etc/sysctl.d, rolled back from state on delete.
- * - `NicQueues`: ethtool rings/channels/offloads/coalescing, txqueuelen, RPS/RFS, persisted by systemd or rc.local.
- * - Sizing helpers (`bdp`, `longFatFlows`, `webServer`, …) that return profiles and NIC presets.
+ * - {@link NetTuning}: sysctls, persisted in /etc/sysctl.d, rolled back from state on delete.
+ * - {@link NicQueues}: ethtool rings/channels/offloads/coalescing, txqueuelen, RPS/RFS, persisted by systemd or rc.local.
+ * - Sizing helpers ({@link bdp}, {@link longFatFlows}, {@link webServer}, …) that return profiles, and NIC presets.
+ *
+ * @packageDocumentation
  */
-export * from "./components";
-export * from "./provider/sizing";
-export { InputError } from "./provider/errors";
-export { validateSysctls } from "./provider/sysctl/validate";
+export { NetTuning, BootOverride } from "./components/netTuning";
+export type { NetTuningArgs } from "./components/netTuning";
+export { NicQueues, Persistence } from "./components/nicQueues";
+export type { NicQueuesArgs, NicRings, NicChannels, NicCoalesce, NicRps, NicIrqAffinity } from "./components/nicQueues";
+export { Become } from "./components/validation";
+export type { ProfileSpec, PresetSpec } from "./provider/sizing/spec";
+export {
+  longFatFlows,
+  manySmallFlows,
+  webServer,
+  database,
+  proxyGateway,
+  nvmeTcpLatency,
+  nvmeTcpThroughput,
+} from "./provider/sizing/profiles";
+export type { GuardOptions, FlowOptions, NvmeThroughputOptions } from "./provider/sizing/profiles";
+export { combine } from "./provider/sizing/profile";
+export type { SysctlProfile, SysctlValue } from "./provider/sizing/profile";
+export { nicPresets, throughput, lowLatency } from "./provider/sizing/nic";
+export type { NicPreset, NicPresetName } from "./provider/sizing/nic";
+export { bdp } from "./provider/sizing/units";
+export type { BdpArgs, Bandwidth, Rtt, ByteSize } from "./provider/sizing/units";
 export { CATALOGUE, REJECTED_KEYS } from "./provider/sysctl/catalogue";
-export type { Owner } from "./provider/owner";
 export type { CatalogueEntry, RejectedKey } from "./provider/sysctl/catalogue";
-export { planSysctls } from "./provider/sysctl/plan";
-export type { BootOverride, SysctlPlan, SysctlPlanInput } from "./provider/sysctl/plan";
-export type { ValidatedSysctls } from "./provider/sysctl/validate";
-export { planNic, renderNicRestoreStdin } from "./provider/nic/plan";
-export type { NicPlan, NicPlanInput } from "./provider/nic/plan";
-export { validateNic } from "./provider/nic/validate";
-export type { NicInput, NicRequest } from "./provider/nic/validate";
-export { PACKAGE_VERSION } from "./provider/version";
+export { InputError } from "./provider/errors";

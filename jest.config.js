@@ -11,6 +11,13 @@ module.exports = {
       testEnvironment: "node",
     },
     {
+      // The package as users install it (npm pack, path, git; Node 22 + current SDK) and served over gRPC.
+      displayName: "package",
+      testMatch: ["<rootDir>/tests/package/**/*.test.ts"],
+      transform: { "^.+\\.ts$": tsJest },
+      testEnvironment: "node",
+    },
+    {
       displayName: "lab",
       globalSetup: "<rootDir>/testkit/lab/globalSetup.ts",
       testMatch: ["<rootDir>/tests/lab/**/*.test.ts", "<rootDir>/tests/harness/**/*.test.ts", "<rootDir>/tests/integration/**/*.test.ts", "<rootDir>/tests/reliability/**/*.test.ts", "<rootDir>/tests/examples/lab.test.ts", "<rootDir>/tests/safety/**/*.test.ts"],

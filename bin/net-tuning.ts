@@ -6,6 +6,7 @@
  */
 import { InputError } from "../provider/errors";
 import { PACKAGE_NAME, PACKAGE_VERSION } from "../provider/version";
+import { reconcileAdvice, validateSysctls } from "../provider/sysctl/validate";
 import {
   GuardOptions,
   MemoryGuardResult,
@@ -220,8 +221,11 @@ function renderText(profile: SysctlProfile): string {
   out.push("# Rationale");
   for (const key of Object.keys(profile.sysctls).sort()) out.push(`${key}: ${profile.rationale[key] ?? "(none given)"}`);
   if (profile.nic) for (const [key, why] of Object.entries(profile.nic.rationale)) out.push(`nic.${key}: ${why}`);
+  // The validator's advice reconciled with the profile exactly as NetTuning does, so both give the same warnings.
+  const advice = reconcileAdvice(validateSysctls(profile.sysctls, "plan").warnings, { profileKeys: Object.keys(profile.sysctls) });
+  const warnings = [...profile.warnings, ...advice.warnings];
   out.push("", "# Warnings");
-  out.push(...(profile.warnings.length > 0 ? profile.warnings.map((w) => `- ${w}`) : ["(none)"]));
+  out.push(...(warnings.length > 0 ? warnings.map((w) => `- ${w}`) : ["(none)"]));
   return out.join("\n") + "\n";
 }
 

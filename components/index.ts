@@ -1,3 +1,3 @@
 export * from "./netTuning";
 export * from "./nicQueues";
-export type { ConnectionInput } from "./common";
+export { Become } from "./validation";

@@ -1,33 +1,109 @@
 import * as pulumi from "@pulumi/pulumi";
-import { BootOverride, planSysctls, renderSysctlRestoreStdin } from "../provider/sysctl/plan";
-import type { SysctlProfile } from "../provider/sizing/profile";
-import { applyAndRestore, ConnectionInput, isPlain, ownerFor, warnAll } from "./common";
+import type * as command from "@pulumi/command";
+import { planSysctls, renderSysctlRestoreStdin, SysctlPlan } from "../provider/sysctl/plan";
+import { reconcileAdvice } from "../provider/sysctl/validate";
+import { ProfileSpec, resolveProfiles } from "../provider/sizing/spec";
+import { applyAndRestore, isPlain, ownerFor, warnAll } from "./common";
+import { claim, knownHost } from "./conflicts";
+import { becomeOf, Become, commonProblems, inputError, problemsOf } from "./validation";
 
+/**
+ * What NetTuning does when a file applied later at boot (a later /etc/sysctl.d file, /etc/sysctl.conf) sets one of
+ * its keys to another value.
+ */
+export const BootOverride = {
+  /** Refuse the change (the default). */
+  Error: "error",
+  /** Apply it and warn. */
+  Warn: "warn",
+  /** Skip the check. */
+  Ignore: "ignore",
+} as const;
+/** A value of {@link BootOverride}: `"error"`, `"warn"` or `"ignore"`. */
+export type BootOverride = (typeof BootOverride)[keyof typeof BootOverride];
+
+/** Arguments of {@link NetTuning}. */
 export interface NetTuningArgs {
-  /** How to reach the host: @pulumi/command's `remote.ConnectionArgs` (host, port, user, privateKey, proxy…). Required. */
-  connection: ConnectionInput;
+  /** How to reach the host: `remote.ConnectionArgs` of the Pulumi Command provider (host, port, user, privateKey, proxy…). Required. */
+  connection: pulumi.Input<command.types.input.remote.ConnectionArgs>;
   /**
    * Sysctls to set, by dotted key (`"net.core.somaxconn"`; the slash form `net/core/somaxconn` is accepted and normalised).
-   * Values: a number, a string, or an array of numbers for multi-value keys
+   * Values: a number, a string, or a list of numbers for multi-value keys
    * (`"net.ipv4.tcp_rmem": [4096, 16777216, 134217728]`, bytes). Units are the kernel's (see the catalogue in README).
    * Entries here override `profile`. Defaults to none.
    */
-  sysctls?: pulumi.Input<Record<string, pulumi.Input<number | string | number[]>>>;
-  /** A sizing profile from this package (`longFatFlows(...)`, `webServer()`, …); `sysctls` entries override it. Defaults to none. */
-  profile?: SysctlProfile;
+  sysctls?: pulumi.Input<Record<string, pulumi.Input<any>>>;
+  /**
+   * A sizing profile: a spec such as `{ name: "longFatFlows", bandwidth: "10Gbit", rtt: "40ms" }`, or in TypeScript
+   * the profile a helper returns (`longFatFlows({ bandwidth: "10Gbit", rtt: "40ms" })`). `sysctls` entries override it.
+   * Defaults to none.
+   */
+  profile?: pulumi.Input<ProfileSpec>;
+  /** Several profiles, combined (a key two profiles set to different values is refused). Defaults to none. */
+  profiles?: pulumi.Input<pulumi.Input<ProfileSpec>[]>;
   /** File name in /etc/sysctl.d (`[A-Za-z0-9._-]+.conf`). Defaults to `90-net-tuning-<name>.conf`. */
   fileName?: pulumi.Input<string>;
   /** Write the sysctl.d file so values survive a reboot; false = runtime only. Defaults to true. */
   persist?: pulumi.Input<boolean>;
   /** On delete, put every key back to the value it had before this resource first changed it. Defaults to true. */
   restoreOnDelete?: pulumi.Input<boolean>;
-  /** `"sudo"` when the SSH user is not root: runs `sudo -n` (never prompts). Defaults to none (the user must be root). */
-  become?: pulumi.Input<"sudo">;
+  /** `"sudo"` when the SSH user is not root: runs `sudo -n` (never prompts). Defaults to `"none"` (the user must be root). */
+  become?: pulumi.Input<Become>;
   /**
    * When a file applied later at boot (a later /etc/sysctl.d file, /etc/sysctl.conf) sets one of these keys to another
    * value: `"error"` refuses the change, `"warn"` applies it and warns, `"ignore"` skips the check. Defaults to `"error"`.
    */
   bootOverride?: pulumi.Input<BootOverride>;
+  /**
+   * Sysctl keys whose advisory warnings you have read and accept (e.g. `["net.ipv4.tcp_fin_timeout"]`): their advice
+   * moves from `warnings` to `acknowledged`. Keys a profile chose are covered by its rationale without being listed.
+   * Errors cannot be acknowledged. Defaults to none.
+   */
+  acknowledge?: pulumi.Input<pulumi.Input<string>[]>;
+}
+
+/** Argument names, for property paths in errors. */
+const ARG_NAMES = ["connection", "sysctls", "profile", "profiles", "fileName", "persist", "restoreOnDelete", "become", "bootOverride", "acknowledge"] as const;
+
+/** Every problem of the resolved arguments, or the plan. */
+type Checked = SysctlPlan & { acknowledged: string[] };
+function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<(typeof ARG_NAMES)[number], unknown>): Checked {
+  const problems = commonProblems({ become: v.become, booleans: { persist: v.persist, restoreOnDelete: v.restoreOnDelete } });
+  const resolved = resolveProfiles(v.profile, v.profiles);
+  problems.push(...resolved.problems);
+  const sysctls = v.sysctls ?? {};
+  if (typeof sysctls !== "object" || Array.isArray(sysctls)) problems.push(`sysctls must be a map of sysctl key to value, e.g. { "net.core.somaxconn": 4096 }`);
+  let plan: SysctlPlan | undefined;
+  problems.push(
+    ...problemsOf(() => {
+      plan = planSysctls({
+        owner,
+        name,
+        sysctls: typeof sysctls === "object" && !Array.isArray(sysctls) ? (sysctls as Record<string, unknown>) : {},
+        profile: resolved.profile,
+        fileName: v.fileName as string | undefined,
+        persist: v.persist === true || v.persist === false ? v.persist : undefined,
+        bootOverride: v.bootOverride as BootOverride | undefined,
+      });
+    }).filter((p) => !(resolved.problems.length > 0 && p.startsWith("no sysctls"))),
+  );
+  const host = knownHost(v.connection);
+  if (problems.length === 0 && plan && host) {
+    problems.push(
+      ...claim(host, Object.keys(plan.values), `NetTuning "${name}"`, (key, other) =>
+        `${key} is also set by ${other} on the same host (${host}): a key belongs to one NetTuning per host; set it in only one of them`,
+      ),
+    );
+  }
+  const ack = v.acknowledge ?? [];
+  if (!Array.isArray(ack) || ack.some((k) => typeof k !== "string")) problems.push(`acknowledge must be a list of sysctl keys, e.g. ["net.ipv4.tcp_fin_timeout"]`);
+  if (problems.length > 0 || !plan) throw inputError(`NetTuning "${name}"`, problems, ARG_NAMES);
+  const advice = reconcileAdvice(plan.warnings, {
+    profileKeys: Object.keys(resolved.profile?.sysctls ?? {}),
+    ownKeys: Object.keys(sysctls as object),
+    acknowledge: ack as string[],
+  });
+  return { ...plan, warnings: advice.warnings, acknowledged: advice.acknowledged };
 }
 
 /**
@@ -45,46 +121,47 @@ export class NetTuning extends pulumi.ComponentResource {
   public readonly warnings: pulumi.Output<string[]>;
   /** The exact sysctl.d content rendered for review (also when `persist` is false). */
   public readonly fileContent: pulumi.Output<string>;
+  /** Advisory warnings not logged: for keys in `acknowledge`, or chosen by the profile (each says which). */
+  public readonly acknowledged: pulumi.Output<string[]>;
 
   constructor(name: string, args: NetTuningArgs, opts?: pulumi.ComponentResourceOptions) {
     // Args are deliberately not passed to super(): connection may hold secrets and component args are stored in state.
     super("net-tuning:index:NetTuning", name, {}, opts);
     const owner = ownerFor(name);
-    const planInput = (sysctls: unknown, fileName?: string, persist?: boolean, bootOverride?: BootOverride) => ({
-      owner,
-      name,
-      sysctls: sysctls as Record<string, unknown>,
-      profile: args.profile,
-      fileName,
-      persist,
-      bootOverride,
-    });
-    if (isPlain([args.sysctls, args.fileName, args.persist, args.bootOverride])) {
+    const a = (args ?? {}) as NetTuningArgs;
+    const values = [a.sysctls, a.profile, a.profiles, a.fileName, a.persist, a.restoreOnDelete, a.become, a.bootOverride, a.acknowledge] as const;
+    const named = (v: readonly unknown[]) => {
+      const [sysctls, profile, profiles, fileName, persist, restoreOnDelete, become, bootOverride, acknowledge] = v;
+      return { connection: a.connection, sysctls, profile, profiles, fileName, persist, restoreOnDelete, become, bootOverride, acknowledge };
+    };
+    if (isPlain(values)) {
       // Known at preview: fail now, in the program, with every problem listed (nothing reaches a host).
-      planSysctls(planInput(args.sysctls ?? {}, args.fileName as string, args.persist as boolean, args.bootOverride as BootOverride));
+      validate(name, owner, named(values));
     }
-    const plan = pulumi
-      .all([args.sysctls ?? {}, args.fileName, args.persist, args.bootOverride])
-      .apply(([sysctls, fileName, persist, bootOverride]) => {
-        const p = planSysctls(planInput(sysctls, fileName, persist, bootOverride));
-        warnAll(this, p.warnings);
-        return p;
-      });
-    const restoreOnDelete = pulumi.output(args.restoreOnDelete ?? true);
-    const report = applyAndRestore(this, name, "sysctl", args, plan.stdin, (r) =>
+    // Values known only later are validated here, once, before any child Command can be registered.
+    const plan = pulumi.all([...values]).apply((v) => {
+      const p = validate(name, owner, named(v));
+      warnAll(this, p.warnings);
+      return p;
+    });
+    const become = pulumi.output(a.become).apply(becomeOf) as pulumi.Output<"sudo">; // undefined = no sudo
+    const restoreOnDelete = pulumi.output(a.restoreOnDelete).apply((r) => r !== false);
+    const report = applyAndRestore(this, name, "sysctl", { connection: a.connection, become }, plan.stdin, (r) =>
       pulumi.all([plan.filePath, restoreOnDelete]).apply(([filePath, restore]) => renderSysctlRestoreStdin(owner, filePath, r.previous, restore)),
     );
     this.applied = report.applied;
     this.previous = report.previous;
-    this.filePath = pulumi.all([plan, args.persist]).apply(([p, persist]) => (persist === false ? undefined : p.filePath));
+    this.filePath = pulumi.all([plan, a.persist]).apply(([p, persist]) => (persist === false ? undefined : p.filePath));
     this.fileContent = plan.fileContent;
-    this.warnings = pulumi.all([plan.warnings, report.warnings]).apply(([a, b]) => [...a, ...b]);
+    this.acknowledged = plan.acknowledged;
+    this.warnings = pulumi.all([plan.warnings, report.warnings]).apply(([x, y]) => [...x, ...y]);
     this.registerOutputs({
       applied: this.applied,
       previous: this.previous,
       filePath: this.filePath,
       warnings: this.warnings,
       fileContent: this.fileContent,
+      acknowledged: this.acknowledged,
     });
   }
 }

@@ -3,7 +3,7 @@
  * Throws one InputError listing every problem; returns the normalised request and advice for preview.
  */
 import { InputError } from "../errors";
-import { NicPreset, NicPresetSchema } from "../sizing/nic";
+import type { NicPreset } from "../sizing/nic";
 import { canonicalFeature } from "./features";
 import { COALESCE_PARAMS, CoalesceName, formatIssues, NicPersistence, nicSettingsSchema } from "./schema";
 
@@ -53,10 +53,19 @@ function nextPow2(n: number): number {
 export function validateNic(input: NicInput, resource: string): NicRequest {
   const problems: string[] = [];
   let preset: NicPreset | undefined;
-  if (input.preset !== undefined) {
-    const p = NicPresetSchema.safeParse(input.preset);
-    if (p.success) preset = p.data;
-    else problems.push(...formatIssues(p.error.issues, "preset").map((m) => `${m} (pass a preset from this package, e.g. nicPresets.throughput())`));
+  if (input.preset !== undefined && input.preset !== null) {
+    // A preset's settings get exactly the checks of the same arguments (ranges included); only its metadata differs.
+    const p = input.preset as Record<string, unknown>;
+    const meta = typeof p === "object" && p.kind === "net-tuning/nic-preset" && typeof p.name === "string" && p.name.length > 0;
+    if (!meta) {
+      const what = typeof p === "object" && p.kind !== "net-tuning/nic-preset" ? `preset.kind ${JSON.stringify(p.kind)} is not "net-tuning/nic-preset"` : "preset.name is missing";
+      problems.push(`${what} (pass a preset from this package, e.g. nicPresets.throughput())`);
+    } else {
+      const { kind: _k, name: _n, rationale: _r, ...settings } = p;
+      const parsed = nicSettingsSchema.safeParse({ interface: "eth0", ...settings });
+      if (parsed.success) preset = p as unknown as NicPreset;
+      else problems.push(...formatIssues(parsed.error.issues, `preset(${p.name})`));
+    }
   }
   const raw = {
     interface: input.interface,

@@ -5,3 +5,4 @@ export * from "./guard";
 export * from "./nic";
 export * from "./profiles";
 export * from "./render";
+export * from "./spec";

@@ -3,7 +3,6 @@
  * from the cross-border gateway article (Scenario A) with DOMAIN.md §2's corrections.
  * Pure data: NicQueues validates them against the host's real limits before changing anything.
  */
-import { z } from "zod";
 
 /** Suggested NicQueues settings. Every field is optional: an absent field leaves that setting as it is. */
 export interface NicPreset {
@@ -33,35 +32,6 @@ export interface NicPreset {
   /** One line per set field (`rings`, `features`, `coalesce`, `txQueueLength`, `rps`): why, citing the article. */
   rationale: Record<string, string>;
 }
-
-const ringSize = z.union([z.number().int().positive(), z.literal("max")]);
-
-/** zod schema of {@link NicPreset} (strict: unknown fields are refused). */
-export const NicPresetSchema: z.ZodType<NicPreset> = z.strictObject({
-  kind: z.literal("net-tuning/nic-preset"),
-  name: z.string().min(1),
-  rings: z.strictObject({ rx: ringSize.optional(), tx: ringSize.optional() }).optional(),
-  features: z.record(z.string().regex(/^[a-z0-9-]+$/), z.boolean()).optional(),
-  coalesce: z
-    .strictObject({
-      adaptiveRx: z.boolean().optional(),
-      adaptiveTx: z.boolean().optional(),
-      rxUsecs: z.number().int().nonnegative().optional(),
-      txUsecs: z.number().int().nonnegative().optional(),
-      rxFrames: z.number().int().nonnegative().optional(),
-    })
-    .optional(),
-  txQueueLength: z.number().int().positive().optional(),
-  rps: z
-    .strictObject({
-      cpus: z.union([z.literal("all"), z.array(z.number().int().nonnegative())]),
-      flowEntriesPerQueue: z.number().int().positive().optional(),
-      sockFlowEntries: z.number().int().positive().optional(),
-      onlyWhenQueuesBelowCpus: z.boolean().optional(),
-    })
-    .optional(),
-  rationale: z.record(z.string(), z.string()),
-});
 
 /**
  * Throughput preset (Scenario A: 10G gateway, RX drops and one ksoftirqd core at 100 %):

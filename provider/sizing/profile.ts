@@ -1,9 +1,8 @@
 /**
  * The sysctl profile type shared by sizing, NetTuning and the CLI, and {@link combine}.
  */
-import { z } from "zod";
 import { InputError } from "../errors";
-import { NicPreset, NicPresetSchema } from "./nic";
+import type { NicPreset } from "./nic";
 
 /** A sysctl value: a number, a string (e.g. `"bbr"`), or the fields of a multi-value key. */
 export type SysctlValue = number | string | number[];
@@ -26,19 +25,6 @@ export interface SysctlProfile {
   /** Suggested NicQueues settings, if the scenario calls for any. */
   nic?: NicPreset;
 }
-
-/** zod schema of {@link SysctlProfile} (strict: unknown fields are refused). */
-export const SysctlProfileSchema: z.ZodType<SysctlProfile> = z.strictObject({
-  kind: z.literal("net-tuning/sysctl-profile"),
-  name: z.string().min(1),
-  sysctls: z.record(
-    z.string().regex(/^[a-z0-9_-]+(\.[a-z0-9_-]+)+$/i, "a dotted sysctl key such as net.core.somaxconn"),
-    z.union([z.number(), z.string(), z.array(z.number())]),
-  ),
-  rationale: z.record(z.string(), z.string()),
-  warnings: z.array(z.string()),
-  nic: NicPresetSchema.optional(),
-});
 
 /** True when `value` looks like a {@link SysctlProfile} (checks `kind` only; use the schema to validate). */
 export function isSysctlProfile(value: unknown): value is SysctlProfile {
@@ -108,7 +94,7 @@ export function checkProfile(profile: SysctlProfile): string[] {
  * (`1` and `"1"` are the same); otherwise nothing is picked silently: throws an InputError listing
  * every conflicting key with each value and the profile that sets it. Suggested NIC presets conflict
  * the same way when they differ. Rationale lines of a shared key are joined, warnings are
- * concatenated without duplicates, and the cross-key checks of {@link checkProfile} on the result
+ * concatenated without duplicates, and the cross-key checks of `checkProfile` on the result
  * become warnings (e.g. one profile's `rmem_max` below another's `tcp_rmem` max).
  * @param profiles at least one {@link SysctlProfile}.
  * @returns a profile named `"a + b + …"`.

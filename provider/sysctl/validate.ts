@@ -733,3 +733,38 @@ function crossChecks(items: Map<string, Item>, problems: string[], warnings: str
     warnings.push(fmt("net.ipv4.tcp_tw_reuse", shown("net.ipv4.tcp_tw_reuse"), "has no effect with net.ipv4.tcp_timestamps = 0 in the same input (reuse relies on timestamps)", "keep net.ipv4.tcp_timestamps = 1"));
   }
 }
+
+/** The sysctl key an advisory warning is about (warnings start with `key = value`), or undefined. */
+export function warningKey(warning: string): string | undefined {
+  return /^([a-z0-9_-]+(?:\.[A-Za-z0-9_@:+-]+)+) = /.exec(warning)?.[1];
+}
+
+/**
+ * Reconciles the validator's advisory warnings with a profile and the user's acknowledgements, so that the component
+ * and `net-tuning plan` give the same advice: a warning about a key the profile chose (and the user did not override)
+ * is covered by the profile's rationale, and a warning about a key in `acknowledge` was accepted by the user; both
+ * move to `acknowledged` instead of being logged. An acknowledged key without any warning is itself a warning.
+ */
+export function reconcileAdvice(
+  warnings: string[],
+  opts: { profileKeys?: Iterable<string>; ownKeys?: Iterable<string>; acknowledge?: string[] },
+): { warnings: string[]; acknowledged: string[] } {
+  const own = new Set([...(opts.ownKeys ?? [])].map((k) => k.replace(/\//g, ".")));
+  const covered = new Set([...(opts.profileKeys ?? [])].filter((k) => !own.has(k)));
+  const ack = new Set((opts.acknowledge ?? []).map((k) => k.replace(/\//g, ".")));
+  const kept: string[] = [];
+  const acknowledged: string[] = [];
+  const used = new Set<string>();
+  for (const w of warnings) {
+    const key = warningKey(w);
+    if (key && ack.has(key)) {
+      acknowledged.push(`${key} (acknowledged): ${w}`);
+      used.add(key);
+    } else if (key && covered.has(key)) acknowledged.push(`${key} (chosen by the profile, see its rationale): ${w}`);
+    else kept.push(w);
+  }
+  for (const k of ack) {
+    if (!used.has(k)) kept.push(`acknowledge lists ${k}, which has no advisory warning: remove it from acknowledge`);
+  }
+  return { warnings: kept, acknowledged };
+}

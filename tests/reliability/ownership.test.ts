@@ -6,7 +6,9 @@
 import { Stack } from "../../testkit/harness";
 import { Lab, LabHost, startLab } from "../../testkit/lab";
 import { snapshot } from "../../testkit/host";
+import * as pulumi from "@pulumi/pulumi";
 import { NetTuning } from "../../components/netTuning";
+import { NicQueues } from "../../components/nicQueues";
 import { commands, nicProgram, ok, readSysctl, sh, sysProgram } from "./common";
 
 jest.setTimeout(300000);
@@ -77,9 +79,11 @@ test("one stack, two resources claiming one key: exactly one wins, the other nam
   const orig = await readSysctl(host, SOMAX);
   const before = await snapshot(host);
   const s = newStack("rel", "same");
+  // The connection as an Output (host known only at apply, as from a server resource): the program cannot refuse
+  // the pair at preview (it does when the host is a plain value), so the host arbitrates.
   const both = () => {
-    new NetTuning("alpha", { connection: host.connection(), sysctls: { [SOMAX]: 3001 } });
-    new NetTuning("beta", { connection: host.connection(), sysctls: { [SOMAX]: 3002, [FIN]: 33 } });
+    new NetTuning("alpha", { connection: pulumi.output(host.connection()), sysctls: { [SOMAX]: 3001 } });
+    new NetTuning("beta", { connection: pulumi.output(host.connection()), sysctls: { [SOMAX]: 3002, [FIN]: 33 } });
   };
   const r = await s.up(both);
   expect(r.ok).toBe(false);
@@ -180,9 +184,10 @@ describe("NicQueues: one per interface", () => {
   test("two NicQueues on eth0 in one stack: exactly one wins; rc.local never holds two blocks for eth0", async () => {
     const before = await snapshot(host);
     const s = newStack("rel", "nicSame");
+    // Connection as an Output (host known only at apply): the host arbitrates (a plain host is refused at preview).
     const r = await s.up(() => {
-      nicProgram(host, "n1", { interface: "eth0", persistence: "rc.local", txQueueLength: 1600 })();
-      nicProgram(host, "n2", { interface: "eth0", persistence: "rc.local", txQueueLength: 2600 })();
+      new NicQueues("n1", { connection: pulumi.output(host.connection()), interface: "eth0", persistence: "rc.local", txQueueLength: 1600 });
+      new NicQueues("n2", { connection: pulumi.output(host.connection()), interface: "eth0", persistence: "rc.local", txQueueLength: 2600 });
     });
     expect(r.ok).toBe(false);
     const applies = r.runs.filter((x) => x.name.endsWith("-apply"));

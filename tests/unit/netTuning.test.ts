@@ -15,13 +15,18 @@ const record: pulumi.ResourceTransformation = (a) => {
 import { NetTuning } from "../../components/netTuning";
 import { hostCommand } from "../../provider/host/programs";
 import { longFatFlows } from "../../provider/sizing";
+import { InputError } from "../../provider/errors";
+import { main as cli } from "../../bin/net-tuning";
 
 const conn = { host: "198.18.0.2", user: "root", privateKey: pulumi.secret("-----BEGIN OPENSSH PRIVATE KEY-----\nSECRETKEY\n") };
+/** One host per resource: two resources of one program setting one key (or interface) on one host are refused. */
+let hosts = 10;
+const another = () => ({ ...conn, host: `198.18.1.${hosts++}` });
 
 describe("NetTuning resource graph", () => {
   test("one component with an -apply and a -restore command; outputs parsed from the report", async () => {
     const t = new NetTuning("web", {
-      connection: conn,
+      connection: another(),
       sysctls: SYSCTL_REPORT.sysctls,
     });
     const applied = { "net.core.somaxconn": "65535", "net.ipv4.ip_local_port_range": "10000 65001", "net.ipv4.tcp_fin_timeout": "25" };
@@ -57,7 +62,7 @@ describe("NetTuning resource graph", () => {
   });
 
   test("children: named from the component, delete-before-replace on a host move, restore depends on apply", async () => {
-    const t = new NetTuning("db", { connection: conn, sysctls: { "vm.swappiness": 10 } }, { transformations: [record] });
+    const t = new NetTuning("db", { connection: another(), sysctls: { "vm.swappiness": 10 } }, { transformations: [record] });
     await promiseOf(t.applied);
     for (const child of ["db-apply", "db-restore"]) {
       const o = optsByName.get(child)!;
@@ -70,7 +75,7 @@ describe("NetTuning resource graph", () => {
   });
 
   test("no secret in command text, stdin or component inputs", async () => {
-    const t = new NetTuning("sec", { connection: conn, sysctls: { "net.core.somaxconn": 1024 }, become: "sudo" });
+    const t = new NetTuning("sec", { connection: another(), sysctls: { "net.core.somaxconn": 1024 }, become: "sudo" });
     await promiseOf(t.applied);
     await registered("sec-restore");
     for (const r of resources.filter((x) => x.name.startsWith("sec"))) {
@@ -90,7 +95,7 @@ describe("NetTuning resource graph", () => {
 
   test("a profile is merged and sysctls override it", async () => {
     const t = new NetTuning("edge", {
-      connection: conn,
+      connection: another(),
       profile: longFatFlows({ bandwidth: "10Gbit", rtt: "40ms" }),
       sysctls: { "net.core.somaxconn": 4096 },
     });
@@ -100,7 +105,7 @@ describe("NetTuning resource graph", () => {
   });
 
   test("persist false: no file path output, plan says @persist 0", async () => {
-    const t = new NetTuning("rt", { connection: conn, sysctls: { "net.core.somaxconn": 4096 }, persist: false, restoreOnDelete: false });
+    const t = new NetTuning("rt", { connection: another(), sysctls: { "net.core.somaxconn": 4096 }, persist: false, restoreOnDelete: false });
     expect(await promiseOf(t.filePath)).toBeUndefined();
     expect((await registered("rt-apply")).inputs.stdin).toContain("@persist 0\n");
     expect((await registered("rt-restore")).inputs.stdin).toContain("@restore 0\n");
@@ -119,12 +124,108 @@ describe("NetTuning validation at preview (no remote call)", () => {
   ];
   for (const [label, sysctls, msg] of cases) {
     test(`rejects ${label} with a message naming it`, async () => {
-      expect(() => new NetTuning(`bad-${label.replace(/\W/g, "")}`, { connection: conn, sysctls: sysctls as any })).toThrow(msg);
+      expect(() => new NetTuning(`bad-${label.replace(/\W/g, "")}`, { connection: another(), sysctls: sysctls as any })).toThrow(msg);
     });
   }
   test("fileName with a path is rejected", async () => {
-    expect(() => new NetTuning("badfile", { connection: conn, sysctls: { "net.core.somaxconn": 1 }, fileName: "../../etc/passwd" })).toThrow(
+    expect(() => new NetTuning("badfile", { connection: another(), sysctls: { "net.core.somaxconn": 1 }, fileName: "../../etc/passwd" })).toThrow(
       /fileName "..\/..\/etc\/passwd"/,
     );
   });
 });
+
+describe("every route is validated before any remote call, with one message listing every problem", () => {
+  const nothingRegistered = (name: string) => expect(resources.filter((r) => r.name.startsWith(`${name}-`))).toEqual([]);
+
+  test("untyped JavaScript: become \"doas\", restoreOnDelete \"no\", persist \"yes\" are refused together", () => {
+    let err: any;
+    try {
+      new NetTuning("js", { connection: another(), sysctls: { "net.core.somaxconn": 4096 }, become: "doas", restoreOnDelete: "no", persist: "yes" } as any);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(InputError);
+    expect(err.message).toBe(
+      'NetTuning "js": 3 invalid inputs:\n' +
+        '  - become "doas" is not supported: use "sudo" (runs sudo -n, never prompts) or "none" (the SSH user is root); doas, su and others are not supported\n' +
+        '  - persist "yes" must be true or false (a boolean, not a string or number)\n' +
+        '  - restoreOnDelete "no" must be true or false (a boolean, not a string or number)',
+    );
+    // Also a pulumi.InputPropertiesError with a property path per problem (how the engine shows it for other languages).
+    expect(pulumi.InputPropertiesError.isInstance(err)).toBe(true);
+    expect(err.errors.map((e: any) => e.propertyPath)).toEqual(["become", "persist", "restoreOnDelete"]);
+    nothingRegistered("js");
+  });
+
+  test("become \"none\" means no sudo, like leaving it out", async () => {
+    const t = new NetTuning("asroot", { connection: another(), sysctls: { "net.core.somaxconn": 1024 }, become: "none" });
+    await promiseOf(t.applied);
+    expect((await registered("asroot-apply")).inputs.create).toBe(hostCommand("sysctl", "apply"));
+  });
+
+  test("a declarative profile spec renders the same file as the TypeScript helper", async () => {
+    const opts = { bandwidth: "10Gbit", rtt: "40ms", concurrency: 2000, memory: "128GiB" };
+    const a = new NetTuning("spec", { connection: another(), profile: { name: "longFatFlows", ...opts } });
+    const b = new NetTuning("helper", { connection: another(), profile: longFatFlows(opts) });
+    const [fa, fb] = await Promise.all([promiseOf(a.fileContent), promiseOf(b.fileContent)]);
+    expect(fa.replace(/spec/g, "X")).toBe(fb.replace(/helper/g, "X"));
+    expect(fa).toContain("net.ipv4.tcp_rmem = 4096 ");
+  });
+
+  test("profiles: a list of specs is combined; a conflict or an unknown name is listed with the fix", async () => {
+    const t = new NetTuning("both", { connection: another(), profiles: [{ name: "webServer" }, { name: "nvmeTcpLatency" }] });
+    expect(await promiseOf(t.fileContent)).toContain("net.core.somaxconn = 65535\n");
+    expect(() => new NetTuning("unk", { connection: another(), profile: { name: "fastest" }, profiles: [{ name: "webServer", rtt: "x", colour: 1 } as any] })).toThrow(
+      /NetTuning "unk": 2 invalid inputs:\n {2}- profile\.name: "fastest" is not a profile: use one of longFatFlows, manySmallFlows, webServer, database, proxyGateway, nvmeTcpLatency, nvmeTcpThroughput\n {2}- profiles\[0\]: unknown field "colour"/,
+    );
+    nothingRegistered("unk");
+  });
+
+  test("profile and validator agree: no warning contradicts the profile's own choices; acknowledge moves advice aside", async () => {
+    const profile = { name: "longFatFlows", bandwidth: "10Gbit", rtt: "40ms", concurrency: 2000, memory: "128GiB" };
+    const t = new NetTuning("agree", { connection: another(), profile });
+    const warnings = await promiseOf(t.warnings);
+    expect(warnings.filter((w) => /10,000 connections|tcp_fin_timeout only shortens/.test(w))).toEqual([]);
+    expect((await promiseOf(t.acknowledged)).some((w) => w.startsWith("net.ipv4.tcp_fin_timeout (chosen by the profile"))).toBe(true);
+    // A user's own value gets the advice, unless acknowledged.
+    const own = new NetTuning("own", { connection: another(), sysctls: { "net.ipv4.tcp_fin_timeout": 15 } });
+    expect((await promiseOf(own.warnings)).some((w) => w.startsWith("net.ipv4.tcp_fin_timeout = 15"))).toBe(true);
+    const ack = new NetTuning("ack", { connection: another(), sysctls: { "net.ipv4.tcp_fin_timeout": 15 }, acknowledge: ["net.ipv4.tcp_fin_timeout", "net.core.somaxconn"] });
+    const ws = await promiseOf(ack.warnings);
+    expect(ws.some((w) => w.startsWith("net.ipv4.tcp_fin_timeout"))).toBe(false);
+    expect(ws).toContain("acknowledge lists net.core.somaxconn, which has no advisory warning: remove it from acknowledge");
+    expect(await promiseOf(ack.acknowledged)).toEqual([expect.stringMatching(/^net\.ipv4\.tcp_fin_timeout \(acknowledged\): net\.ipv4\.tcp_fin_timeout = 15/)]);
+  });
+
+  test("net-tuning plan prints the same warnings as the component for the same profile", async () => {
+    const cases: Array<[string[], Record<string, unknown>]> = [
+      [["--profile", "longFatFlows", "--bandwidth", "10Gbit", "--rtt", "40ms", "--concurrency", "2000", "--memory", "128GiB"], { name: "longFatFlows", bandwidth: "10Gbit", rtt: "40ms", concurrency: 2000, memory: "128GiB" }],
+      [["--profile", "webServer"], { name: "webServer" }],
+      [["--profile", "longFatFlows", "--bandwidth", "10Gbit", "--rtt", "40ms", "--concurrency", "20000", "--memory", "8GiB", "--guard", "warn"], { name: "longFatFlows", bandwidth: "10Gbit", rtt: "40ms", concurrency: 20000, memory: "8GiB" }],
+    ];
+    let nonEmpty = 0;
+    for (const [argv, profile] of cases) {
+      let out = "";
+      const code = cli(["plan", ...argv], { stdout: { write: (s: string) => void (out += s) }, stderr: { write: () => undefined } } as any);
+      expect(code).toBe(0);
+      const cliWarnings = out.split("# Warnings\n")[1].trim().split("\n").filter((l) => l !== "(none)").map((l) => l.replace(/^- /, ""));
+      const t = new NetTuning(`same-as-cli-${nonEmpty}-${argv.length}`, { connection: another(), profile: profile as any });
+      const fromComponent = (await promiseOf(t.warnings)).filter((w) => w !== "from the host").map((w) => w.replace(/^profile .+?\): /, ""));
+      expect(fromComponent.sort()).toEqual(cliWarnings.sort());
+      if (cliWarnings.length > 0) nonEmpty++;
+    }
+    expect(nonEmpty).toBeGreaterThanOrEqual(1);
+  });
+
+  test("two NetTunings setting one key on one known host are refused at preview, naming the first", () => {
+    const shared = { ...conn, host: "198.18.2.1" };
+    new NetTuning("first", { connection: shared, sysctls: { "net.core.somaxconn": 4096, "vm.swappiness": 10 } });
+    expect(() => new NetTuning("second", { connection: { ...shared, host: "198.18.2.1" }, sysctls: { "net.core.somaxconn": 8192 } })).toThrow(
+      'NetTuning "second": 1 invalid input:\n  - net.core.somaxconn is also set by NetTuning "first" on the same host (198.18.2.1:22): a key belongs to one NetTuning per host; set it in only one of them',
+    );
+    // Another key on that host, or the same key on another port (another sshd, e.g. a container), is fine.
+    new NetTuning("third", { connection: shared, sysctls: { "net.ipv4.tcp_fin_timeout": 30 } });
+    new NetTuning("fourth", { connection: { ...shared, port: 2222 }, sysctls: { "net.core.somaxconn": 8192 } });
+  });
+});
+

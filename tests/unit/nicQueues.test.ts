@@ -5,17 +5,20 @@ import { mockCommands, promiseOf } from "../../testkit/mocks";
 
 // What the host program really printed for the first test's inputs (recorded on a lab host; checked there by
 // tests/harness/harness.test.ts).
-const { byName, registered } = mockCommands(NIC_REPORT.report);
+const { resources, byName, registered } = mockCommands(NIC_REPORT.report);
 
 import { NicQueues } from "../../components/nicQueues";
 import { hostCommand, hostStdin } from "../../provider/host/programs";
 import { throughput } from "../../provider/sizing/nic";
 
 const conn = { host: "198.18.0.2", user: "root", privateKey: pulumi.secret("-----BEGIN OPENSSH PRIVATE KEY-----\nSECRETKEY\n") };
+/** One host per resource: two resources of one program setting one key (or interface) on one host are refused. */
+let hosts = 10;
+const another = () => ({ ...conn, host: `198.18.1.${hosts++}` });
 
 describe("NicQueues resource graph", () => {
   test("one component with -apply (create = update, stdin = plan) and -restore (delete only, stdin = originals)", async () => {
-    const n = new NicQueues(NIC_REPORT.name, { connection: conn, interface: "eth0", ...NIC_REPORT.args });
+    const n = new NicQueues(NIC_REPORT.name, { connection: another(), interface: "eth0", ...NIC_REPORT.args });
     expect(await promiseOf(n.applied)).toEqual({
       "eth0/channel.rx": "2", "eth0/txqueuelen": "3000", "eth0/rps.rx-0": "1", "eth0/rps.rx-1": "1", "eth0/rfs.rx-0": "256", "eth0/rfs.rx-1": "256",
     });
@@ -48,7 +51,7 @@ describe("NicQueues resource graph", () => {
   });
 
   test("become sudo wraps both programs; restoreOnDelete false; a preset is merged", async () => {
-    const n = new NicQueues("s", { connection: conn, interface: "ens1", become: "sudo", restoreOnDelete: false, preset: throughput() });
+    const n = new NicQueues("s", { connection: another(), interface: "ens1", become: "sudo", restoreOnDelete: false, preset: throughput() });
     await promiseOf(n.applied);
     const apply = await registered("s-apply");
     const restore = await registered("s-restore");
@@ -59,8 +62,75 @@ describe("NicQueues resource graph", () => {
   });
 
   test("invalid input fails the program with every problem listed (before any SSH)", () => {
-    expect(() => new NicQueues("bad", { connection: conn, interface: "eth/0", txQueueLength: -1 })).toThrow(
+    expect(() => new NicQueues("bad", { connection: another(), interface: "eth/0", txQueueLength: -1 })).toThrow(
       /NicQueues "bad": 2 invalid inputs:\n  - interface "eth\/0" is not a valid Linux interface name.*\n  - txQueueLength must be an integer from 1 to 1000000 \(packets\)/,
     );
+  });
+});
+
+describe("every route is validated before any remote call", () => {
+  const nothingRegistered = (name: string) => expect(resources.filter((r) => r.name.startsWith(`${name}-`))).toEqual([]);
+  const messageOf = (f: () => unknown): string => {
+    try {
+      f();
+    } catch (e) {
+      return (e as Error).message;
+    }
+    return "(no error)";
+  };
+
+  test("a preset spec renders the same plan as the TypeScript preset", async () => {
+    const a = new NicQueues("nicspec", { connection: another(), interface: "eth1", preset: { name: "throughput" } });
+    const b = new NicQueues("nichelper", { connection: another(), interface: "eth1", preset: throughput() });
+    await Promise.all([promiseOf(a.applied), promiseOf(b.applied)]);
+    const plan = async (n: string) => ((await registered(`${n}-apply`)).inputs.stdin as string).split("@program\n")[0].replace(/^@owner.*\n/gm, "");
+    const [sa, sb] = [await plan("nicspec"), await plan("nichelper")];
+    expect(sa).toBe(sb);
+    expect(sa).toContain("@set ring.rx max\n");
+    expect(messageOf(() => new NicQueues("unk", { connection: another(), interface: "eth1", preset: { name: "fastest" } }))).toBe(
+      'NicQueues "unk": 1 invalid input:\n  - preset.name: "fastest" is not a NIC preset: use "throughput" or "lowLatency"',
+    );
+    nothingRegistered("unk");
+  });
+
+  test("a preset's values get the arguments' range checks (rings.rx 5000000, coalesce.rxUsecs 1e12)", () => {
+    const bad = { ...throughput(), rings: { rx: 5000000 }, coalesce: { rxUsecs: 1e12 } };
+    const msg = messageOf(() => new NicQueues("bp", { connection: another(), interface: "eth1", preset: bad as any }));
+    expect(msg).toBe(
+      'NicQueues "bp": 2 invalid inputs:\n' +
+        "  - preset(throughput).rings.rx must be an integer from 1 to 1048576 (descriptors)\n" +
+        "  - preset(throughput).coalesce.rxUsecs must be an integer from 0 to 4294967295 (microseconds)",
+    );
+    // The same values as arguments: the same checks and wording.
+    expect(messageOf(() => new NicQueues("ba", { connection: another(), interface: "eth1", rings: { rx: 5000000 }, coalesce: { rxUsecs: 1e12 } }))).toBe(
+      msg.replace('"bp"', '"ba"').replace(/preset\(throughput\)\./g, ""),
+    );
+    nothingRegistered("bp");
+  });
+
+  test("untyped JavaScript: become \"doas\" and restoreOnDelete \"no\" are refused with property paths", () => {
+    let err: any;
+    try {
+      new NicQueues("js", { connection: another(), interface: "eth1", txQueueLength: 1000, become: "doas", restoreOnDelete: "no" } as any);
+    } catch (e) {
+      err = e;
+    }
+    expect(err.problems).toEqual([
+      'become "doas" is not supported: use "sudo" (runs sudo -n, never prompts) or "none" (the SSH user is root); doas, su and others are not supported',
+      'restoreOnDelete "no" must be true or false (a boolean, not a string or number)',
+    ]);
+    expect(pulumi.InputPropertiesError.isInstance(err)).toBe(true);
+    expect(err.errors.map((e: any) => e.propertyPath)).toEqual(["become", "restoreOnDelete"]);
+    nothingRegistered("js");
+  });
+
+  test("two NicQueues on one interface of one known host are refused at preview; another interface is fine", () => {
+    const shared = { ...conn, host: "198.18.3.1" };
+    new NicQueues("nic-a", { connection: shared, interface: "eth0", txQueueLength: 1000 });
+    expect(messageOf(() => new NicQueues("nic-b", { connection: shared, interface: "eth0", txQueueLength: 2000 }))).toBe(
+      'NicQueues "nic-b": 1 invalid input:\n  - interface "eth0" is also tuned by NicQueues "nic-a" on the same host (198.18.3.1:22): one NicQueues per interface and host; merge their settings into one',
+    );
+    new NicQueues("nic-c", { connection: shared, interface: "eth1", txQueueLength: 2000 });
+    nothingRegistered("nic-b");
   });
 });

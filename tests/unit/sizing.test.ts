@@ -6,9 +6,7 @@ import fc from "fast-check";
 import { InputError } from "../../provider/errors";
 import {
   KERNEL_INT_MAX,
-  NicPresetSchema,
   SysctlProfile,
-  SysctlProfileSchema,
   bdp,
   checkProfile,
   combine,
@@ -32,6 +30,7 @@ import {
   webServer,
   windowFor,
 } from "../../provider/sizing";
+import { NicPresetSchema, SysctlProfileSchema } from "../../provider/sizing/schemas";
 
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
@@ -665,5 +664,38 @@ describe("properties", () => {
         for (const [k, v] of Object.entries(p.sysctls)) expect(merged.sysctls[k]).toEqual(v);
       }),
     );
+  });
+});
+
+describe("declarative specs (the form other languages send)", () => {
+  const { resolveProfiles, resolvePreset } = require("../../provider/sizing/spec") as typeof import("../../provider/sizing/spec");
+
+  test("every profile name resolves to exactly what its helper returns", () => {
+    const flows = { bandwidth: "10Gbit", rtt: "40ms", concurrency: 2000, memory: "128GiB" };
+    expect(resolveProfiles({ name: "longFatFlows", ...flows }, undefined)).toEqual({ profile: longFatFlows(flows), problems: [] });
+    expect(resolveProfiles({ name: "manySmallFlows", bandwidth: "1Gbit", rtt: "5ms" }, undefined).profile).toEqual(manySmallFlows({ bandwidth: "1Gbit", rtt: "5ms" }));
+    for (const [name, fn] of [["webServer", webServer], ["database", database], ["proxyGateway", proxyGateway], ["nvmeTcpLatency", nvmeTcpLatency], ["nvmeTcpThroughput", nvmeTcpThroughput]] as const) {
+      expect(resolveProfiles({ name }, undefined).profile).toEqual(fn());
+    }
+    // A helper's result passes through unchanged; a list is combined.
+    expect(resolveProfiles(webServer(), undefined).profile).toEqual(webServer());
+    expect(resolveProfiles(undefined, [{ name: "webServer" }, { name: "nvmeTcpLatency" }]).profile).toEqual(combine(webServer(), nvmeTcpLatency()));
+  });
+
+  test("problems name the spec path and the fix; a helper's own messages are kept", () => {
+    expect(resolveProfiles({ name: "longFatFlows", bandwidth: "fast", rtt: "40ms" }, [{ name: "nope" }, 3]).problems).toEqual([
+      expect.stringMatching(/^profile \(longFatFlows\): .*"fast"/),
+      'profiles[0].name: "nope" is not a profile: use one of longFatFlows, manySmallFlows, webServer, database, proxyGateway, nvmeTcpLatency, nvmeTcpThroughput',
+      'profiles[1]: must be a profile spec such as { name: "webServer" } or { name: "longFatFlows", bandwidth: "10Gbit", rtt: "40ms" }',
+    ]);
+    expect(resolveProfiles(undefined, [{ name: "webServer" }, { name: "nvmeTcpLatency" }, { name: "longFatFlows", bandwidth: "10Gbit", rtt: "40ms" }]).problems.every((p) => p.startsWith("profiles (combine): "))).toBe(true);
+  });
+
+  test("preset specs", () => {
+    expect(resolvePreset({ name: "throughput" })).toEqual({ preset: throughput(), problems: [] });
+    expect(resolvePreset({ name: "lowLatency" }).preset).toEqual(lowLatency());
+    expect(resolvePreset(lowLatency()).preset).toEqual(lowLatency());
+    expect(resolvePreset({ name: "throughput", rings: { rx: 1 } }).problems).toEqual(['preset: unknown field "rings" (a preset spec has only "name")']);
+    expect(resolvePreset("throughput").problems).toEqual(['preset: must be { name: "throughput" } or { name: "lowLatency" } (or nicPresets.throughput() in TypeScript)']);
   });
 });

@@ -689,3 +689,26 @@ describe("properties", () => {
     );
   });
 });
+
+describe("reconcileAdvice: the validator's advice against a profile and acknowledge (shared by NetTuning and the CLI)", () => {
+  const { reconcileAdvice, warningKey } = require("../../provider/sysctl/validate") as typeof import("../../provider/sysctl/validate");
+  const fin = "net.ipv4.tcp_fin_timeout = 15: tcp_fin_timeout only shortens orphaned FIN_WAIT_2. Fix: keep it.";
+  const rmem = "net.ipv4.tcp_rmem = [4096, 16777216, 134217728]: the default buffer is big. Fix: lower it.";
+
+  test("the key of a warning", () => {
+    expect(warningKey(fin)).toBe("net.ipv4.tcp_fin_timeout");
+    expect(warningKey("profile webServer: fs.file-max is not set")).toBeUndefined();
+  });
+  test("a profile's own key is covered by its rationale; the user's override is not", () => {
+    expect(reconcileAdvice([fin, rmem], { profileKeys: ["net.ipv4.tcp_fin_timeout", "net.ipv4.tcp_rmem"], ownKeys: ["net/ipv4/tcp_rmem"] })).toEqual({
+      warnings: [rmem],
+      acknowledged: [`net.ipv4.tcp_fin_timeout (chosen by the profile, see its rationale): ${fin}`],
+    });
+  });
+  test("acknowledge per key; an acknowledged key without advice is itself a warning", () => {
+    expect(reconcileAdvice([fin, rmem], { acknowledge: ["net/ipv4/tcp_fin_timeout", "vm.swappiness"] })).toEqual({
+      warnings: [rmem, "acknowledge lists vm.swappiness, which has no advisory warning: remove it from acknowledge"],
+      acknowledged: [`net.ipv4.tcp_fin_timeout (acknowledged): ${fin}`],
+    });
+  });
+});

@@ -1,0 +1,75 @@
+/**
+ * Checks shared by NetTuning and NicQueues for the arguments that are not part of a plan (`become`, `persist`,
+ * `restoreOnDelete`), untyped JavaScript and other languages included, and the one error both components raise:
+ * an {@link InputError} listing every problem that is also a `pulumi.InputPropertiesError` (property paths), so the
+ * engine shows it per property when the component is served to Python, Go, C# or YAML.
+ */
+import * as pulumi from "@pulumi/pulumi";
+import { InputError } from "../provider/errors";
+
+/**
+ * How the SSH user gets root on the host. `"sudo"`: the commands run under `sudo -n` (never prompts);
+ * `"none"`: the SSH user must be root.
+ */
+export const Become = {
+  /** Run the host programs under `sudo -n` (never prompts). */
+  Sudo: "sudo",
+  /** Run them as the SSH user, which must be root (the default). */
+  None: "none",
+} as const;
+/** A value of {@link Become}: `"sudo"` or `"none"`. */
+export type Become = (typeof Become)[keyof typeof Become];
+
+/** Problems with `become` and the boolean arguments, each naming the property and the fix. */
+export function commonProblems(values: { become?: unknown; booleans: Record<string, unknown> }): string[] {
+  const problems: string[] = [];
+  const b = values.become;
+  if (b !== undefined && b !== null && b !== "sudo" && b !== "none") {
+    problems.push(`become ${JSON.stringify(b)} is not supported: use "sudo" (runs sudo -n, never prompts) or "none" (the SSH user is root); doas, su and others are not supported`);
+  }
+  for (const [name, v] of Object.entries(values.booleans)) {
+    if (v !== undefined && v !== null && typeof v !== "boolean") {
+      problems.push(`${name} ${JSON.stringify(v)} must be true or false (a boolean, not a string or number)`);
+    }
+  }
+  return problems;
+}
+
+/** `become` as the host command wiring takes it (`"sudo"` or none). */
+export function becomeOf(b: unknown): "sudo" | undefined {
+  return b === "sudo" ? "sudo" : undefined;
+}
+
+const SYSCTL_KEY = /^[a-z0-9_-]+(?:[./][A-Za-z0-9_@:+-]+)+(?=[ :=]|$)/;
+
+/** The property path a problem line is about (`rings.rx`, `sysctls["net.core.somaxconn"]`), or "" when general. */
+export function propertyPathOf(problem: string, argNames: readonly string[]): string {
+  const head = /^([A-Za-z][A-Za-z0-9]*)((?:\.[A-Za-z0-9_-]+|\[\d+\])*)/.exec(problem);
+  if (head && argNames.includes(head[1])) return head[1] + head[2];
+  const key = SYSCTL_KEY.exec(problem);
+  if (key && argNames.includes("sysctls")) return `sysctls[${JSON.stringify(key[0].replace(/\//g, "."))}]`;
+  return "";
+}
+
+/** One error for every problem: an InputError (message and `problems`) that the provider host reports per property. */
+export function inputError(resource: string, problems: string[], argNames: readonly string[]): InputError {
+  const e = new InputError(resource, problems) as InputError & { errors: pulumi.InputPropertyErrorDetails[] };
+  e.errors = problems.map((p) => ({ propertyPath: propertyPathOf(p, argNames), reason: p }));
+  // Marks the error as a pulumi.InputPropertiesError (that is how the SDK recognises one) without losing InputError,
+  // and as a pulumi.RunError: the Node.js runner then prints the message without a stack trace, once (it reports an
+  // error object once however many promises it rejected).
+  Object.defineProperty(e, "__pulumiInputPropertiesError", { value: true, enumerable: false });
+  Object.defineProperty(e, "__pulumiRunError", { value: true, enumerable: false });
+  return e;
+}
+
+/** Problems of a thrown InputError, or rethrows anything else (a bug must not read as bad input). */
+export function problemsOf(fn: () => void): string[] {
+  try {
+    fn();
+    return [];
+  } catch (e) {
+    if (e instanceof InputError) return e.problems;
+    throw e;
+  }
+}

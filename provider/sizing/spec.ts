@@ -1,0 +1,131 @@
+/**
+ * Declarative profiles and presets: the form a Python, Go, C# or YAML program can send (plain data, no functions),
+ * resolved to the same {@link SysctlProfile} / {@link NicPreset} the TypeScript helpers return, so both routes
+ * render the same plan. Pure; no `@pulumi/*`.
+ */
+import { InputError } from "../errors";
+import { NicPreset, nicPresets } from "./nic";
+import { combine, isSysctlProfile, SysctlProfile } from "./profile";
+import { database, longFatFlows, manySmallFlows, nvmeTcpLatency, nvmeTcpThroughput, proxyGateway, webServer } from "./profiles";
+
+/**
+ * A sysctl profile by name, with the options of the helper of that name, e.g.
+ * `{ name: "longFatFlows", bandwidth: "10Gbit", rtt: "40ms", concurrency: 2000, memory: "128GiB" }`.
+ * The TypeScript helpers (`longFatFlows(…)`) return a resolved profile, which NetTuning also accepts here.
+ */
+export interface ProfileSpec {
+  /**
+   * The profile: `longFatFlows`, `manySmallFlows` (both need `bandwidth` and `rtt`), `webServer`, `database`,
+   * `proxyGateway`, `nvmeTcpLatency` or `nvmeTcpThroughput` (optional `bandwidth` + `rtt`).
+   */
+  name: string;
+  /** Link rate, e.g. `"10Gbit"`, `"500Mbit"` (decimal prefixes), or bits/s. */
+  bandwidth?: string;
+  /** Round-trip time, e.g. `"40ms"`, `"800us"`, or seconds. */
+  rtt?: string;
+  /** Concurrent TCP connections expected; with `memory`, runs the memory guard. */
+  concurrency?: number;
+  /** Host memory, e.g. `"128GiB"`, or bytes; with `concurrency`, runs the memory guard. */
+  memory?: string;
+  /** What a memory guard result at level error does: `"warn"` (default) or `"error"` (refuse). */
+  guard?: string;
+  /** Guard ratio above which a warning is given. Defaults to 0.5. */
+  warnAt?: number;
+  /** Guard ratio at or above which the level is error. Defaults to 1.0. */
+  errorAt?: number;
+}
+
+/** A NIC preset by name: `{ name: "throughput" }` or `{ name: "lowLatency" }`. `nicPresets.throughput()` is accepted too. */
+export interface PresetSpec {
+  /** `"throughput"` or `"lowLatency"`. */
+  name: string;
+}
+
+const PROFILE_FNS: Record<string, (o: never) => SysctlProfile> = {
+  longFatFlows,
+  manySmallFlows,
+  webServer,
+  database,
+  proxyGateway,
+  nvmeTcpLatency,
+  nvmeTcpThroughput,
+};
+const SPEC_FIELDS = ["name", "bandwidth", "rtt", "concurrency", "memory", "guard", "warnAt", "errorAt"];
+
+/** One profile spec (or an already resolved profile) → the profile, or problems prefixed by `path`. */
+function resolveOne(value: unknown, path: string, problems: string[]): SysctlProfile | undefined {
+  if (isSysctlProfile(value)) return value;
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    problems.push(`${path}: must be a profile spec such as { name: "webServer" } or { name: "longFatFlows", bandwidth: "10Gbit", rtt: "40ms" }`);
+    return undefined;
+  }
+  const spec = value as Record<string, unknown>;
+  const unknown = Object.keys(spec).filter((k) => !SPEC_FIELDS.includes(k) && spec[k] !== undefined && spec[k] !== null);
+  if (unknown.length > 0) problems.push(`${path}: unknown field${unknown.length > 1 ? "s" : ""} ${unknown.map((k) => `"${k}"`).join(", ")} (fields: ${SPEC_FIELDS.join(", ")})`);
+  const fn = typeof spec.name === "string" ? PROFILE_FNS[spec.name] : undefined;
+  if (!fn) {
+    problems.push(`${path}.name: ${JSON.stringify(spec.name)} is not a profile: use one of ${Object.keys(PROFILE_FNS).join(", ")}`);
+    return undefined;
+  }
+  if (unknown.length > 0) return undefined;
+  const options: Record<string, unknown> = {};
+  for (const k of SPEC_FIELDS.slice(1)) if (spec[k] !== undefined && spec[k] !== null) options[k] = spec[k];
+  try {
+    return fn(options as never);
+  } catch (e) {
+    if (e instanceof InputError) {
+      problems.push(...e.problems.map((p) => `${path} (${spec.name}): ${p}`));
+      return undefined;
+    }
+    throw e;
+  }
+}
+
+/**
+ * `profile` and `profiles` of NetTuning → one profile (several are {@link combine}d), or problems.
+ * Each may be a {@link ProfileSpec} or a profile returned by a helper.
+ */
+export function resolveProfiles(profile: unknown, profiles: unknown): { profile?: SysctlProfile; problems: string[] } {
+  const problems: string[] = [];
+  const resolved: SysctlProfile[] = [];
+  if (profile !== undefined && profile !== null) {
+    const p = resolveOne(profile, "profile", problems);
+    if (p) resolved.push(p);
+  }
+  if (profiles !== undefined && profiles !== null) {
+    if (!Array.isArray(profiles)) problems.push("profiles: must be a list of profile specs, e.g. [{ name: \"webServer\" }, { name: \"database\" }]");
+    else
+      profiles.forEach((v, i) => {
+        const p = resolveOne(v, `profiles[${i}]`, problems);
+        if (p) resolved.push(p);
+      });
+  }
+  if (problems.length > 0 || resolved.length === 0) return { problems };
+  if (resolved.length === 1) return { profile: resolved[0], problems };
+  try {
+    return { profile: combine(...resolved), problems };
+  } catch (e) {
+    if (e instanceof InputError) return { problems: e.problems.map((p) => `profiles (combine): ${p}`) };
+    throw e;
+  }
+}
+
+/** `preset` of NicQueues: a {@link PresetSpec} or a preset returned by `nicPresets.*()` → the preset, or problems. */
+export function resolvePreset(value: unknown): { preset?: NicPreset; problems: string[] } {
+  if (value === undefined || value === null) return { problems: [] };
+  if (typeof value === "object" && !Array.isArray(value) && (value as { kind?: unknown }).kind === "net-tuning/nic-preset") {
+    return { preset: value as NicPreset, problems: [] };
+  }
+  const names = Object.keys(nicPresets);
+  if (typeof value !== "object" || Array.isArray(value)) {
+    return { problems: [`preset: must be { name: "${names.join('" } or { name: "')}" } (or nicPresets.throughput() in TypeScript)`] };
+  }
+  const spec = value as Record<string, unknown>;
+  const problems: string[] = [];
+  const unknown = Object.keys(spec).filter((k) => k !== "name" && spec[k] !== undefined && spec[k] !== null);
+  if (unknown.length > 0) problems.push(`preset: unknown field${unknown.length > 1 ? "s" : ""} ${unknown.map((k) => `"${k}"`).join(", ")} (a preset spec has only "name")`);
+  const fn = typeof spec.name === "string" && Object.prototype.hasOwnProperty.call(nicPresets, spec.name) ? nicPresets[spec.name as keyof typeof nicPresets] : undefined;
+  if (!fn) problems.push(`preset.name: ${JSON.stringify(spec.name)} is not a NIC preset: use ${names.map((n) => `"${n}"`).join(" or ")}`);
+  if (problems.length > 0 || !fn) return { problems };
+  return { preset: fn(), problems };
+}

@@ -1,0 +1,85 @@
+/**
+ * Upgrading from the landed 0.1.0 (commit 1954048): the package name changed (pulumi-net-tuning → net-tuning) but
+ * the type tokens did not, so a stack's URNs stay. This test evaluates the same program with the 0.1.0 components
+ * and with the current ones (TypeScript helpers and declarative specs) under setMocks and compares what the engine
+ * would compare: every resource's type, name and parent, and every child Command's inputs. Equal registrations mean
+ * `pulumi up` after the upgrade creates, deletes, replaces and updates nothing (the host is not touched).
+ */
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import * as pulumi from "@pulumi/pulumi";
+import { REPO, run } from "./freshClone";
+
+const V010 = "1954048";
+interface Reg {
+  type: string;
+  name: string;
+  parent?: string;
+  inputs: Record<string, unknown>;
+}
+let regs: Reg[] = [];
+pulumi.runtime.setMocks(
+  {
+    newResource(args) {
+      regs.push({ type: args.type, name: args.name, inputs: args.inputs });
+      return { id: `${args.name}-id`, state: { ...args.inputs, stdout: "" } };
+    },
+    call: (args) => args.inputs,
+  },
+  "fleet",
+  "prod",
+  false,
+);
+
+let old: { NetTuning: any; NicQueues: any; longFatFlows: any; throughput: any };
+let tmp = "";
+beforeAll(() => {
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), "net-tuning-upgrade-"));
+  const dir = path.join(tmp, "v010");
+  fs.mkdirSync(dir);
+  // The 0.1.0 tree as committed (no worktree metadata is added to the repository).
+  run("sh", ["-c", `git -C "${REPO}" archive ${V010} | tar -x -C "${dir}"`], { cwd: REPO, timeout: 60_000 });
+  fs.symlinkSync(path.join(REPO, "node_modules"), path.join(dir, "node_modules"));
+  old = require(path.join(dir, "index.ts"));
+});
+afterAll(() => {
+  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+const connection = { host: "203.0.113.10", user: "ops", privateKey: pulumi.secret("KEY") };
+
+/** Runs a program, waits for every registration, returns them in a stable order. */
+async function evaluate(program: () => pulumi.Resource[]): Promise<Reg[]> {
+  regs = [];
+  const roots = program();
+  await Promise.all(roots.map((r) => new Promise<void>((res) => pulumi.all([r.urn, (r as any).applied]).apply(() => res()))));
+  for (let i = 0; i < 200 && regs.filter((r) => r.type === "command:remote:Command").length < 4; i++) await new Promise((r) => setTimeout(r, 10));
+  return [...regs].sort((a, b) => (a.name < b.name ? -1 : 1));
+}
+
+function program(m: { NetTuning: any; NicQueues: any }, profile: unknown, preset: unknown): () => pulumi.Resource[] {
+  return () => {
+    const sys = new m.NetTuning("edge", { connection, become: "sudo", profile, sysctls: { "net.core.somaxconn": 65535 } });
+    const nic = new m.NicQueues("edge-nic", { connection, become: "sudo", interface: "ens1f0", preset, coalesce: { adaptiveRx: false, rxUsecs: 10 }, persistence: "systemd" }, { dependsOn: [sys] });
+    return [sys, nic];
+  };
+}
+
+test("the 0.1.0 program and the current one register the same resources with the same inputs", async () => {
+  const opts = { bandwidth: "10Gbit", rtt: "40ms", concurrency: 2000, memory: "128GiB" };
+  const before = await evaluate(program(old, old.longFatFlows(opts), old.throughput()));
+  const current = require("../../index");
+  const after = await evaluate(program(current, current.longFatFlows(opts), current.throughput()));
+  const specs = await evaluate(program(current, { name: "longFatFlows", ...opts }, { name: "throughput" }));
+  expect(before.map((r) => `${r.type}::${r.name}`)).toEqual([
+    "net-tuning:index:NetTuning::edge",
+    "command:remote:Command::edge-apply",
+    "net-tuning:index:NicQueues::edge-nic",
+    "command:remote:Command::edge-nic-apply",
+    "command:remote:Command::edge-nic-restore",
+    "command:remote:Command::edge-restore",
+  ].sort((a, b) => (a.split("::")[1] < b.split("::")[1] ? -1 : 1)));
+  expect(after).toEqual(before);
+  expect(specs).toEqual(before);
+});
