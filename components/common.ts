@@ -1,6 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as command from "@pulumi/command";
-import { hostCommand, HostKind, hostStdin } from "../provider/host/programs";
+import { engine, enginePath } from "../provider/host/engine";
+import { engineCommand, engineRemotePath, engineStdin, hostCommand, HostKind, hostStdin } from "../provider/host/programs";
 import { Owner, ownerOf } from "../provider/owner";
 import { HostReport, parseReport } from "../provider/report";
 
@@ -11,14 +12,15 @@ export function ownerFor(name: string): Owner {
   return ownerOf(pulumi.getProject(), pulumi.getStack(), name);
 }
 
-/** Children move to a new host by delete-then-create, so the old host gets its originals back first. */
+/**
+ * A change of the address (host, port, user, proxy) replaces every child, create-before-delete: the new `-engine`
+ * and `-apply` run first (the apply's create starts a new generation on the machine it reaches), then the old
+ * `-restore` runs its stored delete, which does nothing on a machine a newer generation took over and restores a
+ * machine that is really another one. No deleteBeforeReplace (see ARCHITECTURE.md, "Moves").
+ */
+export const MOVE_PATHS = ["connection.host", "connection.port", "connection.user", "connection.proxy"];
 function childOptions(parent: pulumi.Resource, extra?: pulumi.CustomResourceOptions): pulumi.CustomResourceOptions {
-  return {
-    parent,
-    replaceOnChanges: ["connection.host", "connection.port"],
-    deleteBeforeReplace: true,
-    ...extra,
-  };
+  return { parent, replaceOnChanges: MOVE_PATHS, ...extra };
 }
 
 /** The report of the apply child, or an empty one during preview (stdout unknown or empty). */
@@ -41,10 +43,15 @@ export function isPlain(value: unknown): boolean {
 }
 
 /**
- * The two Commands every resource is made of (see ARCHITECTURE.md): `<name>-apply` runs the apply program on create
- * and update with the plan on stdin; `<name>-restore` has only a `delete`, whose stdin (stored in state) carries the
- * originals from the apply report, so rollback needs neither the host's journal nor PULUMI_COMMAND_* variables.
- * Returns the parsed apply report (empty during preview).
+ * The three children of every resource (see ARCHITECTURE.md):
+ * - `<name>-engine`: a CopyToRemote of the engine file (a FileAsset: state keeps only its path and hash) to a
+ *   staging path; copied again only when the engine's hash changes (a package upgrade) or the resource moves.
+ * - `<name>-apply`: runs the installed engine (installing the staged copy first when needed) with the plan on stdin;
+ *   `create` and `update` differ only in apply-create / apply-update.
+ * - `<name>-restore`: only a `delete`, whose stdin (stored in state) carries the originals from the apply report and
+ *   a self-contained restore program, so rollback needs neither the host's journal nor the installed engine.
+ * `declared` (key → canonical value) completes the report: the host leaves out applied values equal to the declared
+ * ones. Returns the parsed apply report (empty during preview).
  */
 export function applyAndRestore(
   parent: pulumi.ComponentResource,
@@ -53,19 +60,31 @@ export function applyAndRestore(
   args: { connection: ConnectionInput; become?: pulumi.Input<"sudo"> },
   applyPlan: pulumi.Output<string>,
   restorePlan: (report: HostReport) => pulumi.Input<string>,
+  owner: Owner = ownerFor(name),
 ): pulumi.Output<HostReport> {
   const become = pulumi.output(args.become);
+  const e = engine();
+  const delivery = new command.remote.CopyToRemote(
+    `${name}-engine`,
+    {
+      connection: args.connection,
+      source: new pulumi.asset.FileAsset(enginePath(e)),
+      remotePath: become.apply((b) => engineRemotePath(e.sha256, owner.id, b)),
+    },
+    childOptions(parent),
+  );
+  const boot = pulumi.all([become, delivery.urn]);
   const apply = new command.remote.Command(
     `${name}-apply`,
     {
       connection: args.connection,
-      create: become.apply((b) => hostCommand(kind, "apply", b)),
-      update: become.apply((b) => hostCommand(kind, "apply", b)),
-      stdin: applyPlan.apply((p) => hostStdin(kind, "apply", p)),
+      create: boot.apply(([b, urn]) => engineCommand(kind, "create", owner.id, urn, b)),
+      update: boot.apply(([b, urn]) => engineCommand(kind, "update", owner.id, urn, b)),
+      stdin: applyPlan.apply((p) => engineStdin(p, e)),
       addPreviousOutputInEnv: false,
       logging: "stderr",
     },
-    childOptions(parent),
+    childOptions(parent, { dependsOn: [delivery] }),
   );
   const report = apply.stdout.apply(reportOf);
   new command.remote.Command(

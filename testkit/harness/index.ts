@@ -49,14 +49,16 @@
  * See ssh.ts for how Setenv refusal is observed (want-reply env requests via ssh2 internals).
  */
 import { evaluate, PulumiProgram, RegisteredResource, RegisterReply, plain, secret } from "./program";
-import { Connection, defaultSshTuning, runCommand, RunOutcome, SshTuning } from "./ssh";
+import { Connection, copyToRemote, defaultSshTuning, runCommand, RunOutcome, SshTuning } from "./ssh";
+import { isAsset } from "./program";
 
 export { evaluate, UNKNOWN, plain } from "./program";
 export type { PulumiProgram, RegisteredResource, ResourceOptionsSeen } from "./program";
-export { runCommand, setenvMessage, goQuote, defaultSshTuning, PULUMI_COMMAND_STDOUT, PULUMI_COMMAND_STDERR } from "./ssh";
+export { copyToRemote, runCommand, setenvMessage, goQuote, defaultSshTuning, PULUMI_COMMAND_STDOUT, PULUMI_COMMAND_STDERR } from "./ssh";
 export type { Connection, RunOutcome, SshTuning } from "./ssh";
 
 export const COMMAND_TYPE = "command:remote:Command";
+export const COPY_TYPE = "command:remote:CopyToRemote";
 export const STACK_TYPE = "pulumi:pulumi:Stack";
 
 export type Op = "create" | "update" | "delete";
@@ -105,6 +107,23 @@ export interface RunRecord {
   seq: number;
 }
 
+/** One CopyToRemote copy (SFTP put) made by create or update. */
+export interface CopyRecord {
+  urn: string;
+  name: string;
+  op: "create" | "update";
+  host: string;
+  localPath: string;
+  remotePath: string;
+  ok: boolean;
+  error?: string;
+  sessionOpened: boolean;
+  dials: number;
+  startedAt: number;
+  durationMs: number;
+  seq: number;
+}
+
 export interface HarnessWarning {
   urn: string;
   op: Op;
@@ -148,6 +167,8 @@ export interface UpResult {
   steps: Step[];
   sessions: SessionStats;
   runs: RunRecord[];
+  /** CopyToRemote copies (their sessions are counted in `sessions`; steps in `steps`). */
+  copies: CopyRecord[];
   warnings: HarnessWarning[];
   /** Stack outputs (program return value), plain; undefined if the program did not finish. */
   outputs: Record<string, unknown> | undefined;
@@ -349,7 +370,7 @@ export class Stack {
     const ctx: RunCtx = {
       result: {
         ok: true, failures: [], preview, created: [], updated: [], replaced: [], deleted: [], unchanged: [], steps: [],
-        sessions: { total: 0, byHost: {}, byResource: {} }, runs: [], warnings: [], outputs: undefined, resources: [], durationMs: 0,
+        sessions: { total: 0, byHost: {}, byResource: {} }, runs: [], copies: [], warnings: [], outputs: undefined, resources: [], durationMs: 0,
       },
       failed: false,
       cascaded: new Set(),
@@ -456,7 +477,8 @@ export class Stack {
           return never;
         }
         seen.add(r.urn);
-        const p = (r.type === COMMAND_TYPE ? this.onCommand(ctx, r, preview, newEntries, replacedOld, seen) : this.onOther(ctx, r, newEntries))
+        const p = (r.type === COMMAND_TYPE ? this.onCommand(ctx, r, preview, newEntries, replacedOld, seen)
+          : r.type === COPY_TYPE ? this.onCopy(ctx, r, preview, newEntries, replacedOld) : this.onOther(ctx, r, newEntries))
           .catch((e: unknown) => { onHarnessError(e instanceof Error ? e : new Error(String(e))); return null; });
         return this.track(ctx, p).then((reply) => (reply === null ? never : reply));
       };
@@ -502,6 +524,80 @@ export class Stack {
     newEntries.set(r.urn, this.entryFrom(r, id, state));
     if (r.type !== STACK_TYPE) this.step(ctx, r.urn, r.type, kind);
     return { id, state };
+  }
+
+  /** One SFTP copy with accounting (sessions, copies). */
+  private async copy(ctx: RunCtx, r: RegisteredResource, op: "create" | "update"): Promise<boolean> {
+    const connection = r.inputs.connection as Connection;
+    const source = r.inputs.source;
+    const remotePath = r.inputs.remotePath;
+    if (!isAsset(source) || typeof source.path !== "string" || typeof remotePath !== "string") {
+      throw new Error(`harness: ${r.urn}: only a FileAsset source with a string remotePath is modelled`);
+    }
+    const host = hostOf(connection);
+    const startedAt = Date.now();
+    const outcome = await ctx.sem.use(() => copyToRemote({ connection, localPath: source.path as string, remotePath }, this.tuning, () => {
+      const s = ctx.result.sessions;
+      s.total++;
+      s.byHost[host] = (s.byHost[host] ?? 0) + 1;
+      s.byResource[r.urn] = (s.byResource[r.urn] ?? 0) + 1;
+    }));
+    ctx.result.copies.push({
+      urn: r.urn, name: r.name, op, host, localPath: source.path, remotePath, ok: outcome.ok, error: outcome.error,
+      sessionOpened: outcome.sessionOpened, dials: outcome.dials, startedAt, durationMs: outcome.durationMs, seq: this.seq++,
+    });
+    if (!outcome.ok) this.fail(ctx, r.urn, op, outcome.error ?? "unknown error");
+    return outcome.ok;
+  }
+
+  /**
+   * command:remote:CopyToRemote (pulumi-command 1.2.1): create copies; the diff compares assets by hash only (the
+   * engine's Asset.Equals), so a different local path of the same content is no change; `triggers` and
+   * replaceOnChanges paths replace (create-before-delete unless deleteBeforeReplace); an update copies again only
+   * when the source's hash or `remotePath` changed (a connection change alone copies nothing); delete does nothing.
+   */
+  private async onCopy(ctx: RunCtx, reg: RegisteredResource, preview: boolean, newEntries: Map<string, StateEntry>,
+    replacedOld: StateEntry[]): Promise<RegisterReply | null> {
+    const r = reg;
+    const old = this.state.get(r.urn);
+    const state = { ...r.rawInputs };
+    const newId = () => `${r.name}-${Math.random().toString(16).slice(2, 10)}`;
+    const byHash = (i: Record<string, unknown>) => {
+      const src = i.source;
+      return isAsset(src) ? { ...i, source: { hash: src.hash } } : i;
+    };
+    const create = async (): Promise<RegisterReply | null> => {
+      const id = newId();
+      if (!preview && !(await this.copy(ctx, r, "create"))) return null;
+      if (!preview) newEntries.set(r.urn, { ...this.entryFrom(r, id, state), outputs: { ...r.inputs } });
+      return { id, state };
+    };
+    if (!old) {
+      const reply = await create();
+      if (reply) this.step(ctx, r.urn, r.type, "create");
+      return reply;
+    }
+    if (deepEqual(byHash(old.inputs), byHash(r.inputs))) {
+      this.step(ctx, r.urn, r.type, "same");
+      if (!preview) newEntries.set(r.urn, { ...old, options: r.options, dependencies: depsOf(r), propertyDependencies: r.propertyDependencies, parent: r.parent });
+      return { id: old.id, state: old.rawOutputs };
+    }
+    const replace = ["triggers", ...r.options.replaceOnChanges].some((p) => pathChanged(old.inputs, r.inputs, p));
+    if (replace) {
+      if (r.options.deleteBeforeReplace && !preview) this.state.delete(r.urn); // its delete does nothing
+      const reply = await create();
+      if (reply) {
+        if (!r.options.deleteBeforeReplace && !preview) replacedOld.push(old);
+        this.step(ctx, r.urn, r.type, "replace", r.options.deleteBeforeReplace);
+      }
+      return reply;
+    }
+    const src = (i: Record<string, unknown>) => (isAsset(i.source) ? i.source.hash : JSON.stringify(i.source));
+    const recopy = src(old.inputs) !== src(r.inputs) || old.inputs.remotePath !== r.inputs.remotePath;
+    if (!preview && recopy && !(await this.copy(ctx, r, "update"))) return null;
+    if (!preview) newEntries.set(r.urn, { ...this.entryFrom(r, old.id, state), outputs: { ...r.inputs } });
+    this.step(ctx, r.urn, r.type, "update");
+    return { id: old.id, state };
   }
 
   /** Returns null when the step failed (caller halts the program). */
