@@ -42,9 +42,14 @@
  *   (pulumi-go-provider marks non-input outputs unknown when inputs change); state is untouched.
  * - URNs use the engine's rule (root stack type not included, full parent type chain), not the mock
  *   monitor's. State, ids and pending deletes live in the Stack object only (no checkpoint file).
+ * - CopyToRemote (FileAsset source): create copies over SFTP as the SSH user (parents created, file written in
+ *   place); the diff compares the asset by hash only (engine Asset.Equals: the local path is no part of it);
+ *   `triggers`/replaceOnChanges replace; an update copies again only when the hash or `remotePath` changed; no
+ *   delete. Its session counts in `sessions`; each copy is in `copies`.
+ * - `up(program, { replace: [urn] })` = `pulumi up --replace urn`.
  * Not modelled: refresh, import, aliases, protect, custom timeouts, --target, continue-on-error,
  * provider resources, secrets in outputs beyond additionalSecretOutputs, the `logging` input (it only
- * affects provider logs), CopyToRemote/local.Command.
+ * affects provider logs), CopyToRemote of archives/directories, local.Command.
  * Other resource types (components, anything else) are recorded; outputs = inputs.
  * See ssh.ts for how Setenv refusal is observed (want-reply env requests via ssh2 internals).
  */
@@ -299,6 +304,8 @@ interface RunCtx {
   haltResolve: () => void;
   inflight: Set<Promise<unknown>>;
   sem: Semaphore;
+  /** URNs given to `--replace`. */
+  forceReplace?: Set<string>;
 }
 
 /** A stack: state per URN, `up`, `preview`, `destroy`. One operation at a time. */
@@ -339,8 +346,9 @@ export class Stack {
     return this.pendingDeletes.map((e) => JSON.parse(JSON.stringify(e)) as StateEntry);
   }
 
-  async up(program: PulumiProgram, opts: { config?: Record<string, string> } = {}): Promise<UpResult> {
-    return this.operate(program, false, opts.config);
+  /** `pulumi up`; `replace` = `pulumi up --replace <urn>...` (those resources are replaced even without a diff). */
+  async up(program: PulumiProgram, opts: { config?: Record<string, string>; replace?: string[] } = {}): Promise<UpResult> {
+    return this.operate(program, false, opts.config, opts.replace);
   }
   async preview(program: PulumiProgram, opts: { config?: Record<string, string> } = {}): Promise<UpResult> {
     return this.operate(program, true, opts.config);
@@ -460,10 +468,11 @@ export class Stack {
     return o;
   }
 
-  private async operate(program: PulumiProgram, preview: boolean, config?: Record<string, string>): Promise<UpResult> {
+  private async operate(program: PulumiProgram, preview: boolean, config?: Record<string, string>, replace: string[] = []): Promise<UpResult> {
     this.enter();
     const t0 = Date.now();
     const ctx = this.newCtx(preview);
+    ctx.forceReplace = new Set(replace);
     const halt = (ctx as RunCtx & { halt: Promise<void> }).halt;
     const never = new Promise<never>(() => undefined);
     const seen = new Set<string>();
@@ -577,12 +586,13 @@ export class Stack {
       if (reply) this.step(ctx, r.urn, r.type, "create");
       return reply;
     }
-    if (deepEqual(byHash(old.inputs), byHash(r.inputs))) {
+    const forced = ctx.forceReplace?.has(r.urn) ?? false;
+    if (!forced && deepEqual(byHash(old.inputs), byHash(r.inputs))) {
       this.step(ctx, r.urn, r.type, "same");
       if (!preview) newEntries.set(r.urn, { ...old, options: r.options, dependencies: depsOf(r), propertyDependencies: r.propertyDependencies, parent: r.parent });
       return { id: old.id, state: old.rawOutputs };
     }
-    const replace = ["triggers", ...r.options.replaceOnChanges].some((p) => pathChanged(old.inputs, r.inputs, p));
+    const replace = forced || ["triggers", ...r.options.replaceOnChanges].some((p) => pathChanged(old.inputs, r.inputs, p));
     if (replace) {
       if (r.options.deleteBeforeReplace && !preview) this.state.delete(r.urn); // its delete does nothing
       const reply = await create();
@@ -639,13 +649,14 @@ export class Stack {
       news = compared;
       r = { ...r, inputs: compared, rawInputs: Object.fromEntries(Object.entries(compared).map(([k, v]) => [k, r.secretInputs.includes(k) ? secret(v) : v])) };
     }
-    if (deepEqual(old.inputs, compared)) {
+    const forced = ctx.forceReplace?.has(r.urn) ?? false;
+    if (!forced && deepEqual(old.inputs, compared)) {
       this.step(ctx, r.urn, r.type, "same");
       if (!preview) newEntries.set(r.urn, { ...old, options: r.options, dependencies: depsOf(r), propertyDependencies: r.propertyDependencies, parent: r.parent });
       return { id: old.id, state: old.rawOutputs };
     }
     const replacePaths = ["triggers", ...r.options.replaceOnChanges];
-    const replace = replacePaths.some((p) => pathChanged(old.inputs, compared, p));
+    const replace = forced || replacePaths.some((p) => pathChanged(old.inputs, compared, p));
     if (replace) {
       const dbr = r.options.deleteBeforeReplace;
       let reply: RegisterReply | null;
