@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as command from "@pulumi/command";
 import { engine, enginePath } from "../provider/host/engine";
-import { engineCommand, engineRemotePath, engineStdin, hostCommand, HostKind, hostStdin } from "../provider/host/programs";
+import { engineCommand, engineRemotePath, engineStdin, HostKind, restoreCommand, restoreStdin } from "../provider/host/programs";
 import { Owner, ownerOf } from "../provider/owner";
 import { HostReport, parseReport } from "../provider/report";
 
@@ -91,8 +91,10 @@ export function applyAndRestore(
     `${name}-restore`,
     {
       connection: args.connection,
-      delete: become.apply((b) => hostCommand(kind, "restore", b)),
-      stdin: report.apply((r) => pulumi.output(restorePlan(r))).apply((p) => hostStdin(kind, "restore", p)),
+      delete: become.apply((b) => restoreCommand(kind, b)),
+      stdin: report.apply((r) =>
+        pulumi.output(restorePlan(r)).apply((p) => restoreStdin(kind, p, !!r.hostTools?.includes("gzip") && r.hostTools.includes("base64"))),
+      ),
       addPreviousOutputInEnv: false,
       logging: "stderr",
     },

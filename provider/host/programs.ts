@@ -1,5 +1,6 @@
 import * as fs from "fs";
 import * as path from "path";
+import { gzipSync } from "zlib";
 import { shQuote } from "../shell";
 import { Engine, engine, engineLine, ENGINE_INSTALL_DIR, ENGINE_STAGE_HOME, ENGINE_STAGE_ROOT } from "./engine";
 
@@ -84,12 +85,11 @@ export function engineRemotePath(sha256: string, ownerId: string, become?: Becom
  * $5 the URN of the `-engine` child (named in the recovery command when the host lost both copies).
  */
 const ENGINE_BOOT =
-  `umask 022;IFS=' ' read -r t v s;case $s in *[!0-9a-f]*) s=;;esac;` +
-  `[ "$t" = @engine ]&&[ \${#s} = 64 ]||{ echo 'net-tuning: the plan does not start with "@engine <version> <sha256>"' >&2;exit 5;};` +
-  `e=${ENGINE_INSTALL_DIR}/engine-$s.sh;` +
-  `[ -f "$e" ]||{ f=$3/engine-$s.$4.sh;` +
-  `[ -f "$f" ]||{ echo "net-tuning: engine $v ($s) is neither installed in \${e%/*} nor staged in $f on $(uname -n) (host rebuilt or files removed?): deliver it again with: pulumi up --replace '$5'" >&2;exit 6;};` +
-  `n=\${e%/*}/.new.$$;{ mkdir -p -m 755 "\${e%/*}"&&cat "$f" >"$n"&&[ "$(sha256sum <"$n")" = "$s  -" ]&&mv -f "$n" "$e";}||{ rm -f "$n";echo "net-tuning: could not install engine $s from $f on $(uname -n): copy failed or its sha256 differs (staged file changed or damaged; run pulumi up --replace '$5')" >&2;exit 6;};};` +
+  `umask 022;IFS=' ' read -r t v s;case $s in *[!0-9a-f]*) s=;;esac;[ "$t" = @engine ]&&[ \${#s} = 64 ]||exit 5;` +
+  `u=$5;m(){ echo "net-tuning: engine $v $s is not installed on $(uname -n) ($1): run pulumi up --replace '$u'" >&2;exit 6;};` +
+  `e=${ENGINE_INSTALL_DIR}/engine-$s.sh;d=\${e%/*};n=$d/.new.$$;f=$3/engine-$s.$4.sh;` +
+  `[ -f "$e" ]||{ [ -f "$f" ]||m 'no staged copy: host rebuilt?';` +
+  `{ mkdir -p -m 755 "$d"&&cat "$f" >"$n"&&[ "$(sha256sum <"$n")" = "$s  -" ]&&mv -f "$n" "$e";}||{ rm -f "$n";m "copying $f failed or its sha256 differs";};};` +
   `exec /bin/sh "$e" "$1" "$2"`;
 
 /**
@@ -103,9 +103,9 @@ export function engineCommand(kind: HostKind, mode: ApplyMode, ownerId: string, 
   const run = `/bin/sh -c ${shQuote(ENGINE_BOOT)} net-tuning ${kind} apply-${mode} ${stage} ${ownerId} ${shQuote(engineUrn)}`;
   if (become !== "sudo") return run;
   return (
-    `if [ "$(id -u)" = 0 ]; then ${run}; else NT_E=$(sudo -n true 2>&1) || { ` +
-    `printf 'net-tuning: become "sudo" failed for user %s: %s. Give this user passwordless sudo (NOPASSWD) or connect as root.\\n' "$(id -un)" "$NT_E" >&2; exit 3; }; ` +
-    `sudo -n ${run}; fi`
+    `s=;[ "$(id -u)" = 0 ]||{ NT_E=$(sudo -n true 2>&1)||{ ` +
+    `echo "net-tuning: become \\"sudo\\" failed for $(id -un): $NT_E. Give this user passwordless sudo (NOPASSWD) or connect as root." >&2;exit 3;};s='sudo -n';};` +
+    `$s ${run}`
   );
 }
 
@@ -113,4 +113,43 @@ export function engineCommand(kind: HostKind, mode: ApplyMode, ownerId: string, 
 export function engineStdin(plan: string, e: Engine = engine()): string {
   const body = plan.endsWith("\n") ? plan : `${plan}\n`;
   return `${engineLine(e)}\n${body}`;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The -restore child: originals + "@program" + the self-contained restore program (hostProgram(kind, "restore")),
+// stored gzip|base64 when the apply reported both tools on the host ("@gzip-base64" line), else as plain text.
+
+/** The line after `@program` that marks a gzip|base64 program. */
+export const GZIP_MARKER = "@gzip-base64";
+
+/**
+ * The restore bootstrap (`delete` of the -restore child): saves stdin in a private temp dir, cuts the program off
+ * after `@program`, unpacks it when it starts with `@gzip-base64`, runs it with /bin/sh on the originals.
+ */
+const RESTORE_BOOT =
+  `umask 077;d=$(mktemp -d /tmp/net-tuning-in.XXXXXX)||exit 1;cat >"$d/in"&&sed '1,/^${PROGRAM_MARKER}$/d' "$d/in" >"$d/p"&&` +
+  `{ IFS= read -r l <"$d/p";[ "$l" != ${GZIP_MARKER} ]||{ sed 1d "$d/p"|base64 -d|gzip -dc >"$d/q"&&mv "$d/q" "$d/p";}||` +
+  `{ echo "net-tuning: cannot unpack the restore program on $(uname -n) (gzip or base64 missing?)" >&2;false;};}&&` +
+  `exec /bin/sh "$d/p" "$d" <"$d/in";rm -rf "$d";exit 1`;
+
+export function restoreCommand(kind: HostKind, become?: Become): string {
+  const run = `/bin/sh -c ${shQuote(RESTORE_BOOT)} net-tuning-${kind}-restore`;
+  if (become !== "sudo") return run;
+  return (
+    `s=;[ "$(id -u)" = 0 ]||{ NT_E=$(sudo -n true 2>&1)||{ ` +
+    `printf 'net-tuning: become "sudo" failed for user %s: %s. Give this user passwordless sudo (NOPASSWD) or connect as root.\\n' "$(id -un)" "$NT_E" >&2;exit 3;};s='sudo -n';};` +
+    `$s ${run}`
+  );
+}
+
+/** The -restore child's stdin: the originals, `@program`, then the restore program (compressed when `gzip`). */
+export function restoreStdin(kind: HostKind, plan: string, gzip: boolean): string {
+  const body = plan.endsWith("\n") ? plan : `${plan}\n`;
+  const program = hostProgram(kind, "restore");
+  if (!gzip) return `${body}${PROGRAM_MARKER}\n${program}`;
+  const gz = gzipSync(Buffer.from(program, "utf8"), { level: 9 });
+  gz.writeUInt32LE(0, 4); // header: no mtime
+  gz[9] = 3; // header: OS "Unix" on every machine (zlib writes the build platform's code)
+  const packed = gz.toString("base64");
+  return `${body}${PROGRAM_MARKER}\n${GZIP_MARKER}\n${packed}\n`;
 }

@@ -100,6 +100,9 @@ test("destroy restores every original from state when the journal, the staged co
   const stack = new Stack({ project: "eng", stack: "gone" });
   ok(await stack.up(program(host, "web", { sysctls: { [SOMAXCONN]: 7001, [FIN]: 23 } })));
   expect(await sysctl(host, SOMAXCONN)).toBe("7001");
+  // the restore program is stored gzip|base64 (the apply found both tools): still self-contained
+  const restoreIn = String(stack.get("web-restore")!.inputs.stdin);
+  expect(restoreIn).toMatch(/\n@program\n@gzip-base64\n[A-Za-z0-9+/=]+\n$/);
   const rm = await host.exec("rm -rf /var/lib/pulumi-net-tuning /usr/local/lib/pulumi-net-tuning");
   expect(rm.code).toBe(0);
   const d = await stack.destroy();
@@ -120,7 +123,10 @@ test("a host rebuilt under the same address: the next update names the exact rec
   const r = await stack.up(program(host, "web", { sysctls: { [SOMAXCONN]: 7003 } }));
   expect(r.ok).toBe(false);
   const urn = stack.get("web-engine")!.urn;
-  expect(r.error).toContain(`(host rebuilt or files removed?): deliver it again with: pulumi up --replace '${urn}'`);
+  expect(r.error!.split("\n").slice(1).join("\n")).toBe(
+    `net-tuning: engine ${E.version} ${E.sha256} is not installed on ${(await host.exec("uname -n")).stdout.trim()} (no staged copy: host rebuilt?): run pulumi up --replace '${stack.get("web-engine")!.urn}'`,
+  );
+  expect(r.error).toContain(`(no staged copy: host rebuilt?): run pulumi up --replace '${urn}'`);
   expect(await sysctl(host, SOMAXCONN)).toBe(o); // nothing changed
   // the recovery: `pulumi up --replace <urn>` = the engine child is replaced (copied again), then the apply updates
   const entry = stack.get("web-engine")!;
@@ -167,4 +173,37 @@ test("NetTuning + NicQueues on one host: create 4 sessions (2 per resource), bot
   expect((await stack.up(prog)).sessions.total).toBe(0);
   const d = ok(await stack.destroy());
   expect(d.sessions.total).toBe(2);
+});
+
+test("a host without gzip: the restore program is stored as plain text and destroy restores", async () => {
+  const host = lab.hosts[3];
+  const o = await sysctl(host, SOMAXCONN);
+  expect((await host.exec("mv /usr/bin/gzip /usr/bin/gzip.off")).code).toBe(0);
+  try {
+    const stack = new Stack({ project: "eng", stack: "nogzip" });
+    const r = ok(await stack.up(program(host, "web", { sysctls: { [SOMAXCONN]: 7006 } })));
+    expect(r.runs[0].stdout).not.toMatch(/^host\t/m);
+    const restoreIn = String(stack.get("web-restore")!.inputs.stdin);
+    expect(restoreIn).not.toContain("@gzip-base64");
+    expect(restoreIn).toContain("\n@program\n");
+    expect(await sysctl(host, SOMAXCONN)).toBe("7006");
+    ok(await stack.destroy());
+    expect(await sysctl(host, SOMAXCONN)).toBe(o);
+  } finally {
+    await host.exec("mv /usr/bin/gzip.off /usr/bin/gzip");
+  }
+});
+
+test("become sudo for a user without sudo: exit 3 naming the fix, after the delivery, nothing changed", async () => {
+  const host = lab.hosts[3];
+  const o = await sysctl(host, SOMAXCONN);
+  const stack = new Stack({ project: "eng", stack: "plain" });
+  const r = await stack.up(() => {
+    new NetTuning("web", { connection: host.connection("plain"), become: "sudo", sysctls: { [SOMAXCONN]: 7007 } });
+  });
+  expect(r.ok).toBe(false);
+  expect(r.error).toMatch(/Process exited with status 3/);
+  expect(r.error).toContain(`net-tuning: become "sudo" failed for ${host.plainUser.user}: `);
+  expect(r.error).toContain("Give this user passwordless sudo (NOPASSWD) or connect as root.");
+  expect(await sysctl(host, SOMAXCONN)).toBe(o);
 });
