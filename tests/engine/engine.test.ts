@@ -124,7 +124,7 @@ test("a host rebuilt under the same address: the next update names the exact rec
   expect(r.ok).toBe(false);
   const urn = stack.get("web-engine")!.urn;
   expect(r.error!.split("\n").slice(1).join("\n")).toBe(
-    `net-tuning: engine ${E.version} ${E.sha256} is not installed on ${(await host.exec("uname -n")).stdout.trim()} (no staged copy: host rebuilt?): run pulumi up --replace '${stack.get("web-engine")!.urn}'`,
+    `net-tuning: engine ${E.version} ${E.sha256} is not installed on ${(await host.exec("uname -n")).stdout.trim()} (no staged copy: host rebuilt?): run pulumi up --replace '${stack.get("web-engine")!.urn}'\n`,
   );
   expect(r.error).toContain(`(no staged copy: host rebuilt?): run pulumi up --replace '${urn}'`);
   expect(await sysctl(host, SOMAXCONN)).toBe(o); // nothing changed
