@@ -48,10 +48,14 @@ export function assembleEngine(dir: string = SH_DIR, version: string = PACKAGE_V
 }
 
 let cached: Engine | undefined;
-/** This package's engine (assembled once per process). */
+/** The engine the components deliver: this package's (assembled once per process), unless {@link useEngine} set one. */
 export function engine(): Engine {
   cached ??= assembleEngine();
   return cached;
+}
+/** For tests and tools: make the components deliver `e` (e.g. another version's engine); no argument = this package's. */
+export function useEngine(e?: Engine): void {
+  cached = e;
 }
 
 /**
