@@ -63,10 +63,15 @@ export function useEngine(e?: Engine): void {
  * dist/provider/host/engine); from the source tree (ts-node, jest) it is written on first use. The path is not
  * part of any diff (the engine compares assets by hash only), so it may differ between machines and checkouts.
  */
+const checked = new Set<string>();
 export function enginePath(e: Engine = engine(), dir: string = ENGINE_DIR): string {
   const file = path.join(dir, e.fileName);
+  if (checked.has(file)) return file;
   try {
-    if (fs.readFileSync(file, "utf8") === e.text) return file;
+    if (fs.readFileSync(file, "utf8") === e.text) {
+      checked.add(file);
+      return file;
+    }
   } catch {
     /* absent: write it */
   }
@@ -74,6 +79,7 @@ export function enginePath(e: Engine = engine(), dir: string = ENGINE_DIR): stri
   const tmp = `${file}.${process.pid}.tmp`;
   fs.writeFileSync(tmp, e.text, { mode: 0o644 });
   fs.renameSync(tmp, file);
+  checked.add(file);
   return file;
 }
 

@@ -138,10 +138,19 @@ export interface AssetRecord { [sig: string]: unknown; hash: string; path?: stri
 export function isAsset(v: unknown): v is AssetRecord {
   return typeof v === "object" && v !== null && (v as Record<string, unknown>)[rpcMod.specialSigKey] === rpcMod.specialAssetSig;
 }
+const fileHashes = new Map<string, { mtimeMs: number; size: number; hash: string }>();
+function fileHash(p: string): string {
+  const st = fs.statSync(p);
+  const c = fileHashes.get(p);
+  if (c && c.mtimeMs === st.mtimeMs && c.size === st.size) return c.hash;
+  const hash = createHash("sha256").update(fs.readFileSync(p)).digest("hex");
+  fileHashes.set(p, { mtimeMs: st.mtimeMs, size: st.size, hash });
+  return hash;
+}
 function assetRecord(v: Record<string, unknown>): AssetRecord {
   const out: AssetRecord = { [rpcMod.specialSigKey]: rpcMod.specialAssetSig, hash: "" };
   if (typeof v.path === "string") {
-    out.hash = createHash("sha256").update(fs.readFileSync(v.path)).digest("hex");
+    out.hash = fileHash(v.path);
     out.path = v.path;
   } else if (typeof v.text === "string") {
     out.hash = createHash("sha256").update(v.text).digest("hex");
