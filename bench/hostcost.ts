@@ -10,11 +10,10 @@
  * sequentially and nothing else runs in a lab host, so the difference is exactly the processes and threads created,
  * sshd's own per-connection processes included; the reader's own `sh` is subtracted). CPU: cutime+cstime of the
  * host's pid 1 (sshd), which accumulates every finished connection's tree (10 ms ticks).
- * 4. State size: bytes of the stored inputs + outputs of each component's Command children after the create.
  */
 import { NetTuning } from "../components/netTuning";
 import { NicQueues, NicQueuesArgs } from "../components/nicQueues";
-import { defaultSshTuning, runCommand, Stack, StateEntry } from "../testkit/harness";
+import { defaultSshTuning, runCommand, Stack } from "../testkit/harness";
 import type { LabHost } from "../testkit/lab";
 import { FILE_NAME, FILE_PATH, netTuningSysctls, readValues, resetHost, SYSCTLS } from "./keys";
 import { nowMs, readCounters, sleep } from "./lib";
@@ -44,34 +43,6 @@ export const NIC_ARGS = (h: LabHost): NicQueuesArgs => ({
   rps: { cpus: "all", flowEntriesPerQueue: 4096 },
   persistence: "rc.local",
 });
-
-export interface StateSize {
-  resource: string;
-  children: { name: string; inputsBytes: number; outputsBytes: number; stdinBytes: number; programBytes: number; stdoutBytes: number; connectionBytes: number }[];
-  totalBytes: number;
-  /** total without the connection (private key) copies */
-  withoutConnectionBytes: number;
-}
-
-const bytes = (v: unknown) => (v === undefined ? 0 : Buffer.byteLength(JSON.stringify(v)));
-
-export function stateSize(resource: string, entries: StateEntry[]): StateSize {
-  const comp = entries.find((e) => e.name === resource && !e.custom);
-  if (!comp) throw new Error(`no component ${resource} in state`);
-  const children = entries.filter((e) => e.parent === comp.urn).map((e) => ({
-    name: e.name,
-    inputsBytes: bytes(e.inputs),
-    outputsBytes: bytes(e.outputs),
-    stdinBytes: Buffer.byteLength(String(e.inputs.stdin ?? "")),
-    // the host program carried after the plan (the "@program" line and everything after it)
-    programBytes: (() => { const t = String(e.inputs.stdin ?? ""); const i = t.indexOf("\n@program\n"); return i < 0 ? 0 : Buffer.byteLength(t.slice(i + 1)); })(),
-    stdoutBytes: Buffer.byteLength(String(e.outputs.stdout ?? "")),
-    connectionBytes: bytes(e.inputs.connection),
-  }));
-  const totalBytes = children.reduce((a, c) => a + c.inputsBytes + c.outputsBytes, 0) + bytes(comp.inputs) + bytes(comp.outputs);
-  const withoutConnectionBytes = totalBytes - children.reduce((a, c) => a + 2 * c.connectionBytes, 0);
-  return { resource, children, totalBytes, withoutConnectionBytes };
-}
 
 const sysctlFile = () => Object.entries(SYSCTLS).map(([k, v]) => `${k} = ${v}`).join("\n") + "\n";
 function naiveSysctlScript(): string {
@@ -135,14 +106,13 @@ export async function costBench(opts: {
   orig: Record<string, string>;
   readerPids: number;
   log: (s: string) => void;
-}): Promise<{ samples: CostSample[]; state: StateSize[] }> {
+}): Promise<{ samples: CostSample[] }> {
   const { host: h, orig, readerPids, log } = opts;
   const nicOrig = await nicOriginals(h);
   const possible = (await h.exec("cat /sys/devices/system/cpu/possible")).stdout.trim(); // e.g. 0-1
   const [lo, hi] = possible.split("-").map(Number);
   const mask = ((2 ** ((hi ?? lo) + 1)) - 1).toString(16);
   const samples: CostSample[] = [];
-  const state: StateSize[] = [];
   const sysctls = netTuningSysctls();
   const ssh = (cmd: string, stdin?: string) => runCommand({ connection: h.connection("root"), cmd, stdin, addPreviousOutputInEnv: false }, defaultSshTuning);
 
@@ -208,11 +178,10 @@ export async function costBench(opts: {
       };
       samples.push(s);
       log(`cost rep=${rep} ${variant}: ${ok ? "ok" : "FAILED"} ${s.ms.toFixed(0)} ms (ssh ${s.sshMs.toFixed(0)} ms), ${s.sessions} sessions, ${s.procs} processes, host CPU ${s.hostCpuMs} ms${note ? `\n  ${note}` : ""}`);
-      if (stack && ok && rep === 0) state.push({ ...stateSize("cost", stack.resources()), resource: variant === "nettuning" ? "NetTuning (40 keys)" : "NicQueues (features, txqueuelen, RPS, rc.local)" });
       if (stack) await stack.destroy(); // untimed; the resets below make the next run start clean anyway
     }
   }
   await resetHost(h, orig);
   await resetNic(h, nicOrig);
-  return { samples, state };
+  return { samples };
 }

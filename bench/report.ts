@@ -1,4 +1,5 @@
 /** Renders bench results as markdown tables and the ratio summary printed last. */
+import { STATE_FIELDS } from "./state";
 import type { BenchResults } from "./index";
 import { APPROACHES, Approach, FleetSample } from "./fleet";
 import { COST_VARIANTS, CostSample } from "./hostcost";
@@ -130,20 +131,22 @@ export function report(res: BenchResults): { markdown: string; ratios: string } 
     ratios.push(line);
   }
   // ---------------------------------------------------------------- state
-  if (res.state.length) {
-    md.push("## 4. State size per host (harness state after the create)", "");
-    md.push("| resource | child | inputs bytes | outputs bytes | stdin (each copy) | of which host program | stdout | connection (each copy) |", "|---|---|---|---|---|---|---|---|");
-    for (const s of res.state) {
-      for (const c of s.children) md.push(`| ${s.resource} | ${c.name} | ${c.inputsBytes} | ${c.outputsBytes} | ${c.stdinBytes} | ${c.programBytes} | ${c.stdoutBytes} | ${c.connectionBytes} |`);
-      md.push(`| ${s.resource} | **total** (incl. component) | | | | | | **${s.totalBytes}** (${s.withoutConnectionBytes} without the connection copies) |`);
+  if (res.state.length && "resources" in res.state[0]) {
+    md.push("## 4. State per host: NetTuning (40 keys) + NicQueues, inputs + outputs of every child (harness state after the create)", "");
+    md.push(`| connection | resource | child | ${STATE_FIELDS.join(" | ")} | child total |`, `|---|---|---|${STATE_FIELDS.map(() => "---|").join("")}---|`);
+    for (const h of res.state) {
+      for (const r of h.resources) {
+        for (const c of r.children) md.push(`| ${h.who} | ${r.resource} | ${c.name} | ${STATE_FIELDS.map((f) => c.fields[f]).join(" | ")} | ${c.totalBytes} |`);
+        md.push(`| ${h.who} | ${r.resource} | component outputs | ${STATE_FIELDS.map(() => "").join(" | ")} | ${r.componentBytes} |`);
+      }
     }
-    md.push("");
-    const prog = res.state.reduce((a, s) => a + s.children.reduce((b, c) => b + 2 * c.programBytes, 0), 0);
-    const all = res.state.reduce((a, s) => a + s.totalBytes, 0);
-    md.push(`Host program text (stored in each stdin, inputs and outputs): ${(prog / 1024).toFixed(1)} KiB of ${(all / 1024).toFixed(1)} KiB per host (${((100 * prog) / all).toFixed(0)} %).`, "");
-    md.push("Outputs of a Command repeat its inputs (the provider returns them), so every input is stored twice. The connection holds the private key (a secret: Pulumi stores it encrypted, larger than shown).", "");
-    const tot = res.state.reduce((a, s) => a + s.totalBytes, 0);
-    ratios.push(`state per host: ${res.state.map((s) => `${s.resource.split(" ")[0]} ${(s.totalBytes / 1024).toFixed(1)} KiB`).join(" + ")} = ${(tot / 1024).toFixed(1)} KiB`);
+    md.push("", "| connection | per host, plain JSON | per host, connection stored encrypted (as a secret) | largest string input of a child |", "|---|---|---|---|");
+    for (const h of res.state) {
+      const big = h.resources.map((r) => r.largestInput).sort((x, y) => y.bytes - x.bytes)[0];
+      md.push(`| ${h.who} | ${(h.totalBytes / 1024).toFixed(1)} KiB | ${(h.checkpointBytes / 1024).toFixed(1)} KiB | ${big.bytes} B (${big.child} ${big.field}) |`);
+      ratios.push(`state per host (${h.who}): ${(h.totalBytes / 1024).toFixed(1)} KiB plain, ${(h.checkpointBytes / 1024).toFixed(1)} KiB with the connection encrypted; largest string input ${big.bytes} B`);
+    }
+    md.push("", "Fields: bytes of the JSON of each property, inputs and outputs together (a Command's outputs repeat its inputs). `program` = the restore program after `@program` (gzip|base64 when the host has both tools); `originals` = the restore plan before it; `engine` = the CopyToRemote asset (path + sha256) and remotePath.", "");
   }
 
   md.push("## Log", "", "```", ...res.log, "```", "");

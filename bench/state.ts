@@ -28,7 +28,10 @@ export interface StateSize {
   who: Who;
   children: StateChild[];
   componentBytes: number;
+  /** plain JSON (secrets as their plain value) */
   totalBytes: number;
+  /** the same with every `connection` stored as Pulumi stores a secret (passphrase/service ciphertext) */
+  checkpointBytes: number;
   /** The largest string input of any child: its child, field and bytes. */
   largestInput: { child: string; field: string; bytes: number };
 }
@@ -36,6 +39,18 @@ export interface HostState {
   who: Who;
   resources: StateSize[];
   totalBytes: number;
+  checkpointBytes: number;
+}
+
+/**
+ * A secret value in a checkpoint: {"4dabf18193072939515e22adb298388d":"1b47061264138c4ac30d75fd1eb44270",
+ * "ciphertext":"v1:<base64 12-byte nonce>:<base64 of AES-256-GCM(JSON) + 16-byte tag>"} (pulumi/pulumi
+ * sdk/go/common/resource/config crypter; the service backend's ciphertext is of the same order).
+ */
+export function secretBytes(plainJsonBytes: number): number {
+  const b64 = (n: number) => 4 * Math.ceil(n / 3);
+  const wrapper = '{"4dabf18193072939515e22adb298388d":"1b47061264138c4ac30d75fd1eb44270","ciphertext":""}'.length;
+  return wrapper + "v1:".length + b64(12) + 1 + b64(plainJsonBytes + 16);
 }
 
 const json = (v: unknown) => (v === undefined ? 0 : Buffer.byteLength(JSON.stringify(v)));
@@ -80,7 +95,11 @@ export function stateSize(resource: string, who: Who, entries: StateEntry[], reg
   }
   // a component's checkpoint entry holds its registered outputs (registerOutputs), not its inputs
   const componentBytes = json(registeredOutputs ?? comp.outputs);
-  return { resource, who, children, componentBytes, totalBytes: componentBytes + children.reduce((a, c) => a + c.totalBytes, 0), largestInput };
+  const totalBytes = componentBytes + children.reduce((a, c) => a + c.totalBytes, 0);
+  // every child stores its connection twice (inputs, outputs), as a secret
+  const conn = kids.reduce((a, e) => a + json(e.inputs.connection) + json(e.outputs.connection), 0);
+  const connSecret = kids.reduce((a, e) => a + secretBytes(json(e.inputs.connection)) + secretBytes(json(e.outputs.connection)), 0);
+  return { resource, who, children, componentBytes, totalBytes, checkpointBytes: totalBytes - conn + connSecret, largestInput };
 }
 
 /** Creates NetTuning (40 keys) + NicQueues on `host` as `who`, measures, destroys. */
@@ -98,6 +117,7 @@ export async function stateBench(host: LabHost, who: Who, log: (s: string) => vo
   const d = await stack.destroy();
   if (!d.ok) throw new Error(`state bench (${who}): destroy failed: ${d.error}`);
   const totalBytes = resources.reduce((a, s) => a + s.totalBytes, 0);
-  log(`state per host (${who}): ${resources.map((s) => `${s.resource} ${(s.totalBytes / 1024).toFixed(1)} KiB`).join(" + ")} = ${(totalBytes / 1024).toFixed(1)} KiB; largest string input ${Math.max(...resources.map((s) => s.largestInput.bytes))} B`);
-  return { who, resources, totalBytes };
+  const checkpointBytes = resources.reduce((a, s) => a + s.checkpointBytes, 0);
+  log(`state per host (${who}): ${resources.map((s) => `${s.resource} ${(s.totalBytes / 1024).toFixed(1)} KiB`).join(" + ")} = ${(totalBytes / 1024).toFixed(1)} KiB plain, ${(checkpointBytes / 1024).toFixed(1)} KiB with the connection encrypted; largest string input ${Math.max(...resources.map((s) => s.largestInput.bytes))} B`);
+  return { who, resources, totalBytes, checkpointBytes };
 }

@@ -244,8 +244,10 @@ export async function evaluate(program: PulumiProgram, opts: EvaluateOptions, ha
       const secretInputs = Object.keys(raw).filter((k) => isSecretWrapper(raw[k]));
       const inputs = plain(raw) as Record<string, unknown>;
       // assets: the deserialized FileAsset holds a Promise; record the wire form (sig + path) with its hash
-      const wire = (req as unknown as { getObject(): { toJavaScript(): Record<string, unknown> } }).getObject().toJavaScript();
-      for (const [k, v] of Object.entries(wire)) if (typeof v === "object" && v !== null && isAsset(v)) inputs[k] = assetRecord(v as Record<string, unknown>);
+      if (Object.values(raw).some((v) => pulumi.asset.Asset.isInstance(v))) {
+        const wire = (req as unknown as { getObject(): { toJavaScript(): Record<string, unknown> } }).getObject().toJavaScript();
+        for (const [k, v] of Object.entries(wire)) if (typeof v === "object" && v !== null && isAsset(v)) inputs[k] = assetRecord(v as Record<string, unknown>);
+      }
       const rec: RegisteredResource = {
         urn,
         type: req.getType(),
