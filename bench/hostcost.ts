@@ -18,8 +18,8 @@ import type { LabHost } from "../testkit/lab";
 import { FILE_NAME, FILE_PATH, netTuningSysctls, readValues, resetHost, SYSCTLS } from "./keys";
 import { nowMs, readCounters, sleep } from "./lib";
 
-export type CostVariant = "ssh-true" | "nettuning" | "naive-sysctl" | "naive-sysctl-40-ssh" | "nicqueues" | "naive-nic";
-export const COST_VARIANTS: CostVariant[] = ["ssh-true", "nettuning", "naive-sysctl", "naive-sysctl-40-ssh", "nicqueues", "naive-nic"];
+export type CostVariant = "ssh-true" | "nettuning" | "nettuning-apply" | "nettuning-apply-sudo" | "naive-sysctl" | "naive-sysctl-40-ssh" | "nicqueues" | "nicqueues-apply" | "naive-nic";
+export const COST_VARIANTS: CostVariant[] = ["ssh-true", "nettuning", "nettuning-apply", "nettuning-apply-sudo", "naive-sysctl", "naive-sysctl-40-ssh", "nicqueues", "nicqueues-apply", "naive-nic"];
 
 export interface CostSample {
   variant: CostVariant;
@@ -119,6 +119,20 @@ export async function costBench(opts: {
   for (let rep = 0; rep < opts.repeats; rep++) {
     const order = COST_VARIANTS.map((_, i) => COST_VARIANTS[(i + rep) % COST_VARIANTS.length]);
     for (const variant of order) {
+      // apply-only variants: capture the exact apply command and stdin (untimed; installs the engine)
+      let captured: { cmd: string; stdin?: string; who: "root" | "sudo" } | undefined;
+      if (variant.includes("-apply")) {
+        const who = variant.endsWith("-sudo") ? ("sudo" as const) : ("root" as const);
+        const become = who === "sudo" ? ("sudo" as const) : undefined;
+        const prep = new Stack({ project: "bench", stack: `cost-prep-${variant}-${rep}` });
+        const r = await prep.up(variant.startsWith("nettuning")
+          ? () => { new NetTuning("cost", { connection: h.connection(who), become, sysctls, fileName: FILE_NAME }); }
+          : () => { new NicQueues("cost", { ...NIC_ARGS(h), connection: h.connection(who), become }); });
+        const run = r.runs.find((x) => x.name === "cost-apply");
+        if (!r.ok || !run) throw new Error(`cost prep ${variant} failed: ${r.error}`);
+        captured = { cmd: run.cmd, stdin: run.stdin, who };
+        await prep.destroy();
+      }
       await resetHost(h, orig);
       await resetNic(h, nicOrig);
       const before = await readCounters(h);
@@ -139,6 +153,13 @@ export async function costBench(opts: {
         note = r.error?.slice(0, 2000);
         sessions = r.sessions.total;
         sshMs = r.runs.reduce((a, x) => a + x.durationMs, 0);
+      } else if (captured) {
+        const r = await runCommand({ connection: h.connection(captured.who), cmd: captured.cmd, stdin: captured.stdin, addPreviousOutputInEnv: false }, defaultSshTuning);
+        ms = nowMs() - t0;
+        sshMs = r.durationMs;
+        sessions = 1;
+        ok = r.ok;
+        note = r.error;
       } else if (variant === "naive-sysctl-40-ssh") {
         for (const [k, v] of Object.entries(SYSCTLS)) {
           const r = await ssh(`sysctl -w '${k}=${v}'`);
@@ -167,7 +188,7 @@ export async function costBench(opts: {
       const after = await readCounters(h);
       // Did the variant really change the host? (untimed, after the counters)
       if (ok && variant !== "ssh-true") {
-        const problem = variant === "nicqueues" || variant === "naive-nic" ? await nicApplied(h, mask) : await sysctlsApplied(h);
+        const problem = variant.startsWith("nicqueues") || variant === "naive-nic" ? await nicApplied(h, mask) : await sysctlsApplied(h);
         if (problem) { ok = false; note = `${problem}${note ? `; ${note}` : ""}`; }
       }
       const s: CostSample = {

@@ -73,7 +73,10 @@ export function report(res: BenchResults): { markdown: string; ratios: string } 
     md.push("|---|---|---|---|---|---|---|");
     const label: Record<string, string> = {
       "ssh-true": "empty SSH session (`true`): SSH/sshd share",
-      nettuning: "NetTuning create, 40 keys (+journal, file, read-back, report)",
+      nettuning: "NetTuning create, 40 keys (+journal, file, read-back, report), engine delivery included",
+      "nettuning-apply": "NetTuning apply alone, 40 keys, engine installed (root)",
+      "nettuning-apply-sudo": "NetTuning apply alone, 40 keys, engine installed (become sudo)",
+      "nicqueues-apply": "NicQueues apply alone, engine installed (root)",
       "naive-sysctl": "naive: 40 × `sysctl -w` + `cat` the file, one session",
       "naive-sysctl-40-ssh": "naive: 40 × `ssh host sysctl -w k=v` + 1 × `ssh host cat > file`",
       nicqueues: "NicQueues create (gro, txqueuelen, RPS ×4 queues, rc.local)",
@@ -98,7 +101,7 @@ export function report(res: BenchResults): { markdown: string; ratios: string } 
       }
       return summarize(out);
     };
-    for (const [a, b] of [["nettuning", "naive-sysctl"], ["nettuning", "naive-sysctl-40-ssh"], ["nicqueues", "naive-nic"]]) {
+    for (const [a, b] of [["nettuning", "naive-sysctl"], ["nettuning-apply", "naive-sysctl"], ["nettuning-apply-sudo", "naive-sysctl"], ["nettuning", "naive-sysctl-40-ssh"], ["nicqueues", "naive-nic"], ["nicqueues-apply", "naive-nic"]]) {
       const line = `${label[a].split(" (")[0].split(",")[0]} / ${label[b]} — wall ×${fmtSummary(pair(a, b, (s) => s.sshMs))} (SSH part), processes ×${fmtSummary(pair(a, b, (s) => s.procs))}, host CPU ×${fmtSummary(pair(a, b, (s) => s.hostCpuMs))}`;
       md.push(`- ${line}`);
       ratios.push(line);
