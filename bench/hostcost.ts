@@ -122,6 +122,8 @@ export async function costBench(opts: {
       // apply-only variants: capture the exact apply command and stdin (untimed; installs the engine)
       let captured: { cmd: string; stdin?: string; who: "root" | "sudo" } | undefined;
       if (variant.includes("-apply")) {
+        await resetHost(h, orig); // the previous variant's apply-only run left its journal
+        await resetNic(h, nicOrig);
         const who = variant.endsWith("-sudo") ? ("sudo" as const) : ("root" as const);
         const become = who === "sudo" ? ("sudo" as const) : undefined;
         const prep = new Stack({ project: "bench", stack: `cost-prep-${variant}-${rep}` });
@@ -131,7 +133,8 @@ export async function costBench(opts: {
         const run = r.runs.find((x) => x.name === "cost-apply");
         if (!r.ok || !run) throw new Error(`cost prep ${variant} failed: ${r.error}`);
         captured = { cmd: run.cmd, stdin: run.stdin, who };
-        await prep.destroy();
+        const d = await prep.destroy();
+        if (!d.ok) throw new Error(`cost prep ${variant}: destroy failed: ${d.error}`);
       }
       await resetHost(h, orig);
       await resetNic(h, nicOrig);

@@ -85,7 +85,7 @@ export function engineRemotePath(sha256: string, ownerId: string, become?: Becom
  * $5 the URN of the `-engine` child (named in the recovery command when the host lost both copies).
  */
 const ENGINE_BOOT =
-  `umask 022;IFS=' ' read -r t v s;case $s in *[!0-9a-f]*) s=;;esac;[ "$t" = @engine ]&&[ \${#s} = 64 ]||exit 5;` +
+  `umask 022;IFS=' ' read -r t v s;case $s in *[!0-9a-f]*) s=;;esac;[ "$t" = @engine ]&&[ \${#s} = 64 ]||{ echo 'net-tuning: stdin lacks the @engine line' >&2;exit 5;};` +
   `u=$5;m(){ echo "net-tuning: engine $v $s is not installed on $(uname -n) ($1): run pulumi up --replace '$u'" >&2;exit 6;};` +
   `e=${ENGINE_INSTALL_DIR}/engine-$s.sh;d=\${e%/*};n=$d/.new.$$;f=$3/engine-$s.$4.sh;` +
   `[ -f "$e" ]||{ [ -f "$f" ]||m 'no staged copy: host rebuilt?';` +

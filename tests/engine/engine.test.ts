@@ -207,3 +207,27 @@ test("become sudo for a user without sudo: exit 3 naming the fix, after the deli
   expect(r.error).toContain("Give this user passwordless sudo (NOPASSWD) or connect as root.");
   expect(await sysctl(host, SOMAXCONN)).toBe(o);
 });
+
+describe("the apply bootstrap on a lab host (the exact command and stdin of a create)", () => {
+  test("a staged copy whose sha256 differs is refused (exit 6, nothing installed, no temporary left); no @engine line: exit 5", async () => {
+    const host = lab.hosts[0];
+    const stack = new Stack({ project: "eng", stack: "tamper" });
+    ok(await stack.up(program(host, "web", { sysctls: { [SOMAXCONN]: 7010 } })));
+    const run = stack.history.find((r) => r.name === "web-apply")!;
+    const staged = String(stack.get("web-engine")!.inputs.remotePath);
+    const urn = stack.get("web-engine")!.urn;
+    ok(await stack.destroy());
+    const o = await sysctl(host, SOMAXCONN);
+    // the host loses the installed engine; its staged copy is altered by someone
+    expect((await host.exec(`rm -rf /usr/local/lib/pulumi-net-tuning && echo 'echo pwned > /tmp/pwned' >> ${staged}`)).code).toBe(0);
+    const r = await host.ssh(run.cmd, { stdin: run.stdin });
+    expect(r.code).toBe(6);
+    expect(r.stderr).toContain(`(copying ${staged} failed or its sha256 differs): run pulumi up --replace '${urn}'\n`);
+    expect((await host.exec("ls -A /usr/local/lib/pulumi-net-tuning")).stdout).toBe("");
+    expect((await host.exec("test -e /tmp/pwned")).code).not.toBe(0);
+    expect(await sysctl(host, SOMAXCONN)).toBe(o);
+    const bad = await host.ssh(run.cmd, { stdin: run.stdin!.split("\n").slice(1).join("\n") });
+    expect(bad.code).toBe(5);
+    expect(bad.stderr).toBe("net-tuning: stdin lacks the @engine line\n");
+  });
+});
