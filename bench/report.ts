@@ -74,9 +74,9 @@ export function report(res: BenchResults): { markdown: string; ratios: string } 
     const label: Record<string, string> = {
       "ssh-true": "empty SSH session (`true`): SSH/sshd share",
       nettuning: "NetTuning create, 40 keys (+journal, file, read-back, report), engine delivery included",
-      "nettuning-apply": "NetTuning apply alone, 40 keys, engine installed (root)",
-      "nettuning-apply-sudo": "NetTuning apply alone, 40 keys, engine installed (become sudo)",
-      "nicqueues-apply": "NicQueues apply alone, engine installed (root)",
+      "nettuning-apply": "NetTuning apply alone as root, 40 keys, engine installed",
+      "nettuning-apply-sudo": "NetTuning apply alone with become sudo, 40 keys, engine installed",
+      "nicqueues-apply": "NicQueues apply alone as root, engine installed",
       "naive-sysctl": "naive: 40 × `sysctl -w` + `cat` the file, one session",
       "naive-sysctl-40-ssh": "naive: 40 × `ssh host sysctl -w k=v` + 1 × `ssh host cat > file`",
       nicqueues: "NicQueues create (gro, txqueuelen, RPS ×4 queues, rc.local)",
@@ -123,7 +123,7 @@ export function report(res: BenchResults): { markdown: string; ratios: string } 
     md.push("| program | resources | wall s | peak RSS MB | RSS before evaluation MB | failed |", "|---|---|---|---|---|---|");
     for (const v of ["components", "bare"] as const) {
       const xs = S.filter((s) => s.variant === v);
-      md.push(`| ${v === "components" ? `${n} × (NetTuning + NicQueues)` : `${n} × 4 bare remote.Command (same commands and stdin)`} | ${xs[0]?.resources ?? "n/a"} | ${fmtSummary(summarize(xs.map((s) => s.wallMs / 1000)))} | ${fmtSummary(summarize(xs.map((s) => s.maxRssKB / 1024)), 0)} | ${fmtSummary(summarize(xs.map((s) => s.rssBeforeKB / 1024)), 0)} | ${res.scale.filter((s) => s.variant === v && !s.ok).length} |`);
+      md.push(`| ${v === "components" ? `${n} × (NetTuning + NicQueues)` : `${n} × 4 bare remote.Command (same commands, plan-only stdin, no engine delivery)`} | ${xs[0]?.resources ?? "n/a"} | ${fmtSummary(summarize(xs.map((s) => s.wallMs / 1000)))} | ${fmtSummary(summarize(xs.map((s) => s.maxRssKB / 1024)), 0)} | ${fmtSummary(summarize(xs.map((s) => s.rssBeforeKB / 1024)), 0)} | ${res.scale.filter((s) => s.variant === v && !s.ok).length} |`);
     }
     md.push("");
     const wall = summarize(perRepeatRatios(S, (s) => s.wallMs, (s) => s.repeat, (s) => s.variant === "components", (s) => s.variant === "bare"));
