@@ -63,23 +63,27 @@ export function applyAndRestore(
   owner: Owner = ownerFor(name),
 ): pulumi.Output<HostReport> {
   const become = pulumi.output(args.become);
+  // staged in the home unless the connection is root without sudo (the user name is no secret: unsecret it, or the
+  // remotePath would be stored encrypted)
+  const user = pulumi.unsecret(pulumi.output(args.connection).apply((c) => c.user ?? "root"));
+  const home = pulumi.all([become, user]).apply(([b, u]) => b === "sudo" || u !== "root");
   const e = engine();
   const delivery = new command.remote.CopyToRemote(
     `${name}-engine`,
     {
       connection: args.connection,
       source: new pulumi.asset.FileAsset(enginePath(e)),
-      remotePath: become.apply((b) => engineRemotePath(e.sha256, owner.id, b)),
+      remotePath: home.apply((h) => engineRemotePath(e.sha256, owner.id, h)),
     },
     childOptions(parent),
   );
-  const boot = pulumi.all([become, delivery.urn]);
+  const boot = pulumi.all([become, delivery.urn, home]);
   const apply = new command.remote.Command(
     `${name}-apply`,
     {
       connection: args.connection,
-      create: boot.apply(([b, urn]) => engineCommand(kind, "create", owner.id, urn, b)),
-      update: boot.apply(([b, urn]) => engineCommand(kind, "update", owner.id, urn, b)),
+      create: boot.apply(([b, urn, h]) => engineCommand(kind, "create", owner.id, urn, b, h)),
+      update: boot.apply(([b, urn, h]) => engineCommand(kind, "update", owner.id, urn, b, h)),
       stdin: applyPlan.apply((p) => engineStdin(p, e)),
       addPreviousOutputInEnv: false,
       logging: "stderr",

@@ -71,9 +71,11 @@ export type ApplyMode = "create" | "update";
  * Where the `-engine` CopyToRemote stages the engine file (SFTP as the SSH user, no sudo). As root: under
  * /var/lib/pulumi-net-tuning/incoming; with become "sudo": relative to the user's home. One staged file per
  * resource (owner id in the name): two resources on one host copy concurrently, and SFTP writes in place.
+ * `home`: stage in the SSH user's home (become "sudo", or a connection user other than root, whose apply then
+ * fails with "must run as root" instead of the copy failing with "Permission denied").
  */
-export function engineRemotePath(sha256: string, ownerId: string, become?: Become): string {
-  const dir = become === "sudo" ? ENGINE_STAGE_HOME : ENGINE_STAGE_ROOT;
+export function engineRemotePath(sha256: string, ownerId: string, home: boolean): string {
+  const dir = home ? ENGINE_STAGE_HOME : ENGINE_STAGE_ROOT;
   return `${dir}/engine-${sha256}.${ownerId}.sh`;
 }
 
@@ -89,7 +91,7 @@ const ENGINE_BOOT =
   `u=$5;m(){ echo "net-tuning: engine $v $s is not installed on $(uname -n) ($1): run pulumi up --replace '$u'" >&2;exit 6;};` +
   `e=${ENGINE_INSTALL_DIR}/engine-$s.sh;d=\${e%/*};n=$d/.new.$$;f=$3/engine-$s.$4.sh;` +
   `[ -f "$e" ]||{ [ -f "$f" ]||m 'no staged copy: host rebuilt?';` +
-  `{ mkdir -p -m 755 "$d"&&cat "$f" >"$n"&&[ "$(sha256sum <"$n")" = "$s  -" ]&&mv -f "$n" "$e";}||{ rm -f "$n";m "copying $f failed or its sha256 differs";};};` +
+  `{ mkdir -p -m 755 "$d"&&cat "$f" >"$n"&&[ "$(sha256sum <"$n")" = "$s  -" ]&&mv -f "$n" "$e";}||{ rm -f "$n";[ "$(id -u)" = 0 ]||{ echo "net-tuning: must run as root, but runs as $(id -un): connect as root or set become: \\"sudo\\"" >&2;exit 3;};m "copying $f failed or its sha256 differs";};};` +
   `exec /bin/sh "$e" "$1" "$2"`;
 
 /**
@@ -97,14 +99,14 @@ const ENGINE_BOOT =
  * operation (`apply-create` / `apply-update`, seen by the engine as NT_APPLY_MODE). With become "sudo" the staging
  * directory is the SSH user's home, expanded before sudo.
  */
-export function engineCommand(kind: HostKind, mode: ApplyMode, ownerId: string, engineUrn: string, become?: Become): string {
+export function engineCommand(kind: HostKind, mode: ApplyMode, ownerId: string, engineUrn: string, become?: Become, home = become === "sudo"): string {
   if (!/^[A-Za-z0-9._-]+$/.test(ownerId)) throw new Error(`pulumi-net-tuning: invalid owner id ${JSON.stringify(ownerId)}`);
-  const stage = become === "sudo" ? `"$HOME"/${ENGINE_STAGE_HOME}` : ENGINE_STAGE_ROOT;
+  const stage = home ? `"$HOME"/${ENGINE_STAGE_HOME}` : ENGINE_STAGE_ROOT;
   const run = `/bin/sh -c ${shQuote(ENGINE_BOOT)} net-tuning ${kind} apply-${mode} ${stage} ${ownerId} ${shQuote(engineUrn)}`;
   if (become !== "sudo") return run;
   return (
     `s=;[ "$(id -u)" = 0 ]||{ NT_E=$(sudo -n true 2>&1)||{ ` +
-    `echo "net-tuning: become \\"sudo\\" failed for $(id -un): $NT_E. Give this user passwordless sudo (NOPASSWD) or connect as root." >&2;exit 3;};s='sudo -n';};` +
+    `echo "net-tuning: become \\"sudo\\" failed for user $(id -un): $NT_E. Give this user passwordless sudo (NOPASSWD) or connect as root." >&2;exit 3;};s='sudo -n';};` +
     `$s ${run}`
   );
 }

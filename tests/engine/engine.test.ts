@@ -203,7 +203,7 @@ test("become sudo for a user without sudo: exit 3 naming the fix, after the deli
   });
   expect(r.ok).toBe(false);
   expect(r.error).toMatch(/Process exited with status 3/);
-  expect(r.error).toContain(`net-tuning: become "sudo" failed for ${host.plainUser.user}: `);
+  expect(r.error).toContain(`net-tuning: become "sudo" failed for user ${host.plainUser.user}: `);
   expect(r.error).toContain("Give this user passwordless sudo (NOPASSWD) or connect as root.");
   expect(await sysctl(host, SOMAXCONN)).toBe(o);
 });
@@ -230,4 +230,20 @@ describe("the apply bootstrap on a lab host (the exact command and stdin of a cr
     expect(bad.code).toBe(5);
     expect(bad.stderr).toBe("net-tuning: stdin lacks the @engine line\n");
   });
+});
+
+test("a non-root connection without become: staged in its home, the apply says it must run as root (exit 3)", async () => {
+  const host = lab.hosts[3];
+  const o = await sysctl(host, SOMAXCONN);
+  await host.exec("rm -rf /usr/local/lib/pulumi-net-tuning");
+  const stack = new Stack({ project: "eng", stack: "plainroot" });
+  const r = await stack.up(() => {
+    new NetTuning("web", { connection: host.connection("plain"), sysctls: { [SOMAXCONN]: 7008 } });
+  });
+  expect(r.ok).toBe(false);
+  expect(r.copies.map((c) => [c.ok, c.remotePath.startsWith(".cache/pulumi-net-tuning/")])).toEqual([[true, true]]);
+  expect(r.error).toMatch(/Process exited with status 3/);
+  expect(r.error).toContain(`net-tuning: must run as root, but runs as ${host.plainUser.user}: connect as root or set become: "sudo"`);
+  expect((await host.exec("ls -A /usr/local/lib/pulumi-net-tuning 2>&1")).stdout).toMatch(/No such file/);
+  expect(await sysctl(host, SOMAXCONN)).toBe(o);
 });
