@@ -27,7 +27,7 @@
  *   stored inputs); with deleteBeforeReplace the old delete runs first, then the create — preceded,
  *   as in the engine's calculateDependentReplacements, by the eager deletes (reverse dependency
  *   order) of not-yet-registered dependents that would themselves be replaced (for Commands: those
- *   whose `triggers` take a value from the replaced resource).
+ *   whose `triggers`, or a property named in their own replaceOnChanges, take a value from the replaced resource).
  * - A failed create stores nothing; a failed update keeps the old state; after a failed step no new
  *   step starts, in-flight ones finish, the program is abandoned and no deletes run (default
  *   `pulumi up` without --continue-on-error).
@@ -709,7 +709,8 @@ export class Stack {
    * Dependents of `root` (transitively, in dependency order) that a delete-before-replace of `root` forces to be
    * deleted first (engine: stepGenerator.calculateDependentReplacements): custom resources not yet registered in
    * this run whose provider diff would be a replace when the inputs taken from the replace set become unknown.
-   * For command:remote:Command that is a `triggers` property dependency (the schema's only replaceOnChanges field).
+   * For command:remote:Command: a property dependency of `triggers` (the schema's replaceOnChanges field) or of a
+   * property named by the dependent's own replaceOnChanges option (applyReplaceOnChanges in the engine).
    */
   private dbrDependents(root: StateEntry, registered: Set<string>): StateEntry[] {
     const replaceSet = new Set<string>([root.urn]);
@@ -719,7 +720,11 @@ export class Stack {
       changed = false;
       for (const e of entries) {
         if (replaceSet.has(e.urn) || registered.has(e.urn) || !e.custom || e.type !== COMMAND_TYPE) continue;
-        if ((e.propertyDependencies.triggers ?? []).some((u) => replaceSet.has(u))) {
+        // the engine marks every property that depends on the replace set unknown, asks the provider's diff (for a
+        // Command: a replace only for `triggers`) and then applies the resource's replaceOnChanges option
+        // (step_generator.go calculateDependentReplacements → applyReplaceOnChanges)
+        const keys = new Set(["triggers", ...e.options.replaceOnChanges.map((p) => parsePath(p)[0] ?? p)]);
+        if ([...keys].some((k) => (e.propertyDependencies[k] ?? []).some((u) => replaceSet.has(u)))) {
           replaceSet.add(e.urn);
           out.push(e);
           changed = true;
