@@ -86,12 +86,12 @@ export function engineRemotePath(sha256: string, ownerId: string, home: boolean)
  * nothing ever runs from a path another user can write. Arguments: $1 kind, $2 op, $3 staging dir, $4 owner id,
  * $5 the URN of the `-engine` child (named in the recovery command when the host lost both copies).
  */
-const ENGINE_BOOT =
-  `umask 022;IFS=' ' read -r t v s;case $s in *[!0-9a-f]*) s=;;esac;[ "$t" = @engine ]&&[ \${#s} = 64 ]||{ echo 'net-tuning: stdin lacks the @engine line' >&2;exit 5;};` +
+export const ENGINE_BOOT =
+  `umask 022;IFS=' ' read -r t v s;case $s in *[!0-9a-f]*) s=;;esac;case "$t:\${#s}" in @engine:64) ;; *) echo 'net-tuning: stdin lacks the @engine line' >&2;exit 5;;esac;` +
   `u=$5;m(){ echo "net-tuning: engine $v $s is not installed on $(uname -n) ($1): run pulumi up --replace '$u'" >&2;exit 6;};` +
   `e=${ENGINE_INSTALL_DIR}/engine-$s.sh;d=\${e%/*};n=$d/.new.$$;f=$3/engine-$s.$4.sh;` +
   `[ -f "$e" ]||{ [ -f "$f" ]||m 'no staged copy: host rebuilt?';` +
-  `{ mkdir -p -m 755 "$d"&&cat "$f" >"$n"&&[ "$(sha256sum <"$n")" = "$s  -" ]&&mv -f "$n" "$e";}||{ rm -f "$n";[ "$(id -u)" = 0 ]||{ echo "net-tuning: must run as root, but runs as $(id -un): connect as root or set become: \\"sudo\\"" >&2;exit 3;};m "copying $f failed or its sha256 differs";};};` +
+  `{ { [ -d "$d" ]||mkdir -m 755 "$d";}&&cat "$f" >"$n"&&[ "$(sha256sum <"$n")" = "$s  -" ]&&mv -f "$n" "$e";}||{ rm -f "$n";[ "$(id -u)" = 0 ]||{ echo "net-tuning: must run as root, but runs as $(id -un): connect as root or set become: \\"sudo\\"" >&2;exit 3;};m "copying $f failed or its sha256 differs";};};` +
   `exec /bin/sh "$e" "$1" "$2"`;
 
 /**
@@ -128,7 +128,7 @@ export const GZIP_MARKER = "@gzip-base64";
  * The restore bootstrap (`delete` of the -restore child): saves stdin in a private temp dir, cuts the program off
  * after `@program`, unpacks it when it starts with `@gzip-base64`, runs it with /bin/sh on the originals.
  */
-const RESTORE_BOOT =
+export const RESTORE_BOOT =
   `umask 077;d=$(mktemp -d /tmp/net-tuning-in.XXXXXX)||exit 1;cat >"$d/in"&&sed '1,/^${PROGRAM_MARKER}$/d' "$d/in" >"$d/p"&&` +
   `{ IFS= read -r l <"$d/p";[ "$l" != ${GZIP_MARKER} ]||{ sed 1d "$d/p"|base64 -d|gzip -dc >"$d/q"&&mv "$d/q" "$d/p";}||` +
   `{ echo "net-tuning: cannot unpack the restore program on $(uname -n) (gzip or base64 missing?)" >&2;false;};}&&` +
