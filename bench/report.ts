@@ -10,6 +10,8 @@ const NAMES: Record<Approach, string> = {
   nettuning: "NetTuning (harness, parallel unbounded)",
   "ansible-sysctl": "Ansible ansible.posix.sysctl × 40 (forks 5)",
   "ansible-copy": "Ansible copy + `sysctl -p` handler (forks 5)",
+  "ansible-sysctl-forks-n": "Ansible ansible.posix.sysctl × 40 (forks = hosts)",
+  "ansible-copy-forks-n": "Ansible copy + `sysctl -p` handler (forks = hosts)",
 };
 
 function perRepeatRatios<T>(samples: T[], key: (s: T) => number, group: (s: T) => number, num: (s: T) => boolean, den: (s: T) => boolean): number[] {
@@ -53,7 +55,7 @@ export function report(res: BenchResults): { markdown: string; ratios: string } 
       }
       md.push("");
       const ok = S.filter((s) => s.first.ok && s.second.ok);
-      for (const a of ["ansible-sysctl", "ansible-copy"] as Approach[]) {
+      for (const a of APPROACHES.filter((x) => x !== "nettuning")) {
         const r1 = summarize(perRepeatRatios(ok, (s) => s.first.ms, (s) => s.repeat, (s) => s.approach === a, (s) => s.approach === "nettuning"));
         const r2 = summarize(perRepeatRatios(ok, (s) => s.second.ms, (s) => s.repeat, (s) => s.approach === a, (s) => s.approach === "nettuning"));
         const sess = summarize(perRepeatRatios(ok, (s) => mean(s.first.sessionsPerHost), (s) => s.repeat, (s) => s.approach === a, (s) => s.approach === "nettuning"));
