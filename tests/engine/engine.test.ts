@@ -222,7 +222,7 @@ describe("the apply bootstrap on a lab host (the exact command and stdin of a cr
     expect((await host.exec(`rm -rf /usr/local/lib/pulumi-net-tuning && echo 'echo pwned > /tmp/pwned' >> ${staged}`)).code).toBe(0);
     const r = await host.ssh(run.cmd, { stdin: run.stdin });
     expect(r.code).toBe(6);
-    expect(r.stderr).toContain(`(copying ${staged} failed or its sha256 differs): run pulumi up --replace '${urn}'\n`);
+    expect(r.stderr).toContain(`(copy of ${staged} failed or its sha256 differs): run pulumi up --replace '${urn}'\n`);
     expect((await host.exec("ls -A /usr/local/lib/pulumi-net-tuning")).stdout).toBe("");
     expect((await host.exec("test -e /tmp/pwned")).code).not.toBe(0);
     expect(await sysctl(host, SOMAXCONN)).toBe(o);
@@ -243,7 +243,26 @@ test("a non-root connection without become: staged in its home, the apply says i
   expect(r.ok).toBe(false);
   expect(r.copies.map((c) => [c.ok, c.remotePath.startsWith(".cache/pulumi-net-tuning/")])).toEqual([[true, true]]);
   expect(r.error).toMatch(/Process exited with status 3/);
-  expect(r.error).toContain(`net-tuning: must run as root, but runs as ${host.plainUser.user}: connect as root or set become: "sudo"`);
+  expect(r.error).toContain(`net-tuning: must run as root, but runs as ${host.plainUser.user}: connect as root or set become in the resource args`);
   expect((await host.exec("ls -A /usr/local/lib/pulumi-net-tuning 2>&1")).stdout).toMatch(/No such file/);
   expect(await sysctl(host, SOMAXCONN)).toBe(o);
+});
+
+test("an engine directory planted by another user is never run (exit 6), even with the right file name", async () => {
+  const host = lab.hosts[2];
+  const o = await sysctl(host, SOMAXCONN);
+  const u = host.plainUser.user;
+  const plant = await host.exec(
+    `rm -rf /usr/local/lib/pulumi-net-tuning && mkdir -m 755 /usr/local/lib/pulumi-net-tuning && ` +
+      `printf 'echo planted > /tmp/planted\\n' > ${INSTALLED} && chown -R ${u} /usr/local/lib/pulumi-net-tuning`,
+  );
+  expect(plant.code).toBe(0);
+  const stack = new Stack({ project: "eng", stack: "planted" });
+  const r = await stack.up(program(host, "web", { sysctls: { [SOMAXCONN]: 7009 } }));
+  expect(r.ok).toBe(false);
+  expect(r.error).toMatch(/Process exited with status 6/);
+  expect(r.error).toContain(`net-tuning: ${INSTALLED} or its directory is not owned by root: not running it`);
+  expect((await host.exec("test -e /tmp/planted")).code).not.toBe(0);
+  expect(await sysctl(host, SOMAXCONN)).toBe(o);
+  await host.exec("rm -rf /usr/local/lib/pulumi-net-tuning");
 });

@@ -8,6 +8,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { assembleEngine, engine, enginePath } from "../../provider/host/engine";
+import { parseReport } from "../../provider/report";
 import { ENGINE_BOOT, engineCommand, engineStdin, GZIP_MARKER, hostProgram, RESTORE_BOOT, restoreCommand, restoreStdin } from "../../provider/host/programs";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "nt-static-"));
@@ -52,7 +53,7 @@ test("the bootstraps (root, sudo, restore): shellcheck clean and parse in dash/b
     shells(f);
   }
   // the provider repeats the command in every error: keep it short
-  expect(cmds.root.length).toBeLessThan(1100);
+  expect(cmds.root.length).toBeLessThan(1200); // about 1,100 with a 100-character URN
   expect(cmds.restore.length).toBeLessThan(500);
   expect(() => engineCommand("sysctl", "create", "bad id;rm", URN)).toThrow(/invalid owner id/);
 });
@@ -71,4 +72,14 @@ test("the restore program round-trips through gzip|base64 as the restore bootstr
     expect(restoreStdin(kind, "p\n", true)).toBe(stdin.replace(/^[^]*?\n@program\n/, "p\n@program\n")); // deterministic
     expect(restoreStdin(kind, "p\n", false)).toBe(`p\n@program\n${hostProgram(kind, "restore")}`);
   }
+});
+
+test("the report: a host line after end names the host's tools; anything else after end is ignored", () => {
+  const body = "net-tuning-report v1\napplied\tnet.core.somaxconn\t8192\nprevious\tnet.core.somaxconn\t4096\nend\n";
+  expect(parseReport(`${body}host\tgzip base64\n`)).toEqual({
+    applied: { "net.core.somaxconn": "8192" }, previous: { "net.core.somaxconn": "4096" }, warnings: [], extra: {}, hostTools: ["gzip", "base64"],
+  });
+  expect(parseReport(body).hostTools).toBeUndefined();
+  expect(parseReport(`${body}applied\tx\t1\n`).applied).toEqual({ "net.core.somaxconn": "8192" });
+  expect(() => parseReport("net-tuning-report v1\napplied\tk\tv\n")).toThrow(/not a complete report/);
 });
