@@ -87,12 +87,14 @@ export function engineRemotePath(sha256: string, ownerId: string, home: boolean)
  * $5 the URN of the `-engine` child (named in the recovery command when the host lost both copies).
  */
 export const ENGINE_BOOT =
-  `umask 022;read -r t v s;case $s in *[!0-9a-f]*) s=;;esac;case "$t:\${#s}" in @engine:64) ;; *) echo "net-tuning: stdin lacks the @engine line" >&2;exit 5;;esac;` +
-  `u=$5;m(){ echo "net-tuning: engine $v $s is not installed on $(uname -n) ($1): run pulumi up --replace '$u'" >&2;exit 6;};` +
-  `e=${ENGINE_INSTALL_DIR}/engine-$s.sh;d=\${e%/*};n=$d/.new.$$;f=$3/engine-$s.$4.sh;` +
-  `[ -f "$e" ]||{ [ -f "$f" ]||m "no staged copy: host rebuilt?";` +
-  `{ { [ -d "$d" ]||mkdir -m 755 "$d"||[ -d "$d" ];}&&cat "$f" >"$n"&&[ "$(sha256sum <"$n")" = "$s  -" ]&&mv -f "$n" "$e";}||{ rm -f "$n";[ "$(id -u)" = 0 ]||{ echo "net-tuning: must run as root, but runs as $(id -un): connect as root or set become in the resource args" >&2;exit 3;};m "copy of $f failed or its sha256 differs";};};` +
-  `[ -O "$d" ]&&[ -O "$e" ]||[ "$(id -u)" != 0 ]||{ echo "net-tuning: $e or its directory is not owned by root: not running it" >&2;exit 6;};` +
+  `umask 022;read -r t v s;case $s in *[!0-9a-f]*) s=;;esac;` +
+  `case "$t:\${#s}" in @engine:64) ;; *) echo "net-tuning: stdin lacks the @engine line" >&2;exit 5;;esac;` +
+  `e=${ENGINE_INSTALL_DIR}/engine-$s.sh;d=\${e%/*};` +
+  `[ -f "$e" ]||{ f=$3/engine-$s.$4.sh;n=$d/.new.$$;` +
+  `{ [ -f "$f" ]&&{ [ -d "$d" ]||mkdir -m 755 "$d"||[ -d "$d" ];}&&cat "$f" >"$n"&&[ "$(sha256sum <"$n")" = "$s  -" ]&&mv -f "$n" "$e";}||` +
+  `{ rm -f "$n";[ "$(id -u)" = 0 ]||{ echo "net-tuning: must run as root, not as $(id -un): set become" >&2;exit 3;};` +
+  `echo "net-tuning: cannot install engine $v from $f on $(uname -n) (missing: host rebuilt? or sha256 differs): run pulumi up --replace '$5'" >&2;exit 6;};};` +
+  `[ -O "$d" ]&&[ -O "$e" ]||[ "$(id -u)" != 0 ]||{ echo "net-tuning: not running $e: not owned by root" >&2;exit 6;};` +
   `exec /bin/sh "$e" "$1" "$2"`;
 
 /**

@@ -123,10 +123,10 @@ test("a host rebuilt under the same address: the next update names the exact rec
   const r = await stack.up(program(host, "web", { sysctls: { [SOMAXCONN]: 7003 } }));
   expect(r.ok).toBe(false);
   const urn = stack.get("web-engine")!.urn;
+  const staged = String(stack.get("web-engine")!.inputs.remotePath);
   expect(r.error!.split("\n").slice(1).join("\n")).toBe(
-    `net-tuning: engine ${E.version} ${E.sha256} is not installed on ${(await host.exec("uname -n")).stdout.trim()} (no staged copy: host rebuilt?): run pulumi up --replace '${stack.get("web-engine")!.urn}'\n`,
+    `net-tuning: cannot install engine ${E.version} from ${staged} on ${(await host.exec("uname -n")).stdout.trim()} (missing: host rebuilt? or sha256 differs): run pulumi up --replace '${urn}'\n`,
   );
-  expect(r.error).toContain(`(no staged copy: host rebuilt?): run pulumi up --replace '${urn}'`);
   expect(await sysctl(host, SOMAXCONN)).toBe(o); // nothing changed
   // the recovery: `pulumi up --replace <urn>` = the engine child is replaced (copied again), then the apply updates
   const entry = stack.get("web-engine")!;
@@ -222,7 +222,8 @@ describe("the apply bootstrap on a lab host (the exact command and stdin of a cr
     expect((await host.exec(`rm -rf /usr/local/lib/pulumi-net-tuning && echo 'echo pwned > /tmp/pwned' >> ${staged}`)).code).toBe(0);
     const r = await host.ssh(run.cmd, { stdin: run.stdin });
     expect(r.code).toBe(6);
-    expect(r.stderr).toContain(`(copy of ${staged} failed or its sha256 differs): run pulumi up --replace '${urn}'\n`);
+    expect(r.stderr).toContain(`net-tuning: cannot install engine ${E.version} from ${staged} on `);
+    expect(r.stderr).toContain(`(missing: host rebuilt? or sha256 differs): run pulumi up --replace '${urn}'\n`);
     expect((await host.exec("ls -A /usr/local/lib/pulumi-net-tuning")).stdout).toBe("");
     expect((await host.exec("test -e /tmp/pwned")).code).not.toBe(0);
     expect(await sysctl(host, SOMAXCONN)).toBe(o);
@@ -243,7 +244,7 @@ test("a non-root connection without become: staged in its home, the apply says i
   expect(r.ok).toBe(false);
   expect(r.copies.map((c) => [c.ok, c.remotePath.startsWith(".cache/pulumi-net-tuning/")])).toEqual([[true, true]]);
   expect(r.error).toMatch(/Process exited with status 3/);
-  expect(r.error).toContain(`net-tuning: must run as root, but runs as ${host.plainUser.user}: connect as root or set become in the resource args`);
+  expect(r.error).toContain(`net-tuning: must run as root, not as ${host.plainUser.user}: set become`);
   expect((await host.exec("ls -A /usr/local/lib/pulumi-net-tuning 2>&1")).stdout).toMatch(/No such file/);
   expect(await sysctl(host, SOMAXCONN)).toBe(o);
 });
@@ -261,7 +262,7 @@ test("an engine directory planted by another user is never run (exit 6), even wi
   const r = await stack.up(program(host, "web", { sysctls: { [SOMAXCONN]: 7009 } }));
   expect(r.ok).toBe(false);
   expect(r.error).toMatch(/Process exited with status 6/);
-  expect(r.error).toContain(`net-tuning: ${INSTALLED} or its directory is not owned by root: not running it`);
+  expect(r.error).toContain(`net-tuning: not running ${INSTALLED}: not owned by root`);
   expect((await host.exec("test -e /tmp/planted")).code).not.toBe(0);
   expect(await sysctl(host, SOMAXCONN)).toBe(o);
   await host.exec("rm -rf /usr/local/lib/pulumi-net-tuning");
