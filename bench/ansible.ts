@@ -98,7 +98,8 @@ ${content.split("\n").filter(Boolean).map((l) => `          ${l}`).join("\n")}
     );
   }
 
-  async play(variant: AnsibleVariant, timeoutMs: number): Promise<AnsibleRun> {
+  /** `forks`: Ansible's parallelism for this run (`--forks`); default the configuration's 5. */
+  async play(variant: AnsibleVariant, timeoutMs: number, forks?: number): Promise<AnsibleRun> {
     const id = this.n++;
     const log = path.join(this.dir, `sessions-${id}.log`);
     const cp = path.join(this.dir, `cp-${id}`); // fresh ControlMaster dir: every run starts without open connections
@@ -114,7 +115,7 @@ ${content.split("\n").filter(Boolean).map((l) => `          ${l}`).join("\n")}
       ANSIBLE_NOCOLOR: "1",
       BENCH_SSH_LOG: log,
     };
-    const r = await run("ansible-playbook", ["-i", path.join(this.dir, "inventory.ini"), path.join(this.dir, `${variant}.yml`)], {
+    const r = await run("ansible-playbook", ["-i", path.join(this.dir, "inventory.ini"), ...(forks ? ["--forks", String(forks)] : []), path.join(this.dir, `${variant}.yml`)], {
       env, cwd: this.dir, timeoutMs,
     });
     // close the ControlPersist masters this run left (untimed), so they cost nothing during the next runs

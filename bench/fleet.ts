@@ -13,8 +13,9 @@ import { AnsibleBench, sshdLogins } from "./ansible";
 import { FILE_NAME, FILE_PATH, netTuningSysctls, readValues, resetHost, SYSCTLS } from "./keys";
 import { HostCounters, mapLimit, nowMs, readCounters, sleep } from "./lib";
 
-export type Approach = "nettuning" | "ansible-sysctl" | "ansible-copy";
-export const APPROACHES: Approach[] = ["nettuning", "ansible-sysctl", "ansible-copy"];
+export type Approach = "nettuning" | "ansible-sysctl" | "ansible-copy" | "ansible-sysctl-forks-n" | "ansible-copy-forks-n";
+/** The `-forks-n` approaches run Ansible with forks = the number of hosts (NetTuning's parallelism is unbounded). */
+export const APPROACHES: Approach[] = ["nettuning", "ansible-sysctl", "ansible-copy", "ansible-sysctl-forks-n", "ansible-copy-forks-n"];
 
 export interface PhaseSample {
   ok: boolean;
@@ -123,9 +124,10 @@ export async function fleetBench(opts: {
           }
           second = await phase(up);
         } else {
-          const variant = approach === "ansible-sysctl" ? "posix-sysctl" : "copy-reload";
+          const variant = approach.startsWith("ansible-sysctl") ? "posix-sysctl" : "copy-reload";
+          const forks = approach.endsWith("-forks-n") ? n : undefined;
           const play = async () => {
-            const r = await ansible.play(variant, opts.ansibleTimeoutMs);
+            const r = await ansible.play(variant, opts.ansibleTimeoutMs, forks);
             return { ok: r.ok, ms: r.ms, sessions: hosts.map((h) => r.sessions[h.address]), changed: r.changedTotal, note: r.ok ? undefined : r.output };
           };
           first = await phase(play);

@@ -10,17 +10,16 @@
  * sequentially and nothing else runs in a lab host, so the difference is exactly the processes and threads created,
  * sshd's own per-connection processes included; the reader's own `sh` is subtracted). CPU: cutime+cstime of the
  * host's pid 1 (sshd), which accumulates every finished connection's tree (10 ms ticks).
- * 4. State size: bytes of the stored inputs + outputs of each component's Command children after the create.
  */
 import { NetTuning } from "../components/netTuning";
 import { NicQueues, NicQueuesArgs } from "../components/nicQueues";
-import { defaultSshTuning, runCommand, Stack, StateEntry } from "../testkit/harness";
+import { defaultSshTuning, runCommand, Stack } from "../testkit/harness";
 import type { LabHost } from "../testkit/lab";
 import { FILE_NAME, FILE_PATH, netTuningSysctls, readValues, resetHost, SYSCTLS } from "./keys";
 import { nowMs, readCounters, sleep } from "./lib";
 
-export type CostVariant = "ssh-true" | "nettuning" | "naive-sysctl" | "naive-sysctl-40-ssh" | "nicqueues" | "naive-nic";
-export const COST_VARIANTS: CostVariant[] = ["ssh-true", "nettuning", "naive-sysctl", "naive-sysctl-40-ssh", "nicqueues", "naive-nic"];
+export type CostVariant = "ssh-true" | "nettuning" | "nettuning-apply" | "nettuning-apply-sudo" | "naive-sysctl" | "naive-sysctl-40-ssh" | "nicqueues" | "nicqueues-apply" | "naive-nic";
+export const COST_VARIANTS: CostVariant[] = ["ssh-true", "nettuning", "nettuning-apply", "nettuning-apply-sudo", "naive-sysctl", "naive-sysctl-40-ssh", "nicqueues", "nicqueues-apply", "naive-nic"];
 
 export interface CostSample {
   variant: CostVariant;
@@ -44,34 +43,6 @@ export const NIC_ARGS = (h: LabHost): NicQueuesArgs => ({
   rps: { cpus: "all", flowEntriesPerQueue: 4096 },
   persistence: "rc.local",
 });
-
-export interface StateSize {
-  resource: string;
-  children: { name: string; inputsBytes: number; outputsBytes: number; stdinBytes: number; programBytes: number; stdoutBytes: number; connectionBytes: number }[];
-  totalBytes: number;
-  /** total without the connection (private key) copies */
-  withoutConnectionBytes: number;
-}
-
-const bytes = (v: unknown) => (v === undefined ? 0 : Buffer.byteLength(JSON.stringify(v)));
-
-export function stateSize(resource: string, entries: StateEntry[]): StateSize {
-  const comp = entries.find((e) => e.name === resource && !e.custom);
-  if (!comp) throw new Error(`no component ${resource} in state`);
-  const children = entries.filter((e) => e.parent === comp.urn).map((e) => ({
-    name: e.name,
-    inputsBytes: bytes(e.inputs),
-    outputsBytes: bytes(e.outputs),
-    stdinBytes: Buffer.byteLength(String(e.inputs.stdin ?? "")),
-    // the host program carried after the plan (the "@program" line and everything after it)
-    programBytes: (() => { const t = String(e.inputs.stdin ?? ""); const i = t.indexOf("\n@program\n"); return i < 0 ? 0 : Buffer.byteLength(t.slice(i + 1)); })(),
-    stdoutBytes: Buffer.byteLength(String(e.outputs.stdout ?? "")),
-    connectionBytes: bytes(e.inputs.connection),
-  }));
-  const totalBytes = children.reduce((a, c) => a + c.inputsBytes + c.outputsBytes, 0) + bytes(comp.inputs) + bytes(comp.outputs);
-  const withoutConnectionBytes = totalBytes - children.reduce((a, c) => a + 2 * c.connectionBytes, 0);
-  return { resource, children, totalBytes, withoutConnectionBytes };
-}
 
 const sysctlFile = () => Object.entries(SYSCTLS).map(([k, v]) => `${k} = ${v}`).join("\n") + "\n";
 function naiveSysctlScript(): string {
@@ -135,20 +106,36 @@ export async function costBench(opts: {
   orig: Record<string, string>;
   readerPids: number;
   log: (s: string) => void;
-}): Promise<{ samples: CostSample[]; state: StateSize[] }> {
+}): Promise<{ samples: CostSample[] }> {
   const { host: h, orig, readerPids, log } = opts;
   const nicOrig = await nicOriginals(h);
   const possible = (await h.exec("cat /sys/devices/system/cpu/possible")).stdout.trim(); // e.g. 0-1
   const [lo, hi] = possible.split("-").map(Number);
   const mask = ((2 ** ((hi ?? lo) + 1)) - 1).toString(16);
   const samples: CostSample[] = [];
-  const state: StateSize[] = [];
   const sysctls = netTuningSysctls();
   const ssh = (cmd: string, stdin?: string) => runCommand({ connection: h.connection("root"), cmd, stdin, addPreviousOutputInEnv: false }, defaultSshTuning);
 
   for (let rep = 0; rep < opts.repeats; rep++) {
     const order = COST_VARIANTS.map((_, i) => COST_VARIANTS[(i + rep) % COST_VARIANTS.length]);
     for (const variant of order) {
+      // apply-only variants: capture the exact apply command and stdin (untimed; installs the engine)
+      let captured: { cmd: string; stdin?: string; who: "root" | "sudo" } | undefined;
+      if (variant.includes("-apply")) {
+        await resetHost(h, orig); // the previous variant's apply-only run left its journal
+        await resetNic(h, nicOrig);
+        const who = variant.endsWith("-sudo") ? ("sudo" as const) : ("root" as const);
+        const become = who === "sudo" ? ("sudo" as const) : undefined;
+        const prep = new Stack({ project: "bench", stack: `cost-prep-${variant}-${rep}` });
+        const r = await prep.up(variant.startsWith("nettuning")
+          ? () => { new NetTuning("cost", { connection: h.connection(who), become, sysctls, fileName: FILE_NAME }); }
+          : () => { new NicQueues("cost", { ...NIC_ARGS(h), connection: h.connection(who), become }); });
+        const run = r.runs.find((x) => x.name === "cost-apply");
+        if (!r.ok || !run) throw new Error(`cost prep ${variant} failed: ${r.error}`);
+        captured = { cmd: run.cmd, stdin: run.stdin, who };
+        const d = await prep.destroy();
+        if (!d.ok) throw new Error(`cost prep ${variant}: destroy failed: ${d.error}`);
+      }
       await resetHost(h, orig);
       await resetNic(h, nicOrig);
       const before = await readCounters(h);
@@ -169,6 +156,13 @@ export async function costBench(opts: {
         note = r.error?.slice(0, 2000);
         sessions = r.sessions.total;
         sshMs = r.runs.reduce((a, x) => a + x.durationMs, 0);
+      } else if (captured) {
+        const r = await runCommand({ connection: h.connection(captured.who), cmd: captured.cmd, stdin: captured.stdin, addPreviousOutputInEnv: false }, defaultSshTuning);
+        ms = nowMs() - t0;
+        sshMs = r.durationMs;
+        sessions = 1;
+        ok = r.ok;
+        note = r.error;
       } else if (variant === "naive-sysctl-40-ssh") {
         for (const [k, v] of Object.entries(SYSCTLS)) {
           const r = await ssh(`sysctl -w '${k}=${v}'`);
@@ -197,7 +191,7 @@ export async function costBench(opts: {
       const after = await readCounters(h);
       // Did the variant really change the host? (untimed, after the counters)
       if (ok && variant !== "ssh-true") {
-        const problem = variant === "nicqueues" || variant === "naive-nic" ? await nicApplied(h, mask) : await sysctlsApplied(h);
+        const problem = variant.startsWith("nicqueues") || variant === "naive-nic" ? await nicApplied(h, mask) : await sysctlsApplied(h);
         if (problem) { ok = false; note = `${problem}${note ? `; ${note}` : ""}`; }
       }
       const s: CostSample = {
@@ -208,11 +202,10 @@ export async function costBench(opts: {
       };
       samples.push(s);
       log(`cost rep=${rep} ${variant}: ${ok ? "ok" : "FAILED"} ${s.ms.toFixed(0)} ms (ssh ${s.sshMs.toFixed(0)} ms), ${s.sessions} sessions, ${s.procs} processes, host CPU ${s.hostCpuMs} ms${note ? `\n  ${note}` : ""}`);
-      if (stack && ok && rep === 0) state.push({ ...stateSize("cost", stack.resources()), resource: variant === "nettuning" ? "NetTuning (40 keys)" : "NicQueues (features, txqueuelen, RPS, rc.local)" });
       if (stack) await stack.destroy(); // untimed; the resets below make the next run start clean anyway
     }
   }
   await resetHost(h, orig);
   await resetNic(h, nicOrig);
-  return { samples, state };
+  return { samples };
 }

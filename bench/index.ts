@@ -9,7 +9,7 @@
  *   BENCH_COST_REPEATS=5       host-cost repeats (each = all six variants side by side)
  *   BENCH_SCALE_HOSTS=1000     hosts in the program-scale benchmark
  *   BENCH_SCALE_REPEATS=2      program-scale repeats (child processes, alternating order)
- *   BENCH_PARTS=fleet,cost,scale   which parts to run (state size comes with "cost")
+ *   BENCH_PARTS=fleet,cost,scale,state   which parts to run (state: NetTuning + NicQueues on one lab host, root and sudo)
  *   BENCH_ANSIBLE_TIMEOUT_S=900    hard bound on one ansible-playbook run
  *   BENCH_OUT=bench/results        output directory
  *   BENCH_RERENDER=1               only re-render latest.md from latest.json
@@ -18,7 +18,8 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { cleanupStaleLabs, Lab, startLab } from "../testkit/lab";
-import { costBench, CostSample, StateSize } from "./hostcost";
+import { costBench, CostSample } from "./hostcost";
+import { HostState, stateBench } from "./state";
 import { APPROACHES, fleetBench, FleetSample } from "./fleet";
 import { readValues, verifyKeys, SYSCTLS } from "./keys";
 import { calibratePidReader, mapLimit, run } from "./lib";
@@ -39,7 +40,7 @@ export interface BenchResults {
   keys: Record<string, string>;
   fleet: FleetSample[];
   cost: CostSample[];
-  state: StateSize[];
+  state: HostState[];
   scale: ScaleSample[];
   log: string[];
 }
@@ -62,7 +63,7 @@ async function main(): Promise<void> {
   const scaleHosts = intList("BENCH_SCALE_HOSTS", "1000")[0];
   const scaleRepeats = intList("BENCH_SCALE_REPEATS", "2")[0];
   const ansibleTimeoutMs = intList("BENCH_ANSIBLE_TIMEOUT_S", "900")[0] * 1000;
-  const parts = new Set((process.env.BENCH_PARTS ?? "fleet,cost,scale").split(",").map((s) => s.trim()));
+  const parts = new Set((process.env.BENCH_PARTS ?? "fleet,cost,scale,state").split(",").map((s) => s.trim()));
   const outDir = path.resolve(process.env.BENCH_OUT ?? path.join(__dirname, "results"));
   fs.mkdirSync(outDir, { recursive: true });
   const t0 = Date.now();
@@ -100,7 +101,7 @@ async function main(): Promise<void> {
     return ratios;
   };
 
-  const needLab = parts.has("fleet") || parts.has("cost");
+  const needLab = parts.has("fleet") || parts.has("cost") || parts.has("state");
   let lab: Lab | undefined;
   try {
     if (needLab) {
@@ -118,7 +119,11 @@ async function main(): Promise<void> {
       if (parts.has("cost")) {
         const c = await costBench({ host: h0, repeats: costRepeats, orig: orig[0], readerPids, log: say });
         results.cost = c.samples;
-        results.state = c.state;
+        save();
+      }
+      if (parts.has("state")) {
+        results.state = [];
+        for (const who of ["root", "sudo"] as const) results.state.push(await stateBench(h0, who, say));
         save();
       }
       if (parts.has("fleet")) {

@@ -116,6 +116,7 @@ export function run(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv
       clearTimeout(timer);
       resolve({ code, stdout, stderr, ms: Number(process.hrtime.bigint() - t0) / 1e6, timedOut });
     });
+    p.stdin.on("error", () => undefined); // a child that exits without reading its stdin (ssh -V): EPIPE
     p.stdin.end(opts.input ?? "");
   });
 }

@@ -1,4 +1,5 @@
 /** Renders bench results as markdown tables and the ratio summary printed last. */
+import { STATE_FIELDS } from "./state";
 import type { BenchResults } from "./index";
 import { APPROACHES, Approach, FleetSample } from "./fleet";
 import { COST_VARIANTS, CostSample } from "./hostcost";
@@ -9,6 +10,8 @@ const NAMES: Record<Approach, string> = {
   nettuning: "NetTuning (harness, parallel unbounded)",
   "ansible-sysctl": "Ansible ansible.posix.sysctl × 40 (forks 5)",
   "ansible-copy": "Ansible copy + `sysctl -p` handler (forks 5)",
+  "ansible-sysctl-forks-n": "Ansible ansible.posix.sysctl × 40 (forks = hosts)",
+  "ansible-copy-forks-n": "Ansible copy + `sysctl -p` handler (forks = hosts)",
 };
 
 function perRepeatRatios<T>(samples: T[], key: (s: T) => number, group: (s: T) => number, num: (s: T) => boolean, den: (s: T) => boolean): number[] {
@@ -52,7 +55,7 @@ export function report(res: BenchResults): { markdown: string; ratios: string } 
       }
       md.push("");
       const ok = S.filter((s) => s.first.ok && s.second.ok);
-      for (const a of ["ansible-sysctl", "ansible-copy"] as Approach[]) {
+      for (const a of APPROACHES.filter((x) => x !== "nettuning")) {
         const r1 = summarize(perRepeatRatios(ok, (s) => s.first.ms, (s) => s.repeat, (s) => s.approach === a, (s) => s.approach === "nettuning"));
         const r2 = summarize(perRepeatRatios(ok, (s) => s.second.ms, (s) => s.repeat, (s) => s.approach === a, (s) => s.approach === "nettuning"));
         const sess = summarize(perRepeatRatios(ok, (s) => mean(s.first.sessionsPerHost), (s) => s.repeat, (s) => s.approach === a, (s) => s.approach === "nettuning"));
@@ -72,7 +75,10 @@ export function report(res: BenchResults): { markdown: string; ratios: string } 
     md.push("|---|---|---|---|---|---|---|");
     const label: Record<string, string> = {
       "ssh-true": "empty SSH session (`true`): SSH/sshd share",
-      nettuning: "NetTuning create, 40 keys (+journal, file, read-back, report)",
+      nettuning: "NetTuning create, 40 keys (+journal, file, read-back, report), engine delivery included",
+      "nettuning-apply": "NetTuning apply alone as root, 40 keys, engine installed",
+      "nettuning-apply-sudo": "NetTuning apply alone with become sudo, 40 keys, engine installed",
+      "nicqueues-apply": "NicQueues apply alone as root, engine installed",
       "naive-sysctl": "naive: 40 × `sysctl -w` + `cat` the file, one session",
       "naive-sysctl-40-ssh": "naive: 40 × `ssh host sysctl -w k=v` + 1 × `ssh host cat > file`",
       nicqueues: "NicQueues create (gro, txqueuelen, RPS ×4 queues, rc.local)",
@@ -97,7 +103,7 @@ export function report(res: BenchResults): { markdown: string; ratios: string } 
       }
       return summarize(out);
     };
-    for (const [a, b] of [["nettuning", "naive-sysctl"], ["nettuning", "naive-sysctl-40-ssh"], ["nicqueues", "naive-nic"]]) {
+    for (const [a, b] of [["nettuning", "naive-sysctl"], ["nettuning-apply", "naive-sysctl"], ["nettuning-apply-sudo", "naive-sysctl"], ["nettuning", "naive-sysctl-40-ssh"], ["nicqueues", "naive-nic"], ["nicqueues-apply", "naive-nic"]]) {
       const line = `${label[a].split(" (")[0].split(",")[0]} / ${label[b]} — wall ×${fmtSummary(pair(a, b, (s) => s.sshMs))} (SSH part), processes ×${fmtSummary(pair(a, b, (s) => s.procs))}, host CPU ×${fmtSummary(pair(a, b, (s) => s.hostCpuMs))}`;
       md.push(`- ${line}`);
       ratios.push(line);
@@ -119,7 +125,7 @@ export function report(res: BenchResults): { markdown: string; ratios: string } 
     md.push("| program | resources | wall s | peak RSS MB | RSS before evaluation MB | failed |", "|---|---|---|---|---|---|");
     for (const v of ["components", "bare"] as const) {
       const xs = S.filter((s) => s.variant === v);
-      md.push(`| ${v === "components" ? `${n} × (NetTuning + NicQueues)` : `${n} × 4 bare remote.Command (same commands and stdin)`} | ${xs[0]?.resources ?? "n/a"} | ${fmtSummary(summarize(xs.map((s) => s.wallMs / 1000)))} | ${fmtSummary(summarize(xs.map((s) => s.maxRssKB / 1024)), 0)} | ${fmtSummary(summarize(xs.map((s) => s.rssBeforeKB / 1024)), 0)} | ${res.scale.filter((s) => s.variant === v && !s.ok).length} |`);
+      md.push(`| ${v === "components" ? `${n} × (NetTuning + NicQueues)` : `${n} × 4 bare remote.Command (same commands, plan-only stdin, no engine delivery)`} | ${xs[0]?.resources ?? "n/a"} | ${fmtSummary(summarize(xs.map((s) => s.wallMs / 1000)))} | ${fmtSummary(summarize(xs.map((s) => s.maxRssKB / 1024)), 0)} | ${fmtSummary(summarize(xs.map((s) => s.rssBeforeKB / 1024)), 0)} | ${res.scale.filter((s) => s.variant === v && !s.ok).length} |`);
     }
     md.push("");
     const wall = summarize(perRepeatRatios(S, (s) => s.wallMs, (s) => s.repeat, (s) => s.variant === "components", (s) => s.variant === "bare"));
@@ -130,20 +136,22 @@ export function report(res: BenchResults): { markdown: string; ratios: string } 
     ratios.push(line);
   }
   // ---------------------------------------------------------------- state
-  if (res.state.length) {
-    md.push("## 4. State size per host (harness state after the create)", "");
-    md.push("| resource | child | inputs bytes | outputs bytes | stdin (each copy) | of which host program | stdout | connection (each copy) |", "|---|---|---|---|---|---|---|---|");
-    for (const s of res.state) {
-      for (const c of s.children) md.push(`| ${s.resource} | ${c.name} | ${c.inputsBytes} | ${c.outputsBytes} | ${c.stdinBytes} | ${c.programBytes} | ${c.stdoutBytes} | ${c.connectionBytes} |`);
-      md.push(`| ${s.resource} | **total** (incl. component) | | | | | | **${s.totalBytes}** (${s.withoutConnectionBytes} without the connection copies) |`);
+  if (res.state.length && "resources" in res.state[0]) {
+    md.push("## 4. State per host: NetTuning (40 keys) + NicQueues, inputs + outputs of every child (harness state after the create)", "");
+    md.push(`| connection | resource | child | ${STATE_FIELDS.join(" | ")} | child total |`, `|---|---|---|${STATE_FIELDS.map(() => "---|").join("")}---|`);
+    for (const h of res.state) {
+      for (const r of h.resources) {
+        for (const c of r.children) md.push(`| ${h.who} | ${r.resource} | ${c.name} | ${STATE_FIELDS.map((f) => c.fields[f]).join(" | ")} | ${c.totalBytes} |`);
+        md.push(`| ${h.who} | ${r.resource} | component outputs | ${STATE_FIELDS.map(() => "").join(" | ")} | ${r.componentBytes} |`);
+      }
     }
-    md.push("");
-    const prog = res.state.reduce((a, s) => a + s.children.reduce((b, c) => b + 2 * c.programBytes, 0), 0);
-    const all = res.state.reduce((a, s) => a + s.totalBytes, 0);
-    md.push(`Host program text (stored in each stdin, inputs and outputs): ${(prog / 1024).toFixed(1)} KiB of ${(all / 1024).toFixed(1)} KiB per host (${((100 * prog) / all).toFixed(0)} %).`, "");
-    md.push("Outputs of a Command repeat its inputs (the provider returns them), so every input is stored twice. The connection holds the private key (a secret: Pulumi stores it encrypted, larger than shown).", "");
-    const tot = res.state.reduce((a, s) => a + s.totalBytes, 0);
-    ratios.push(`state per host: ${res.state.map((s) => `${s.resource.split(" ")[0]} ${(s.totalBytes / 1024).toFixed(1)} KiB`).join(" + ")} = ${(tot / 1024).toFixed(1)} KiB`);
+    md.push("", "| connection | per host, plain JSON | per host, connection stored encrypted (as a secret) | largest string input of a child |", "|---|---|---|---|");
+    for (const h of res.state) {
+      const big = h.resources.map((r) => r.largestInput).sort((x, y) => y.bytes - x.bytes)[0];
+      md.push(`| ${h.who} | ${(h.totalBytes / 1024).toFixed(1)} KiB | ${(h.checkpointBytes / 1024).toFixed(1)} KiB | ${big.bytes} B (${big.child} ${big.field}) |`);
+      ratios.push(`state per host (${h.who}): ${(h.totalBytes / 1024).toFixed(1)} KiB plain, ${(h.checkpointBytes / 1024).toFixed(1)} KiB with the connection encrypted; largest string input ${big.bytes} B`);
+    }
+    md.push("", "Fields: bytes of the JSON of each property, inputs and outputs together (a Command's outputs repeat its inputs). `program` = the restore program after `@program` (gzip|base64 when the host has both tools); `originals` = the restore plan before it; `engine` = the CopyToRemote asset (path + sha256) and remotePath.", "");
   }
 
   md.push("## Log", "", "```", ...res.log, "```", "");

@@ -4,9 +4,10 @@
  * Evaluates the program under the harness's setMocks `capture` and prints one JSON line:
  * { variant, hosts, resources, wallMs, maxRssKB, rssBeforeKB }.
  * components: per host one NetTuning (the 40 keys) + one NicQueues (features, txqueuelen, RPS, rc.local).
- * bare: per host the same four command:remote:Command resources without the components: the same command lines and
- * the same stdin texts (taken from a one-host components evaluation done before the clock starts, made distinct per
- * host so that nothing is shared that the components would not share).
+ * bare: per host the same four command:remote:Command resources without the components (and without the engine
+ * deliveries): the same command lines and the same plan-only stdin texts (the restore's stdin cut before its
+ * "@program"), taken from a one-host components evaluation done before the clock starts, made distinct per host so
+ * that nothing is shared that the components would not share.
  */
 import { NetTuning } from "../components/netTuning";
 import { NicQueues } from "../components/nicQueues";
@@ -34,7 +35,7 @@ async function main(): Promise<void> {
   if (one.error) throw one.error;
   const templates = one.resources
     .filter((r) => r.type === "command:remote:Command")
-    .map((r) => ({ name: r.name.replace(/^h0/, ""), create: r.inputs.create, update: r.inputs.update, delete: r.inputs.delete, stdin: String(r.inputs.stdin ?? "") }));
+    .map((r) => ({ name: r.name.replace(/^h0/, ""), create: r.inputs.create, update: r.inputs.update, delete: r.inputs.delete, stdin: String(r.inputs.stdin ?? "").split("\n@program\n")[0] + "\n" }));
   if (templates.length !== 4) throw new Error(`expected 4 commands per host, got ${templates.length}`);
   const bare = (n: number) => () => {
     for (let i = 0; i < n; i++) {

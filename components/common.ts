@@ -1,6 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as command from "@pulumi/command";
-import { hostCommand, HostKind, hostStdin } from "../provider/host/programs";
+import { engine, enginePath } from "../provider/host/engine";
+import { engineCommand, engineRemotePath, engineStdin, HostKind, restoreCommand, restoreStdin } from "../provider/host/programs";
 import { Owner, ownerOf } from "../provider/owner";
 import { HostReport, parseReport } from "../provider/report";
 
@@ -11,20 +12,32 @@ export function ownerFor(name: string): Owner {
   return ownerOf(pulumi.getProject(), pulumi.getStack(), name);
 }
 
-/** Children move to a new host by delete-then-create, so the old host gets its originals back first. */
+/**
+ * A change of the address (host, port, user, proxy) replaces every child, create-before-delete: the new `-engine`
+ * and `-apply` run first (the apply's create starts a new generation on the machine it reaches), then the old
+ * `-restore` runs its stored delete, which does nothing on a machine a newer generation took over and restores a
+ * machine that is really another one. No deleteBeforeReplace (see ARCHITECTURE.md, "Moves").
+ */
+export const MOVE_PATHS = ["connection.host", "connection.port", "connection.user", "connection.proxy"];
 function childOptions(parent: pulumi.Resource, extra?: pulumi.CustomResourceOptions): pulumi.CustomResourceOptions {
-  return {
-    parent,
-    replaceOnChanges: ["connection.host", "connection.port"],
-    deleteBeforeReplace: true,
-    ...extra,
-  };
+  return { parent, replaceOnChanges: MOVE_PATHS, ...extra };
 }
 
 /** The report of the apply child, or an empty one during preview (stdout unknown or empty). */
 function reportOf(stdout: string | undefined): HostReport {
   if (!stdout) return { applied: {}, previous: {}, warnings: [], extra: {} };
   return parseReport(stdout);
+}
+
+/**
+ * The restore plan with the generation of the apply it belongs to (`@generation G` from the report's `generation`
+ * line): a restore on a machine that a newer apply of this resource took over (a move to another address of the
+ * same machine) then changes nothing. Without a generation (a 0.1.0 report, a preview) the plan is unchanged.
+ */
+export function withGeneration(plan: string, r: HostReport): string {
+  const g = r.extra.generation;
+  if (!g || !/^[A-Za-z0-9-]+$/.test(g)) return plan;
+  return `${plan.endsWith("\n") ? plan : `${plan}\n`}@generation ${g}\n`;
 }
 
 /** Logs each warning once per resource during preview and update. */
@@ -41,10 +54,15 @@ export function isPlain(value: unknown): boolean {
 }
 
 /**
- * The two Commands every resource is made of (see ARCHITECTURE.md): `<name>-apply` runs the apply program on create
- * and update with the plan on stdin; `<name>-restore` has only a `delete`, whose stdin (stored in state) carries the
- * originals from the apply report, so rollback needs neither the host's journal nor PULUMI_COMMAND_* variables.
- * Returns the parsed apply report (empty during preview).
+ * The three children of every resource (see ARCHITECTURE.md):
+ * - `<name>-engine`: a CopyToRemote of the engine file (a FileAsset: state keeps only its path and hash) to a
+ *   staging path; copied again only when the engine's hash changes (a package upgrade) or the resource moves.
+ * - `<name>-apply`: runs the installed engine (installing the staged copy first when needed) with the plan on stdin;
+ *   `create` and `update` differ only in apply-create / apply-update.
+ * - `<name>-restore`: only a `delete`, whose stdin (stored in state) carries the originals from the apply report and
+ *   a self-contained restore program, so rollback needs neither the host's journal nor the installed engine.
+ * `declared` (key → canonical value) completes the report: the host leaves out applied values equal to the declared
+ * ones. Returns the parsed apply report (empty during preview).
  */
 export function applyAndRestore(
   parent: pulumi.ComponentResource,
@@ -53,27 +71,45 @@ export function applyAndRestore(
   args: { connection: ConnectionInput; become?: pulumi.Input<"sudo"> },
   applyPlan: pulumi.Output<string>,
   restorePlan: (report: HostReport) => pulumi.Input<string>,
+  owner: Owner = ownerFor(name),
 ): pulumi.Output<HostReport> {
   const become = pulumi.output(args.become);
+  // staged in the home unless the connection is root without sudo (the user name is no secret: unsecret it, or the
+  // remotePath would be stored encrypted)
+  const user = pulumi.unsecret(pulumi.output(args.connection).apply((c) => c.user ?? "root"));
+  const home = pulumi.all([become, user]).apply(([b, u]) => b === "sudo" || u !== "root");
+  const e = engine();
+  const delivery = new command.remote.CopyToRemote(
+    `${name}-engine`,
+    {
+      connection: args.connection,
+      source: new pulumi.asset.FileAsset(enginePath(e)),
+      remotePath: home.apply((h) => engineRemotePath(e.sha256, owner.id, h)),
+    },
+    childOptions(parent),
+  );
+  const boot = pulumi.all([become, delivery.urn, home]);
   const apply = new command.remote.Command(
     `${name}-apply`,
     {
       connection: args.connection,
-      create: become.apply((b) => hostCommand(kind, "apply", b)),
-      update: become.apply((b) => hostCommand(kind, "apply", b)),
-      stdin: applyPlan.apply((p) => hostStdin(kind, "apply", p)),
+      create: boot.apply(([b, urn, h]) => engineCommand(kind, "create", owner.id, urn, b, h)),
+      update: boot.apply(([b, urn, h]) => engineCommand(kind, "update", owner.id, urn, b, h)),
+      stdin: applyPlan.apply((p) => engineStdin(p, e)),
       addPreviousOutputInEnv: false,
       logging: "stderr",
     },
-    childOptions(parent),
+    childOptions(parent, { dependsOn: [delivery] }),
   );
   const report = apply.stdout.apply(reportOf);
   new command.remote.Command(
     `${name}-restore`,
     {
       connection: args.connection,
-      delete: become.apply((b) => hostCommand(kind, "restore", b)),
-      stdin: report.apply((r) => pulumi.output(restorePlan(r))).apply((p) => hostStdin(kind, "restore", p)),
+      delete: become.apply((b) => restoreCommand(kind, b)),
+      stdin: report.apply((r) =>
+        pulumi.output(restorePlan(r)).apply((p) => restoreStdin(kind, withGeneration(p, r), !!r.hostTools?.includes("gzip") && r.hostTools.includes("base64"))),
+      ),
       addPreviousOutputInEnv: false,
       logging: "stderr",
     },

@@ -8,6 +8,8 @@ export interface HostReport {
   warnings: string[];
   /** Other `name<TAB>value` lines (e.g. `file`, `persisted`). */
   extra: Record<string, string>;
+  /** Tools the engine found on the host (the `host` line after `end`): "gzip", "base64". */
+  hostTools?: string[];
 }
 
 /** Parses a report. Throws when stdout is not a complete v1 report (a truncated run must not become state). */
@@ -18,6 +20,11 @@ export function parseReport(stdout: string): HostReport {
     throw new Error(`pulumi-net-tuning: the host program's output is not a complete report:\n${stdout.slice(0, 2000)}`);
   }
   const report: HostReport = { applied: {}, previous: {}, warnings: [], extra: {} };
+  const end = lines.indexOf("end", start + 1);
+  for (const line of lines.slice(end + 1)) {
+    const [tag, ...rest] = line.split("\t");
+    if (tag === "host") report.hostTools = rest.join("\t").split(" ").filter(Boolean);
+  }
   for (const line of lines.slice(start + 1)) {
     if (line === "end") break;
     const [tag, ...rest] = line.split("\t");

@@ -52,6 +52,9 @@ export async function readSysctl(host: TestHost, key: string): Promise<string> {
 }
 
 /** Writes a value straight into /proc/sys (what a boot, an operator or another tool would do behind our back). */
+/** Short name used by lifecycle tests. */
+export const sysctl = readSysctl;
+
 export async function writeSysctl(host: TestHost, key: string, value: string | number): Promise<void> {
   await sh(host, `printf '%s\\n' '${String(value)}' > '${procPath(key)}'`);
 }

@@ -1,6 +1,8 @@
 import * as fs from "fs";
 import * as path from "path";
+import { gzipSync } from "zlib";
 import { shQuote } from "../shell";
+import { Engine, engine, engineLine, ENGINE_INSTALL_DIR, ENGINE_STAGE_HOME, ENGINE_STAGE_ROOT } from "./engine";
 
 /**
  * The host programs: POSIX sh text assembled from the files in `sh/` (readable, shellchecked), never from user values.
@@ -116,4 +118,103 @@ export function hostCommand(kind: HostKind, op: HostOp, become?: Become): string
 export function hostStdin(kind: HostKind, op: HostOp, plan: string): string {
   const body = plan.endsWith("\n") ? plan : `${plan}\n`;
   return `${body}${PROGRAM_MARKER}\n${hostProgram(kind, op)}`;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// One engine per host (ARCHITECTURE.md, "One engine per host"): the apply runs the installed engine file; the plan
+// on stdin starts with `@engine <version> <sha256>`. Restores keep the self-contained program above.
+
+/** How an apply Command runs: its `create` starts a new generation on the machine, its `update` keeps it. */
+export type ApplyMode = "create" | "update";
+
+/**
+ * Where the `-engine` CopyToRemote stages the engine file (SFTP as the SSH user, no sudo). As root: under
+ * /var/lib/pulumi-net-tuning/incoming; with become "sudo": relative to the user's home. One staged file per
+ * resource (owner id in the name): two resources on one host copy concurrently, and SFTP writes in place.
+ * `home`: stage in the SSH user's home (become "sudo", or a connection user other than root, whose apply then
+ * fails with "must run as root" instead of the copy failing with "Permission denied").
+ */
+export function engineRemotePath(sha256: string, ownerId: string, home: boolean): string {
+  const dir = home ? ENGINE_STAGE_HOME : ENGINE_STAGE_ROOT;
+  return `${dir}/engine-${sha256}.${ownerId}.sh`;
+}
+
+/**
+ * The apply bootstrap (run as root by /bin/sh whatever the login shell): reads the `@engine` line, runs the installed
+ * engine `/usr/local/lib/pulumi-net-tuning/engine-<sha256>.sh`; when absent, copies the staged file into a root-owned
+ * temporary file in that root-owned directory, checks the sha256 of THAT copy and renames it into place (atomic), so
+ * nothing ever runs from a path another user can write. Arguments: $1 kind, $2 op, $3 staging dir, $4 owner id,
+ * $5 the URN of the `-engine` child (named in the recovery command when the host lost both copies).
+ */
+export const ENGINE_BOOT =
+  `umask 022;read -r t v s;case $s in *[!0-9a-f]*) s=;;esac;` +
+  `case "$t:\${#s}" in @engine:64) ;; *) echo "net-tuning: stdin lacks the @engine line" >&2;exit 5;;esac;` +
+  `e=${ENGINE_INSTALL_DIR}/engine-$s.sh;d=\${e%/*};` +
+  `[ -f "$e" ]||{ f=$3/engine-$s.$4.sh;n=$d/.new.$$;` +
+  `{ [ -f "$f" ]&&{ [ -d "$d" ]||mkdir -m 755 "$d"||[ -d "$d" ];}&&cat "$f" >"$n"&&[ "$(sha256sum <"$n")" = "$s  -" ]&&mv -f "$n" "$e";}||` +
+  `{ rm -f "$n";[ "$(id -u)" = 0 ]||{ echo "net-tuning: must run as root, not as $(id -un): set become" >&2;exit 3;};` +
+  `echo "net-tuning: cannot install engine $v from $f on $(uname -n) (missing: host rebuilt? or sha256 differs): run pulumi up --replace '$5'" >&2;exit 6;};};` +
+  `[ -O "$d" ]&&[ -O "$e" ]||[ "$(id -u)" != 0 ]||{ echo "net-tuning: not running $e: not owned by root" >&2;exit 6;};` +
+  `exec /bin/sh "$e" "$1" "$2"`;
+
+/**
+ * The `create` (mode "create") or `update` (mode "update") of an apply Command. The two differ only in the engine
+ * operation (`apply-create` / `apply-update`, seen by the engine as NT_APPLY_MODE). With become "sudo" the staging
+ * directory is the SSH user's home, expanded before sudo.
+ */
+export function engineCommand(kind: HostKind, mode: ApplyMode, ownerId: string, engineUrn: string, become?: Become, home = become === "sudo"): string {
+  if (!/^[A-Za-z0-9._-]+$/.test(ownerId)) throw new Error(`pulumi-net-tuning: invalid owner id ${JSON.stringify(ownerId)}`);
+  const stage = home ? `"$HOME"/${ENGINE_STAGE_HOME}` : ENGINE_STAGE_ROOT;
+  const run = `/bin/sh -c ${shQuote(ENGINE_BOOT)} net-tuning ${kind} apply-${mode} ${stage} ${ownerId} ${shQuote(engineUrn)}`;
+  if (become !== "sudo") return run;
+  return (
+    `s=;[ "$(id -u)" = 0 ]||{ NT_E=$(sudo -n true 2>&1)||{ ` +
+    `echo "net-tuning: become \\"sudo\\" failed for user $(id -un): $NT_E. Give this user passwordless sudo (NOPASSWD) or connect as root." >&2;exit 3;};s='sudo -n';};` +
+    `$s ${run}`
+  );
+}
+
+/** The apply's stdin: `@engine <version> <sha256>`, then the plan (directives and the exact file). Nothing else. */
+export function engineStdin(plan: string, e: Engine = engine()): string {
+  const body = plan.endsWith("\n") ? plan : `${plan}\n`;
+  return `${engineLine(e)}\n${body}`;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The -restore child: originals + "@program" + the self-contained restore program (hostProgram(kind, "restore")),
+// stored gzip|base64 when the apply reported both tools on the host ("@gzip-base64" line), else as plain text.
+
+/** The line after `@program` that marks a gzip|base64 program. */
+export const GZIP_MARKER = "@gzip-base64";
+
+/**
+ * The restore bootstrap (`delete` of the -restore child): saves stdin in a private temp dir, cuts the program off
+ * after `@program`, unpacks it when it starts with `@gzip-base64`, runs it with /bin/sh on the originals.
+ */
+export const RESTORE_BOOT =
+  `umask 077;d=$(mktemp -d /tmp/net-tuning-in.XXXXXX)||exit 1;cat >"$d/in"&&sed '1,/^${PROGRAM_MARKER}$/d' "$d/in" >"$d/p"&&` +
+  `{ IFS= read -r l <"$d/p";[ "$l" != ${GZIP_MARKER} ]||{ sed 1d "$d/p"|base64 -d|gzip -dc >"$d/q"&&mv "$d/q" "$d/p";}||` +
+  `{ echo "net-tuning: cannot unpack the restore program on $(uname -n) (gzip or base64 missing?)" >&2;false;};}&&` +
+  `exec /bin/sh "$d/p" "$d" <"$d/in";rm -rf "$d";exit 1`;
+
+export function restoreCommand(kind: HostKind, become?: Become): string {
+  const run = `/bin/sh -c ${shQuote(RESTORE_BOOT)} net-tuning-${kind}-restore`;
+  if (become !== "sudo") return run;
+  return (
+    `s=;[ "$(id -u)" = 0 ]||{ NT_E=$(sudo -n true 2>&1)||{ ` +
+    `printf 'net-tuning: become "sudo" failed for user %s: %s. Give this user passwordless sudo (NOPASSWD) or connect as root.\\n' "$(id -un)" "$NT_E" >&2;exit 3;};s='sudo -n';};` +
+    `$s ${run}`
+  );
+}
+
+/** The -restore child's stdin: the originals, `@program`, then the restore program (compressed when `gzip`). */
+export function restoreStdin(kind: HostKind, plan: string, gzip: boolean): string {
+  const body = plan.endsWith("\n") ? plan : `${plan}\n`;
+  const program = hostProgram(kind, "restore");
+  if (!gzip) return `${body}${PROGRAM_MARKER}\n${program}`;
+  const gz = gzipSync(Buffer.from(program, "utf8"), { level: 9 });
+  gz.writeUInt32LE(0, 4); // header: no mtime
+  gz[9] = 3; // header: OS "Unix" on every machine (zlib writes the build platform's code)
+  const packed = gz.toString("base64");
+  return `${body}${PROGRAM_MARKER}\n${GZIP_MARKER}\n${packed}\n`;
 }

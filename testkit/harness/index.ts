@@ -27,7 +27,7 @@
  *   stored inputs); with deleteBeforeReplace the old delete runs first, then the create — preceded,
  *   as in the engine's calculateDependentReplacements, by the eager deletes (reverse dependency
  *   order) of not-yet-registered dependents that would themselves be replaced (for Commands: those
- *   whose `triggers` take a value from the replaced resource).
+ *   whose `triggers`, or a property named in their own replaceOnChanges, take a value from the replaced resource).
  * - A failed create stores nothing; a failed update keeps the old state; after a failed step no new
  *   step starts, in-flight ones finish, the program is abandoned and no deletes run (default
  *   `pulumi up` without --continue-on-error).
@@ -42,21 +42,28 @@
  *   (pulumi-go-provider marks non-input outputs unknown when inputs change); state is untouched.
  * - URNs use the engine's rule (root stack type not included, full parent type chain), not the mock
  *   monitor's. State, ids and pending deletes live in the Stack object only (no checkpoint file).
+ * - CopyToRemote (FileAsset source): create copies over SFTP as the SSH user (parents created, file written in
+ *   place); the diff compares the asset by hash only (engine Asset.Equals: the local path is no part of it);
+ *   `triggers`/replaceOnChanges replace; an update copies again only when the hash or `remotePath` changed; no
+ *   delete. Its session counts in `sessions`; each copy is in `copies`.
+ * - `up(program, { replace: [urn] })` = `pulumi up --replace urn`.
  * Not modelled: refresh, import, aliases, protect, custom timeouts, --target, continue-on-error,
  * provider resources, secrets in outputs beyond additionalSecretOutputs, the `logging` input (it only
- * affects provider logs), CopyToRemote/local.Command.
+ * affects provider logs), CopyToRemote of archives/directories, local.Command.
  * Other resource types (components, anything else) are recorded; outputs = inputs.
  * See ssh.ts for how Setenv refusal is observed (want-reply env requests via ssh2 internals).
  */
 import { evaluate, PulumiProgram, RegisteredResource, RegisterReply, plain, secret } from "./program";
-import { Connection, defaultSshTuning, runCommand, RunOutcome, SshTuning } from "./ssh";
+import { Connection, copyToRemote, defaultSshTuning, runCommand, RunOutcome, SshTuning } from "./ssh";
+import { isAsset } from "./program";
 
 export { evaluate, UNKNOWN, plain } from "./program";
 export type { PulumiProgram, RegisteredResource, ResourceOptionsSeen } from "./program";
-export { runCommand, setenvMessage, goQuote, defaultSshTuning, PULUMI_COMMAND_STDOUT, PULUMI_COMMAND_STDERR } from "./ssh";
+export { copyToRemote, runCommand, setenvMessage, goQuote, defaultSshTuning, PULUMI_COMMAND_STDOUT, PULUMI_COMMAND_STDERR } from "./ssh";
 export type { Connection, RunOutcome, SshTuning } from "./ssh";
 
 export const COMMAND_TYPE = "command:remote:Command";
+export const COPY_TYPE = "command:remote:CopyToRemote";
 export const STACK_TYPE = "pulumi:pulumi:Stack";
 
 export type Op = "create" | "update" | "delete";
@@ -105,6 +112,23 @@ export interface RunRecord {
   seq: number;
 }
 
+/** One CopyToRemote copy (SFTP put) made by create or update. */
+export interface CopyRecord {
+  urn: string;
+  name: string;
+  op: "create" | "update";
+  host: string;
+  localPath: string;
+  remotePath: string;
+  ok: boolean;
+  error?: string;
+  sessionOpened: boolean;
+  dials: number;
+  startedAt: number;
+  durationMs: number;
+  seq: number;
+}
+
 export interface HarnessWarning {
   urn: string;
   op: Op;
@@ -148,6 +172,8 @@ export interface UpResult {
   steps: Step[];
   sessions: SessionStats;
   runs: RunRecord[];
+  /** CopyToRemote copies (their sessions are counted in `sessions`; steps in `steps`). */
+  copies: CopyRecord[];
   warnings: HarnessWarning[];
   /** Stack outputs (program return value), plain; undefined if the program did not finish. */
   outputs: Record<string, unknown> | undefined;
@@ -278,6 +304,8 @@ interface RunCtx {
   haltResolve: () => void;
   inflight: Set<Promise<unknown>>;
   sem: Semaphore;
+  /** URNs given to `--replace`. */
+  forceReplace?: Set<string>;
 }
 
 /** A stack: state per URN, `up`, `preview`, `destroy`. One operation at a time. */
@@ -318,8 +346,9 @@ export class Stack {
     return this.pendingDeletes.map((e) => JSON.parse(JSON.stringify(e)) as StateEntry);
   }
 
-  async up(program: PulumiProgram, opts: { config?: Record<string, string> } = {}): Promise<UpResult> {
-    return this.operate(program, false, opts.config);
+  /** `pulumi up`; `replace` = `pulumi up --replace <urn>...` (those resources are replaced even without a diff). */
+  async up(program: PulumiProgram, opts: { config?: Record<string, string>; replace?: string[] } = {}): Promise<UpResult> {
+    return this.operate(program, false, opts.config, opts.replace);
   }
   async preview(program: PulumiProgram, opts: { config?: Record<string, string> } = {}): Promise<UpResult> {
     return this.operate(program, true, opts.config);
@@ -349,7 +378,7 @@ export class Stack {
     const ctx: RunCtx = {
       result: {
         ok: true, failures: [], preview, created: [], updated: [], replaced: [], deleted: [], unchanged: [], steps: [],
-        sessions: { total: 0, byHost: {}, byResource: {} }, runs: [], warnings: [], outputs: undefined, resources: [], durationMs: 0,
+        sessions: { total: 0, byHost: {}, byResource: {} }, runs: [], copies: [], warnings: [], outputs: undefined, resources: [], durationMs: 0,
       },
       failed: false,
       cascaded: new Set(),
@@ -439,10 +468,11 @@ export class Stack {
     return o;
   }
 
-  private async operate(program: PulumiProgram, preview: boolean, config?: Record<string, string>): Promise<UpResult> {
+  private async operate(program: PulumiProgram, preview: boolean, config?: Record<string, string>, replace: string[] = []): Promise<UpResult> {
     this.enter();
     const t0 = Date.now();
     const ctx = this.newCtx(preview);
+    ctx.forceReplace = new Set(replace);
     const halt = (ctx as RunCtx & { halt: Promise<void> }).halt;
     const never = new Promise<never>(() => undefined);
     const seen = new Set<string>();
@@ -456,7 +486,8 @@ export class Stack {
           return never;
         }
         seen.add(r.urn);
-        const p = (r.type === COMMAND_TYPE ? this.onCommand(ctx, r, preview, newEntries, replacedOld, seen) : this.onOther(ctx, r, newEntries))
+        const p = (r.type === COMMAND_TYPE ? this.onCommand(ctx, r, preview, newEntries, replacedOld, seen)
+          : r.type === COPY_TYPE ? this.onCopy(ctx, r, preview, newEntries, replacedOld) : this.onOther(ctx, r, newEntries))
           .catch((e: unknown) => { onHarnessError(e instanceof Error ? e : new Error(String(e))); return null; });
         return this.track(ctx, p).then((reply) => (reply === null ? never : reply));
       };
@@ -504,6 +535,81 @@ export class Stack {
     return { id, state };
   }
 
+  /** One SFTP copy with accounting (sessions, copies). */
+  private async copy(ctx: RunCtx, r: RegisteredResource, op: "create" | "update"): Promise<boolean> {
+    const connection = r.inputs.connection as Connection;
+    const source = r.inputs.source;
+    const remotePath = r.inputs.remotePath;
+    if (!isAsset(source) || typeof source.path !== "string" || typeof remotePath !== "string") {
+      throw new Error(`harness: ${r.urn}: only a FileAsset source with a string remotePath is modelled`);
+    }
+    const host = hostOf(connection);
+    const startedAt = Date.now();
+    const outcome = await ctx.sem.use(() => copyToRemote({ connection, localPath: source.path as string, remotePath }, this.tuning, () => {
+      const s = ctx.result.sessions;
+      s.total++;
+      s.byHost[host] = (s.byHost[host] ?? 0) + 1;
+      s.byResource[r.urn] = (s.byResource[r.urn] ?? 0) + 1;
+    }));
+    ctx.result.copies.push({
+      urn: r.urn, name: r.name, op, host, localPath: source.path, remotePath, ok: outcome.ok, error: outcome.error,
+      sessionOpened: outcome.sessionOpened, dials: outcome.dials, startedAt, durationMs: outcome.durationMs, seq: this.seq++,
+    });
+    if (!outcome.ok) this.fail(ctx, r.urn, op, outcome.error ?? "unknown error");
+    return outcome.ok;
+  }
+
+  /**
+   * command:remote:CopyToRemote (pulumi-command 1.2.1): create copies; the diff compares assets by hash only (the
+   * engine's Asset.Equals), so a different local path of the same content is no change; `triggers` and
+   * replaceOnChanges paths replace (create-before-delete unless deleteBeforeReplace); an update copies again only
+   * when the source's hash or `remotePath` changed (a connection change alone copies nothing); delete does nothing.
+   */
+  private async onCopy(ctx: RunCtx, reg: RegisteredResource, preview: boolean, newEntries: Map<string, StateEntry>,
+    replacedOld: StateEntry[]): Promise<RegisterReply | null> {
+    const r = reg;
+    const old = this.state.get(r.urn);
+    const state = { ...r.rawInputs };
+    const newId = () => `${r.name}-${Math.random().toString(16).slice(2, 10)}`;
+    const byHash = (i: Record<string, unknown>) => {
+      const src = i.source;
+      return isAsset(src) ? { ...i, source: { hash: src.hash } } : i;
+    };
+    const create = async (): Promise<RegisterReply | null> => {
+      const id = newId();
+      if (!preview && !(await this.copy(ctx, r, "create"))) return null;
+      if (!preview) newEntries.set(r.urn, { ...this.entryFrom(r, id, state), outputs: { ...r.inputs } });
+      return { id, state };
+    };
+    if (!old) {
+      const reply = await create();
+      if (reply) this.step(ctx, r.urn, r.type, "create");
+      return reply;
+    }
+    const forced = ctx.forceReplace?.has(r.urn) ?? false;
+    if (!forced && deepEqual(byHash(old.inputs), byHash(r.inputs))) {
+      this.step(ctx, r.urn, r.type, "same");
+      if (!preview) newEntries.set(r.urn, { ...old, options: r.options, dependencies: depsOf(r), propertyDependencies: r.propertyDependencies, parent: r.parent });
+      return { id: old.id, state: old.rawOutputs };
+    }
+    const replace = forced || ["triggers", ...r.options.replaceOnChanges].some((p) => pathChanged(old.inputs, r.inputs, p));
+    if (replace) {
+      if (r.options.deleteBeforeReplace && !preview) this.state.delete(r.urn); // its delete does nothing
+      const reply = await create();
+      if (reply) {
+        if (!r.options.deleteBeforeReplace && !preview) replacedOld.push(old);
+        this.step(ctx, r.urn, r.type, "replace", r.options.deleteBeforeReplace);
+      }
+      return reply;
+    }
+    const src = (i: Record<string, unknown>) => (isAsset(i.source) ? i.source.hash : JSON.stringify(i.source));
+    const recopy = src(old.inputs) !== src(r.inputs) || old.inputs.remotePath !== r.inputs.remotePath;
+    if (!preview && recopy && !(await this.copy(ctx, r, "update"))) return null;
+    if (!preview) newEntries.set(r.urn, { ...this.entryFrom(r, old.id, state), outputs: { ...r.inputs } });
+    this.step(ctx, r.urn, r.type, "update");
+    return { id: old.id, state };
+  }
+
   /** Returns null when the step failed (caller halts the program). */
   private async onCommand(ctx: RunCtx, reg: RegisteredResource, preview: boolean, newEntries: Map<string, StateEntry>,
     replacedOld: StateEntry[], seen: Set<string>): Promise<RegisterReply | null> {
@@ -543,13 +649,14 @@ export class Stack {
       news = compared;
       r = { ...r, inputs: compared, rawInputs: Object.fromEntries(Object.entries(compared).map(([k, v]) => [k, r.secretInputs.includes(k) ? secret(v) : v])) };
     }
-    if (deepEqual(old.inputs, compared)) {
+    const forced = ctx.forceReplace?.has(r.urn) ?? false;
+    if (!forced && deepEqual(old.inputs, compared)) {
       this.step(ctx, r.urn, r.type, "same");
       if (!preview) newEntries.set(r.urn, { ...old, options: r.options, dependencies: depsOf(r), propertyDependencies: r.propertyDependencies, parent: r.parent });
       return { id: old.id, state: old.rawOutputs };
     }
     const replacePaths = ["triggers", ...r.options.replaceOnChanges];
-    const replace = replacePaths.some((p) => pathChanged(old.inputs, compared, p));
+    const replace = forced || replacePaths.some((p) => pathChanged(old.inputs, compared, p));
     if (replace) {
       const dbr = r.options.deleteBeforeReplace;
       let reply: RegisterReply | null;
@@ -602,7 +709,8 @@ export class Stack {
    * Dependents of `root` (transitively, in dependency order) that a delete-before-replace of `root` forces to be
    * deleted first (engine: stepGenerator.calculateDependentReplacements): custom resources not yet registered in
    * this run whose provider diff would be a replace when the inputs taken from the replace set become unknown.
-   * For command:remote:Command that is a `triggers` property dependency (the schema's only replaceOnChanges field).
+   * For command:remote:Command: a property dependency of `triggers` (the schema's replaceOnChanges field) or of a
+   * property named by the dependent's own replaceOnChanges option (applyReplaceOnChanges in the engine).
    */
   private dbrDependents(root: StateEntry, registered: Set<string>): StateEntry[] {
     const replaceSet = new Set<string>([root.urn]);
@@ -612,7 +720,11 @@ export class Stack {
       changed = false;
       for (const e of entries) {
         if (replaceSet.has(e.urn) || registered.has(e.urn) || !e.custom || e.type !== COMMAND_TYPE) continue;
-        if ((e.propertyDependencies.triggers ?? []).some((u) => replaceSet.has(u))) {
+        // the engine marks every property that depends on the replace set unknown, asks the provider's diff (for a
+        // Command: a replace only for `triggers`) and then applies the resource's replaceOnChanges option
+        // (step_generator.go calculateDependentReplacements → applyReplaceOnChanges)
+        const keys = new Set(["triggers", ...e.options.replaceOnChanges.map((p) => parsePath(p)[0] ?? p)]);
+        if ([...keys].some((k) => (e.propertyDependencies[k] ?? []).some((u) => replaceSet.has(u)))) {
           replaceSet.add(e.urn);
           out.push(e);
           changed = true;

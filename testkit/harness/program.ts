@@ -20,6 +20,8 @@
  * `dependsOn` (which the request merges into `dependencies`) is additionally captured through a stack
  * transformation (`registerStackTransformation`).
  */
+import { createHash } from "crypto";
+import * as fs from "fs";
 import * as pulumi from "@pulumi/pulumi";
 // Deep imports: internal but stable modules of @pulumi/pulumi 3.x (used by its own automation API).
 // eslint-disable-next-line @typescript-eslint/no-var-requires
@@ -36,6 +38,7 @@ const rpcMod = require("@pulumi/pulumi/runtime/rpc") as {
   deserializeProperties(s: unknown, keepUnknowns?: boolean): Record<string, unknown>;
   specialSigKey: string;
   specialSecretSig: string;
+  specialAssetSig: string;
   unknownValue: string;
 };
 // eslint-disable-next-line @typescript-eslint/no-var-requires
@@ -127,6 +130,37 @@ export function plain(v: unknown): unknown {
   return v;
 }
 
+/**
+ * An asset input as the checkpoint stores it: signature, `hash` (sha256 of the content, hex, as the engine computes
+ * it) and `path`/`text`/`uri`. The engine compares assets by hash only (sdk/go/common/resource/asset Asset.Equals).
+ */
+export interface AssetRecord { [sig: string]: unknown; hash: string; path?: string }
+export function isAsset(v: unknown): v is AssetRecord {
+  return typeof v === "object" && v !== null && (v as Record<string, unknown>)[rpcMod.specialSigKey] === rpcMod.specialAssetSig;
+}
+const fileHashes = new Map<string, { mtimeMs: number; size: number; hash: string }>();
+function fileHash(p: string): string {
+  const st = fs.statSync(p);
+  const c = fileHashes.get(p);
+  if (c && c.mtimeMs === st.mtimeMs && c.size === st.size) return c.hash;
+  const hash = createHash("sha256").update(fs.readFileSync(p)).digest("hex");
+  fileHashes.set(p, { mtimeMs: st.mtimeMs, size: st.size, hash });
+  return hash;
+}
+function assetRecord(v: Record<string, unknown>): AssetRecord {
+  const out: AssetRecord = { [rpcMod.specialSigKey]: rpcMod.specialAssetSig, hash: "" };
+  if (typeof v.path === "string") {
+    out.hash = fileHash(v.path);
+    out.path = v.path;
+  } else if (typeof v.text === "string") {
+    out.hash = createHash("sha256").update(v.text).digest("hex");
+    out.text = v.text;
+  } else {
+    throw new Error("harness: only FileAsset and StringAsset inputs are modelled");
+  }
+  return out;
+}
+
 export function secret(value: unknown): Record<string, unknown> {
   return { [rpcMod.specialSigKey]: rpcMod.specialSecretSig, value };
 }
@@ -208,13 +242,19 @@ export async function evaluate(program: PulumiProgram, opts: EvaluateOptions, ha
       const pdeps: Record<string, string[]> = {};
       req.getPropertydependenciesMap().forEach((v, k) => { pdeps[k] = v.getUrnsList(); });
       const secretInputs = Object.keys(raw).filter((k) => isSecretWrapper(raw[k]));
+      const inputs = plain(raw) as Record<string, unknown>;
+      // assets: the deserialized FileAsset holds a Promise; record the wire form (sig + path) with its hash
+      if (Object.values(raw).some((v) => pulumi.asset.Asset.isInstance(v))) {
+        const wire = (req as unknown as { getObject(): { toJavaScript(): Record<string, unknown> } }).getObject().toJavaScript();
+        for (const [k, v] of Object.entries(wire)) if (typeof v === "object" && v !== null && isAsset(v)) inputs[k] = assetRecord(v as Record<string, unknown>);
+      }
       const rec: RegisteredResource = {
         urn,
         type: req.getType(),
         name: req.getName(),
         custom: req.getCustom(),
         parent: req.getParent(),
-        inputs: plain(raw) as Record<string, unknown>,
+        inputs,
         secretInputs,
         rawInputs: raw,
         dependencies: req.getDependenciesList(),

@@ -24,8 +24,9 @@
  * - Error texts reproduce the Go ones for the cases the tests meet (exit status, signal, missing
  *   status, setenv refusal, connection refused, auth failure); other low-level errors keep ssh2's text.
  */
+import * as fs from "fs";
 import * as net from "net";
-import { Client, ClientChannel, ConnectConfig } from "ssh2";
+import { Client, ClientChannel, ConnectConfig, SFTPWrapper } from "ssh2";
 
 export interface ConnectionBase {
   host: string;
@@ -461,6 +462,79 @@ export async function runCommand(req: RunRequest, tuning: SshTuning, onSession?:
     out.ok = true;
     out.stdout = trimOneNewline(out.rawStdout);
     out.stderr = trimOneNewline(out.rawStderr);
+    return finish();
+  } finally {
+    dialed.close();
+  }
+}
+
+export interface CopyRequest {
+  connection: Connection;
+  /** Local file of the FileAsset. */
+  localPath: string;
+  remotePath: string;
+}
+
+export interface CopyOutcome {
+  ok: boolean;
+  error?: string;
+  sessionOpened: boolean;
+  dials: number;
+  durationMs: number;
+}
+
+function sftpOf(client: Client): Promise<SFTPWrapper> {
+  return new Promise((resolve, reject) => client.sftp((err, s) => (err ? reject(err) : resolve(s))));
+}
+function sftpCall<T>(f: (cb: (err: Error | null | undefined, v?: T) => void) => void): Promise<T | undefined> {
+  return new Promise((resolve, reject) => f((err, v) => (err ? reject(err) : resolve(v))));
+}
+
+/**
+ * One CopyToRemote create/update of a FileAsset (pulumi-command 1.2.1 semantics): dial like a Command, open the SFTP
+ * subsystem as the SSH user (no sudo), create the missing parent directories (relative paths are relative to the
+ * SFTP server's start directory, the user's home), then write the file in place (create or truncate). A host
+ * whose sshd has no `Subsystem sftp` fails here.
+ */
+export async function copyToRemote(req: CopyRequest, tuning: SshTuning, onSession?: () => void): Promise<CopyOutcome> {
+  const t0 = Date.now();
+  const counter = { dials: 0 };
+  const out: CopyOutcome = { ok: false, sessionOpened: false, dials: 0, durationMs: 0 };
+  const finish = (): CopyOutcome => { out.dials = counter.dials; out.durationMs = Date.now() - t0; return out; };
+  let dialed: DialedClient;
+  try {
+    dialed = await dial(req.connection, tuning, counter);
+  } catch (e) {
+    out.error = (e as Error).message;
+    return finish();
+  }
+  try {
+    out.sessionOpened = true;
+    if (onSession) onSession();
+    let sftp: SFTPWrapper;
+    try {
+      sftp = await sftpOf(dialed.client);
+    } catch (e) {
+      out.error = `failed to open an SFTP session (is "Subsystem sftp" configured in the host's sshd_config?): ssh: subsystem request failed: ${(e as Error).message}`;
+      return finish();
+    }
+    try {
+      const data = fs.readFileSync(req.localPath);
+      const parts = req.remotePath.split("/").slice(0, -1);
+      let dir = req.remotePath.startsWith("/") ? "" : ".";
+      for (const p of parts) {
+        if (p === "" || p === ".") continue;
+        dir = dir === "" ? `/${p}` : `${dir}/${p}`;
+        const st = await sftpCall<unknown>((cb) => sftp.stat(dir, cb)).catch(() => undefined);
+        if (st === undefined) await sftpCall((cb) => sftp.mkdir(dir, cb));
+      }
+      await sftpCall((cb) => sftp.writeFile(req.remotePath, data, cb as (err: Error | null | undefined) => void));
+      out.ok = true;
+    } catch (e) {
+      out.error = `sftp: copying ${req.localPath} to ${req.remotePath}: ${(e as Error).message}`;
+    } finally {
+      sftp.end();
+    }
     return finish();
   } finally {
     dialed.close();

@@ -42,18 +42,21 @@ function plan(r: RegisteredResource): string {
 function expectWiring(c: Awaited<ReturnType<typeof run>>, name: string, host: string, user: string) {
   const apply = c.find(`${name}-apply`);
   const restore = c.find(`${name}-restore`);
-  for (const r of [apply, restore]) {
-    expect(r.type).toBe(COMMAND);
+  for (const r of [apply, restore, c.find(`${name}-engine`)]) {
     expect(r.inputs.connection).toMatchObject({ host, user, privateKey: KEY });
     expect(r.secretInputs).toContain("connection"); // the key never appears in plain state
-    expect(r.options.deleteBeforeReplace).toBe(true);
-    expect(r.options.replaceOnChanges).toEqual(expect.arrayContaining(["connection.host", "connection.port"]));
-    expect(r.inputs.addPreviousOutputInEnv).toBe(false);
-    // the bootstrap runs what follows "@program": without it the host would run an empty program and report success
-    expect(String(r.inputs.stdin)).toMatch(/\n@program\n# pulumi-net-tuning host runtime/);
+    expect(r.options.deleteBeforeReplace).toBe(false);
+    expect(r.options.replaceOnChanges).toEqual(expect.arrayContaining(["connection.host", "connection.port", "connection.user", "connection.proxy"]));
   }
+  for (const r of [apply, restore]) {
+    expect(r.type).toBe(COMMAND);
+    expect(r.inputs.addPreviousOutputInEnv).toBe(false);
+  }
+  // the apply runs the delivered engine named by the plan's first line; the restore carries its own program
+  expect(String(apply.inputs.stdin)).toMatch(/^@engine \S+ [0-9a-f]{64}\n@net-tuning v1\n/);
+  expect(String(restore.inputs.stdin)).toMatch(/\n@program\n# pulumi-net-tuning host runtime/);
   expect(typeof apply.inputs.create).toBe("string");
-  expect(apply.inputs.update).toBe(apply.inputs.create);
+  expect(apply.inputs.update).toBe(String(apply.inputs.create).replace(" apply-create ", " apply-update "));
   expect(apply.inputs.delete).toBeUndefined();
   expect(restore.inputs.create).toBeUndefined();
   expect(restore.inputs.update).toBeUndefined();

@@ -2,13 +2,13 @@
  * Moves (issue #18): a change of connection.host/port/user/proxy replaces both children, create-before-delete. The
  * new apply (NT_APPLY_MODE=create) starts a new generation in the host's journal; the old restore then runs with the
  * OLD connection and its `@generation`: on the same machine (another port, a proxy to 127.0.0.1) it sees the newer
- * generation and changes nothing; on another machine it restores that machine. Real components, with the wiring of
- * tests/safety/wiring.ts (the lead's decision) applied by a transformation until components/common.ts carries it.
+ * generation and changes nothing; on another machine it restores that machine. Real components (the wiring is in components/common.ts; see
+ * tests/safety/wiring.ts for the negative control).
  */
 import { Stack, UpResult } from "../../testkit/harness";
 import { Lab, LabHost, startLab } from "../../testkit/lab";
 import { readSysctl as sysctl, snapshot } from "../../testkit/host";
-import { Conn, moveWiringNoGeneration, nicMoveProgram, sysMoveProgram } from "./wiring";
+import { Conn, nicMoveProgram, sysMoveProgram, withoutGeneration } from "./wiring";
 
 jest.setTimeout(300000);
 
@@ -110,9 +110,9 @@ describe("same machine under another connection: never reverted", () => {
 test("negative control: the same port move WITHOUT @generation in the restore plan reverts the machine (issue #18's bug)", async () => {
   const before = await snapshot(h0);
   const stack = newStack("nogen");
-  ok(await stack.up(sysMoveProgram("nogen", h0.connection("root"), ARGS, moveWiringNoGeneration)));
+  ok(await stack.up(sysMoveProgram("nogen", h0.connection("root"), ARGS, [withoutGeneration])));
   await tuned(h0, "nogen");
-  const moved = ok(await stack.up(sysMoveProgram("nogen", { ...h0.connection("root"), port: 2222 }, ARGS, moveWiringNoGeneration)));
+  const moved = ok(await stack.up(sysMoveProgram("nogen", { ...h0.connection("root"), port: 2222 }, ARGS, [withoutGeneration])));
   expect(moved.replaced.length).toBeGreaterThan(0);
   expect(await sysctl(h0, K.somax)).not.toBe("8191"); // reverted while state says applied
   expect(moved.outputs!.applied).toEqual({ [K.somax]: "8191", [K.fin]: "19" });

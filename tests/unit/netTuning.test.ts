@@ -13,7 +13,8 @@ const record: pulumi.ResourceTransformation = (a) => {
 };
 
 import { NetTuning } from "../../components/netTuning";
-import { hostCommand } from "../../provider/host/programs";
+import { engineCommand, restoreCommand } from "../../provider/host/programs";
+import { ownerOf } from "../../provider/owner";
 import { longFatFlows } from "../../provider/sizing";
 import { InputError } from "../../provider/errors";
 import { main as cli } from "../../bin/net-tuning";
@@ -42,15 +43,20 @@ describe("NetTuning resource graph", () => {
     const restore = await registered("web-restore");
     expect(apply.type).toBe("command:remote:Command");
     expect(restore.type).toBe("command:remote:Command");
-    expect(apply.inputs.create).toBe(apply.inputs.update);
+    // create and update differ only in the engine operation (a create starts a new generation on the machine)
+    expect(apply.inputs.update).toBe(apply.inputs.create.replace(" sysctl apply-create ", " sysctl apply-update "));
+    expect(apply.inputs.create).not.toBe(apply.inputs.update);
     expect(apply.inputs.delete).toBeUndefined();
     expect(restore.inputs.create).toBeUndefined();
     expect(restore.inputs.update).toBeUndefined();
-    expect(restore.inputs.delete).toBe(hostCommand("sysctl", "restore"));
-    expect(apply.inputs.create).toBe(hostCommand("sysctl", "apply"));
-    // stdin: the plan first (what reviewers see in a diff), then "@program" and the host program.
+    expect(restore.inputs.delete).toBe(restoreCommand("sysctl"));
+    expect((await registered("web-engine")).type).toBe("command:remote:CopyToRemote");
+    const engineUrn = "urn:pulumi:dev::proj::net-tuning:index:NetTuning$command:remote:CopyToRemote::web-engine";
+    expect(apply.inputs.create).toBe(engineCommand("sysctl", "create", ownerOf("proj", "dev", "web").id, engineUrn));
+    // stdin: the @engine line, then the plan (what reviewers see in a diff); the restore carries its own program.
     expect(restore.inputs.stdin).toMatch(/^@net-tuning v1\n[^]*\n@program\n[^]*\nnt_restore_main\n$/);
-    expect(apply.inputs.stdin).toMatch(/^@net-tuning v1\n[^]*\n@program\n[^]*\nnt_apply_main\n$/);
+    expect(apply.inputs.stdin).toMatch(/^@engine \S+ [0-9a-f]{64}\n@net-tuning v1\n/);
+    expect(apply.inputs.stdin).not.toContain("@program");
     expect(apply.inputs.addPreviousOutputInEnv).toBe(false);
     expect(apply.inputs.stdin).toContain("\n@content\n");
     expect(apply.inputs.stdin).toContain("\nnet.core.somaxconn = 65535\nnet.ipv4.ip_local_port_range = 10000 65001\nnet.ipv4.tcp_fin_timeout = 25\n");
@@ -61,14 +67,14 @@ describe("NetTuning resource graph", () => {
     expect(restore.inputs.stdin).toContain("@restore 1\n");
   });
 
-  test("children: named from the component, delete-before-replace on a host move, restore depends on apply", async () => {
+  test("children: named from the component, replaced create-before-delete on a move, restore depends on apply", async () => {
     const t = new NetTuning("db", { connection: another(), sysctls: { "vm.swappiness": 10 } }, { transformations: [record] });
     await promiseOf(t.applied);
-    for (const child of ["db-apply", "db-restore"]) {
+    for (const child of ["db-engine", "db-apply", "db-restore"]) {
       const o = optsByName.get(child)!;
-      expect(o.deleteBeforeReplace).toBe(true);
-      // @pulumi/command adds "triggers[*]" itself; we never set triggers (they replace create-before-delete).
-      expect(o.replaceOnChanges).toEqual(expect.arrayContaining(["connection.host", "connection.port"]));
+      expect(o.deleteBeforeReplace).toBeUndefined();
+      // @pulumi/command adds "triggers[*]" itself; we never set triggers.
+      expect(o.replaceOnChanges!.filter((p) => !p.startsWith("triggers"))).toEqual(["connection.host", "connection.port", "connection.user", "connection.proxy"]);
       expect((o.parent as any).__name ?? "db").toBe("db");
     }
     expect(optsByName.get("db-restore")!.dependsOn).toBeDefined();
@@ -160,7 +166,8 @@ describe("every route is validated before any remote call, with one message list
   test("become \"none\" means no sudo, like leaving it out", async () => {
     const t = new NetTuning("asroot", { connection: another(), sysctls: { "net.core.somaxconn": 1024 }, become: "none" });
     await promiseOf(t.applied);
-    expect((await registered("asroot-apply")).inputs.create).toBe(hostCommand("sysctl", "apply"));
+    const urn = "urn:pulumi:dev::proj::net-tuning:index:NetTuning$command:remote:CopyToRemote::asroot-engine";
+    expect((await registered("asroot-apply")).inputs.create).toBe(engineCommand("sysctl", "create", ownerOf("proj", "dev", "asroot").id, urn));
   });
 
   test("a declarative profile spec renders the same file as the TypeScript helper", async () => {

@@ -8,7 +8,7 @@ import { mockCommands, promiseOf } from "../../testkit/mocks";
 const { resources, byName, registered } = mockCommands(NIC_REPORT.report);
 
 import { NicQueues } from "../../components/nicQueues";
-import { hostCommand, hostStdin } from "../../provider/host/programs";
+import { engineStdin, restoreCommand, restoreStdin } from "../../provider/host/programs";
 import { throughput } from "../../provider/sizing/nic";
 
 const conn = { host: "198.18.0.2", user: "root", privateKey: pulumi.secret("-----BEGIN OPENSSH PRIVATE KEY-----\nSECRETKEY\n") };
@@ -34,20 +34,20 @@ describe("NicQueues resource graph", () => {
     expect(component.inputs).toEqual({});
     const apply = await registered("nq-apply");
     const restore = await registered("nq-restore");
-    expect(apply.inputs.create).toBe(hostCommand("nic", "apply"));
-    expect(apply.inputs.update).toBe(apply.inputs.create);
+    expect(apply.inputs.create).toContain(" nic apply-create /var/lib/pulumi-net-tuning/incoming proj.dev.nq-");
+    expect(apply.inputs.update).toBe(apply.inputs.create.replace(" nic apply-create ", " nic apply-update "));
     expect(apply.inputs.delete).toBeUndefined();
     expect(apply.inputs.addPreviousOutputInEnv).toBe(false);
     expect(apply.inputs.stdin).toContain("@kind nic\n@owner proj/dev/nq\n");
     expect(apply.inputs.stdin).toContain("@set channel.rx 2\n");
     expect(restore.inputs.create).toBeUndefined();
     expect(restore.inputs.update).toBeUndefined();
-    expect(restore.inputs.delete).toBe(hostCommand("nic", "restore"));
+    expect(restore.inputs.delete).toBe(restoreCommand("nic"));
     expect(restore.inputs.addPreviousOutputInEnv).toBe(false);
-    // stdin = the plan, then "@program" and the program (the command line is a short fixed bootstrap).
-    expect(apply.inputs.stdin).toBe(hostStdin("nic", "apply", apply.inputs.stdin.split("@program\n")[0]));
-    expect(restore.inputs.stdin.split("@program\n")[0]).toMatch(/@interface eth0\n@restore 1\n@orig eth0\/channel\.rx\t4\n@orig eth0\/txqueuelen\t1000\n@orig eth0\/rps\.rx-0\t0\n[^]*@orig eth0\/rfs\.rx-1\t0\n$/);
-    expect(restore.inputs.stdin).toBe(hostStdin("nic", "restore", restore.inputs.stdin.split("@program\n")[0]));
+    // apply stdin = the @engine line and the plan; restore stdin = the originals, "@program" and the restore program.
+    expect(apply.inputs.stdin).toBe(engineStdin(apply.inputs.stdin.split("\n").slice(1).join("\n")));
+    expect(restore.inputs.stdin.split("@program\n")[0]).toMatch(/@interface eth0\n@restore 1\n@orig eth0\/channel\.rx\t4\n@orig eth0\/txqueuelen\t1000\n@orig eth0\/rps\.rx-0\t0\n@orig eth0\/rps\.rx-1\t0\n@orig eth0\/rfs\.rx-0\t0\n@orig eth0\/rfs\.rx-1\t0\n$/);
+    expect(restore.inputs.stdin).toBe(restoreStdin("nic", restore.inputs.stdin.split("@program\n")[0], false));
   });
 
   test("become sudo wraps both programs; restoreOnDelete false; a preset is merged", async () => {
@@ -55,8 +55,9 @@ describe("NicQueues resource graph", () => {
     await promiseOf(n.applied);
     const apply = await registered("s-apply");
     const restore = await registered("s-restore");
-    expect(apply.inputs.create).toBe(hostCommand("nic", "apply", "sudo"));
-    expect(restore.inputs.delete).toBe(hostCommand("nic", "restore", "sudo"));
+    expect(apply.inputs.create).toContain(` nic apply-create "$HOME"/.cache/pulumi-net-tuning proj.dev.s-`);
+    expect(apply.inputs.create).toMatch(/^s=;\[ "\$\(id -u\)" = 0 \]\|\|\{ NT_E=\$\(sudo -n true 2>&1\)/);
+    expect(restore.inputs.delete).toBe(restoreCommand("nic", "sudo"));
     expect(restore.inputs.stdin).toContain("@restore 0\n");
     expect(apply.inputs.stdin).toContain("@rps-only-below-cpus 1\n");
   });

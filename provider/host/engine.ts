@@ -1,0 +1,89 @@
+import { createHash } from "crypto";
+import * as fs from "fs";
+import * as path from "path";
+import { PACKAGE_VERSION } from "../version";
+
+/**
+ * The host engine: ONE POSIX sh file holding the shared runtime, every kind and the entry point, delivered once per
+ * host and version by a `command:remote:CopyToRemote` child and installed under its content hash (see ARCHITECTURE.md,
+ * "One engine per host"). This module assembles the file from `sh/` (deterministic: the same sources give the same
+ * bytes and hash on every machine) and finds or writes it on disk for the FileAsset.
+ */
+const SH_DIR = path.join(__dirname, "sh");
+/** Where the engine file lives next to this module: dist/provider/host/engine (built) or provider/host/engine (source). */
+export const ENGINE_DIR = path.join(__dirname, "engine");
+/** Root-owned install directory on the host (0755, files 0644 root). */
+export const ENGINE_INSTALL_DIR = "/usr/local/lib/pulumi-net-tuning";
+/** Staging directory for the SFTP copy when connected as root (SFTP writes as the SSH user, no sudo). */
+export const ENGINE_STAGE_ROOT = "/var/lib/pulumi-net-tuning/incoming";
+/** Staging directory relative to the SSH user's home (SFTP relative paths are home-relative) for become "sudo". */
+export const ENGINE_STAGE_HOME = ".cache/pulumi-net-tuning";
+
+export interface Engine {
+  version: string;
+  sha256: string;
+  text: string;
+  /** File name on the host and in ENGINE_DIR: `engine-<sha256>.sh`. */
+  fileName: string;
+}
+
+function read(name: string, dir: string): string {
+  const t = fs.readFileSync(path.join(dir, name), "utf8");
+  return t.endsWith("\n") ? t : `${t}\n`;
+}
+
+/**
+ * Assembles the engine from the sh sources in `dir` (default: the package's own). Kind files are wrapped in loader
+ * functions because both define the same hook names (kind_get, kind_set, ...); main.sh calls the one named by KIND.
+ */
+export function assembleEngine(dir: string = SH_DIR, version: string = PACKAGE_VERSION): Engine {
+  const prelude =
+    `#!/bin/sh\n# pulumi-net-tuning ${version} host engine (generated from provider/host/sh by provider/host/engine.ts; do not edit)\n` +
+    `# shellcheck disable=SC2317 # functions are called indirectly (hooks, traps, kind loaders)\n` +
+    `NT_ENGINE_KIND=\${1:-}\nNT_ENGINE_OP=\${2:-}\nset --\n`;
+  const kinds = ["sysctl", "nic"].map((k) => `nt_kind_${k}() {\n${read(`${k}.sh`, dir)}:\n}\n`).join("");
+  const text = `${prelude}${read("runtime.sh", dir)}${kinds}${read("main.sh", dir)}`;
+  const sha256 = createHash("sha256").update(text).digest("hex");
+  return { version, sha256, text, fileName: `engine-${sha256}.sh` };
+}
+
+let cached: Engine | undefined;
+/** The engine the components deliver: this package's (assembled once per process), unless {@link useEngine} set one. */
+export function engine(): Engine {
+  cached ??= assembleEngine();
+  return cached;
+}
+/** For tests and tools: make the components deliver `e` (e.g. another version's engine); no argument = this package's. */
+export function useEngine(e?: Engine): void {
+  cached = e;
+}
+
+/**
+ * Path of an engine file on this machine, for the FileAsset. Built packages ship it (npm run build writes it into
+ * dist/provider/host/engine); from the source tree (ts-node, jest) it is written on first use. The path is not
+ * part of any diff (the engine compares assets by hash only), so it may differ between machines and checkouts.
+ */
+const checked = new Set<string>();
+export function enginePath(e: Engine = engine(), dir: string = ENGINE_DIR): string {
+  const file = path.join(dir, e.fileName);
+  if (checked.has(file)) return file;
+  try {
+    if (fs.readFileSync(file, "utf8") === e.text) {
+      checked.add(file);
+      return file;
+    }
+  } catch {
+    /* absent: write it */
+  }
+  fs.mkdirSync(dir, { recursive: true });
+  const tmp = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(tmp, e.text, { mode: 0o644 });
+  fs.renameSync(tmp, file);
+  checked.add(file);
+  return file;
+}
+
+/** The one line of the plan that names the engine: `@engine <version> <sha256>` (first line of the apply's stdin). */
+export function engineLine(e: Engine = engine()): string {
+  return `@engine ${e.version} ${e.sha256}`;
+}

@@ -1,0 +1,37 @@
+# pulumi-net-tuning engine: entry point and dispatch (POSIX sh), the last part of the engine file.
+# The engine file is assembled by provider/host/engine.ts as: prelude (this file's NT_ENGINE_* lines, first),
+# runtime.sh, every kind file wrapped in a loader function (nt_kind_sysctl, nt_kind_nic), then this dispatch.
+#
+# Contract (what the apply bootstrap of provider/host/programs.ts runs, as root):
+#   /bin/sh /usr/local/lib/pulumi-net-tuning/engine-<sha256>.sh KIND OP < plan
+#   KIND  sysctl | nic            which kind file is loaded
+#   OP    apply-create            the Command's create (first apply of this resource on this machine, or a
+#                                 replacement after a move): NT_APPLY_MODE=create, a new generation starts
+#         apply-update            the Command's update: NT_APPLY_MODE=update, the journal's generation is kept
+#   stdin the plan without its first line: the bootstrap has read and checked "@engine <version> <sha256>"
+#         (that line names this file; the rest is "@directive value" lines, then "@content" and the content).
+# Restores never use this file: the -restore child carries its own program (provider/host/programs.ts).
+# Exit codes: those of runtime.sh; 5 for a bad KIND or OP (a bug in the bootstrap).
+# stdout: the report of runtime.sh; after a successful run one more line follows its "end":
+#   host<TAB>gzip base64   when both tools exist here (the component then stores the -restore program compressed)
+# shellcheck shell=sh
+
+nt_engine_exit() {
+  if [ "$1" = 0 ] && command -v gzip >/dev/null 2>&1 && command -v base64 >/dev/null 2>&1; then
+    printf 'host\tgzip base64\n' 2>/dev/null || :
+  fi
+}
+trap 'nt_engine_exit $?' EXIT
+
+case "$NT_ENGINE_OP" in
+  apply-create) NT_APPLY_MODE=create ;;
+  apply-update) NT_APPLY_MODE=update ;;
+  *) printf 'net-tuning: engine called with operation "%s" (expected apply-create or apply-update)\n' "$NT_ENGINE_OP" >&2; exit 5 ;;
+esac
+export NT_APPLY_MODE
+case "$NT_ENGINE_KIND" in
+  sysctl) nt_kind_sysctl ;;
+  nic) nt_kind_nic ;;
+  *) printf 'net-tuning: engine called for kind "%s" (expected sysctl or nic)\n' "$NT_ENGINE_KIND" >&2; exit 5 ;;
+esac
+nt_apply_main

@@ -1,0 +1,269 @@
+/**
+ * One engine per host (issue #12) on real lab hosts through the harness (pulumi-command 1.2.1 semantics, CopyToRemote
+ * over SFTP): delivery and install, sessions per operation, root and sudo, rollback with the host's files gone,
+ * a host rebuilt under the same address, a host without the sftp subsystem.
+ */
+import { NetTuning, NetTuningArgs } from "../../components/netTuning";
+import { NicQueues } from "../../components/nicQueues";
+import { engine } from "../../provider/host/engine";
+import { COPY_TYPE, Stack, UpResult } from "../../testkit/harness";
+import { Lab, LabHost, startLab, Who } from "../../testkit/lab";
+import { snapshot, sysctl } from "../../testkit/host";
+
+let lab: Lab;
+beforeAll(async () => {
+  lab = await startLab({ hosts: 4, tag: "engine" });
+}, 120000);
+afterAll(async () => {
+  await lab?.stop();
+});
+
+const E = engine();
+const INSTALLED = `/usr/local/lib/pulumi-net-tuning/engine-${E.sha256}.sh`;
+const SOMAXCONN = "net.core.somaxconn";
+const FIN = "net.ipv4.tcp_fin_timeout";
+
+type Args = Omit<NetTuningArgs, "connection" | "become">;
+function program(host: LabHost, name: string, args: Args, who: Who = "root") {
+  return () => {
+    const t = new NetTuning(name, { connection: host.connection(who), become: who === "sudo" ? "sudo" : undefined, ...args });
+    return { applied: t.applied, previous: t.previous };
+  };
+}
+function ok(r: UpResult): UpResult {
+  if (!r.ok) throw new Error(`up failed: ${r.error}`);
+  return r;
+}
+/** Host values and the files this library writes for users, without the engine's own delivery files. */
+async function values(host: LabHost): Promise<string> {
+  return (await snapshot(host))
+    .split("\n")
+    .filter((l) => !/^\/usr\/local\/lib\/pulumi-net-tuning|^\/var\/lib\/pulumi-net-tuning\/incoming|\/\.cache\/pulumi-net-tuning/.test(l.replace(/^[0-9a-f]{32} +/, "")))
+    .join("\n");
+}
+async function stat(host: LabHost, p: string): Promise<string> {
+  const r = await host.exec(`stat -c '%U %a' ${p}`);
+  return r.code === 0 ? r.stdout.trim() : `absent (${r.stderr.trim()})`;
+}
+
+describe.each<Who>(["root", "sudo"])("engine delivery as %s", (who) => {
+  test("create: 2 sessions (copy + apply), installed root-owned under its hash; update 1; unchanged 0; destroy 1 restores", async () => {
+    const host = lab.hosts[who === "root" ? 0 : 1];
+    const before = await values(host);
+    const o = { somaxconn: await sysctl(host, SOMAXCONN), fin: await sysctl(host, FIN) };
+    const stack = new Stack({ project: "eng", stack: who });
+    const r1 = ok(await stack.up(program(host, "web", { sysctls: { [SOMAXCONN]: 8191, [FIN]: 21 } }, who)));
+    expect(r1.sessions.total).toBe(2);
+    expect(r1.copies.map((c) => [c.name, c.op, c.ok])).toEqual([["web-engine", "create", true]]);
+    const stage = who === "root" ? "/var/lib/pulumi-net-tuning/incoming" : ".cache/pulumi-net-tuning";
+    expect(r1.copies[0].remotePath).toMatch(new RegExp(`^${stage.replace(/\./g, "\\.")}/engine-${E.sha256}\\.eng\\.${who}\\.web-[0-9a-f]{8}\\.sh$`));
+    if (who === "sudo") {
+      // SFTP relative paths are home-relative and written as the SSH user (no sudo)
+      expect(await stat(host, `/home/${host.sudoUser.user}/${r1.copies[0].remotePath}`)).toBe(`${host.sudoUser.user} 644`);
+    }
+    expect(await sysctl(host, SOMAXCONN)).toBe("8191");
+    expect(await sysctl(host, FIN)).toBe("21");
+    expect(await stat(host, "/usr/local/lib/pulumi-net-tuning")).toBe("root 755");
+    expect(await stat(host, INSTALLED)).toBe("root 644");
+    expect((await host.exec(`sha256sum ${INSTALLED}`)).stdout.split(" ")[0]).toBe(E.sha256);
+    expect((await host.exec("ls -a /usr/local/lib/pulumi-net-tuning")).stdout.split("\n").filter((f) => f.startsWith(".new"))).toEqual([]);
+    // the plan names the engine in its first line and carries no program
+    const apply = r1.runs.find((r) => r.name === "web-apply")!;
+    expect(apply.op).toBe("create");
+    expect(apply.cmd).toContain(" sysctl apply-create ");
+    expect(apply.stdin!.split("\n")[0]).toBe(`@engine ${E.version} ${E.sha256}`);
+    expect(apply.stdin).not.toContain("@program");
+    expect(apply.stdin!.length).toBeLessThan(2000);
+
+    const same = ok(await stack.up(program(host, "web", { sysctls: { [SOMAXCONN]: 8191, [FIN]: 21 } }, who)));
+    expect(same.sessions.total).toBe(0);
+
+    const r2 = ok(await stack.up(program(host, "web", { sysctls: { [SOMAXCONN]: 8190, [FIN]: 21 } }, who)));
+    expect(r2.sessions.total).toBe(1);
+    expect(r2.copies).toEqual([]);
+    const upd = r2.runs.find((r) => r.name === "web-apply")!;
+    expect([upd.op, upd.cmd.includes(" sysctl apply-update ")]).toEqual(["update", true]);
+    expect(await sysctl(host, SOMAXCONN)).toBe("8190");
+
+    const d = ok(await stack.destroy());
+    expect(d.sessions.total).toBe(1);
+    expect(await sysctl(host, SOMAXCONN)).toBe(o.somaxconn);
+    expect(await sysctl(host, FIN)).toBe(o.fin);
+    expect(await values(host)).toBe(before);
+  });
+});
+
+test("destroy restores every original from state when the journal, the staged copy and the installed engine are gone", async () => {
+  const host = lab.hosts[2];
+  const before = await values(host);
+  const o = await sysctl(host, SOMAXCONN);
+  const stack = new Stack({ project: "eng", stack: "gone" });
+  ok(await stack.up(program(host, "web", { sysctls: { [SOMAXCONN]: 7001, [FIN]: 23 } })));
+  expect(await sysctl(host, SOMAXCONN)).toBe("7001");
+  // the restore program is stored gzip|base64 (the apply found both tools): still self-contained
+  const restoreIn = String(stack.get("web-restore")!.inputs.stdin);
+  expect(restoreIn).toMatch(/\n@program\n@gzip-base64\n[A-Za-z0-9+/=]+\n$/);
+  const rm = await host.exec("rm -rf /var/lib/pulumi-net-tuning /usr/local/lib/pulumi-net-tuning");
+  expect(rm.code).toBe(0);
+  const d = await stack.destroy();
+  expect(d.ok).toBe(true);
+  expect(d.runs.map((r) => r.name)).toEqual(["web-restore"]);
+  expect(d.runs[0].stdout).toMatch(/warning\tthe host's journal .* is missing; restoring the originals kept in Pulumi state/);
+  expect(await sysctl(host, SOMAXCONN)).toBe(o);
+  expect(await values(host)).toBe(before);
+});
+
+test("a host rebuilt under the same address: the next update names the exact recovery command, which then works", async () => {
+  const host = lab.hosts[2];
+  const o = await sysctl(host, SOMAXCONN);
+  const stack = new Stack({ project: "eng", stack: "rebuilt" });
+  ok(await stack.up(program(host, "web", { sysctls: { [SOMAXCONN]: 7002 } })));
+  // "rebuild": the engine, its staged copy, the journal and our file are gone, the value is back to the original
+  expect((await host.exec(`rm -rf /var/lib/pulumi-net-tuning /usr/local/lib/pulumi-net-tuning /etc/sysctl.d/90-net-tuning-web.conf; echo ${o} > /proc/sys/net/core/somaxconn`)).code).toBe(0);
+  const r = await stack.up(program(host, "web", { sysctls: { [SOMAXCONN]: 7003 } }));
+  expect(r.ok).toBe(false);
+  const urn = stack.get("web-engine")!.urn;
+  const staged = String(stack.get("web-engine")!.inputs.remotePath);
+  expect(r.error!.split("\n").slice(1).join("\n")).toBe(
+    `net-tuning: cannot install engine ${E.version} from ${staged} on ${(await host.exec("uname -n")).stdout.trim()} (missing: host rebuilt? or sha256 differs): run pulumi up --replace '${urn}'\n`,
+  );
+  expect(await sysctl(host, SOMAXCONN)).toBe(o); // nothing changed
+  // the recovery: `pulumi up --replace <urn>` = the engine child is replaced (copied again), then the apply updates
+  const entry = stack.get("web-engine")!;
+  expect(entry.type).toBe(COPY_TYPE);
+  const rr = ok(await stack.up(program(host, "web", { sysctls: { [SOMAXCONN]: 7003 } }), { replace: [urn] }));
+  expect(rr.copies.map((c) => c.op)).toEqual(["create"]);
+  expect(await sysctl(host, SOMAXCONN)).toBe("7003");
+  ok(await stack.destroy());
+  expect(await sysctl(host, SOMAXCONN)).toBe(o);
+});
+
+test("a host whose sshd has no sftp subsystem: the delivery fails and says so, nothing on the host changes", async () => {
+  const host = lab.hosts[3];
+  const o = await sysctl(host, SOMAXCONN);
+  // a second sshd on another port inside the same host, with the Subsystem line removed
+  const port = 2299;
+  const start = await host.exec(
+    `grep -v '^Subsystem' /etc/ssh/sshd_config > /etc/ssh/sshd_nosftp && ` +
+      `(/usr/sbin/sshd -f /etc/ssh/sshd_nosftp -p ${port} -h /etc/ssh/ssh_host_ed25519_key -o PidFile=/run/sshd-nosftp.pid &) && sleep 1`,
+  );
+  expect(start.code).toBe(0);
+  const conn = { ...host.connection("root"), port };
+  const stack = new Stack({ project: "eng", stack: "nosftp" });
+  const r = await stack.up(() => {
+    new NetTuning("web", { connection: conn, sysctls: { [SOMAXCONN]: 7004 } });
+  });
+  expect(r.ok).toBe(false);
+  expect(r.error).toMatch(/Subsystem sftp/);
+  expect(r.runs).toEqual([]); // the apply never ran
+  expect(await sysctl(host, SOMAXCONN)).toBe(o);
+  await host.exec("kill $(cat /run/sshd-nosftp.pid)");
+});
+
+test("NetTuning + NicQueues on one host: create 4 sessions (2 per resource), both deliveries staged separately", async () => {
+  const host = lab.hosts[3];
+  const stack = new Stack({ project: "eng", stack: "both" });
+  const prog = () => {
+    new NetTuning("t", { connection: host.connection("root"), sysctls: { [SOMAXCONN]: 7005 } });
+    new NicQueues("q", { connection: host.connection("root"), interface: host.iface, txQueueLength: 1500 });
+  };
+  const r = ok(await stack.up(prog));
+  expect(r.sessions.total).toBe(4);
+  expect(new Set(r.copies.map((c) => c.remotePath)).size).toBe(2);
+  expect((await stack.up(prog)).sessions.total).toBe(0);
+  const d = ok(await stack.destroy());
+  expect(d.sessions.total).toBe(2);
+});
+
+test("a host without gzip: the restore program is stored as plain text and destroy restores", async () => {
+  const host = lab.hosts[3];
+  const o = await sysctl(host, SOMAXCONN);
+  expect((await host.exec("mv /usr/bin/gzip /usr/bin/gzip.off")).code).toBe(0);
+  try {
+    const stack = new Stack({ project: "eng", stack: "nogzip" });
+    const r = ok(await stack.up(program(host, "web", { sysctls: { [SOMAXCONN]: 7006 } })));
+    expect(r.runs[0].stdout).not.toMatch(/^host\t/m);
+    const restoreIn = String(stack.get("web-restore")!.inputs.stdin);
+    expect(restoreIn).not.toContain("@gzip-base64");
+    expect(restoreIn).toContain("\n@program\n");
+    expect(await sysctl(host, SOMAXCONN)).toBe("7006");
+    ok(await stack.destroy());
+    expect(await sysctl(host, SOMAXCONN)).toBe(o);
+  } finally {
+    await host.exec("mv /usr/bin/gzip.off /usr/bin/gzip");
+  }
+});
+
+test("become sudo for a user without sudo: exit 3 naming the fix, after the delivery, nothing changed", async () => {
+  const host = lab.hosts[3];
+  const o = await sysctl(host, SOMAXCONN);
+  const stack = new Stack({ project: "eng", stack: "plain" });
+  const r = await stack.up(() => {
+    new NetTuning("web", { connection: host.connection("plain"), become: "sudo", sysctls: { [SOMAXCONN]: 7007 } });
+  });
+  expect(r.ok).toBe(false);
+  expect(r.error).toMatch(/Process exited with status 3/);
+  expect(r.error).toContain(`net-tuning: become "sudo" failed for user ${host.plainUser.user}: `);
+  expect(r.error).toContain("Give this user passwordless sudo (NOPASSWD) or connect as root.");
+  expect(await sysctl(host, SOMAXCONN)).toBe(o);
+});
+
+describe("the apply bootstrap on a lab host (the exact command and stdin of a create)", () => {
+  test("a staged copy whose sha256 differs is refused (exit 6, nothing installed, no temporary left); no @engine line: exit 5", async () => {
+    const host = lab.hosts[0];
+    const stack = new Stack({ project: "eng", stack: "tamper" });
+    ok(await stack.up(program(host, "web", { sysctls: { [SOMAXCONN]: 7010 } })));
+    const run = stack.history.find((r) => r.name === "web-apply")!;
+    const staged = String(stack.get("web-engine")!.inputs.remotePath);
+    const urn = stack.get("web-engine")!.urn;
+    ok(await stack.destroy());
+    const o = await sysctl(host, SOMAXCONN);
+    // the host loses the installed engine; its staged copy is altered by someone
+    expect((await host.exec(`rm -rf /usr/local/lib/pulumi-net-tuning && echo 'echo pwned > /tmp/pwned' >> ${staged}`)).code).toBe(0);
+    const r = await host.ssh(run.cmd, { stdin: run.stdin });
+    expect(r.code).toBe(6);
+    expect(r.stderr).toContain(`net-tuning: cannot install engine ${E.version} from ${staged} on `);
+    expect(r.stderr).toContain(`(missing: host rebuilt? or sha256 differs): run pulumi up --replace '${urn}'\n`);
+    expect((await host.exec("ls -A /usr/local/lib/pulumi-net-tuning")).stdout).toBe("");
+    expect((await host.exec("test -e /tmp/pwned")).code).not.toBe(0);
+    expect(await sysctl(host, SOMAXCONN)).toBe(o);
+    const bad = await host.ssh(run.cmd, { stdin: run.stdin!.split("\n").slice(1).join("\n") });
+    expect(bad.code).toBe(5);
+    expect(bad.stderr).toBe("net-tuning: stdin lacks the @engine line\n");
+  });
+});
+
+test("a non-root connection without become: staged in its home, the apply says it must run as root (exit 3)", async () => {
+  const host = lab.hosts[3];
+  const o = await sysctl(host, SOMAXCONN);
+  await host.exec("rm -rf /usr/local/lib/pulumi-net-tuning");
+  const stack = new Stack({ project: "eng", stack: "plainroot" });
+  const r = await stack.up(() => {
+    new NetTuning("web", { connection: host.connection("plain"), sysctls: { [SOMAXCONN]: 7008 } });
+  });
+  expect(r.ok).toBe(false);
+  expect(r.copies.map((c) => [c.ok, c.remotePath.startsWith(".cache/pulumi-net-tuning/")])).toEqual([[true, true]]);
+  expect(r.error).toMatch(/Process exited with status 3/);
+  expect(r.error).toContain(`net-tuning: must run as root, not as ${host.plainUser.user}: set become`);
+  expect((await host.exec("ls -A /usr/local/lib/pulumi-net-tuning 2>&1")).stdout).toMatch(/No such file/);
+  expect(await sysctl(host, SOMAXCONN)).toBe(o);
+});
+
+test("an engine directory planted by another user is never run (exit 6), even with the right file name", async () => {
+  const host = lab.hosts[2];
+  const o = await sysctl(host, SOMAXCONN);
+  const u = host.plainUser.user;
+  const plant = await host.exec(
+    `rm -rf /usr/local/lib/pulumi-net-tuning && mkdir -m 755 /usr/local/lib/pulumi-net-tuning && ` +
+      `printf 'echo planted > /tmp/planted\\n' > ${INSTALLED} && chown -R ${u} /usr/local/lib/pulumi-net-tuning`,
+  );
+  expect(plant.code).toBe(0);
+  const stack = new Stack({ project: "eng", stack: "planted" });
+  const r = await stack.up(program(host, "web", { sysctls: { [SOMAXCONN]: 7009 } }));
+  expect(r.ok).toBe(false);
+  expect(r.error).toMatch(/Process exited with status 6/);
+  expect(r.error).toContain(`net-tuning: not running ${INSTALLED}: not owned by root`);
+  expect((await host.exec("test -e /tmp/planted")).code).not.toBe(0);
+  expect(await sysctl(host, SOMAXCONN)).toBe(o);
+  await host.exec("rm -rf /usr/local/lib/pulumi-net-tuning");
+});

@@ -1,0 +1,64 @@
+/**
+ * Moves through the component wiring (common.ts): every child has replaceOnChanges on connection.host/port/user/proxy
+ * and no deleteBeforeReplace, so a move replaces all three children create-before-delete, in the engine's order
+ * (step_generator: replaced olds are deleted at the end, in reverse dependency order): the new engine delivery and
+ * the new apply (apply-create) on the new machine first, then the old `-restore`'s stored delete on the old one.
+ * (Same-machine moves need the generation check of the safety work: tests/safety.)
+ */
+import { NetTuning } from "../../components/netTuning";
+import { MOVE_PATHS } from "../../components/common";
+import { capture, COMMAND_TYPE, COPY_TYPE, Stack, UpResult } from "../../testkit/harness";
+import { Lab, LabHost, startLab } from "../../testkit/lab";
+import { sysctl } from "../../testkit/host";
+
+let lab: Lab;
+beforeAll(async () => {
+  lab = await startLab({ hosts: 2, tag: "moves" });
+}, 120000);
+afterAll(async () => {
+  await lab?.stop();
+});
+function ok(r: UpResult): UpResult {
+  if (!r.ok) throw new Error(`up failed: ${r.error}`);
+  return r;
+}
+const K = "net.core.somaxconn";
+const prog = (h: LabHost) => () => {
+  new NetTuning("web", { connection: h.connection("root"), sysctls: { [K]: 8300 } });
+};
+
+test("every child: replaceOnChanges on the whole address, no deleteBeforeReplace", async () => {
+  const c = await capture(prog(lab.hosts[0]));
+  const kids = c.resources.filter((r) => r.type === COMMAND_TYPE || r.type === COPY_TYPE);
+  expect(kids.map((r) => r.name).sort()).toEqual(["web-apply", "web-engine", "web-restore"]);
+  for (const r of kids) {
+    expect(r.options.replaceOnChanges.filter((p) => !p.startsWith("triggers"))).toEqual(MOVE_PATHS);
+    expect(r.options.deleteBeforeReplace).toBe(false);
+  }
+  expect(MOVE_PATHS).toEqual(["connection.host", "connection.port", "connection.user", "connection.proxy"]);
+});
+
+test("a move to another machine: new delivery + apply-create there first, then the old restore restores the old machine", async () => {
+  const [a, b] = lab.hosts;
+  const origA = await sysctl(a, K);
+  const origB = await sysctl(b, K);
+  const stack = new Stack({ project: "mv", stack: "lab" });
+  ok(await stack.up(prog(a)));
+  expect(await sysctl(a, K)).toBe("8300");
+  const r = ok(await stack.up(prog(b)));
+  const replaced = r.steps.filter((s) => s.kind === "replace").map((s) => s.urn.split("::").pop()).sort();
+  expect(replaced).toEqual(["web-apply", "web-engine", "web-restore"]);
+  expect(r.steps.filter((s) => s.kind === "replace").every((s) => s.deleteBeforeReplace === false)).toBe(true);
+  const applyB = r.runs.find((x) => x.name === "web-apply")!;
+  const restoreA = r.runs.find((x) => x.name === "web-restore")!;
+  expect([applyB.op, applyB.host, applyB.cmd.includes(" apply-create ")]).toEqual(["create", `${b.address}:${b.port}`, true]);
+  expect([restoreA.op, restoreA.host]).toEqual(["delete", `${a.address}:${a.port}`]);
+  expect(r.copies.map((c) => c.host)).toEqual([`${b.address}:${b.port}`]);
+  // engine order: copy, then apply on B, then the deferred delete on A
+  expect(r.copies[0].seq).toBeLessThan(applyB.seq);
+  expect(applyB.seq).toBeLessThan(restoreA.seq);
+  expect(await sysctl(a, K)).toBe(origA);
+  expect(await sysctl(b, K)).toBe("8300");
+  ok(await stack.destroy());
+  expect(await sysctl(b, K)).toBe(origB);
+});

@@ -1,0 +1,85 @@
+/**
+ * Static checks of what this package puts on a host: the assembled engine file and the bootstraps pass
+ * `shellcheck -s sh` and parse in dash, bash --posix and busybox ash; the engine is deterministic and named by its
+ * sha256; the restore program round-trips through gzip|base64 exactly as the restore bootstrap unpacks it.
+ */
+import { spawnSync } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { assembleEngine, engine, enginePath } from "../../provider/host/engine";
+import { parseReport } from "../../provider/report";
+import { ENGINE_BOOT, engineCommand, engineStdin, GZIP_MARKER, hostProgram, RESTORE_BOOT, restoreCommand, restoreStdin } from "../../provider/host/programs";
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "nt-static-"));
+afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
+const URN = "urn:pulumi:prod::web::net-tuning:index:NetTuning$command:remote:CopyToRemote::web-engine";
+
+function shells(file: string): void {
+  const sc = spawnSync("shellcheck", ["-s", "sh", file], { encoding: "utf8" });
+  expect(sc.error).toBeUndefined(); // shellcheck must be installed
+  expect(sc.stdout + sc.stderr).toBe("");
+  expect(sc.status).toBe(0);
+  for (const [cmd, args] of [["dash", ["-n"]], ["bash", ["--posix", "-n"]], ["busybox", ["ash", "-n"]]] as const) {
+    const r = spawnSync(cmd, [...args, file], { encoding: "utf8" });
+    expect(r.error).toBeUndefined();
+    expect([cmd, r.status, r.stderr]).toEqual([cmd, 0, ""]);
+  }
+}
+
+test("the engine file: shellcheck clean, parses in dash/bash/ash, deterministic, named and hashed by its content", () => {
+  const e = engine();
+  const file = enginePath(e);
+  expect(path.basename(file)).toBe(`engine-${e.sha256}.sh`);
+  expect(fs.readFileSync(file, "utf8")).toBe(e.text);
+  expect(assembleEngine().sha256).toBe(e.sha256);
+  expect(spawnSync("sha256sum", [file], { encoding: "utf8" }).stdout.split(" ")[0]).toBe(e.sha256);
+  shells(file);
+  expect(engineStdin("@net-tuning v1\n").split("\n")[0]).toBe(`@engine ${e.version} ${e.sha256}`);
+});
+
+test("the bootstraps (root, sudo, restore): shellcheck clean and parse in dash/bash/ash; short", () => {
+  const cmds = {
+    root: engineCommand("sysctl", "create", "web.prod.web-12345678", URN),
+    sudo: engineCommand("nic", "update", "web.prod.web-12345678", URN, "sudo"),
+    restore: restoreCommand("sysctl"),
+    restoreSudo: restoreCommand("nic", "sudo"),
+  };
+  // the programs run by sh -c, as scripts; the command lines (the sudo form hides the sh -c from shellcheck, whose
+  // SC2016 "expressions don't expand in single quotes" is then the point: the program is one literal word)
+  for (const [name, text] of Object.entries({ engineBoot: ENGINE_BOOT, restoreBoot: RESTORE_BOOT, ...cmds })) {
+    const f = path.join(tmp, `${name}.sh`);
+    fs.writeFileSync(f, `${name.startsWith("sudo") || name === "restoreSudo" ? "# shellcheck disable=SC2016\n" : ""}${text}\n`);
+    shells(f);
+  }
+  // the provider repeats the command in every error: keep it short
+  expect(cmds.root.length).toBeLessThan(1200); // about 1,100 with a 100-character URN
+  expect(cmds.restore.length).toBeLessThan(500);
+  expect(() => engineCommand("sysctl", "create", "bad id;rm", URN)).toThrow(/invalid owner id/);
+});
+
+test("the restore program round-trips through gzip|base64 as the restore bootstrap unpacks it", () => {
+  for (const kind of ["sysctl", "nic"] as const) {
+    const stdin = restoreStdin(kind, "@net-tuning v1\n@kind " + kind + "\n", true);
+    const [plan, rest] = stdin.split("\n@program\n");
+    expect(plan).toBe(`@net-tuning v1\n@kind ${kind}`);
+    expect(rest.split("\n")[0]).toBe(GZIP_MARKER);
+    const f = path.join(tmp, `${kind}.in`);
+    fs.writeFileSync(f, stdin);
+    const r = spawnSync("sh", ["-c", `sed '1,/^@program$/d' "$1" | sed 1d | base64 -d | gzip -dc`, "x", f], { encoding: "utf8" });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe(hostProgram(kind, "restore"));
+    expect(restoreStdin(kind, "p\n", true)).toBe(stdin.replace(/^[^]*?\n@program\n/, "p\n@program\n")); // deterministic
+    expect(restoreStdin(kind, "p\n", false)).toBe(`p\n@program\n${hostProgram(kind, "restore")}`);
+  }
+});
+
+test("the report: a host line after end names the host's tools; anything else after end is ignored", () => {
+  const body = "net-tuning-report v1\napplied\tnet.core.somaxconn\t8192\nprevious\tnet.core.somaxconn\t4096\nend\n";
+  expect(parseReport(`${body}host\tgzip base64\n`)).toEqual({
+    applied: { "net.core.somaxconn": "8192" }, previous: { "net.core.somaxconn": "4096" }, warnings: [], extra: {}, hostTools: ["gzip", "base64"],
+  });
+  expect(parseReport(body).hostTools).toBeUndefined();
+  expect(parseReport(`${body}applied\tx\t1\n`).applied).toEqual({ "net.core.somaxconn": "8192" });
+  expect(() => parseReport("net-tuning-report v1\napplied\tk\tv\n")).toThrow(/not a complete report/);
+});
