@@ -1,5 +1,5 @@
 /** Two projects: fast unit tests (no root, no network) and lab tests (real SSH hosts in network namespaces). */
-const tsJest = ["ts-jest", { tsconfig: "tsconfig.json" }];
+const tsJest = ["ts-jest", { tsconfig: "tsconfig.dev.json" }];
 module.exports = {
   // Lab and VM tests start hosts and guests; per-test budgets are set in those files where tighter.
   testTimeout: 900000,

@@ -21,7 +21,7 @@ export async function scaleBench(opts: { hosts: number; repeats: number; timeout
     const order: ScaleSample["variant"][] = rep % 2 === 0 ? ["components", "bare"] : ["bare", "components"];
     for (const variant of order) {
       const r = await run(process.execPath, ["--expose-gc", "-r", "ts-node/register/transpile-only", "bench/scale-child.ts", variant, String(opts.hosts)], {
-        cwd: root, timeoutMs: opts.timeoutMs, env: { ...process.env, NODE_OPTIONS: "" },
+        cwd: root, timeoutMs: opts.timeoutMs, env: { ...process.env, NODE_OPTIONS: "", TS_NODE_PROJECT: path.join(root, "tsconfig.dev.json") },
       });
       const line = r.stdout.trim().split("\n").pop() ?? "";
       let s: ScaleSample;

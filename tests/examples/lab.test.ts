@@ -55,7 +55,8 @@ describe("examples on lab hosts", () => {
     const program = exampleProgram("quickstart");
 
     const up = ok(await stack.up(program));
-    expect(up.sessions.total).toBe(1);
+    // create: the engine delivery (one SFTP session) and the apply
+    expect(up.sessions.total).toBe(2);
     for (const [k, v] of Object.entries(QUICKSTART)) expect(await sysctl(host, k)).toBe(v);
     expect(up.outputs!.applied).toEqual(QUICKSTART);
     expect(up.outputs!.previous).toEqual(originals);
@@ -104,8 +105,9 @@ describe("examples on lab hosts", () => {
     const program = exampleProgram("web-fleet");
 
     const up = ok(await stack.up(program));
-    expect(up.sessions.total).toBe(2);
-    expect(Object.values(up.sessions.byHost)).toEqual([1, 1]);
+    // per server: the engine delivery and the apply
+    expect(up.sessions.total).toBe(4);
+    expect(Object.values(up.sessions.byHost)).toEqual([2, 2]);
     for (const h of hosts) {
       expect(await sysctl(h, "net.core.somaxconn")).toBe("65535");
       expect(await sysctl(h, "net.ipv4.tcp_max_syn_backlog")).toBe("65535");

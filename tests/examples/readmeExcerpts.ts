@@ -2,7 +2,7 @@
  * The `pulumi preview --diff` excerpts of README.md, produced from the real rendered inputs:
  * the quickstart program evaluated under mocks (testkit/harness `capture`), then a second version of it.
  *
- *   npx ts-node --transpile-only tests/examples/readmeExcerpts.ts   # prints the markdown blocks
+ *   npx ts-node --transpile-only -P tsconfig.dev.json tests/examples/readmeExcerpts.ts   # prints the markdown blocks
  *
  * tests/examples/examples.test.ts checks that the draft contains exactly these blocks, so the README cannot drift
  * from what the components render.

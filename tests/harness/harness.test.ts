@@ -458,12 +458,14 @@ describe("harness against lab hosts", () => {
 });
 
 describe("the unit tests' report fixtures (tests/unit/fixtures/report) are what the host programs print", () => {
+  /** The generation token is random per create: the fixtures hold a fixed one. */
+  const fixed = (stdout: string) => stdout.replace(/^generation\t\S+$/m, "generation\t00000000-0000-4000-8000-000000000000");
   // Each on a fresh host state: destroyed afterwards, so the originals are the lab host's boot values again.
   test("NetTuning: the apply's stdout is the fixture byte for byte, and its values are the kernel's", async () => {
     const stack = new Stack({ project: "proj", stack: "dev" });
     try {
       const r = ok(await stack.up(sysProgram(h1, SYSCTL_REPORT.name, { sysctls: SYSCTL_REPORT.sysctls })));
-      expect(r.runs.map((x) => x.stdout)).toEqual([SYSCTL_REPORT.report]);
+      expect(r.runs.map((x) => fixed(x.stdout))).toEqual([SYSCTL_REPORT.report]);
       for (const [k, v] of Object.entries(r.outputs!.applied as Record<string, string>)) expect(await readSysctl(h1, k)).toBe(v);
     } finally {
       ok(await stack.destroy());
@@ -473,7 +475,7 @@ describe("the unit tests' report fixtures (tests/unit/fixtures/report) are what 
     const stack = new Stack({ project: "proj", stack: "dev" });
     try {
       const r = ok(await stack.up(nicProgram(h1, NIC_REPORT.name, NIC_REPORT.args)));
-      expect(r.runs.map((x) => x.stdout)).toEqual([NIC_REPORT.report]);
+      expect(r.runs.map((x) => fixed(x.stdout))).toEqual([NIC_REPORT.report]);
       expect((await h1.exec("cat /sys/class/net/eth0/tx_queue_len /sys/class/net/eth0/queues/rx-0/rps_flow_cnt")).stdout).toBe("3000\n256\n");
     } finally {
       ok(await stack.destroy());

@@ -39,7 +39,8 @@ describe("NetTuning on a lab host", () => {
     const stack = new Stack({ project: "it", stack: "lab" });
     const v1 = { sysctls: { [K.somaxconn]: 8192, [K.fin]: 25, [K.rmem]: [4096, 87380, 8388608] } };
     const r1 = ok(await stack.up(program(host, "web", v1)));
-    expect(r1.sessions.total).toBe(1); // one SSH session for the whole create
+    expect(r1.sessions.total).toBe(2); // the engine delivery (one SFTP session) and one SSH session for the apply
+    expect(r1.copies).toHaveLength(1);
     expect(await sysctl(host, K.somaxconn)).toBe("8192");
     expect(await sysctl(host, K.fin)).toBe("25");
     expect(await sysctl(host, K.rmem)).toBe("4096 87380 8388608");

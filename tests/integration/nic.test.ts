@@ -61,7 +61,9 @@ describe("NicQueues on a lab host (veth eth0, 4 queues, 2 CPUs)", () => {
       rps: { cpus: "all", flowEntriesPerQueue: 4096 },
     };
     const r1 = ok(await stack.up(program(host, "nq", v1)));
-    expect(r1.sessions.total).toBe(1);
+    // create: the engine delivery (one SFTP session) and the apply
+    expect(r1.sessions.total).toBe(2);
+    expect(r1.copies).toHaveLength(1);
     expect(await feature(host, "generic-receive-offload")).toBe("on");
     expect(await feature(host, "tcp-segmentation-offload")).toBe("off");
     expect(await channels(host)).toBe("2");

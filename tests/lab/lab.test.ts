@@ -429,7 +429,7 @@ describe("(5) teardown", () => {
   test("a lab whose owner was SIGKILLed is removed by cleanupStaleLabs(), a live one is not", async () => {
     const child = spawn(process.execPath, ["-r", "ts-node/register/transpile-only", path.join(__dirname, "..", "..", "testkit", "lab", "fixtures", "hold-lab.ts"), "2"], {
       cwd: path.join(__dirname, "..", ".."),
-      env: { ...process.env, TS_NODE_PROJECT: path.join(__dirname, "..", "..", "tsconfig.json") },
+      env: { ...process.env, TS_NODE_PROJECT: path.join(__dirname, "..", "..", "tsconfig.dev.json") },
       stdio: ["ignore", "pipe", "pipe"],
     });
     const exited = new Promise<void>((r) => child.once("exit", () => r()));

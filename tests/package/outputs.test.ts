@@ -13,7 +13,7 @@ test("a bad value from an Output: one error object listing every problem, no chi
     cwd: REPO,
     timeout: 120_000,
     encoding: "utf8",
-    env: { ...process.env, TS_NODE_PROJECT: path.join(REPO, "tsconfig.json") },
+    env: { ...process.env, TS_NODE_PROJECT: path.join(REPO, "tsconfig.dev.json") },
   });
   const last = p.stdout.trim().split("\n").pop() ?? "";
   if (!last.startsWith("{")) throw new Error(`no result from the program (status ${p.status}):\n${p.stdout}\n${p.stderr}`);

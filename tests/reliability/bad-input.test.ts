@@ -145,7 +145,8 @@ describe("refused on the host: preflight (exit 2, nothing changed) or the kernel
     const before = await snapshot(host);
     const { r, stack } = await run(c);
     expect(r.ok).toBe(false);
-    expect(r.sessions.total).toBe(1);
+    // the engine delivery (SFTP) and the refused apply
+    expect(r.sessions.total).toBe(2);
     expect(r.runs).toHaveLength(1);
     expect(r.runs[0].exitCode).toBe(c.stage === "host" ? 2 : 1);
     if (c.stage === "host") expect(r.error).toMatch(/preflight refused the change on \S+ \([^)]+\): \d+ problem\(s\), nothing was changed:/);

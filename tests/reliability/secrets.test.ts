@@ -98,7 +98,8 @@ test("create, no-op, failing update, destroy: the key and password appear nowher
 
   const c1 = await captureLogs(() => stack.up(program("ok")));
   ok(c1.value);
-  expect(c1.value.sessions.total).toBe(2);
+  // two resources, each: the engine delivery and the apply
+  expect(c1.value.sessions.total).toBe(4);
   expect(c1.logs).toMatch(/tcp_sack/); // the SACK warning was logged, so logging really was captured
   texts.push(everything(c1.value, c1.logs));
 

@@ -9,6 +9,7 @@ import { Lab, LabHost, startLab } from "../../testkit/lab";
 import { snapshot } from "../../testkit/host";
 import { netTuningSysctls, readValues, SYSCTLS } from "../../bench/keys";
 import { nicProgram, sysProgram } from "../reliability/common";
+import { engine } from "../../provider/host/engine";
 
 jest.setTimeout(300000);
 
@@ -34,8 +35,25 @@ async function stdins(program: () => unknown, name: string): Promise<{ apply: st
   return { apply, restore };
 }
 
+/** The restore stdin with the generation this apply reported (the one recorded in stdins() belongs to another run). */
+function forApply(restore: string, applyStdout: string): string {
+  const g = /^generation\t(\S+)$/m.exec(applyStdout);
+  return g ? restore.replace(/^@generation .*$/m, `@generation ${g[1]}`) : restore;
+}
+
+/** The restore stdin carries its own program after "@program" (plain or gzip|base64): run that under `shell`. */
 async function run(shell: string, stdin: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  return h0.exec(`d=$(mktemp -d /tmp/net-tuning-in.XXXXXX) && cat > "$d/in" && sed '1,/^@program$/d' "$d/in" > "$d/program" && ${shell} "$d/program" "$d" < "$d/in"`, { stdin, timeoutMs: 60000 });
+  const unpack = `if grep -q '^@gzip-base64$' "$d/in"; then sed '1,/^@gzip-base64$/d' "$d/in" | base64 -d | gunzip > "$d/program"; else sed '1,/^@program$/d' "$d/in" > "$d/program"; fi`;
+  return h0.exec(`d=$(mktemp -d /tmp/net-tuning-in.XXXXXX) && cat > "$d/in" && { ${unpack}; } && ${shell} "$d/program" "$d" < "$d/in"`, { stdin, timeoutMs: 60000 });
+}
+
+/** The apply: the engine file the components deliver, run under `shell` with the plan (without its @engine line). */
+async function runEngine(shell: string, kind: string, stdin: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  const plan = stdin.slice(stdin.indexOf("\n") + 1);
+  const e = engine();
+  const put = await h0.exec(`mkdir -p /tmp/nt-shells && cat > /tmp/nt-shells/${e.fileName}`, { stdin: e.text });
+  if (put.code !== 0) throw new Error(put.stderr);
+  return h0.exec(`${shell} /tmp/nt-shells/${e.fileName} ${kind} apply-create; c=$?; rm -rf /tmp/nt-shells; exit $c`, { stdin: plan, timeoutMs: 60000 });
 }
 
 const SHELLS = ["dash", "bash --posix", "busybox sh"];
@@ -44,7 +62,7 @@ test.each(SHELLS)("NetTuning 40 keys under %s: apply, report, restore", async (s
   const orig = await readValues(h0);
   const s = await stdins(sysProgram(h0, "sh", { fileName: "90-bench.conf", sysctls: netTuningSysctls(), bootOverride: "warn" }), `nt-${shell.split(" ")[0]}`);
   const before = await snapshot(h0);
-  const a = await run(shell, s.apply);
+  const a = await runEngine(shell, "sysctl", s.apply);
   expect(a.stderr).toBe("");
   expect(a.code).toBe(0);
   expect(await readValues(h0)).toEqual(SYSCTLS);
@@ -53,7 +71,7 @@ test.each(SHELLS)("NetTuning 40 keys under %s: apply, report, restore", async (s
   expect(a.stdout).toMatch(/^generation\t[0-9a-zA-Z-]+$/m);
   const previous = Object.fromEntries(a.stdout.split("\n").filter((l) => l.startsWith("previous\t")).map((l) => l.split("\t").slice(1)));
   expect(previous).toEqual(orig);
-  const r = await run(shell, s.restore);
+  const r = await run(shell, forApply(s.restore, a.stdout));
   expect(r.code).toBe(0);
   expect(await readValues(h0)).toEqual(orig);
   expect(await snapshot(h0)).toBe(before);
@@ -63,12 +81,12 @@ test.each(SHELLS)("NicQueues under %s: apply (rc.local), restore", async (shell)
   const NIC = { interface: "eth0", persistence: "rc.local" as const, channels: { rx: 2 }, txQueueLength: 3100 };
   const s = await stdins(nicProgram(h0, "shn", NIC), `nic-${shell.split(" ")[0]}`);
   const before = await snapshot(h0);
-  const a = await run(shell, s.apply);
+  const a = await runEngine(shell, "nic", s.apply);
   expect(a.stderr).toBe("");
   expect(a.code).toBe(0);
   expect((await h0.exec("cat /sys/class/net/eth0/tx_queue_len")).stdout.trim()).toBe("3100");
   expect((await h0.exec("grep -c '^# BEGIN pulumi-net-tuning' /etc/rc.local")).stdout.trim()).toBe("1");
-  const r = await run(shell, s.restore);
+  const r = await run(shell, forApply(s.restore, a.stdout));
   expect(r.code).toBe(0);
   expect(await snapshot(h0)).toBe(before);
 });

@@ -172,7 +172,7 @@ describe("net-tuning plan", () => {
 
   it("runs as a real program (ts-node)", () => {
     const root = path.resolve(__dirname, "../..");
-    const ok = spawnSync("npx", ["ts-node", "--transpile-only", "bin/net-tuning.ts", "plan", "--profile", "longFatFlows", "--bandwidth", "10Gbit", "--rtt", "40ms"], {
+    const ok = spawnSync("npx", ["ts-node", "--transpile-only", "-P", "tsconfig.dev.json", "bin/net-tuning.ts", "plan", "--profile", "longFatFlows", "--bandwidth", "10Gbit", "--rtt", "40ms"], {
       cwd: root,
       encoding: "utf8",
       timeout: 60000,
@@ -180,7 +180,7 @@ describe("net-tuning plan", () => {
     expect(ok.stderr).toBe("");
     expect(ok.status).toBe(0);
     expect(ok.stdout).toContain(renderSysctlFile(longFatFlows({ bandwidth: "10Gbit", rtt: "40ms" })));
-    const bad = spawnSync("npx", ["ts-node", "--transpile-only", "bin/net-tuning.ts", "plan", "--bogus"], { cwd: root, encoding: "utf8", timeout: 60000 });
+    const bad = spawnSync("npx", ["ts-node", "--transpile-only", "-P", "tsconfig.dev.json", "bin/net-tuning.ts", "plan", "--bogus"], { cwd: root, encoding: "utf8", timeout: 60000 });
     expect(bad.status).toBe(2);
     expect(bad.stderr).toBe("net-tuning: unknown option --bogus\nRun 'net-tuning --help' for usage.\n");
   }, 90000);
