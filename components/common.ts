@@ -106,7 +106,7 @@ export function applyAndRestore(
     `${name}-restore`,
     {
       connection: args.connection,
-      delete: become.apply((b) => restoreCommand(kind, b)),
+      delete: pulumi.all([become, home]).apply(([b, h]) => restoreCommand(kind, b, h)),
       stdin: report.apply((r) =>
         pulumi.output(restorePlan(r)).apply((p) => restoreStdin(kind, withGeneration(p, r), !!r.hostTools?.includes("gzip") && r.hostTools.includes("base64"))),
       ),

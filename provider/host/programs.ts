@@ -195,10 +195,14 @@ export const RESTORE_BOOT =
   `umask 077;d=$(mktemp -d /tmp/net-tuning-in.XXXXXX)||exit 1;cat >"$d/in"&&sed '1,/^${PROGRAM_MARKER}$/d' "$d/in" >"$d/p"&&` +
   `{ IFS= read -r l <"$d/p";[ "$l" != ${GZIP_MARKER} ]||{ sed 1d "$d/p"|base64 -d|gzip -dc >"$d/q"&&mv "$d/q" "$d/p";}||` +
   `{ echo "net-tuning: cannot unpack the restore program on $(uname -n) (gzip or base64 missing?)" >&2;false;};}&&` +
-  `exec /bin/sh "$d/p" "$d" <"$d/in";rm -rf "$d";exit 1`;
+  `exec /bin/sh "$d/p" "$d" "$@" <"$d/in";rm -rf "$d";exit 1`;
 
-export function restoreCommand(kind: HostKind, become?: Become): string {
-  const run = `/bin/sh -c ${shQuote(RESTORE_BOOT)} net-tuning-${kind}-restore`;
+/**
+ * The `delete` of the -restore child. `home` (default: become "sudo"): the SSH user's staging directory is passed
+ * (expanded before sudo) so that the restore removes this owner's staged engine copies there too.
+ */
+export function restoreCommand(kind: HostKind, become?: Become, home = become === "sudo"): string {
+  const run = `/bin/sh -c ${shQuote(RESTORE_BOOT)} net-tuning-${kind}-restore${home ? ` "$HOME"/${ENGINE_STAGE_HOME}` : ""}`;
   if (become !== "sudo") return run;
   return (
     `s=;[ "$(id -u)" = 0 ]||{ NT_E=$(sudo -n true 2>&1)||{ ` +

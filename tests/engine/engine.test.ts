@@ -49,6 +49,7 @@ async function stat(host: LabHost, p: string): Promise<string> {
 describe.each<Who>(["root", "sudo"])("engine delivery as %s", (who) => {
   test("create: 2 sessions (copy + apply), installed root-owned under its hash; update 1; unchanged 0; destroy 1 restores", async () => {
     const host = lab.hosts[who === "root" ? 0 : 1];
+    const full = await snapshot(host);
     const before = await values(host);
     const o = { somaxconn: await sysctl(host, SOMAXCONN), fin: await sysctl(host, FIN) };
     const stack = new Stack({ project: "eng", stack: who });
@@ -90,7 +91,37 @@ describe.each<Who>(["root", "sudo"])("engine delivery as %s", (who) => {
     expect(await sysctl(host, SOMAXCONN)).toBe(o.somaxconn);
     expect(await sysctl(host, FIN)).toBe(o.fin);
     expect(await values(host)).toBe(before);
+    // the host is left clean: staged copy, installed engine and the directories this product created are gone
+    expect(await snapshot(host)).toBe(full);
+    expect(d.runs[0].stdout).toBe("net-tuning-report v1\nend"); // no warning: every removal succeeded
+    expect(await stat(host, "/usr/local/lib/pulumi-net-tuning")).toMatch(/^absent/);
+    expect(await stat(host, "/var/lib/pulumi-net-tuning")).toMatch(/^absent/);
+    if (who === "sudo") expect(await stat(host, `/home/${host.sudoUser.user}/.cache/pulumi-net-tuning`)).toMatch(/^absent/);
   });
+});
+
+test("two resources on one host: the first destroy removes only its staged copy and keeps the engine, the second removes it", async () => {
+  const host = lab.hosts[0];
+  const full = await snapshot(host);
+  const a = new Stack({ project: "eng", stack: "two-a" });
+  const b = new Stack({ project: "eng", stack: "two-b" });
+  ok(await a.up(program(host, "web", { sysctls: { [SOMAXCONN]: 7101 } })));
+  ok(await b.up(program(host, "db", { sysctls: { [FIN]: 24 } })));
+  const stagedA = String(a.get("web-engine")!.inputs.remotePath);
+  const stagedB = String(b.get("db-engine")!.inputs.remotePath);
+  expect(stagedA).not.toBe(stagedB);
+  const da = ok(await a.destroy());
+  expect(da.runs[0].stdout).toBe("net-tuning-report v1\nend");
+  expect(await stat(host, stagedA)).toMatch(/^absent/);
+  expect(await stat(host, stagedB)).toBe("root 644");
+  expect(await stat(host, INSTALLED)).toBe("root 644");
+  // the remaining resource still runs the installed engine
+  ok(await b.up(program(host, "db", { sysctls: { [FIN]: 25 } })));
+  expect(await sysctl(host, FIN)).toBe("25");
+  ok(await b.destroy());
+  expect(await stat(host, stagedB)).toMatch(/^absent/);
+  expect(await stat(host, "/usr/local/lib/pulumi-net-tuning")).toMatch(/^absent/);
+  expect(await snapshot(host)).toBe(full);
 });
 
 test("destroy restores every original from state when the journal, the staged copy and the installed engine are gone", async () => {
@@ -218,8 +249,10 @@ describe("the apply bootstrap on a lab host (the exact command and stdin of a cr
     const urn = stack.get("web-engine")!.urn;
     ok(await stack.destroy());
     const o = await sysctl(host, SOMAXCONN);
-    // the host loses the installed engine; its staged copy is altered by someone
-    expect((await host.exec(`rm -rf /usr/local/lib/pulumi-net-tuning && echo 'echo pwned > /tmp/pwned' >> ${staged}`)).code).toBe(0);
+    // the destroy removed the staged copy; someone puts an altered one there (the installed engine is gone too)
+    expect((await host.exec(`test -e ${staged} || test -e /usr/local/lib/pulumi-net-tuning`)).code).not.toBe(0);
+    const tamper = await host.exec(`mkdir -p ${staged.replace(/\/[^/]*$/, "")} && cat > ${staged} && echo 'echo pwned > /tmp/pwned' >> ${staged}`, { stdin: E.text });
+    expect(tamper.code).toBe(0);
     const r = await host.ssh(run.cmd, { stdin: run.stdin });
     expect(r.code).toBe(6);
     expect(r.stderr).toContain(`net-tuning: cannot install engine ${E.version} from ${staged} on `);

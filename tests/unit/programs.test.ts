@@ -35,8 +35,8 @@ describe("host programs", () => {
       expect(restore.split("\n").filter((l) => l.startsWith("#") && !l.startsWith("# shellcheck")).length).toBe(1); // the title line
     }
     // Measured sizes (README "Rollback"): bounds that catch a regression, not the 6 KiB target (not reached).
-    expect(hostProgram("sysctl", "restore").length).toBeLessThan(19 * 1024);
-    expect(hostProgram("nic", "restore").length).toBeLessThan(26 * 1024);
+    expect(hostProgram("sysctl", "restore").length).toBeLessThan(20 * 1024); // +1.1 KB: engine cleanup after a restore
+    expect(hostProgram("nic", "restore").length).toBeLessThan(27 * 1024);
   });
 
   test("the command line contains no user value and quotes the program as one word", () => {

@@ -46,6 +46,9 @@ nt_msg() { printf 'net-tuning: %s\n' "$*" >&2 2>/dev/null; }
 
 # $1: the bootstrap's private directory holding this program and its stdin, removed at exit.
 NT_INPUT_DIR=${1:-}
+# $2 (restore with become "sudo"): the SSH user's staging directory ($HOME/.cache/pulumi-net-tuning, expanded before
+# sudo), where this owner's staged engine copies are removed after a restore. Nothing else is accepted.
+case ${2:-} in /*/.cache/pulumi-net-tuning) NT_STAGE_HOME=$2 ;; *) NT_STAGE_HOME='' ;; esac
 
 nt_cleanup() {
   # The flock lock is released by the kernel when fd 9 is closed (also when this process dies).
@@ -217,8 +220,11 @@ nt_read_stdin() {
 # One lock per host, shared by every resource and kind: flock(1) on a lock file held (fd 9) for the whole run. The
 # kernel releases it when the holder exits or dies, so a killed run never leaves a stale lock and no waiter ever breaks
 # one. A waiter gives up after 60 s (exit 4).
-nt_lock() {
+nt_state_dir() {
   [ -d "$NT_STATE" ] || { umask 077; mkdir -p "$NT_STATE"; nt_rc=$?; umask 022; [ "$nt_rc" = 0 ]; } || nt_die 1 "cannot create $NT_STATE on $NT_HOSTNAME (read-only or full /var/lib?)"
+}
+nt_lock() {
+  nt_state_dir
   if ! command -v flock >/dev/null 2>&1; then
     nt_msg "flock is not installed on $NT_HOSTNAME: install util-linux (Debian/Ubuntu/RHEL: package util-linux; Alpine: util-linux or busybox with flock); nothing was changed"
     nt_cleanup
@@ -238,6 +244,8 @@ nt_lock() {
   done
   NT_LOCKED=1
   nt_hook_trace enter
+  # A restore holding the lock meanwhile may have removed the (empty) state directory: create it again, mode 0700.
+  nt_state_dir
 }
 
 nt_warn() { printf '%s\n' "$*" >> "$NT_TMP/warnings"; }
@@ -738,9 +746,37 @@ nt_restore_main() {
     nt_cleanup; exit 1
   fi
   nt_step "journal removed"
+  nt_clean_engine
   nt_restore_report
   nt_cleanup
   exit 0
+}
+
+# After a restore: this owner's staged engine copies go (root stage and the SSH user's), and when no journal of any
+# owner remains on this host, the installed engines and the empty directories this product created go too (the lock
+# file in /run stays: removing a lock file others may have opened breaks the lock; /run is emptied at boot).
+# Every removal is checked; one that fails is a warning (the values and boot files are restored, the journal gone).
+nt_clean_engine() {
+  [ ! -L "$NT_STAGE_HOME" ] || NT_STAGE_HOME=''
+  for ntc_f in "$NT_ROOT"/incoming/engine-*."$NT_OWNER_ID".sh "${NT_STAGE_HOME:-/-}"/engine-*."$NT_OWNER_ID".sh; do
+    # only engine-<sha256>.<this owner id>.sh (not another owner whose id ends with this one)
+    ntc_s=${ntc_f##*/engine-}; ntc_s=${ntc_s%."$NT_OWNER_ID".sh}
+    case "$ntc_s" in *[!0-9a-f]*) ;; *) [ "${#ntc_s}" = 64 ] && nt_rm_file "$ntc_f" ;; esac
+  done
+  rmdir "${NT_STAGE_HOME:-/-}" 2>/dev/null
+  for ntc_f in "$NT_ROOT"/*/*.orig; do [ -e "$ntc_f" ] && return 0; done
+  ntc_e=/usr/local/lib/pulumi-net-tuning # provider/host/engine.ts ENGINE_INSTALL_DIR
+  if [ -O "$ntc_e" ] && [ ! -L "$ntc_e" ]; then for ntc_f in "$ntc_e"/engine-*.sh; do nt_rm_file "$ntc_f"; done; fi
+  # Empty directories only: one holding another owner's staged copy, an engine being installed (.new.*) or
+  # anything this product did not write stays.
+  rmdir "$ntc_e" "$NT_ROOT"/incoming "$NT_ROOT"/sysctl "$NT_ROOT"/nic "$NT_ROOT" 2>/dev/null
+  return 0
+}
+
+nt_rm_file() { # PATH: removes a file or symlink if present; a failure is a warning
+  [ -f "$1" ] || [ -L "$1" ] || return 0
+  rm -f "$1" 2>/dev/null
+  if [ -e "$1" ] || [ -L "$1" ]; then nt_warn "cannot remove $1 on $NT_HOSTNAME: remove it by hand"; fi
 }
 
 # A restore's report: its warnings (nobody parses a delete's output; the warnings are for the user).
