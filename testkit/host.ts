@@ -115,17 +115,25 @@ export function nicProgram<W extends string>(host: Target<W>, name: string, args
 /** The engine's lab-only test-hook file (inert unless present, root-owned): tests create it, the product never does. */
 const TEST_HOOKS = "/etc/pulumi-net-tuning-test-hooks";
 
-export async function snapshot(host: LabHost): Promise<string> {
+/**
+ * Where the engine is delivered: CopyToRemote's staged copies and the installed engine. A create refused by the host
+ * leaves them (the copy ran first and Pulumi keeps it in state; README "Rollback"), so by default a snapshot leaves
+ * them out; `{ delivery: true }` includes them (tests/engine checks that a destroy removes them).
+ */
+const DELIVERY = ["/usr/local/lib/pulumi-net-tuning", "/var/lib/pulumi-net-tuning/incoming"];
+
+export async function snapshot(host: LabHost, opts: { delivery?: boolean } = {}): Promise<string> {
   const i = host.iface;
+  const prune = opts.delivery ? "" : DELIVERY.map((d) => `-path ${d} -prune -o `).join("");
   const script = `
     grep -r . /proc/sys/net 2>/dev/null | grep -v -e '_count:' -e '/nf_conntrack_buckets:' -e '/stable_secret:' | LC_ALL=C sort
     grep -r . /sys/class/net/${i}/tx_queue_len /sys/class/net/${i}/queues/*/rps_cpus /sys/class/net/${i}/queues/*/rps_flow_cnt 2>/dev/null | LC_ALL=C sort
     for o in -k -l -g -c; do echo "ethtool $o ${i}:"; ethtool $o ${i} 2>&1; echo "exit $?"; done
     { find /etc -path ${TEST_HOOKS} -prune -o \\( -type f -o -type l \\) -printf '%p %y %m %U:%G %l %s %T@\\n'; find /etc -type d -printf '%p %y %m %U:%G\\n'; } | LC_ALL=C sort
     find /etc -path ${TEST_HOOKS} -prune -o -type f -exec md5sum {} + | LC_ALL=C sort
-    find /usr/local /var/lib \\( -path /var/lib/dpkg -o -path /var/lib/apt -o -path /var/lib/ucf \\) -prune -o \\( -type f -o -type l \\) -printf '%p %m %U:%G %l %s %T@\\n' | LC_ALL=C sort
+    find /usr/local /var/lib ${prune}\\( -path /var/lib/dpkg -o -path /var/lib/apt -o -path /var/lib/ucf \\) -prune -o \\( -type f -o -type l \\) -printf '%p %m %U:%G %l %s %T@\\n' | LC_ALL=C sort
     for d in /usr/local/libexec /var/lib/pulumi-net-tuning; do
-      [ -e "$d" ] && find "$d" -type f -exec md5sum {} +
+      [ -e "$d" ] && find "$d" ${prune}-type f -exec md5sum {} +
     done | LC_ALL=C sort
     true`;
   const r = await host.exec(script, { timeoutMs: 60000 });

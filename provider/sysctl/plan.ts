@@ -1,6 +1,6 @@
 import { InputError } from "../errors";
 import { Owner, safeName } from "../owner";
-import { PACKAGE_NAME, PACKAGE_VERSION } from "../version";
+import { PACKAGE_NAME } from "../version";
 import type { SysctlProfile } from "../sizing/profile";
 import { nextPowerOfTwo } from "../sizing/units";
 import { lookup } from "./catalogue";
@@ -86,7 +86,7 @@ export function planSysctls(input: SysctlPlanInput): SysctlPlan {
   const modules = [...new Set(keys.map((k) => moduleFor(k, values[k])).filter((m): m is string => !!m))].sort();
   const fileContent =
     [
-      `# ${PACKAGE_NAME} ${PACKAGE_VERSION}: managed by Pulumi resource ${input.owner.label}.`,
+      `# ${PACKAGE_NAME}: managed by Pulumi resource ${input.owner.label}.`,
       `# Manual edits are overwritten; deleting the resource restores the previous values.`,
       `# pulumi-net-tuning owner: ${input.owner.label}`,
       ...keys.flatMap((k) => {

@@ -36,7 +36,7 @@ function ok(r: UpResult): UpResult {
 }
 /** Host values and the files this library writes for users, without the engine's own delivery files. */
 async function values(host: LabHost): Promise<string> {
-  return (await snapshot(host))
+  return (await snapshot(host, { delivery: true }))
     .split("\n")
     .filter((l) => !/^\/usr\/local\/lib\/pulumi-net-tuning|^\/var\/lib\/pulumi-net-tuning\/incoming|\/\.cache\/pulumi-net-tuning/.test(l.replace(/^[0-9a-f]{32} +/, "")))
     .join("\n");
@@ -49,7 +49,7 @@ async function stat(host: LabHost, p: string): Promise<string> {
 describe.each<Who>(["root", "sudo"])("engine delivery as %s", (who) => {
   test("create: 2 sessions (copy + apply), installed root-owned under its hash; update 1; unchanged 0; destroy 1 restores", async () => {
     const host = lab.hosts[who === "root" ? 0 : 1];
-    const full = await snapshot(host);
+    const full = await snapshot(host, { delivery: true });
     const before = await values(host);
     const o = { somaxconn: await sysctl(host, SOMAXCONN), fin: await sysctl(host, FIN) };
     const stack = new Stack({ project: "eng", stack: who });
@@ -92,7 +92,7 @@ describe.each<Who>(["root", "sudo"])("engine delivery as %s", (who) => {
     expect(await sysctl(host, FIN)).toBe(o.fin);
     expect(await values(host)).toBe(before);
     // the host is left clean: staged copy, installed engine and the directories this product created are gone
-    expect(await snapshot(host)).toBe(full);
+    expect(await snapshot(host, { delivery: true })).toBe(full);
     expect(d.runs[0].stdout).toBe("net-tuning-report v1\nend"); // no warning: every removal succeeded
     expect(await stat(host, "/usr/local/lib/pulumi-net-tuning")).toMatch(/^absent/);
     expect(await stat(host, "/var/lib/pulumi-net-tuning")).toMatch(/^absent/);
@@ -102,7 +102,7 @@ describe.each<Who>(["root", "sudo"])("engine delivery as %s", (who) => {
 
 test("two resources on one host: the first destroy removes only its staged copy and keeps the engine, the second removes it", async () => {
   const host = lab.hosts[0];
-  const full = await snapshot(host);
+  const full = await snapshot(host, { delivery: true });
   const a = new Stack({ project: "eng", stack: "two-a" });
   const b = new Stack({ project: "eng", stack: "two-b" });
   ok(await a.up(program(host, "web", { sysctls: { [SOMAXCONN]: 7101 } })));
@@ -121,7 +121,7 @@ test("two resources on one host: the first destroy removes only its staged copy 
   ok(await b.destroy());
   expect(await stat(host, stagedB)).toMatch(/^absent/);
   expect(await stat(host, "/usr/local/lib/pulumi-net-tuning")).toMatch(/^absent/);
-  expect(await snapshot(host)).toBe(full);
+  expect(await snapshot(host, { delivery: true })).toBe(full);
 });
 
 test("destroy restores every original from state when the journal, the staged copy and the installed engine are gone", async () => {

@@ -92,7 +92,7 @@ describe("examples on lab hosts", () => {
 
   test("web-fleet on two hosts: one session per server, values on both, destroy restores both", async () => {
     const hosts = lab.hosts;
-    const befores = await Promise.all(hosts.map(snapshot));
+    const befores = await Promise.all(hosts.map((h) => snapshot(h)));
     const keys = ["net.core.somaxconn", "net.ipv4.tcp_max_syn_backlog", "net.ipv4.tcp_keepalive_time", "net.ipv4.tcp_rmem", "net.ipv4.tcp_tw_reuse"];
     const originals = await Promise.all(hosts.map(async (h) => Object.fromEntries(await Promise.all(keys.map(async (k) => [k, await sysctl(h, k)])))));
     const stack = stackFor("net-tuning-web-fleet", "lab", {

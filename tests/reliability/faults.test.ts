@@ -168,7 +168,7 @@ describe("/etc/sysctl.d read-only or full: the file cannot be written → every 
   });
 });
 
-test("/var/lib read-only: the journal cannot be written → refused before any change", async () => {
+test("/var/lib read-only: the engine delivery (staged in /var/lib as root) fails, before any change", async () => {
   const host = h1;
   const before = await snapshot(host);
   await sh(host, "mkdir -p /var/lib/pulumi-net-tuning && mount --bind /var/lib/pulumi-net-tuning /var/lib/pulumi-net-tuning && mount -o remount,bind,ro /var/lib/pulumi-net-tuning");
@@ -176,8 +176,9 @@ test("/var/lib read-only: the journal cannot be written → refused before any c
     const stack = newStack("varlib");
     const r = await stack.up(sysProgram(host, "vl", ARGS));
     expect(r.ok).toBe(false);
-    // a fresh host fails creating the directory; one with an existing state directory fails writing the owner file
-    expect(r.error).toMatch(/cannot (create \/var\/lib\/pulumi-net-tuning\/sysctl|write \/var\/lib\/pulumi-net-tuning\/sysctl\/\S+) on \S+ \(read-only or full \/var\/lib\?\)/);
+    // the SFTP copy of the engine to its staging path under /var/lib fails first and names the path; no apply runs
+    expect(r.error).toMatch(/\/var\/lib\/pulumi-net-tuning\/incoming\/engine-[0-9a-f]{64}\.\S+\.sh/);
+    expect(r.runs).toHaveLength(0);
     expect(await snapshot(host)).toBe(before.replace(/^\/var\/lib\/pulumi-net-tuning[^\n]*\n/gm, ""));
   } finally {
     await host.exec("umount /var/lib/pulumi-net-tuning; rmdir /var/lib/pulumi-net-tuning 2>/dev/null; true");
