@@ -147,15 +147,27 @@ export function engineRemotePath(sha256: string, ownerId: string, home: boolean)
  * $5 the URN of the `-engine` child (named in the recovery command when the host lost both copies).
  */
 export const ENGINE_BOOT =
-  `umask 022;read -r t v s;case $s in *[!0-9a-f]*) s=;;esac;` +
-  `case "$t:\${#s}" in @engine:64) ;; *) echo "net-tuning: stdin lacks the @engine line" >&2;exit 5;;esac;` +
+  `umask 022;m(){ echo "net-tuning: $*" >&2;};read -r t v s;` +
+  `case $s in *[!0-9a-f]*) s=;;esac;[ "$t:\${#s}" = @engine:64 ]||{ m stdin lacks the @engine line;exit 5;};` +
   `e=${ENGINE_INSTALL_DIR}/engine-$s.sh;d=\${e%/*};` +
   `[ -f "$e" ]||{ f=$3/engine-$s.$4.sh;n=$d/.new.$$;` +
   `{ [ -f "$f" ]&&{ [ -d "$d" ]||mkdir -m 755 "$d"||[ -d "$d" ];}&&cat "$f" >"$n"&&[ "$(sha256sum <"$n")" = "$s  -" ]&&mv -f "$n" "$e";}||` +
-  `{ rm -f "$n";[ "$(id -u)" = 0 ]||{ echo "net-tuning: must run as root, not as $(id -un): set become" >&2;exit 3;};` +
-  `echo "net-tuning: cannot install engine $v from $f on $(uname -n) (missing: host rebuilt? or sha256 differs): run pulumi up --replace '$5'" >&2;exit 6;};};` +
-  `[ -O "$d" ]&&[ -O "$e" ]||[ "$(id -u)" != 0 ]||{ echo "net-tuning: not running $e: not owned by root" >&2;exit 6;};` +
+  `{ rm -f "$n";[ "$(id -u)" = 0 ]||{ m "must run as root, not as $(id -un): set become";exit 3;};` +
+  `m "cannot install engine $v from $f on $(uname -n) (missing: host rebuilt? or sha256 differs): run pulumi up --replace '$5'";exit 6;};};` +
+  `[ -O "$d" ]&&[ -O "$e" ]||[ "$(id -u)" != 0 ]||{ m "not running $e: not owned by root";exit 6;};` +
   `exec /bin/sh "$e" "$1" "$2"`;
+
+/**
+ * With become "sudo": `run` under `sudo -n` unless already root; a password prompt or a denial is reported with
+ * exit 3 before anything runs. Shared by the apply and restore commands.
+ */
+function withSudo(run: string): string {
+  return (
+    `s=;[ "$(id -u)" = 0 ]||{ NT_E=$(sudo -n true 2>&1)||{ ` +
+    `echo "net-tuning: become \\"sudo\\" failed for user $(id -un): $NT_E. Give this user passwordless sudo (NOPASSWD) or connect as root." >&2;exit 3;};s='sudo -n';};` +
+    `$s ${run}`
+  );
+}
 
 /**
  * The `create` (mode "create") or `update` (mode "update") of an apply Command. The two differ only in the engine
@@ -166,12 +178,7 @@ export function engineCommand(kind: HostKind, mode: ApplyMode, ownerId: string, 
   if (!/^[A-Za-z0-9._-]+$/.test(ownerId)) throw new Error(`pulumi-net-tuning: invalid owner id ${JSON.stringify(ownerId)}`);
   const stage = home ? `"$HOME"/${ENGINE_STAGE_HOME}` : ENGINE_STAGE_ROOT;
   const run = `/bin/sh -c ${shQuote(ENGINE_BOOT)} net-tuning ${kind} apply-${mode} ${stage} ${ownerId} ${shQuote(engineUrn)}`;
-  if (become !== "sudo") return run;
-  return (
-    `s=;[ "$(id -u)" = 0 ]||{ NT_E=$(sudo -n true 2>&1)||{ ` +
-    `echo "net-tuning: become \\"sudo\\" failed for user $(id -un): $NT_E. Give this user passwordless sudo (NOPASSWD) or connect as root." >&2;exit 3;};s='sudo -n';};` +
-    `$s ${run}`
-  );
+  return become === "sudo" ? withSudo(run) : run;
 }
 
 /** The apply's stdin: `@engine <version> <sha256>`, then the plan (directives and the exact file). Nothing else. */
@@ -203,12 +210,7 @@ export const RESTORE_BOOT =
  */
 export function restoreCommand(kind: HostKind, become?: Become, home = become === "sudo"): string {
   const run = `/bin/sh -c ${shQuote(RESTORE_BOOT)} net-tuning-${kind}-restore${home ? ` "$HOME"/${ENGINE_STAGE_HOME}` : ""}`;
-  if (become !== "sudo") return run;
-  return (
-    `s=;[ "$(id -u)" = 0 ]||{ NT_E=$(sudo -n true 2>&1)||{ ` +
-    `printf 'net-tuning: become "sudo" failed for user %s: %s. Give this user passwordless sudo (NOPASSWD) or connect as root.\\n' "$(id -un)" "$NT_E" >&2;exit 3;};s='sudo -n';};` +
-    `$s ${run}`
-  );
+  return become === "sudo" ? withSudo(run) : run;
 }
 
 /** The -restore child's stdin: the originals, `@program`, then the restore program (compressed when `gzip`). */
