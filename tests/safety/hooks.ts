@@ -42,7 +42,8 @@ export async function waitPaused(host: LabHost): Promise<number> {
 /** Waits (bounded, 30 s) until no host program of ours runs on the host. */
 export async function waitNoProgram(host: LabHost): Promise<void> {
   for (let i = 0; i < 300; i++) {
-    if ((await host.exec("pgrep -f 'net-tuning-in\\..*/program'")).code !== 0) return;
+    // the installed engine (apply) or a restore program unpacked into the bootstrap's private directory
+    if ((await host.exec("pgrep -f 'pulumi-net-tuning/engine-[0-9a-f]*\\.sh|net-tuning-in\\..*/p'")).code !== 0) return;
     await new Promise((res) => setTimeout(res, 100));
   }
   throw new Error(`a host program still runs on ${host.name}`);
