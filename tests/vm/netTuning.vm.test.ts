@@ -2,104 +2,23 @@
  * NetTuning on a full Debian guest (systemd, default sshd): host-wide keys, boot-time loading, module loading at
  * boot, boot-order conflicts, and rollback from Pulumi state — across real reboots.
  */
-import { NetTuning, NetTuningArgs } from "../../components/netTuning";
-import { Stack, UpResult } from "../../testkit/harness";
+import { Stack } from "../../testkit/harness";
 import { ensureImage, startVm, VmHost } from "../../testkit/vm";
+import { get as getOn, netTuningLifecycle, ok, sysctlProgram } from "./lifecycle";
 
 jest.setTimeout(900_000);
 let vm: VmHost;
 beforeAll(async () => {
-  await ensureImage();
-  vm = await startVm();
+  await ensureImage("bookworm");
+  vm = await startVm({ suite: "bookworm" });
 }, 1_800_000);
 afterAll(async () => {
   await vm?.stop();
 }, 60_000);
+const get = (key: string) => getOn(vm, key);
+const program = (name: string, args: Parameters<typeof sysctlProgram>[2]) => sysctlProgram(() => vm, name, args);
 
-async function get(key: string): Promise<string> {
-  const r = await vm.ssh(`cat /proc/sys/${key.split(".").join("/")}`);
-  if (r.code !== 0) throw new Error(`cannot read ${key}: ${r.stderr}`);
-  return r.stdout.trim().split(/\s+/).join(" ");
-}
-function program(name: string, args: Omit<NetTuningArgs, "connection">, who: "root" | "sudo" = "root") {
-  return () => {
-    const t = new NetTuning(name, { connection: vm.connection(who), ...args });
-    return { applied: t.applied, previous: t.previous, warnings: t.warnings };
-  };
-}
-function ok(r: UpResult): UpResult {
-  if (!r.ok) throw new Error(`operation failed: ${r.error}`);
-  return r;
-}
-
-const HOSTWIDE = {
-  "net.core.rmem_max": 268435456,
-  "net.core.wmem_max": 268435456,
-  "net.core.netdev_max_backlog": 250000,
-  "net.ipv4.tcp_rmem": [4096, 16777216, 134217728],
-  "net.ipv4.tcp_congestion_control": "bbr",
-  "net.core.default_qdisc": "fq",
-  "vm.swappiness": 10,
-  "fs.aio-max-nr": 1048576,
-};
-
-test("host-wide keys + bbr as sudo: applied, present after reboot; delete → originals, still after reboot", async () => {
-  const keys = Object.keys(HOSTWIDE);
-  const orig: Record<string, string> = {};
-  for (const k of keys) orig[k] = await get(k);
-  expect(orig["net.ipv4.tcp_congestion_control"]).not.toBe("bbr");
-
-  const stack = new Stack({ project: "vm", stack: "hostwide" });
-  const r = ok(await stack.up(program("edge", { sysctls: HOSTWIDE, become: "sudo" }, "sudo")));
-  expect(r.sessions.total).toBe(1);
-  expect(r.outputs!.previous).toEqual(orig);
-  for (const k of keys) expect(await get(k)).toBe(String((HOSTWIDE as Record<string, unknown>)[k]).replace(/,/g, " "));
-  // bbr lives in a module: loaded now and listed for boot.
-  const mods = await vm.ssh("cat /etc/modules-load.d/pulumi-net-tuning-*.conf");
-  expect(mods.stdout).toContain("\ntcp_bbr\n");
-
-  await vm.reboot();
-  for (const k of keys) expect(await get(k)).toBe(String((HOSTWIDE as Record<string, unknown>)[k]).replace(/,/g, " "));
-
-  const d = ok(await stack.destroy());
-  expect(d.sessions.total).toBe(1);
-  for (const k of keys) expect(await get(k)).toBe(orig[k]);
-  expect((await vm.ssh("ls /etc/sysctl.d/ /etc/modules-load.d/")).stdout).not.toMatch(/net-tuning/);
-  await vm.reboot();
-  for (const k of keys) {
-    if (k === "net.ipv4.tcp_congestion_control") continue; // the module stays loaded until reboot; after it: default
-    expect(await get(k)).toBe(orig[k]);
-  }
-  expect(await get("net.ipv4.tcp_congestion_control")).toBe(orig["net.ipv4.tcp_congestion_control"]);
-});
-
-test("a conflicting /etc/sysctl.d/99-zz.conf is detected before any change, with file and line", async () => {
-  await vm.ssh("printf '# local ops override\\nnet.core.somaxconn = 1024\\n' > /etc/sysctl.d/99-zz.conf");
-  try {
-    const before = await get("net.core.somaxconn");
-    const stack = new Stack({ project: "vm", stack: "conflict" });
-    const r = await stack.up(program("web", { sysctls: { "net.core.somaxconn": 65535, "vm.swappiness": 5 } }));
-    expect(r.ok).toBe(false);
-    expect(r.error).toContain("net.core.somaxconn = 65535 is overridden at boot by /etc/sysctl.d/99-zz.conf:2 which sets 1024");
-    expect(await get("net.core.somaxconn")).toBe(before);
-    expect((await vm.ssh("ls /etc/sysctl.d/")).stdout).not.toMatch(/net-tuning/);
-  } finally {
-    await vm.ssh("rm -f /etc/sysctl.d/99-zz.conf");
-  }
-});
-
-test("the host's copy of the originals deleted, host rebooted → delete still restores from Pulumi state", async () => {
-  const orig = await get("vm.swappiness");
-  const origBacklog = await get("net.core.netdev_max_backlog");
-  const stack = new Stack({ project: "vm", stack: "lost" });
-  ok(await stack.up(program("db", { sysctls: { "vm.swappiness": 1, "net.core.netdev_max_backlog": 30000 } })));
-  await vm.ssh("rm -rf /var/lib/pulumi-net-tuning");
-  await vm.reboot();
-  expect(await get("vm.swappiness")).toBe("1"); // persisted in /etc/sysctl.d
-  ok(await stack.destroy());
-  expect(await get("vm.swappiness")).toBe(orig);
-  expect(await get("net.core.netdev_max_backlog")).toBe(origBacklog);
-});
+describe("lifecycle (shared with the bullseye and trixie suites)", () => netTuningLifecycle(() => vm));
 
 test("fs.file-max below systemd's LONG_MAX is flagged: a preview warning and a host warning", async () => {
   const cur = await get("fs.file-max");
