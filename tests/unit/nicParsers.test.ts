@@ -237,6 +237,13 @@ describe("kind_get / kind_set with a fake ethtool (4.8 text, exit 80, -K partial
     const other = run(': > "$NT_TMP/problems"; NN_DRIVER=ixgbe; printf "coalesce.rx-usecs\\t8\\n" > "$NT_TMP/requested"; : > "$NT_TMP/want.coalesce"; nn_check_coalesce; cat "$NT_TMP/problems" "$NT_TMP/want.coalesce"', shell);
     expect(other).toBe("eth0/coalesce.rx-usecs\t8\n");
   });
+  test.each(SHELLS)("plan lines: coalesce.adaptive-rx/-tx take on|off and are not taken for feature names (%s)", (shell) => {
+    expect(run('kind_directive set "coalesce.adaptive-rx off" && kind_directive set "coalesce.adaptive-tx on" && kind_directive set "feature.rx-gro-hw on" && cat "$NT_TMP/requested"', shell)).toBe(
+      "coalesce.adaptive-rx\toff\ncoalesce.adaptive-tx\ton\nfeature.rx-gro-hw\ton\n",
+    );
+    expect(() => run('kind_directive set "coalesce.adaptive-rx maybe"', shell)).toThrow(/invalid value 'maybe' for coalesce.adaptive-rx/);
+    expect(() => run('kind_directive set "feature.a.b on"', shell)).toThrow(/invalid feature name 'feature.a.b'/);
+  });
   test.each(SHELLS)("values from Pulumi state are checked before use: other interfaces, unsafe words (%s)", (shell) => {
     expect(run('kind_set eth1/ring.rx 512 || echo "$NT_ERR"', shell).trim()).toBe("eth1/ring.rx is not a setting of eth0");
     expect(run("kind_set eth0/ring.rx '1;reboot' || echo \"$NT_ERR\"", shell).trim()).toBe("invalid value '1;reboot'");

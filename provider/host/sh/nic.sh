@@ -41,7 +41,7 @@ kind_directive() {
           [ "$nn_v" = max ] || nn_uint "$nn_v" || nt_die 5 "invalid value '$nn_v' for $nn_k" ;;
         feature.*|coalesce.adaptive-rx|coalesce.adaptive-tx)
           case "$nn_v" in on|off) ;; *) nt_die 5 "invalid value '$nn_v' for $nn_k" ;; esac
-          case "${nn_k#feature.}" in ''|*[!a-z0-9_-]*) nt_die 5 "invalid feature name '$nn_k'" ;; esac ;;
+          case "$nn_k" in feature.*) case "${nn_k#feature.}" in ''|*[!a-z0-9_-]*) nt_die 5 "invalid feature name '$nn_k'" ;; esac ;; esac ;;
         coalesce.*)
           case "${nn_k#coalesce.}" in
             rx-usecs|rx-frames|rx-usecs-irq|rx-frames-irq|tx-usecs|tx-frames|tx-usecs-irq|tx-frames-irq|\
