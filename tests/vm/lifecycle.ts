@@ -8,6 +8,17 @@ import { NicQueues, NicQueuesArgs } from "../../components/nicQueues";
 import { Stack, UpResult } from "../../testkit/harness";
 import type { VmHost } from "../../testkit/vm";
 
+/** The `[vm timing]` line each VM test file prints at the end (per suite: image, boot, tests, total). */
+export function timingLine(vm: VmHost | undefined, file: string, startedMs: number, testsStartMs: number): string {
+  const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+  const img = vm?.image;
+  return (
+    `[vm timing] suite=${vm?.suite ?? "?"} file=${file} kernel=${img?.kernel ?? "?"} | image ${img?.built ? "built" : "cached"} ` +
+    `${s(img?.buildMs ?? 0)}, image + boot ${s(testsStartMs ? testsStartMs - startedMs : 0)}, ` +
+    `tests ${s(testsStartMs ? Date.now() - testsStartMs : 0)}, total ${s(Date.now() - startedMs)}`
+  );
+}
+
 export function ok(r: UpResult): UpResult {
   if (!r.ok) throw new Error(`operation failed: ${r.error}`);
   return r;
