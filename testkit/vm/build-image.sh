@@ -151,7 +151,8 @@ chmod 0755 "$ROOT/usr/sbin/policy-rc.d"
 t0=$(date +%s)
 mount -t proc proc "$ROOT/proc"
 mount -t sysfs sysfs "$ROOT/sys"
-# Newer releases ship systemd-networkd in a package of its own.
+# A release that packages systemd-networkd separately gets it here (bullseye, bookworm and trixie
+# still ship it inside systemd).
 EXTRA=
 if [ ! -e "$ROOT/lib/systemd/systemd-networkd" ] && [ ! -e "$ROOT/usr/lib/systemd/systemd-networkd" ]; then
   EXTRA=systemd-networkd
