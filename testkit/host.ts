@@ -102,7 +102,7 @@ export function nicProgram<W extends string>(host: Target<W>, name: string, args
 /**
  * Everything a NetTuning or NicQueues run may touch, as text, so that "the host is byte-identical" is one comparison:
  * - every readable value under /proc/sys/net (minus counters that move by themselves);
- * - the NIC: tx_queue_len and RPS settings under /sys/class/net/<iface>, and `ethtool -k/-l/-g/-c` (features,
+ * - the NIC: tx_queue_len and RPS settings under /sys/class/net/<iface>, the affinity of its IRQs, and `ethtool -k/-l/-g/-c` (features,
  *   channels, rings, coalescing). A NIC without rings or coalescing (a veth) answers "Operation not supported":
  *   the snapshot holds that answer and the exit code, so it stays comparable and still catches a change;
  * - every entry of /etc: path, type, mode and owner:group; for files and links also link target, size, mtime and a
@@ -122,13 +122,17 @@ const TEST_HOOKS = "/etc/pulumi-net-tuning-test-hooks";
  */
 const DELIVERY = ["/usr/local/lib/pulumi-net-tuning", "/var/lib/pulumi-net-tuning/incoming"];
 
-export async function snapshot(host: LabHost, opts: { delivery?: boolean } = {}): Promise<string> {
+/** What `snapshot` needs: a lab host, or a VM guest adapted with `{ name, iface, exec: (c, o) => vm.ssh(c, o) }`. */
+export type SnapshotHost = Pick<LabHost, "name" | "iface" | "exec">;
+
+export async function snapshot(host: SnapshotHost, opts: { delivery?: boolean } = {}): Promise<string> {
   const i = host.iface;
   const prune = opts.delivery ? "" : DELIVERY.map((d) => `-path ${d} -prune -o `).join("");
   const script = `
     grep -r . /proc/sys/net 2>/dev/null | grep -v -e '_count:' -e '/nf_conntrack_buckets:' -e '/stable_secret:' | LC_ALL=C sort
     grep -r . /sys/class/net/${i}/tx_queue_len /sys/class/net/${i}/queues/*/rps_cpus /sys/class/net/${i}/queues/*/rps_flow_cnt 2>/dev/null | LC_ALL=C sort
     for o in -k -l -g -c; do echo "ethtool $o ${i}:"; ethtool $o ${i} 2>&1; echo "exit $?"; done
+    for n in $(awk -v i="${i}" '$NF == i || index($NF, i "-") == 1 { sub(":", "", $1); print $1 }' /proc/interrupts); do echo "irq $n $(cat /proc/irq/$n/smp_affinity_list)"; done
     { find /etc -path ${TEST_HOOKS} -prune -o \\( -type f -o -type l \\) -printf '%p %y %m %U:%G %l %s %T@\\n'; find /etc -type d -printf '%p %y %m %U:%G\\n'; } | LC_ALL=C sort
     find /etc -path ${TEST_HOOKS} -prune -o -type f -exec md5sum {} + | LC_ALL=C sort
     find /usr/local /var/lib ${prune}\\( -path /var/lib/dpkg -o -path /var/lib/apt -o -path /var/lib/ucf \\) -prune -o \\( -type f -o -type l \\) -printf '%p %m %U:%G %l %s %T@\\n' | LC_ALL=C sort

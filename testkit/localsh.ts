@@ -4,17 +4,13 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 
-/**
- * The shells the host programs must run under (project rule: POSIX sh as dash, bash --posix and busybox ash). Not
- * filtered by what is installed: a missing shell fails the tests (scripts/deps.sh installs them).
- */
-export const SHELLS = ["/bin/dash", "/bin/bash --posix", "busybox ash"];
+export { SHELLS } from "./shells";
 
 /** Where the host programs' sh sources live. */
 export const SH_DIR = path.join(__dirname, "../provider/host/sh");
 
 /**
- * Runs `script` with `shell` (default /bin/sh; a command line such as "busybox ash") after sourcing runtime.sh and nic.sh, with `NT_TMP` = `tmp` (or a
+ * Runs `script` with `shell` (default /bin/sh; a shell of testkit/shells.ts such as "busybox ash") after sourcing runtime.sh and nic.sh, with `NT_TMP` = `tmp` (or a
  * fresh temporary directory, removed afterwards); returns stdout and throws on a non-zero exit (the error carries
  * status, stdout and stderr).
  */

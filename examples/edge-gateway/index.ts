@@ -53,7 +53,7 @@ const nic = new NicQueues(
     interface: config.get("interface") ?? "eth0",
     rings: { rx: rings, tx: rings },
     features: { lro: false, gro: true, gso: true, tso: true },
-    // The article's 8 µs is valid on ixgbe; e1000e accepts only 0-3 or 10-10000, so the default is 10,
+    // The article's 8 µs is valid on ixgbe; e1000e accepts only 0, 1, 3, 4 or 10-10000, so the default is 10,
     // which every common driver (ixgbe, i40e, mlx5, e1000e) accepts. The host refuses a value the driver rejects
     // before changing anything.
     coalesce: { rxUsecs: config.getNumber("rxUsecs") ?? 10 },

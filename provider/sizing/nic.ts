@@ -71,7 +71,7 @@ export function lowLatency(): NicPreset {
     coalesce: { adaptiveRx: false, rxUsecs: 10 },
     rationale: {
       coalesce:
-        "fixed, short interrupt coalescing trades CPU for tail latency (the article lowered rx-usecs); 10 us instead of the article's 8 because e1000e accepts only 0-3 or 10-10000 (verified in a VM), and 10 is also valid for ixgbe, i40e and mlx5; adaptive-rx off so the driver does not raise it again under load",
+        "fixed, short interrupt coalescing trades CPU for tail latency (the article lowered rx-usecs); 10 us instead of the article's 8 because e1000e accepts only 0, 1, 3, 4 or 10-10000 (verified in a VM), and 10 is also valid for ixgbe, i40e and mlx5; adaptive-rx off so the driver does not raise it again under load",
       features:
         "GRO/GSO/TSO stay on even for latency: turning them off cost the article CPU, throughput and tail latency; LRO off (it holds frames back to merge them)",
     },

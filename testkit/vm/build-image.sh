@@ -1,8 +1,11 @@
 #!/bin/bash
-# Build (or reuse) the Debian bookworm guest image of the VM test tier.
+# Build (or reuse) a Debian guest image of the VM test tier.
 #
-# Output directory: ${NT_VM_CACHE:-/var/cache/net-tuning-vm}/<recipe>/ where <recipe> is the first
-# 16 hex digits of the sha256 of THIS file: any change to this script rebuilds, nothing else does.
+# Usage: build-image.sh [bullseye|bookworm|trixie]   (default bookworm; or $NT_VM_SUITE)
+#
+# Output directory: ${NT_VM_CACHE:-/var/cache/net-tuning-vm}/<recipe>-<suite>/ where <recipe> is the
+# first 16 hex digits of the sha256 of THIS file: any change to this script rebuilds, nothing else
+# does. Each suite has its own image (and its own distribution kernel).
 # Contents: rootfs.img (raw ext4, read-only base for qcow2 overlays), vmlinuz, initrd.img (the
 # guest's own kernel and initramfs), id_root / id_ntsudo (+ .pub: generated client keys),
 # ssh_host_ed25519_key.pub, manifest.txt, ready.
@@ -15,16 +18,21 @@
 #   NT_VM_DIR=<dir>  NT_VM_BUILT=0|1  NT_VM_BUILD_SECONDS=<n>
 set -euo pipefail
 
-SUITE=bookworm
+SUITE=${1:-${NT_VM_SUITE:-bookworm}}
+case "$SUITE" in
+  bullseye | bookworm | trixie) ;;
+  *) echo "build-image.sh: suite must be bullseye, bookworm or trixie, not '$SUITE'" >&2; exit 2 ;;
+esac
 # Guest packages (besides minbase). Interface naming and initramfs contents are set below.
-PACKAGES="systemd,systemd-sysv,udev,dbus,libpam-systemd,openssh-server,sudo,ethtool,iproute2,procps,kmod,e2fsprogs"
+# irqbalance is installed but disabled: the IRQ affinity test starts it to check the warning.
+PACKAGES="systemd,systemd-sysv,udev,dbus,libpam-systemd,openssh-server,sudo,ethtool,iproute2,procps,kmod,e2fsprogs,irqbalance"
 KERNEL_PACKAGE=linux-image-amd64
 IMAGE_SIZE=3G
 
 SCRIPT=$(readlink -f "$0")
 RECIPE=$(sha256sum "$SCRIPT" | cut -c1-16)
 CACHE_ROOT=${NT_VM_CACHE:-/var/cache/net-tuning-vm}
-OUT=$CACHE_ROOT/$RECIPE
+OUT=$CACHE_ROOT/$RECIPE-$SUITE
 START=$(date +%s)
 
 log() { printf '[build-image %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -35,7 +43,7 @@ report() { # $1 = built (0|1)
   # Forget images of other recipes that nobody used for 7 days (each is ~700 MB).
   find "$CACHE_ROOT" -mindepth 2 -maxdepth 2 -name last-used -mtime +7 -printf '%h\n' 2>/dev/null |
     while read -r old; do
-      if [ "${old##*/}" != "$RECIPE" ] && [[ ${old##*/} =~ ^[0-9a-f]{16}$ ]]; then
+      if [[ ${old##*/} =~ ^[0-9a-f]{16}(-[a-z]+)?$ ]] && [[ ${old##*/} != "$RECIPE"-* ]]; then
         rm -rf --one-file-system "$old" && log "removed unused image $old"
       fi
     done || true
@@ -52,9 +60,9 @@ for tool in debootstrap mke2fs flock chroot sha256sum; do
   command -v "$tool" >/dev/null 2>&1 || die "missing $tool (apt-get install debootstrap e2fsprogs util-linux)"
 done
 
-# The mirror apt already uses for $SUITE (deb822 .sources first, then one-line .list files).
+# The mirror apt already uses for $1 (deb822 .sources first, then one-line .list files).
 detect_mirror() {
-  local f
+  local f SUITE=$1
   for f in /etc/apt/sources.list.d/*.sources; do
     [ -f "$f" ] || continue
     awk -v want="$SUITE" '
@@ -79,19 +87,24 @@ detect_mirror() {
       if ($(i + 1) == want) print $i
     }'
 }
-MIRROR=${NT_VM_MIRROR:-$(detect_mirror | awk 'NR == 1')}
-[ -n "$MIRROR" ] || die "no apt source for suite $SUITE found in /etc/apt/sources.list(.d); set NT_VM_MIRROR"
+# A Debian mirror carries every suite: when the host's apt names only another release (a bookworm
+# host building the bullseye image), its mirror for that release is used with the wanted suite.
+MIRROR=${NT_VM_MIRROR:-}
+for s in "$SUITE" bookworm bullseye trixie; do
+  [ -n "$MIRROR" ] || MIRROR=$(detect_mirror "$s" | awk 'NR == 1')
+done
+[ -n "$MIRROR" ] || die "no Debian apt source found in /etc/apt/sources.list(.d); set NT_VM_MIRROR"
 
 mkdir -p "$CACHE_ROOT"
-exec 9>"$CACHE_ROOT/.lock"
-log "waiting for the build lock $CACHE_ROOT/.lock (at most 1800 s)"
+exec 9>"$CACHE_ROOT/.lock-$SUITE"
+log "waiting for the build lock $CACHE_ROOT/.lock-$SUITE (at most 1800 s)"
 flock -w 1800 9 || die "build lock busy for 30 min"
 if [ -f "$OUT/ready" ]; then # built by someone else while we waited
   report 0
   exit 0
 fi
 
-WORK=$(mktemp -d "$CACHE_ROOT/.build-$RECIPE-XXXXXX")
+WORK=$(mktemp -d "$CACHE_ROOT/.build-$RECIPE-$SUITE-XXXXXX")
 ROOT=$WORK/root
 cleanup() {
   local m
@@ -107,7 +120,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
 
-log "recipe $RECIPE, mirror $MIRROR, work dir $WORK"
+log "recipe $RECIPE, suite $SUITE, mirror $MIRROR, work dir $WORK"
 t0=$(date +%s)
 debootstrap --variant=minbase --include="$PACKAGES" "$SUITE" "$ROOT" "$MIRROR" >"$WORK/debootstrap.log" 2>&1 ||
   { tail -n 30 "$WORK/debootstrap.log" >&2; die "debootstrap failed"; }
@@ -138,8 +151,15 @@ chmod 0755 "$ROOT/usr/sbin/policy-rc.d"
 t0=$(date +%s)
 mount -t proc proc "$ROOT/proc"
 mount -t sysfs sysfs "$ROOT/sys"
-in_root apt-get install -y -q --no-install-recommends "$KERNEL_PACKAGE" >"$WORK/kernel.log" 2>&1 ||
-  { tail -n 30 "$WORK/kernel.log" >&2; die "installing $KERNEL_PACKAGE failed"; }
+# A release that packages systemd-networkd separately gets it here (bullseye, bookworm and trixie
+# still ship it inside systemd).
+EXTRA=
+if [ ! -e "$ROOT/lib/systemd/systemd-networkd" ] && [ ! -e "$ROOT/usr/lib/systemd/systemd-networkd" ]; then
+  EXTRA=systemd-networkd
+fi
+# shellcheck disable=SC2086 # EXTRA is empty or one package name
+in_root apt-get install -y -q --no-install-recommends "$KERNEL_PACKAGE" $EXTRA >"$WORK/kernel.log" 2>&1 ||
+  { tail -n 30 "$WORK/kernel.log" >&2; die "installing $KERNEL_PACKAGE $EXTRA failed"; }
 umount "$ROOT/sys" "$ROOT/proc"
 log "kernel installed in $(($(date +%s) - t0)) s"
 
@@ -160,6 +180,8 @@ LinkLocalAddressing=no
 IPv6AcceptRA=no
 EOF
 in_root systemctl enable systemd-networkd.service >/dev/null 2>&1
+# irqbalance would move IRQs during the tests; the IRQ affinity test starts it itself.
+in_root systemctl disable irqbalance.service >/dev/null 2>&1
 # Nothing waits for "network online" (sshd does not need it) and no timers run during tests.
 # e2scrub_reap alone costs ~7 s of a TCG boot.
 in_root systemctl mask systemd-networkd-wait-online.service apt-daily.timer apt-daily-upgrade.timer \

@@ -1,9 +1,9 @@
 /**
- * VM test host: a Debian bookworm guest under QEMU (TCG) that tests use like a lab host.
+ * VM test host: a Debian guest (bullseye, bookworm or trixie) under QEMU (TCG) that tests use like a lab host.
  *
- * - `ensureImage()` runs `build-image.sh`, which builds the base image once per recipe into
- *   `$NT_VM_CACHE` (default `/var/cache/net-tuning-vm/<recipe>/`) and reuses it afterwards.
- * - `startVm()` boots the guest on a fresh qcow2 overlay of that base image, with
+ * - `ensureImage(suite)` runs `build-image.sh <suite>`, which builds the base image once per recipe and suite into
+ *   `$NT_VM_CACHE` (default `/var/cache/net-tuning-vm/<recipe>-<suite>/`) and reuses it afterwards.
+ * - `startVm({ suite, cpus })` boots the guest on a fresh qcow2 overlay of that base image, with
  *   `eth0` = e1000e (own user-mode subnet 10.0.2.0/24) and `eth1` = virtio-net (10.0.3.0/24,
  *   carrying SSH through `hostfwd=tcp:127.0.0.1:PORT-:22`). Both user-mode networks use
  *   `restrict=on`: the guest reaches nothing but the forwarded port.
@@ -21,6 +21,17 @@ import { Client } from "ssh2";
 
 export type Who = "root" | "sudo";
 
+/** The Debian releases the VM tier builds images for. */
+export const SUITES = ["bullseye", "bookworm", "trixie"] as const;
+export type Suite = (typeof SUITES)[number];
+
+export interface VmOptions {
+  /** Debian release of the guest (its own kernel, procps, ethtool). Default bookworm, or `$NT_VM_SUITE`. */
+  suite?: Suite;
+  /** vCPUs (`-smp`). Default `$NT_VM_CPUS` or 1. */
+  cpus?: number;
+}
+
 export interface SshResult {
   code: number;
   stdout: string;
@@ -29,6 +40,10 @@ export interface SshResult {
 
 export interface VmHost {
   address: "127.0.0.1";
+  suite: Suite;
+  cpus: number;
+  /** What the image was built from (manifest.txt): kernel release and package versions. */
+  image: ImageInfo;
   port: number;
   iface: { e1000e: string; virtio: string };
   connection(who?: Who): { host: string; port: number; user: string; privateKey: string };
@@ -43,8 +58,13 @@ export interface VmHost {
 }
 
 export interface ImageInfo {
+  suite: Suite;
   /** Directory with rootfs.img, vmlinuz, initrd.img, keys, manifest.txt. */
   path: string;
+  /** Kernel release of the image (`uname -r` in the guest). */
+  kernel: string;
+  /** Package → version, from manifest.txt. */
+  packages: Record<string, string>;
   /** True when this call built the image (cold cache). */
   built: boolean;
   /** Wall time of this call (build or cache check). */
@@ -63,7 +83,7 @@ const envInt = (name: string, dflt: number): number => {
 const BUILD_TIMEOUT_MS = envInt("NT_VM_BUILD_TIMEOUT_MS", 25 * 60_000);
 const BOOT_TIMEOUT_MS = envInt("NT_VM_BOOT_TIMEOUT_MS", 300_000);
 const SSH_TIMEOUT_MS = envInt("NT_VM_SSH_TIMEOUT_MS", 120_000);
-const VCPUS = envInt("NT_VM_CPUS", 1);
+const DEFAULT_VCPUS = envInt("NT_VM_CPUS", 1);
 const MEMORY_MB = envInt("NT_VM_MEMORY_MB", 1024);
 
 /** Guest NIC layout; the image's initramfs makes eth0 = e1000e deterministic (see build-image.sh). */
@@ -86,21 +106,40 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 // ---------------------------------------------------------------------------------------------
 // Image
 
-let imagePromise: Promise<ImageInfo> | undefined;
+const imagePromises = new Map<Suite, Promise<ImageInfo>>();
 
-/** Build the guest image if the cache has none for the current recipe. Memoised per process. */
-export function ensureImage(): Promise<ImageInfo> {
-  imagePromise ??= runBuild().catch((e) => {
-    imagePromise = undefined;
-    throw e;
-  });
-  return imagePromise;
+function defaultSuite(): Suite {
+  const s = process.env.NT_VM_SUITE ?? "bookworm";
+  if (!(SUITES as readonly string[]).includes(s)) throw new Error(`NT_VM_SUITE=${s}: use one of ${SUITES.join(", ")}`);
+  return s as Suite;
 }
 
-function runBuild(): Promise<ImageInfo> {
+/** Build the guest image of `suite` if the cache has none for the current recipe. Memoised per process and suite. */
+export function ensureImage(suite: Suite = defaultSuite()): Promise<ImageInfo> {
+  if (!(SUITES as readonly string[]).includes(suite)) throw new Error(`suite ${String(suite)}: use one of ${SUITES.join(", ")}`);
+  let p = imagePromises.get(suite);
+  if (!p) {
+    p = runBuild(suite).catch((e) => {
+      imagePromises.delete(suite);
+      throw e;
+    });
+    imagePromises.set(suite, p);
+  }
+  return p;
+}
+
+function readManifest(dir: string): { kernel: string; packages: Record<string, string> } {
+  const text = fs.readFileSync(path.join(dir, "manifest.txt"), "utf8");
+  const kernel = /^kernel=(.*)$/m.exec(text)?.[1] ?? "";
+  const packages: Record<string, string> = {};
+  for (const m of text.matchAll(/^ {2}(\S+) (\S+)$/gm)) packages[m[1]] = m[2];
+  return { kernel, packages };
+}
+
+function runBuild(suite: Suite): Promise<ImageInfo> {
   const started = Date.now();
   return new Promise<ImageInfo>((resolve, reject) => {
-    const child = spawn("bash", [BUILD_SCRIPT], {
+    const child = spawn("bash", [BUILD_SCRIPT, suite], {
       stdio: ["ignore", "pipe", "pipe"],
       detached: true, // own process group, so a timeout kills debootstrap & co. too
       env: { ...process.env, NT_VM_CACHE: CACHE_ROOT },
@@ -130,13 +169,17 @@ function runBuild(): Promise<ImageInfo> {
       if (code !== 0 || !dir) {
         reject(
           new Error(
-            `build-image.sh failed (exit ${code ?? signal}` +
+            `build-image.sh ${suite} failed (exit ${code ?? signal}` +
               `${Date.now() - started >= BUILD_TIMEOUT_MS ? ", timed out" : ""}):\n${stderr.slice(-4000)}`,
           ),
         );
         return;
       }
-      resolve({ path: dir, built: field("NT_VM_BUILT") === "1", buildMs: Date.now() - started });
+      try {
+        resolve({ suite, path: dir, ...readManifest(dir), built: field("NT_VM_BUILT") === "1", buildMs: Date.now() - started });
+      } catch (e) {
+        reject(e);
+      }
     });
   });
 }
@@ -273,16 +316,22 @@ class Vm implements VmHost {
   private exited?: Promise<void>;
   private readonly conns = new Map<Who, Promise<Client>>();
 
+  private readonly imageDir: string;
+  readonly suite: Suite;
+
   constructor(
-    private readonly image: string,
+    readonly image: ImageInfo,
     runDir: string,
+    readonly cpus: number,
   ) {
+    this.imageDir = image.path;
+    this.suite = image.suite;
     this.keys = {
-      root: fs.readFileSync(path.join(image, "id_root"), "utf8"),
-      sudo: fs.readFileSync(path.join(image, "id_ntsudo"), "utf8"),
+      root: fs.readFileSync(path.join(image.path, "id_root"), "utf8"),
+      sudo: fs.readFileSync(path.join(image.path, "id_ntsudo"), "utf8"),
     };
     this.hostKey = Buffer.from(
-      fs.readFileSync(path.join(image, "ssh_host_ed25519_key.pub"), "utf8").trim().split(/\s+/)[1],
+      fs.readFileSync(path.join(image.path, "ssh_host_ed25519_key.pub"), "utf8").trim().split(/\s+/)[1],
       "base64",
     );
     this.live = { runDir };
@@ -420,7 +469,7 @@ class Vm implements VmHost {
     fs.rmSync(overlay, { force: true });
     await run(
       "qemu-img",
-      ["create", "-q", "-f", "qcow2", "-F", "raw", "-b", path.join(this.image, "rootfs.img"), overlay],
+      ["create", "-q", "-f", "qcow2", "-F", "raw", "-b", path.join(this.imageDir, "rootfs.img"), overlay],
       60_000,
     );
     let lastErr: Error | undefined;
@@ -448,18 +497,18 @@ class Vm implements VmHost {
     const args = [
       "--pdeathsig", "KILL", "--",
       "qemu-system-x86_64",
-      "-name", "net-tuning-vm",
+      "-name", `net-tuning-vm-${this.suite}`,
       "-accel", "tcg",
       "-machine", "q35",
       "-cpu", "max",
-      "-smp", String(VCPUS),
+      "-smp", String(this.cpus),
       "-m", String(MEMORY_MB),
       "-display", "none",
       "-no-user-config",
       "-nodefaults",
       "-serial", `file:${serial}`,
-      "-kernel", path.join(this.image, "vmlinuz"),
-      "-initrd", path.join(this.image, "initrd.img"),
+      "-kernel", path.join(this.imageDir, "vmlinuz"),
+      "-initrd", path.join(this.imageDir, "initrd.img"),
       "-append", "root=/dev/vda rw console=ttyS0 net.ifnames=0 panic=5",
       "-drive", `file=${overlay},if=virtio,format=qcow2,cache=unsafe,discard=unmap`,
       "-netdev", `user,id=nic0,restrict=on,net=${NICS.e1000e.net}`,
@@ -572,13 +621,15 @@ class Vm implements VmHost {
   }
 }
 
-/** Build (if needed) and boot one guest. Call `stop()` when done (afterAll). */
-export async function startVm(): Promise<VmHost> {
-  const image = await ensureImage();
+/** Build (if needed) and boot one guest of `suite`. Call `stop()` when done (afterAll). */
+export async function startVm(opts: VmOptions = {}): Promise<VmHost> {
+  const image = await ensureImage(opts.suite ?? defaultSuite());
+  const cpus = opts.cpus ?? DEFAULT_VCPUS;
+  if (!Number.isInteger(cpus) || cpus < 1 || cpus > 8) throw new Error(`startVm: cpus ${cpus}: use 1-8`);
   fs.mkdirSync(RUN_ROOT, { recursive: true });
   sweepStale();
   const runDir = fs.mkdtempSync(path.join(RUN_ROOT, `${process.pid}-`));
-  const vm = new Vm(image.path, runDir);
+  const vm = new Vm(image, runDir, cpus);
   try {
     await vm.boot();
   } catch (e) {

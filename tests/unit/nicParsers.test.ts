@@ -199,15 +199,38 @@ describe("kind_get / kind_set with a fake ethtool (4.8 text, exit 80, -K partial
       "ethtool -K eth0 lro on left it off: Actual changes: large-receive-offload: off [requested on]",
     );
   });
-  test.each(SHELLS)("preflight: e1000e's rx-usecs range (0-3 or 10-10000) is refused before anything changes (%s)", (shell) => {
-    const out = run(
-      ': > "$NT_TMP/problems"; NN_DRIVER=e1000e; printf "coalesce.rx-usecs\\t8\\ncoalesce.tx-usecs\\t10\\n" > "$NT_TMP/requested"; ' +
-        ': > "$NT_TMP/want.coalesce"; nn_check_coalesce; cat "$NT_TMP/problems"; echo "--"; cat "$NT_TMP/want.coalesce"',
-      shell,
+  // The kernel's e1000_set_coalesce / igb_set_coalesce (drivers/net/ethernet/intel): values they return -EINVAL for.
+  const DRIVER_RX_USECS = {
+    e1000e: { refused: [2, 5, 6, 7, 8, 9, 10001, 65535], accepted: [0, 1, 3, 4, 10, 100, 10000], accepts: "0, 1, 3, 4 (0 off, 1, 3 and 4 dynamic modes) or 10-10000 microseconds" },
+    igb: { refused: [2, 4, 5, 6, 7, 8, 9, 10001], accepted: [0, 1, 3, 10, 100, 10000], accepts: "0, 1, 3 (0 off, 1 and 3 dynamic modes) or 10-10000 microseconds" },
+  } as const;
+  test.each(SHELLS)("preflight: the e1000e and igb rx-usecs/tx-usecs rules refuse exactly the driver's -EINVAL values before anything changes (%s)", (shell) => {
+    for (const [driver, rule] of Object.entries(DRIVER_RX_USECS)) {
+      const values = [...rule.refused, ...rule.accepted];
+      const req = values.map((v) => `coalesce.rx-usecs\\t${v}\\n`).join("") + "coalesce.tx-usecs\\t8\\n";
+      const out = run(
+        `: > "$NT_TMP/problems"; NN_DRIVER=${driver}; printf "${req}" > "$NT_TMP/requested"; ` +
+          ': > "$NT_TMP/want.coalesce"; nn_check_coalesce; cat "$NT_TMP/problems"; echo "--"; cat "$NT_TMP/want.coalesce"',
+        shell,
+      );
+      const [problems, wanted] = out.split("--\n");
+      // one problem per refused value (tx-usecs 8 is refused too), naming driver, value and the accepted values
+      expect(problems.trimEnd().split("\n")).toEqual([
+        ...rule.refused.map((v) => `  - coalesce.rxUsecs ${v} is refused by the ${driver} driver of eth0: it accepts ${rule.accepts}; use 10 or more`),
+        `  - coalesce.txUsecs 8 is refused by the ${driver} driver of eth0: it accepts ${rule.accepts}; use 10 or more`,
+      ]);
+      expect(wanted.trim().split("\n")).toEqual(rule.accepted.map((v) => `eth0/coalesce.rx-usecs\t${v}`));
+    }
+    // other drivers: no built-in rule (the driver's own answer is reported when it refuses)
+    const other = run(': > "$NT_TMP/problems"; NN_DRIVER=ixgbe; printf "coalesce.rx-usecs\\t8\\n" > "$NT_TMP/requested"; : > "$NT_TMP/want.coalesce"; nn_check_coalesce; cat "$NT_TMP/problems" "$NT_TMP/want.coalesce"', shell);
+    expect(other).toBe("eth0/coalesce.rx-usecs\t8\n");
+  });
+  test.each(SHELLS)("plan lines: coalesce.adaptive-rx/-tx take on|off and are not taken for feature names (%s)", (shell) => {
+    expect(run('kind_directive set "coalesce.adaptive-rx off" && kind_directive set "coalesce.adaptive-tx on" && kind_directive set "feature.rx-gro-hw on" && cat "$NT_TMP/requested"', shell)).toBe(
+      "coalesce.adaptive-rx\toff\ncoalesce.adaptive-tx\ton\nfeature.rx-gro-hw\ton\n",
     );
-    expect(out).toBe(
-      "  - coalesce.rxUsecs 8 is refused by the e1000e driver of eth0: it accepts 0-3 (0 off, 1-3 adaptive modes) or 10-10000 microseconds; use 10 or more\n--\neth0/coalesce.tx-usecs\t10\n",
-    );
+    expect(() => run('kind_directive set "coalesce.adaptive-rx maybe"', shell)).toThrow(/invalid value 'maybe' for coalesce.adaptive-rx/);
+    expect(() => run('kind_directive set "feature.a.b on"', shell)).toThrow(/invalid feature name 'feature.a.b'/);
   });
   test.each(SHELLS)("values from Pulumi state are checked before use: other interfaces, unsafe words (%s)", (shell) => {
     expect(run('kind_set eth1/ring.rx 512 || echo "$NT_ERR"', shell).trim()).toBe("eth1/ring.rx is not a setting of eth0");

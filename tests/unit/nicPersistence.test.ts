@@ -7,6 +7,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { runSh as runNicSh, SHELLS } from "../../testkit/localsh";
+import { execShell, ShellName } from "../../testkit/shells";
 
 const BEGIN = "# BEGIN pulumi-net-tuning proj/dev/nq eth0";
 const END = "# END pulumi-net-tuning proj/dev/nq eth0";
@@ -20,7 +21,7 @@ afterEach(() => fs.rmSync(tmp, { recursive: true, force: true }));
 const runSh = (script: string, shell = "/bin/sh") => runNicSh(script, { shell, tmp });
 
 /** Runs nn_rclocal_edit IN OUT BLOCK and returns OUT's bytes (IN absent when `input` is undefined). */
-function edit(input: Buffer | string | undefined, block: string[], shell = "/bin/sh"): Buffer {
+function edit(input: Buffer | string | undefined, block: string[], shell: ShellName = "dash"): Buffer {
   const inPath = path.join(tmp, "rc.local");
   if (input !== undefined) fs.writeFileSync(inPath, input);
   fs.writeFileSync(path.join(tmp, "blockfile"), block.map((l) => l + "\n").join(""));
@@ -127,7 +128,7 @@ describe("boot script, rc.local block and systemd unit text", () => {
       "",
     ]);
   });
-  test("the boot script is valid POSIX sh (shellcheck) and runs: failures are reported, exit 80 is success", () => {
+  test.each(SHELLS)("the boot script is valid POSIX sh (shellcheck) and runs: failures are reported, exit 80 is success (%s)", (shell) => {
     const script = path.join(tmp, "boot.sh");
     fs.writeFileSync(script, runSh(`${setup()} nn_render_script`));
     // shellcheck must be installed (scripts/deps.sh installs it): a missing tool fails the test, it does not pass it.
@@ -145,7 +146,7 @@ describe("boot script, rc.local block and systemd unit text", () => {
     let code = 0;
     let stderr = "";
     try {
-      execFileSync("/bin/sh", [script], { env: { LOG: log }, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+      execShell(shell, [script], { env: { LOG: log }, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
     } catch (e) {
       code = (e as { status: number }).status;
       stderr = (e as { stderr: string }).stderr;

@@ -3,6 +3,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { hostCommand, hostProgram, hostStdin, HostKind, HostOp } from "../../provider/host/programs";
+import { SHELLS, SHELL_ARGV, spawnShell } from "../../testkit/shells";
 
 const kinds: HostKind[] = ["sysctl", "nic"];
 const ops: HostOp[] = ["apply", "restore"];
@@ -10,16 +11,31 @@ const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "nt-programs-"));
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
 describe("host programs", () => {
+  test.each(SHELLS)("%s is installed (no shell is skipped)", (shell) => {
+    const r = spawnShell(shell, ["-c", "echo ok"]);
+    expect(r.error).toBeUndefined(); // e.g. ENOENT: scripts/deps.sh installs dash, bash and busybox
+    expect(r.stdout).toBe("ok\n");
+    // really that shell: bash in POSIX mode, busybox's ash, dash (neither of the others)
+    const id = spawnShell(shell, ["-c", 'echo "${BASH_VERSION:+bash}$(set -o | grep -c "^posix[[:space:]]*on")"']).stdout.trim();
+    if (shell === "bash --posix") expect(id).toBe("bash1");
+    else expect(id).toBe("0");
+    if (shell === "busybox ash") expect(SHELL_ARGV[shell][0]).toBe("busybox");
+  });
+
   for (const kind of kinds) {
     for (const op of ops) {
-      test(`${kind} ${op} passes shellcheck -s sh and dash -n`, () => {
+      test(`${kind} ${op} passes shellcheck -s sh and parses under ${SHELLS.join(", ")}`, () => {
         const file = path.join(tmp, `${kind}-${op}.sh`);
         fs.writeFileSync(file, hostProgram(kind, op));
         const sc = spawnSync("shellcheck", ["-s", "sh", file], { encoding: "utf8" });
         expect(sc.error).toBeUndefined(); // shellcheck must be installed (CI installs it)
         expect(sc.stdout + sc.stderr).toBe("");
         expect(sc.status).toBe(0);
-        expect(spawnSync("dash", ["-n", file]).status).toBe(0);
+        for (const shell of SHELLS) {
+          const r = spawnShell(shell, ["-n", file]);
+          expect(r.error).toBeUndefined();
+          expect({ shell, status: r.status, stderr: r.stderr }).toEqual({ shell, status: 0, stderr: "" });
+        }
       });
     }
   }
@@ -51,12 +67,12 @@ describe("host programs", () => {
     expect(cmd).toContain("sudo -n true");
     expect(cmd).toContain("passwordless sudo (NOPASSWD)");
     expect(spawnSync("sh", ["-n", "-c", cmd]).status).toBe(0);
-    for (const shell of ["dash", "bash"]) expect(spawnSync(shell, ["-n", "-c", cmd]).status).toBe(0);
+    for (const shell of SHELLS) expect(spawnShell(shell, ["-n", "-c", cmd]).status).toBe(0);
   });
 
-  test("a program refuses to run without root and says how to fix it", () => {
+  test.each(SHELLS)("a program refuses to run without root and says how to fix it (%s)", (shell) => {
     // Run as nobody: nt_init must exit 3 with the message, before reading stdin.
-    const out = spawnSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "sh", "-c", hostProgram("sysctl", "apply")], {
+    const out = spawnSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", ...SHELL_ARGV[shell], "-c", hostProgram("sysctl", "apply")], {
       input: "",
       encoding: "utf8",
     });
@@ -64,9 +80,9 @@ describe("host programs", () => {
     expect(out.stderr).toMatch(/must run as root.*become: "sudo"/);
   });
 
-  test("the bootstrap runs the program carried on stdin and leaves no temporary file", () => {
+  test.each(SHELLS)("the bootstrap runs the program carried on stdin and leaves no temporary file (%s)", (shell) => {
     const before = fs.readdirSync("/tmp").filter((f) => f.startsWith("net-tuning-in."));
-    const out = spawnSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "sh", "-c", hostCommand("sysctl", "apply")], {
+    const out = spawnSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", ...SHELL_ARGV[shell], "-c", hostCommand("sysctl", "apply")], {
       input: hostStdin("sysctl", "apply", "@net-tuning v1\n@kind sysctl\n"),
       encoding: "utf8",
     });
@@ -76,8 +92,9 @@ describe("host programs", () => {
     expect(hostCommand("sysctl", "apply").length).toBeLessThan(300); // the provider repeats it in every error
   });
 
-  test("malformed stdin is refused with exit 5 before anything happens", () => {
-    const out = execFileSyncSafe("sh", ["-c", hostProgram("sysctl", "apply")], "hello\n");
+  test.each(SHELLS)("malformed stdin is refused with exit 5 before anything happens (%s)", (shell) => {
+    const [cmd, ...pre] = SHELL_ARGV[shell];
+    const out = execFileSyncSafe(cmd, [...pre, "-c", hostProgram("sysctl", "apply")], "hello\n");
     expect(out.status).toBe(5);
     expect(out.stderr).toContain("malformed plan line");
   });

@@ -554,11 +554,11 @@ describe("NIC presets", () => {
     ]);
   });
 
-  it("lowLatency: adaptive coalescing off, rx-usecs 10 (not 8: e1000e accepts 0-3 or 10-10000)", () => {
+  it("lowLatency: adaptive coalescing off, rx-usecs 10 (not 8: e1000e accepts 0, 1, 3, 4 or 10-10000)", () => {
     const l = lowLatency();
     expect(l.coalesce).toEqual({ adaptiveRx: false, rxUsecs: 10 });
     expect(l.features).toEqual({ gro: true, gso: true, tso: true, lro: false });
-    expect(l.rationale.coalesce).toContain("e1000e accepts only 0-3 or 10-10000");
+    expect(l.rationale.coalesce).toContain("e1000e accepts only 0, 1, 3, 4 or 10-10000");
     expect(NicPresetSchema.parse(l)).toEqual(l);
     expect(nicLines(l)).toEqual(["features: gro on, gso on, lro off, tso on", "coalesce: adaptive-rx off, rx-usecs 10"]);
   });

@@ -1,87 +1,119 @@
 /**
  * NicQueues on a full Debian guest with real NIC drivers: e1000e (rings, coalescing) and systemd / rc.local
- * persistence across real reboots, delete → originals back at boot too. eth0 = e1000e (no SSH on it), eth1 = virtio.
+ * persistence across real reboots, delete → originals back at boot too; the e1000e coalescing rule against the
+ * real driver; IRQ affinity of the e1000e's MSI-X IRQs on 2 vCPUs and the irqbalance warning.
+ * eth0 = e1000e (no SSH on it), eth1 = virtio.
  */
 import { Stack } from "../../testkit/harness";
-import { NicArgs, nicProgram, ok, sh as rootSh } from "../../testkit/host";
-import { ensureImage, startVm, VmHost, Who } from "../../testkit/vm";
+import { ensureImage, startVm, VmHost } from "../../testkit/vm";
+import { nicLifecycle, nicProgram, nicState, ok, rxUsecs, sh as shOn, timingLine } from "./lifecycle";
 
 jest.setTimeout(900_000);
 let vm: VmHost;
+const startedMs = Date.now();
+let testsStartMs = 0;
 beforeAll(async () => {
-  await ensureImage();
-  vm = await startVm();
+  await ensureImage("bookworm");
+  vm = await startVm({ suite: "bookworm", cpus: 2 }); // 2 vCPUs: IRQ affinity and RPS masks need more than one
+  testsStartMs = Date.now();
 }, 1_800_000);
 afterAll(async () => {
   await vm?.stop();
+  // eslint-disable-next-line no-console
+  console.log(timingLine(vm, "nicQueues.vm.test.ts", startedMs, testsStartMs));
 }, 60_000);
 
-const program = (name: string, args: NicArgs, who?: Who) => nicProgram(vm, name, args, who);
-const sh = async (cmd: string) => (await rootSh(vm, cmd)).trim();
-/** Current (not maximum) ring sizes, rx-usecs and txqueuelen of the e1000e NIC, as one comparable string. */
-async function nicState(): Promise<string> {
-  const i = vm.iface.e1000e;
-  return sh(
-    `ethtool -g ${i} | sed -n '/^Current/,$p' | grep -E '^(RX|TX):'; ethtool -c ${i} | grep -E '^(rx-usecs|Adaptive)'; ` +
-      `cat /sys/class/net/${i}/tx_queue_len; ethtool -k ${i} | grep -E '^(generic-receive-offload|tcp-segmentation-offload):'`,
-  );
-}
-const ringRx = async () => sh(`ethtool -g ${vm.iface.e1000e} | sed -n '/^Current/,$p' | awk '$1 == "RX:" { print $2 }'`);
-const rxUsecs = async () => sh(`ethtool -c ${vm.iface.e1000e} | awk '$1 == "rx-usecs:" { print $2 }'`);
-const txqlen = async () => sh(`cat /sys/class/net/${vm.iface.e1000e}/tx_queue_len`);
+const program = (name: string, args: Parameters<typeof nicProgram>[2], who: "root" | "sudo" = "root") => nicProgram(() => vm, name, args, who);
+const sh = (cmd: string) => shOn(vm, cmd);
 
-test("the article's rx-usecs 8 and rings above the e1000e maximum are refused before any change", async () => {
-  const before = await nicState();
-  const stack = new Stack({ project: "vm", stack: "nic-bad" });
-  const r = await stack.up(program("bad", { rings: { rx: 8192, tx: 4096 }, coalesce: { rxUsecs: 8 }, txQueueLength: 5000 }));
-  expect(r.ok).toBe(false);
-  expect(r.error).toMatch(/rings\.rx 8192 exceeds eth0 maximum 4096/);
-  expect(r.error).toMatch(/coalesce\.rxUsecs 8 is refused by the e1000e driver of eth0: it accepts 0-3 .* or 10-10000/);
-  expect(r.error).toContain("nothing was changed");
-  expect(await nicState()).toBe(before);
+describe("lifecycle (shared with the bullseye and trixie suites)", () => nicLifecycle(() => vm));
+
+describe("e1000e coalescing: the preflight rule is the driver's (e1000_set_coalesce)", () => {
+  const REFUSED = [2, 5, 6, 7, 8, 9, 10001];
+  const ACCEPTED = [0, 1, 3, 4, 10, 10000];
+
+  test("the real driver refuses exactly 2, 5-9 and > 10000 and takes 0, 1, 3, 4, 10-10000 (ethtool -C directly)", async () => {
+    const i = vm.iface.e1000e;
+    const orig = await rxUsecs(vm);
+    const out = await sh(
+      `for v in ${[...REFUSED, ...ACCEPTED].join(" ")}; do ethtool -C ${i} rx-usecs $v >/dev/null 2>&1; rc=$?; ` +
+        `echo "$v $rc $(ethtool -c ${i} | awk '$1 == "rx-usecs:" { print $2 }')"; done; ethtool -C ${i} rx-usecs ${orig}`,
+    );
+    const rows = out.split("\n").map((l) => l.split(" "));
+    for (const [v, rc] of rows) expect({ v, refused: rc !== "0" }).toEqual({ v, refused: REFUSED.includes(Number(v)) });
+    for (const [v, rc, now] of rows) if (rc === "0") expect(now).toBe(v); // read back as written
+    expect(await rxUsecs(vm)).toBe(orig);
+  });
+
+  test.each([2, 5, 6, 7, 8, 9])("rxUsecs %i is refused before any change, naming driver, value and the accepted values", async (v) => {
+    const before = await nicState(vm);
+    const stack = new Stack({ project: "vm", stack: `coal-bad-${v}` });
+    const r = await stack.up(program("coal", { coalesce: { rxUsecs: v }, txQueueLength: 4321 }));
+    expect(r.ok).toBe(false);
+    expect(r.error).toContain(
+      `coalesce.rxUsecs ${v} is refused by the e1000e driver of ${vm.iface.e1000e}: it accepts 0, 1, 3, 4 (0 off, 1, 3 and 4 dynamic modes) or 10-10000 microseconds`,
+    );
+    expect(r.error).toContain("nothing was changed");
+    expect(await nicState(vm)).toBe(before); // txqueuelen 4321 not applied either
+  });
+
+  test("rxUsecs 0, 1, 3, 4 and 10 are applied by the driver and read back; delete → the original", async () => {
+    const orig = await rxUsecs(vm);
+    const before = await nicState(vm);
+    const stack = new Stack({ project: "vm", stack: "coal-ok" });
+    for (const v of [0, 1, 3, 4, 10]) {
+      ok(await stack.up(program("coal", { coalesce: { rxUsecs: v }, persistence: "none" })));
+      expect(await rxUsecs(vm)).toBe(String(v));
+    }
+    ok(await stack.destroy());
+    expect(await rxUsecs(vm)).toBe(orig);
+    expect(await nicState(vm)).toBe(before);
+  });
 });
 
-test.each([["systemd"], ["rc.local"]] as const)(
-  "%s persistence: applied, present after reboot; delete → originals, still after reboot",
-  async (persistence) => {
-    const before = await nicState();
-    const stack = new Stack({ project: "vm", stack: `nic-${persistence}` });
-    const r = ok(
-      await stack.up(
-        program(`edge-${persistence}`, {
-          rings: { rx: 2048, tx: "max" },
-          coalesce: { rxUsecs: 10 },
-          txQueueLength: 5000,
-          features: { gro: true, tso: true },
-          persistence,
-          become: "sudo",
-        }, "sudo"),
-      ),
-    );
-    expect(r.sessions.total).toBe(1);
-    const unit = `/etc/systemd/system/net-tuning-nic-${vm.iface.e1000e}.service`;
-    if (persistence === "systemd") {
-      expect(r.outputs!.persistedAs).toBe(unit);
-      expect(await sh(`systemctl is-enabled net-tuning-nic-${vm.iface.e1000e}.service`)).toBe("enabled");
-    } else {
-      expect(String(r.outputs!.persistedAs)).toMatch(/^\/etc\/rc\.local \(/);
-    }
-    const check = async () => {
-      expect(await ringRx()).toBe("2048");
-      expect(await rxUsecs()).toBe("10");
-      expect(await txqlen()).toBe("5000");
-    };
-    await check();
-    await vm.reboot();
-    await check(); // restored at boot by the unit / rc.local
+describe("IRQ affinity on a real driver (e1000e MSI-X IRQs, 2 vCPUs)", () => {
+  const irqs = async () => (await sh(`awk '$NF ~ /^${vm.iface.e1000e}(-|$)/ { sub(":", "", $1); print $1 }' /proc/interrupts`)).split("\n").map(Number).sort((a, b) => a - b);
+  const affinity = async (list: number[]) => Promise.all(list.map((n) => sh(`cat /proc/irq/${n}/smp_affinity_list`)));
+
+  test("spread: one CPU per IRQ round-robin, read from /proc/irq/N/smp_affinity_list; delete → originals", async () => {
+    expect(await sh("nproc")).toBe("2");
+    const list = await irqs();
+    expect(list.length).toBeGreaterThanOrEqual(3); // eth0-rx-0, eth0-tx-0, eth0 (link/other)
+    expect(await sh(`ls /sys/class/net/${vm.iface.e1000e}/device/msi_irqs | sort -n | tr '\\n' ' '`)).toBe(list.join(" "));
+    const before = await affinity(list);
+    expect(await sh("pidof irqbalance || echo none")).toBe("none");
+    const stack = new Stack({ project: "vm", stack: "irq" });
+    const r = ok(await stack.up(program("irq", { irqAffinity: { cpus: "spread" }, persistence: "none" })));
+    expect(await affinity(list)).toEqual(list.map((_, k) => String(k % 2)));
+    expect((r.outputs!.warnings as string[]).join("\n")).not.toContain("irqbalance");
+    const pinned = ok(await stack.up(program("irq", { irqAffinity: { cpus: [1] }, persistence: "none" })));
+    expect(pinned.ok).toBe(true);
+    expect(await affinity(list)).toEqual(list.map(() => "1"));
     ok(await stack.destroy());
-    expect(await nicState()).toBe(before);
-    expect((await vm.ssh(`test -e ${unit}`)).code).not.toBe(0);
-    expect(await sh("cat /etc/rc.local 2>/dev/null || echo absent")).not.toContain("pulumi-net-tuning");
-    await vm.reboot();
-    expect(await nicState()).toBe(before);
-  },
-);
+    expect(await affinity(list)).toEqual(before);
+  });
+
+  test("a running irqbalance that has not banned the IRQs gives the warning; banned with --banirq → none", async () => {
+    const list = await irqs();
+    await sh("systemctl start irqbalance && sleep 2 && pidof irqbalance");
+    try {
+      const stack = new Stack({ project: "vm", stack: "irqbal" });
+      const r = ok(await stack.up(program("irqbal", { irqAffinity: { cpus: [0] }, persistence: "none" })));
+      expect((r.outputs!.warnings as string[]).join("\n")).toContain(
+        `irqAffinity: irqbalance is running and has not banned IRQ(s) ${list.join(" ")} of ${vm.iface.e1000e}: it may move them again`,
+      );
+      ok(await stack.destroy());
+      await sh(`cp /etc/default/irqbalance /root/irqbalance.orig && echo 'IRQBALANCE_ARGS="${list.map((n) => `--banirq=${n}`).join(" ")}"' >> /etc/default/irqbalance && systemctl restart irqbalance && sleep 2 && pidof irqbalance`);
+      const banned = new Stack({ project: "vm", stack: "irqbal-banned" });
+      const b = ok(await banned.up(program("irqbal", { irqAffinity: { cpus: [0] }, persistence: "none" })));
+      expect((b.outputs!.warnings as string[]).join("\n")).not.toContain("irqbalance");
+      expect(await affinity(list)).toEqual(list.map(() => "0"));
+      ok(await banned.destroy());
+    } finally {
+      await vm.ssh("systemctl stop irqbalance; [ -f /root/irqbalance.orig ] && mv /root/irqbalance.orig /etc/default/irqbalance; true");
+    }
+  });
+});
 
 test("net.core.rps_sock_flow_entries has one owner across NicQueues and NetTuning", async () => {
   const { NetTuning } = await import("../../components/netTuning");
