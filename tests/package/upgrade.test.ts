@@ -2,8 +2,10 @@
  * Upgrading from the landed 0.1.0 (commit 1954048): the package name changed (pulumi-net-tuning → net-tuning) but
  * the type tokens did not, so a stack's URNs stay. This test evaluates the same program with the 0.1.0 components
  * and with the current ones (TypeScript helpers and declarative specs) under setMocks and compares what the engine
- * would compare: every resource's type, name and parent, and every child Command's inputs. Equal registrations mean
- * `pulumi up` after the upgrade creates, deletes, replaces and updates nothing (the host is not touched).
+ * would compare: every 0.1.0 resource (type and name, hence its URN) is registered again, so nothing is deleted or
+ * created anew; the one addition per resource is its `<name>-engine` CopyToRemote. The `-apply` plans are the 0.1.0
+ * plans without the program (only the `@engine` line and the sysctl.d header's version differ), so the update that
+ * follows an upgrade re-applies identical values: tests/engine/migration.test.ts runs it on a lab host.
  */
 import * as fs from "fs";
 import * as os from "os";
@@ -66,20 +68,31 @@ function program(m: { NetTuning: any; NicQueues: any }, profile: unknown, preset
   };
 }
 
-test("the 0.1.0 program and the current one register the same resources with the same inputs", async () => {
+test("the 0.1.0 program's resources are all registered again (same URNs); -engine is the only addition; the plans are the same", async () => {
   const opts = { bandwidth: "10Gbit", rtt: "40ms", concurrency: 2000, memory: "128GiB" };
   const before = await evaluate(program(old, old.longFatFlows(opts), old.throughput()));
   const current = require("../../index");
   const after = await evaluate(program(current, current.longFatFlows(opts), current.throughput()));
   const specs = await evaluate(program(current, { name: "longFatFlows", ...opts }, { name: "throughput" }));
-  expect(before.map((r) => `${r.type}::${r.name}`)).toEqual([
-    "net-tuning:index:NetTuning::edge",
+  const ids = (rs: Reg[]) => rs.map((r) => `${r.type}::${r.name}`).sort();
+  expect(ids(before)).toEqual([
     "command:remote:Command::edge-apply",
-    "net-tuning:index:NicQueues::edge-nic",
     "command:remote:Command::edge-nic-apply",
     "command:remote:Command::edge-nic-restore",
     "command:remote:Command::edge-restore",
-  ].sort((a, b) => (a.split("::")[1] < b.split("::")[1] ? -1 : 1)));
-  expect(after).toEqual(before);
-  expect(specs).toEqual(before);
+    "net-tuning:index:NetTuning::edge",
+    "net-tuning:index:NicQueues::edge-nic",
+  ]);
+  expect(ids(after)).toEqual([...ids(before), "command:remote:CopyToRemote::edge-engine", "command:remote:CopyToRemote::edge-nic-engine"].sort());
+  // The reviewable plan: 0.1.0's stdin up to "@program" = today's stdin after its "@engine" line, but for the
+  // version that 0.1.0 wrote into the sysctl.d header (today's header names none, so upgrades leave the file alone).
+  const plan010 = (r: Reg) => String(r.inputs.stdin).split("\n@program\n")[0].replace(/^(# pulumi-net-tuning) 0\.1\.0:/m, "$1:");
+  const planNow = (r: Reg) => String(r.inputs.stdin).replace(/^@engine \S+ [0-9a-f]{64}\n/, "").replace(/\n$/, "");
+  for (const name of ["edge-apply", "edge-nic-apply"]) {
+    const b = before.find((r) => r.name === name)!;
+    const a = after.find((r) => r.name === name)!;
+    expect(String(a.inputs.stdin)).toMatch(/^@engine 0\.2\.0 [0-9a-f]{64}\n/);
+    expect(planNow(a)).toBe(plan010(b));
+  }
+  expect(specs.map((r) => ({ ...r, inputs: r.inputs }))).toEqual(after);
 });
