@@ -5,29 +5,20 @@
  * flock dies with its holder), converges, reports the TRUE first originals, and `destroy` restores them (snapshot
  * byte-identical). The step table is printed (console.log) and recorded in README "Reliability".
  */
-import { Stack, UpResult } from "../../testkit/harness";
-import { Lab, LabHost, startLab } from "../../testkit/lab";
-import { snapshot } from "../../testkit/host";
+import { Stack } from "../../testkit/harness";
+import type { LabHost } from "../../testkit/lab";
+import { useLab } from "../../testkit/jest";
+import { ok, snapshot } from "../../testkit/host";
 import { netTuningSysctls, readValues, SYSCTLS } from "../../bench/keys";
 import { nicProgram, sysProgram } from "../reliability/common";
 import { clearHooks, setHooks } from "./hooks";
 
 jest.setTimeout(900000);
 
-let lab: Lab;
 let h0: LabHost;
-beforeAll(async () => {
-  lab = await startLab({ hosts: 1, tag: "killsteps" });
-  [h0] = lab.hosts;
-}, 120000);
-afterAll(async () => {
-  await clearHooks(h0).catch(() => undefined);
-  await lab?.stop();
-});
-function ok(r: UpResult): UpResult {
-  if (!r.ok) throw new Error(`operation failed: ${r.error}`);
-  return r;
-}
+useLab("killsteps", 1, (hs) => {
+  [h0] = hs;
+}, () => clearHooks(h0));
 const commands = (s: Stack) => s.resources().filter((e) => e.type === "command:remote:Command").length;
 const noJournal = (s: string) => s.replace(/^[^\n]*\/var\/lib\/pulumi-net-tuning[^\n]*\n/gm, "");
 

@@ -6,35 +6,22 @@
  * tests/safety/wiring.ts for the negative control).
  */
 import { Stack, UpResult } from "../../testkit/harness";
-import { Lab, LabHost, startLab } from "../../testkit/lab";
+import type { LabHost } from "../../testkit/lab";
+import { stacksDestroyedAfterEach, useLab } from "../../testkit/jest";
 import { readSysctl as sysctl, snapshot } from "../../testkit/host";
 import { Conn, nicMoveProgram, sysMoveProgram, withoutGeneration } from "./wiring";
 
 jest.setTimeout(300000);
 
-let lab: Lab;
 let h0: LabHost;
 let h1: LabHost;
-beforeAll(async () => {
-  lab = await startLab({ hosts: 2, tag: "moves" });
-  [h0, h1] = lab.hosts;
+useLab("moves", 2, async (hs) => {
+  [h0, h1] = hs;
   // A second sshd on port 2222 of h0: the same machine under a second address.
   const r = await h0.exec("/usr/sbin/sshd -p 2222 -o PidFile=/run/sshd-2222.pid -f /etc/ssh/sshd_config -h /etc/ssh/ssh_host_ed25519_key");
   if (r.code !== 0) throw new Error(`second sshd: ${r.stderr}`);
-}, 120000);
-afterAll(async () => {
-  await lab?.stop();
 });
-/** Destroys whatever a failed test left, so one failure does not poison the next test. */
-const stacks: Stack[] = [];
-function newStack(name: string): Stack {
-  const s = new Stack({ project: "safety", stack: name });
-  stacks.push(s);
-  return s;
-}
-afterEach(async () => {
-  for (const s of stacks.splice(0)) if (s.resources().length) await s.destroy().catch(() => undefined);
-});
+const newStack = stacksDestroyedAfterEach("safety");
 
 const K = { somax: "net.core.somaxconn", fin: "net.ipv4.tcp_fin_timeout" };
 const ARGS = { sysctls: { [K.somax]: 8191, [K.fin]: 19 } };

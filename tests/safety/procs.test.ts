@@ -10,20 +10,16 @@ import * as pulumi from "@pulumi/pulumi";
 import { remote } from "@pulumi/command";
 import { enginePath } from "../../provider/host/engine";
 import { Stack } from "../../testkit/harness";
-import { Lab, LabHost, startLab } from "../../testkit/lab";
+import type { LabHost } from "../../testkit/lab";
+import { useLab } from "../../testkit/jest";
 import { netTuningSysctls } from "../../bench/keys";
 import { nicProgram, sysProgram } from "../reliability/common";
 
 jest.setTimeout(300000);
 
-let lab: Lab;
 let h0: LabHost;
-beforeAll(async () => {
-  lab = await startLab({ hosts: 1, tag: "procs" });
-  [h0] = lab.hosts;
-}, 120000);
-afterAll(async () => {
-  await lab?.stop();
+useLab("procs", 1, (hs) => {
+  [h0] = hs;
 });
 
 async function lastPid(): Promise<number> {

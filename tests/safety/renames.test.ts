@@ -5,30 +5,18 @@
  * namespace: the lab host's keys only, never the machine's kernel.* keys).
  */
 import { Stack, UpResult } from "../../testkit/harness";
-import { Lab, LabHost, startLab } from "../../testkit/lab";
+import type { LabHost } from "../../testkit/lab";
+import { stacksDestroyedAfterEach, useLab } from "../../testkit/jest";
 import { readSysctl as sysctl, snapshot, writeSysctl } from "../../testkit/host";
 import { nicProgram, sysProgram } from "../reliability/common";
 
 jest.setTimeout(300000);
 
-let lab: Lab;
 let h0: LabHost;
-beforeAll(async () => {
-  lab = await startLab({ hosts: 1, tag: "renames" });
-  [h0] = lab.hosts;
-}, 120000);
-afterAll(async () => {
-  await lab?.stop();
+useLab("renames", 1, (hs) => {
+  [h0] = hs;
 });
-const stacks: Stack[] = [];
-function newStack(name: string): Stack {
-  const s = new Stack({ project: "safety", stack: name });
-  stacks.push(s);
-  return s;
-}
-afterEach(async () => {
-  for (const s of stacks.splice(0)) if (s.resources().length) await s.destroy().catch(() => undefined);
-});
+const newStack = stacksDestroyedAfterEach("safety");
 function ok(r: UpResult): UpResult {
   if (!r.ok) throw new Error(`operation failed: ${r.error}`);
   return r;

@@ -5,7 +5,8 @@
  * byte-identical.
  */
 import { Stack } from "../../testkit/harness";
-import { Lab, LabHost, startLab } from "../../testkit/lab";
+import type { LabHost } from "../../testkit/lab";
+import { useLab } from "../../testkit/jest";
 import { snapshot } from "../../testkit/host";
 import { netTuningSysctls, readValues, SYSCTLS } from "../../bench/keys";
 import { nicProgram, sysProgram } from "../reliability/common";
@@ -13,14 +14,9 @@ import { engine } from "../../provider/host/engine";
 
 jest.setTimeout(300000);
 
-let lab: Lab;
 let h0: LabHost;
-beforeAll(async () => {
-  lab = await startLab({ hosts: 1, tag: "shells" });
-  [h0] = lab.hosts;
-}, 120000);
-afterAll(async () => {
-  await lab?.stop();
+useLab("shells", 1, (hs) => {
+  [h0] = hs;
 });
 
 /** The apply and restore stdin of a resource, as the components render them (taken from a harness preview-free up). */

@@ -5,22 +5,18 @@
  * enabled, and a host without flock is refused in preflight. Faults come from the lab-only hook (./hooks.ts) or
  * from read-only bind mounts inside the lab host.
  */
-import { Stack, UpResult } from "../../testkit/harness";
-import { Lab, LabHost, startLab } from "../../testkit/lab";
-import { readSysctl as sysctl, snapshot } from "../../testkit/host";
+import { Stack } from "../../testkit/harness";
+import type { LabHost } from "../../testkit/lab";
+import { useLab } from "../../testkit/jest";
+import { ok, readSysctl as sysctl, snapshot } from "../../testkit/host";
 import { nicProgram, sysProgram } from "../reliability/common";
 import { clearHooks, hold, release, setHooks, waitNoProgram, waitPaused } from "./hooks";
 
 jest.setTimeout(300000);
 
-let lab: Lab;
 let h0: LabHost;
-beforeAll(async () => {
-  lab = await startLab({ hosts: 1, tag: "steps" });
-  [h0] = lab.hosts;
-}, 120000);
-afterAll(async () => {
-  await lab?.stop();
+useLab("steps", 1, (hs) => {
+  [h0] = hs;
 });
 const stacks: Stack[] = [];
 function newStack(name: string): Stack {
@@ -33,10 +29,6 @@ afterEach(async () => {
   await h0.exec("umount /var/lib/pulumi-net-tuning/sysctl /usr/local/libexec/net-tuning 2>/dev/null; true");
   for (const s of stacks.splice(0)) if (s.resources().length) await s.destroy().catch(() => undefined);
 });
-function ok(r: UpResult): UpResult {
-  if (!r.ok) throw new Error(`operation failed: ${r.error}`);
-  return r;
-}
 const SOMAX = "net.core.somaxconn";
 const FIN = "net.ipv4.tcp_fin_timeout";
 const SYN = "net.ipv4.tcp_max_syn_backlog";

@@ -1,0 +1,35 @@
+/**
+ * Jest wiring shared by the lab test files: a lab for the whole file, and stacks that are destroyed after each test
+ * whatever it left (so one failure does not poison the next test). Call at the top level of a test file.
+ */
+import { Stack } from "./harness";
+import { LabHost, Lab, startLab } from "./lab";
+
+/**
+ * Starts `hosts` lab hosts before the file's tests (given to `onStart`, which may prepare them) and stops them after
+ * (`beforeStop` first, e.g. to clear test hooks).
+ */
+export function useLab(tag: string, hosts: number, onStart: (hosts: LabHost[]) => void | Promise<void>, beforeStop?: () => Promise<unknown>): void {
+  let lab: Lab | undefined;
+  beforeAll(async () => {
+    lab = await startLab({ hosts, tag });
+    await onStart(lab.hosts);
+  }, 120_000);
+  afterAll(async () => {
+    if (lab && beforeStop) await beforeStop().catch(() => undefined);
+    await lab?.stop();
+  });
+}
+
+/** A `newStack(name)` for `project` whose stacks are destroyed after each test if they still hold resources. */
+export function stacksDestroyedAfterEach(project: string): (name: string) => Stack {
+  const stacks: Stack[] = [];
+  afterEach(async () => {
+    for (const s of stacks.splice(0)) if (s.resources().length) await s.destroy().catch(() => undefined);
+  });
+  return (name: string) => {
+    const s = new Stack({ project, stack: name });
+    stacks.push(s);
+    return s;
+  };
+}
