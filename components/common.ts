@@ -84,7 +84,9 @@ export function applyAndRestore(
     {
       connection: args.connection,
       source: new pulumi.asset.FileAsset(enginePath(e)),
-      remotePath: home.apply((h) => engineRemotePath(e.sha256, owner.id, h)),
+      // Waits for the validated plan: a bad value that arrives as an Output registers no child at all, so not even
+      // the engine reaches the host.
+      remotePath: pulumi.all([home, applyPlan]).apply(([h]) => engineRemotePath(e.sha256, owner.id, h)),
     },
     childOptions(parent),
   );

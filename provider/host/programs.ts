@@ -150,10 +150,10 @@ export const ENGINE_BOOT =
   `umask 022;m(){ echo "net-tuning: $*" >&2;};read -r t v s;` +
   `case $s in *[!0-9a-f]*) s=;;esac;[ "$t:\${#s}" = @engine:64 ]||{ m stdin lacks the @engine line;exit 5;};` +
   `e=${ENGINE_INSTALL_DIR}/engine-$s.sh;d=\${e%/*};` +
-  `[ -f "$e" ]||{ f=$3/engine-$s.$4.sh;n=$d/.new.$$;` +
+  `[ -f "$e" ]||{ [ "$(id -u)" = 0 ]||{ m "must run as root, but runs as $(id -un) on $(uname -n): connect as root or set become: \\"sudo\\" with passwordless sudo (NOPASSWD) for this user";exit 3;};` +
+  `f=$3/engine-$s.$4.sh;n=$d/.new.$$;` +
   `{ [ -f "$f" ]&&{ [ -d "$d" ]||mkdir -m 755 "$d"||[ -d "$d" ];}&&cat "$f" >"$n"&&[ "$(sha256sum <"$n")" = "$s  -" ]&&mv -f "$n" "$e";}||` +
-  `{ rm -f "$n";[ "$(id -u)" = 0 ]||{ m "must run as root, not as $(id -un): set become";exit 3;};` +
-  `m "cannot install engine $v from $f on $(uname -n) (missing: host rebuilt? or sha256 differs): run pulumi up --replace '$5'";exit 6;};};` +
+  `{ rm -f "$n";m "cannot install engine $v from $f on $(uname -n) (missing: host rebuilt? or sha256 differs): run pulumi up --replace '$5'";exit 6;};};` +
   `[ -O "$d" ]&&[ -O "$e" ]||[ "$(id -u)" != 0 ]||{ m "not running $e: not owned by root";exit 6;};` +
   `exec /bin/sh "$e" "$1" "$2"`;
 

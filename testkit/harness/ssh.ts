@@ -526,7 +526,14 @@ export async function copyToRemote(req: CopyRequest, tuning: SshTuning, onSessio
         if (p === "" || p === ".") continue;
         dir = dir === "" ? `/${p}` : `${dir}/${p}`;
         const st = await sftpCall<unknown>((cb) => sftp.stat(dir, cb)).catch(() => undefined);
-        if (st === undefined) await sftpCall((cb) => sftp.mkdir(dir, cb));
+        // like pkg/sftp's MkdirAll (os.MkdirAll): a mkdir that fails because a concurrent copy made the directory is fine
+        if (st === undefined) {
+          const d = dir;
+          await sftpCall((cb) => sftp.mkdir(d, cb)).catch(async (e: Error) => {
+            const again = await sftpCall<{ isDirectory(): boolean }>((cb) => sftp.stat(d, cb)).catch(() => undefined);
+            if (!again?.isDirectory()) throw e;
+          });
+        }
       }
       await sftpCall((cb) => sftp.writeFile(req.remotePath, data, cb as (err: Error | null | undefined) => void));
       out.ok = true;

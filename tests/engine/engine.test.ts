@@ -277,7 +277,7 @@ test("a non-root connection without become: staged in its home, the apply says i
   expect(r.ok).toBe(false);
   expect(r.copies.map((c) => [c.ok, c.remotePath.startsWith(".cache/pulumi-net-tuning/")])).toEqual([[true, true]]);
   expect(r.error).toMatch(/Process exited with status 3/);
-  expect(r.error).toContain(`net-tuning: must run as root, not as ${host.plainUser.user}: set become`);
+  expect(r.error).toContain(`net-tuning: must run as root, but runs as ${host.plainUser.user} on `);
   expect((await host.exec("ls -A /usr/local/lib/pulumi-net-tuning 2>&1")).stdout).toMatch(/No such file/);
   expect(await sysctl(host, SOMAXCONN)).toBe(o);
 });

@@ -10,7 +10,7 @@ import { ChildProcess, spawn } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { hostCommand, hostStdin } from "../../provider/host/programs";
+import { engineCommand, engineStdin, restoreCommand } from "../../provider/host/programs";
 import { planNic } from "../../provider/nic/plan";
 import { ownerOf } from "../../provider/owner";
 import { resolvePreset, resolveProfiles } from "../../provider/sizing/spec";
@@ -198,10 +198,11 @@ describe("Construct with plain JSON inputs (as from Python)", () => {
     });
     const apply = registered.find((x) => x.name === "gw-apply")!;
     expect(apply.type).toBe("command:remote:Command");
-    expect(apply.object.stdin).toBe(hostStdin("sysctl", "apply", expected.stdin));
-    expect(apply.object.create).toBe(hostCommand("sysctl", "apply", "sudo"));
+    expect(apply.object.stdin).toBe(engineStdin(expected.stdin));
+    const engineUrn = `urn:pulumi:${STACK}::${PROJECT}::net-tuning:index:NetTuning$command:remote:CopyToRemote::gw-engine`;
+    expect(apply.object.create).toBe(engineCommand("sysctl", "create", ownerOf(PROJECT, STACK, "gw").id, engineUrn, "sudo"));
     expect(JSON.stringify(apply.object.connection)).toContain(SECRET_SIG); // the key stays a secret
-    expect(registered.find((x) => x.name === "gw-restore")!.object.delete).toBe(hostCommand("sysctl", "restore", "sudo"));
+    expect(registered.find((x) => x.name === "gw-restore")!.object.delete).toBe(restoreCommand("sysctl", "sudo"));
     const state = r.getState().toJavaScript();
     expect(state.fileContent).toBe(expected.fileContent);
   });
@@ -211,8 +212,9 @@ describe("Construct with plain JSON inputs (as from Python)", () => {
     await call("construct", constructRequest("net-tuning:index:NicQueues", "gw-eth0", inputs));
     const expected = planNic({ owner: ownerOf(PROJECT, STACK, "gw-eth0"), name: "gw-eth0", interface: "eth0", channels: inputs.channels, preset: resolvePreset(inputs.preset).preset });
     const apply = registered.find((x) => x.name === "gw-eth0-apply")!;
-    expect(apply.object.stdin).toBe(hostStdin("nic", "apply", expected.stdin));
-    expect(apply.object.create).toBe(hostCommand("nic", "apply"));
+    expect(apply.object.stdin).toBe(engineStdin(expected.stdin));
+    const engineUrn = `urn:pulumi:${STACK}::${PROJECT}::net-tuning:index:NicQueues$command:remote:CopyToRemote::gw-eth0-engine`;
+    expect(apply.object.create).toBe(engineCommand("nic", "create", ownerOf(PROJECT, STACK, "gw-eth0").id, engineUrn));
   });
 
   test("a bad input: INVALID_ARGUMENT with the TypeScript message and a property path per problem; no child registered", async () => {

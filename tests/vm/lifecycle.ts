@@ -81,7 +81,7 @@ export function netTuningLifecycle(vm: () => VmHost, { project = "vm", rebootAft
 
     const stack = new Stack({ project, stack: "hostwide" });
     const r = ok(await stack.up(program("edge", { sysctls: HOSTWIDE, become: "sudo" }, "sudo")));
-    expect(r.sessions.total).toBe(1);
+    expect(r.sessions.total).toBe(2); // the engine delivery (SFTP) and the apply
     expect(r.outputs!.previous).toEqual(orig);
     for (const k of keys) expect(await get(vm(), k)).toBe(String((HOSTWIDE as Record<string, unknown>)[k]).replace(/,/g, " "));
     // bbr lives in a module: loaded now and listed for boot.
@@ -163,7 +163,7 @@ export function nicLifecycle(vm: () => VmHost, { project = "vm", rebootAfterDele
           }, "sudo"),
         ),
       );
-      expect(r.sessions.total).toBe(1);
+      expect(r.sessions.total).toBe(2); // the engine delivery (SFTP) and the apply
       const unit = `/etc/systemd/system/net-tuning-nic-${i}.service`;
       if (persistence === "systemd") {
         expect(r.outputs!.persistedAs).toBe(unit);
