@@ -199,7 +199,7 @@ describe("Construct with plain JSON inputs (as from Python)", () => {
     const apply = registered.find((x) => x.name === "gw-apply")!;
     expect(apply.type).toBe("command:remote:Command");
     expect(apply.object.stdin).toBe(engineStdin(expected.stdin));
-    const engineUrn = `urn:pulumi:${STACK}::${PROJECT}::net-tuning:index:NetTuning$command:remote:CopyToRemote::gw-engine`;
+    const engineUrn = `urn:pulumi:${STACK}::${PROJECT}::command:remote:CopyToRemote::gw-engine`; // as the fake monitor names it
     expect(apply.object.create).toBe(engineCommand("sysctl", "create", ownerOf(PROJECT, STACK, "gw").id, engineUrn, "sudo"));
     expect(JSON.stringify(apply.object.connection)).toContain(SECRET_SIG); // the key stays a secret
     expect(registered.find((x) => x.name === "gw-restore")!.object.delete).toBe(restoreCommand("sysctl", "sudo"));
@@ -213,7 +213,7 @@ describe("Construct with plain JSON inputs (as from Python)", () => {
     const expected = planNic({ owner: ownerOf(PROJECT, STACK, "gw-eth0"), name: "gw-eth0", interface: "eth0", channels: inputs.channels, preset: resolvePreset(inputs.preset).preset });
     const apply = registered.find((x) => x.name === "gw-eth0-apply")!;
     expect(apply.object.stdin).toBe(engineStdin(expected.stdin));
-    const engineUrn = `urn:pulumi:${STACK}::${PROJECT}::net-tuning:index:NicQueues$command:remote:CopyToRemote::gw-eth0-engine`;
+    const engineUrn = `urn:pulumi:${STACK}::${PROJECT}::command:remote:CopyToRemote::gw-eth0-engine`; // as the fake monitor names it
     expect(apply.object.create).toBe(engineCommand("nic", "create", ownerOf(PROJECT, STACK, "gw-eth0").id, engineUrn));
   });
 

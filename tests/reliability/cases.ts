@@ -56,12 +56,11 @@ export function withoutFix(error: string): string[] {
 
 /**
  * Cases whose message states the rule or the refusal but names no fix (no "Fix:" and no imperative clause): known
- * gaps of the validators (provider/nic/validate.ts, bootOverride in provider/sysctl) and of the engine's mid-apply
- * refusal message (provider/host/sh), issue #18. The check is strict both ways: a case listed here must still lack a
+ * gaps of the validators (provider/nic/validate.ts, bootOverride in provider/sysctl). The check is strict both ways: a
+ * case listed here must still lack a
  * fix, so the entry has to go when its message gains one.
  */
 export const MISSING_FIX = new Set([
-  "tcp_ecn_fallback = 7 (kernel range 0-1)",
   "bootOverride not an enum value",
   "interface with ;", "interface with $()", "interface with backticks", "interface with a newline", "interface with quotes",
   "interface ../", "interface ..", "interface empty", "interface oversize (16 chars)", "interface not a string",

@@ -130,8 +130,8 @@ test("create, no-op, failing update, destroy: the key and password appear nowher
   for (const [i, t] of texts.entries()) {
     for (const [section, text] of Object.entries(t)) expect({ op: i, section, leaks: leaks(text) }).toEqual({ op: i, section, leaks: [] });
   }
-  // What the SDK debug-logs: only the Command registrations (whose `connection` input carries the secret).
-  expect(sdkDebugLeaks.every((l) => /resource:(sec|secnic)-(apply|restore)\[command:remote:Command\]/.test(l))).toBe(true);
+  // What the SDK debug-logs: only the Command and CopyToRemote registrations (whose `connection` input carries the secret).
+  expect(sdkDebugLeaks.every((l) => /resource:(sec|secnic)-((apply|restore)\[command:remote:Command|engine\[command:remote:CopyToRemote)\]/.test(l))).toBe(true);
   // The whole history of runs (every command, stdin and output ever sent).
   expect(leaks(JSON.stringify(stack.history))).toEqual([]);
 });
