@@ -189,7 +189,10 @@ kind_preflight() {
   [ -n "$NTS_FILE" ] || nt_die 5 "plan has no @file"
   for nts_m in $NTS_MODULES; do
     [ -d "/sys/module/$nts_m" ] && continue
-    nts_out=$(modprobe "$nts_m" 2>&1) || nt_problem "kernel module $nts_m (needed by the requested settings) could not be loaded: ${nts_out:-modprobe failed}; install it or remove the setting that needs it"
+    # A module loaded now brings its keys (net.netfilter.*): the snapshot taken before the preflight is read again.
+    if nts_out=$(modprobe "$nts_m" 2>&1); then NT_RESNAPSHOT=1; else
+      nt_problem "kernel module $nts_m (needed by the requested settings) could not be loaded: ${nts_out:-modprobe failed}; install it or remove the setting that needs it"
+    fi
   done
   nts_missing=''
   nts_plist=''
