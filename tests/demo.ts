@@ -5,7 +5,7 @@
  * testkit/lab/README.md), runs the quickstart program (examples/quickstart) against it through the
  * command-provider harness (testkit/harness: pulumi-command 1.2.1 semantics over real SSH), and shows each step:
  *   preview   → the plan a reviewer sees in `pulumi preview --diff` (no SSH session)
- *   up        → the values applied and the values they replaced (1 SSH session)
+ *   up        → the values applied and the values they replaced (2 SSH sessions: the engine copy, the apply)
  *   up again  → nothing to do (0 SSH sessions)
  *   destroy   → the originals restored (1 SSH session)
  * Every step is checked on the host itself (without SSH). Exit 0 when every check passed, 1 otherwise.
@@ -83,7 +83,7 @@ async function demo(lab: Lab): Promise<void> {
   const applyReg = preview.resources.find((r) => r.name === "quickstart-apply");
   if (!applyReg) throw new Error("the quickstart program declared no quickstart-apply Command");
   const plan = planPart(applyReg.inputs.stdin);
-  say(`  stdin of quickstart-apply, up to the host program (${String(applyReg.inputs.stdin).split("\n").length} lines in all):`);
+  say(`  stdin of quickstart-apply (${String(applyReg.inputs.stdin).split("\n").length} lines in all):`);
   say(indent(plan, "    │ "));
   const keys = plan
     .split("\n")
@@ -110,7 +110,8 @@ async function demo(lab: Lab): Promise<void> {
   const now = await readOnHost(host, keys);
   say(table([["key", "previous", "applied", "on the host now"], ...keys.map((k) => [k, previous[k] ?? "", applied[k] ?? "", now[k]])]));
   say(`  SSH sessions: ${up.sessions.total}   file: ${up.outputs?.filePath}`);
-  check("SSH sessions = 1", up.sessions.total === 1, `${up.sessions.total}`);
+  // the engine delivery (one SFTP session, once per engine version) and the apply
+  check("SSH sessions = 2 (engine copy + apply)", up.sessions.total === 2, `${up.sessions.total}`);
   for (const k of keys) check(`${k} = ${planned[k]} on the host`, now[k] === planned[k], `found ${now[k]}`);
   check("previous = the host's originals", keys.every((k) => previous[k] === originals[k]));
   const file = await fileOn(host, FILE);
