@@ -573,8 +573,7 @@ nt_apply_main() {
   kind_preflight
   nt_check_owners
   nt_problems_exit
-  # A batch kind read before its preflight; read again when the preflight loaded a module (NT_RESNAPSHOT=1).
-  if [ "$NT_BATCH" = 0 ] || [ "${NT_RESNAPSHOT:-0}" = 1 ]; then nt_snapshot; fi
+  [ "$NT_BATCH" = 1 ] || nt_snapshot
   while IFS="$NT_TAB" read -r nt_k _; do
     nt_lookup "$NT_TMP/live" "$nt_k" || nt_die 2 "$nt_k cannot be read on $NT_HOSTNAME; nothing was changed"
   done < "$NT_TMP/desired"

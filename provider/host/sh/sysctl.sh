@@ -187,13 +187,16 @@ nts_boot_conflicts() {
 
 kind_preflight() {
   [ -n "$NTS_FILE" ] || nt_die 5 "plan has no @file"
+  nts_loaded=0
   for nts_m in $NTS_MODULES; do
     [ -d "/sys/module/$nts_m" ] && continue
-    # A module loaded now brings its keys (net.netfilter.*): the snapshot taken before the preflight is read again.
-    if nts_out=$(modprobe "$nts_m" 2>&1); then NT_RESNAPSHOT=1; else
+    if nts_out=$(modprobe "$nts_m" 2>&1); then nts_loaded=1; else
       nt_problem "kernel module $nts_m (needed by the requested settings) could not be loaded: ${nts_out:-modprobe failed}; install it or remove the setting that needs it"
     fi
   done
+  # A module loaded now brings its keys (net.netfilter.*) and values (bbr in tcp_available_congestion_control): the
+  # snapshot the checks below use, taken before the preflight, is read again.
+  if [ "${nts_loaded:-0}" = 1 ]; then nt_snapshot; fi
   nts_missing=''
   nts_plist=''
   while IFS="$NT_TAB" read -r nts_k nts_v; do
