@@ -42,3 +42,11 @@ export function mockCommands(applyStdout: string, project = "proj", stack = "dev
 export function promiseOf<T>(o: pulumi.Output<T>): Promise<T> {
   return (o as unknown as { promise(): Promise<T> }).promise();
 }
+
+/**
+ * Lets the components' last asynchronous work (warnings logged from inside Outputs) finish before the file ends: jest
+ * fails a run that logs after its tests are done. Call at the top level of a test file that uses the mocks.
+ */
+export function settleAfterAll(ms = 300): void {
+  afterAll(() => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+}

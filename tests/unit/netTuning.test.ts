@@ -1,11 +1,12 @@
 import * as pulumi from "@pulumi/pulumi";
 import { SYSCTL_REPORT } from "./fixtures/report";
-import { mockCommands, promiseOf } from "../../testkit/mocks";
+import { mockCommands, promiseOf, settleAfterAll } from "../../testkit/mocks";
 
 const optsByName = new Map<string, pulumi.CustomResourceOptions>();
 // What the host program really printed for the first test's inputs (recorded on a lab host; checked there by
 // tests/harness/harness.test.ts).
 const { resources, byName, registered } = mockCommands(SYSCTL_REPORT.report);
+settleAfterAll();
 /** Resource options are not given to setMocks: record them through a transformation on the component. */
 const record: pulumi.ResourceTransformation = (a) => {
   optsByName.set(a.name, a.opts);

@@ -1,11 +1,12 @@
 /** NicQueues resource graph under Pulumi mocks: children, their inputs, outputs parsed from the report. */
 import * as pulumi from "@pulumi/pulumi";
 import { NIC_REPORT } from "./fixtures/report";
-import { mockCommands, promiseOf } from "../../testkit/mocks";
+import { mockCommands, promiseOf, settleAfterAll } from "../../testkit/mocks";
 
 // What the host program really printed for the first test's inputs (recorded on a lab host; checked there by
 // tests/harness/harness.test.ts).
 const { resources, byName, registered } = mockCommands(NIC_REPORT.report);
+settleAfterAll();
 
 import { NicQueues } from "../../components/nicQueues";
 import { engineStdin, restoreCommand, restoreStdin } from "../../provider/host/programs";
