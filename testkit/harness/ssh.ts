@@ -364,32 +364,55 @@ function trimOneNewline(s: string): string {
   return s.endsWith("\n") ? s.slice(0, -1) : s;
 }
 
-/** One provider `run`: the whole of CommandOutputs.run for one command. */
-export async function runCommand(req: RunRequest, tuning: SshTuning, onSession?: () => void): Promise<RunOutcome> {
+/** What every provider operation reports about its connection. */
+interface SessionOutcome {
+  ok: boolean;
+  error?: string;
+  sessionOpened: boolean;
+  dials: number;
+  durationMs: number;
+}
+
+/**
+ * Dial (with the provider's retries), then one session: a dial error becomes `out.error` with no session opened;
+ * otherwise `body` runs with the client, which is closed afterwards. Fills in dials and duration either way.
+ */
+async function inSession<O extends SessionOutcome>(
+  conn: Connection, tuning: SshTuning, out: O, onSession: (() => void) | undefined, body: (client: Client) => Promise<void>,
+): Promise<O> {
   const t0 = Date.now();
   const counter = { dials: 0 };
-  const out: RunOutcome = {
-    ok: false, sessionOpened: false, dials: 0, exitCode: null, rawStdout: "", rawStderr: "",
-    stdout: "", stderr: "", combined: "", env: [], warnings: [], errors: [], durationMs: 0,
-  };
-  const finish = (): RunOutcome => { out.dials = counter.dials; out.durationMs = Date.now() - t0; return out; };
-
+  const finish = (): O => { out.dials = counter.dials; out.durationMs = Date.now() - t0; return out; };
   let dialed: DialedClient;
   try {
-    dialed = await dial(req.connection, tuning, counter);
+    dialed = await dial(conn, tuning, counter);
   } catch (e) {
     out.error = (e as Error).message;
     return finish();
   }
   try {
+    out.sessionOpened = true;
+    if (onSession) onSession();
+    await body(dialed.client);
+    return finish();
+  } finally {
+    dialed.close();
+  }
+}
+
+/** One provider `run`: the whole of CommandOutputs.run for one command. */
+export async function runCommand(req: RunRequest, tuning: SshTuning, onSession?: () => void): Promise<RunOutcome> {
+  const out: RunOutcome = {
+    ok: false, sessionOpened: false, dials: 0, exitCode: null, rawStdout: "", rawStderr: "",
+    stdout: "", stderr: "", combined: "", env: [], warnings: [], errors: [], durationMs: 0,
+  };
+  return inSession(req.connection, tuning, out, onSession, async (client) => {
     const envs: EnvRequest[] = [];
     for (const [k, v] of Object.entries(req.environment ?? {})) envs.push({ name: k, value: v, required: true });
     if (req.addPreviousOutputInEnv !== false) {
       if (req.previousStdout) envs.push({ name: PULUMI_COMMAND_STDOUT, value: req.previousStdout, required: false });
       if (req.previousStderr) envs.push({ name: PULUMI_COMMAND_STDERR, value: req.previousStderr, required: false });
     }
-    out.sessionOpened = true;
-    if (onSession) onSession();
     const so: Buffer[] = [];
     const se: Buffer[] = [];
     const all: Buffer[] = [];
@@ -415,12 +438,12 @@ export async function runCommand(req: RunRequest, tuning: SshTuning, onSession?:
     };
     let chan: ClientChannel;
     try {
-      chan = await openExec(dialed.client, req.cmd, envs, out.env, attach);
+      chan = await openExec(client, req.cmd, envs, out.env, attach);
     } catch (e) {
       if ((e as Error).message.startsWith("harness bug")) throw e;
       for (const r of out.env) if (!r.accepted) (r.required ? out.errors : out.warnings).push(setenvMessage(r.name));
       out.error = (e as Error).message;
-      return finish();
+      return;
     }
     for (const r of out.env) if (!r.accepted) out.warnings.push(setenvMessage(r.name));
     {
@@ -457,15 +480,12 @@ export async function runCommand(req: RunRequest, tuning: SshTuning, onSession?:
     }
     if (runErr !== undefined) {
       out.error = `${runErr}: running ${goQuote(req.cmd)}:\n${out.combined}`;
-      return finish();
+      return;
     }
     out.ok = true;
     out.stdout = trimOneNewline(out.rawStdout);
     out.stderr = trimOneNewline(out.rawStderr);
-    return finish();
-  } finally {
-    dialed.close();
-  }
+  });
 }
 
 export interface CopyRequest {
@@ -497,26 +517,14 @@ function sftpCall<T>(f: (cb: (err: Error | null | undefined, v?: T) => void) => 
  * whose sshd has no `Subsystem sftp` fails here.
  */
 export async function copyToRemote(req: CopyRequest, tuning: SshTuning, onSession?: () => void): Promise<CopyOutcome> {
-  const t0 = Date.now();
-  const counter = { dials: 0 };
   const out: CopyOutcome = { ok: false, sessionOpened: false, dials: 0, durationMs: 0 };
-  const finish = (): CopyOutcome => { out.dials = counter.dials; out.durationMs = Date.now() - t0; return out; };
-  let dialed: DialedClient;
-  try {
-    dialed = await dial(req.connection, tuning, counter);
-  } catch (e) {
-    out.error = (e as Error).message;
-    return finish();
-  }
-  try {
-    out.sessionOpened = true;
-    if (onSession) onSession();
+  return inSession(req.connection, tuning, out, onSession, async (client) => {
     let sftp: SFTPWrapper;
     try {
-      sftp = await sftpOf(dialed.client);
+      sftp = await sftpOf(client);
     } catch (e) {
       out.error = `failed to open an SFTP session (is "Subsystem sftp" configured in the host's sshd_config?): ssh: subsystem request failed: ${(e as Error).message}`;
-      return finish();
+      return;
     }
     try {
       const data = fs.readFileSync(req.localPath);
@@ -542,8 +550,5 @@ export async function copyToRemote(req: CopyRequest, tuning: SshTuning, onSessio
     } finally {
       sftp.end();
     }
-    return finish();
-  } finally {
-    dialed.close();
-  }
+  });
 }

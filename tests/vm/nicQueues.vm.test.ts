@@ -6,7 +6,7 @@
  */
 import { Stack } from "../../testkit/harness";
 import { ensureImage, startVm, VmHost } from "../../testkit/vm";
-import { nicLifecycle, nicProgram, nicState, ok, rxUsecs, sh as shOn, timingLine } from "./lifecycle";
+import { nicLifecycle, nicProgram, nicState, ok, rxUsecs, sh as shOn, timingLine, txqlen } from "./lifecycle";
 
 jest.setTimeout(900_000);
 let vm: VmHost;
@@ -129,4 +129,23 @@ test("net.core.rps_sock_flow_entries has one owner across NicQueues and NetTunin
   expect(await sh("cat /proc/sys/net/core/rps_sock_flow_entries")).toBe("32768");
   ok(await nic.destroy());
   expect(await sh("cat /proc/sys/net/core/rps_sock_flow_entries")).toBe("0");
+});
+
+test("persistence moved systemd → rc.local: the unit goes in the same run; a real reboot re-applies from rc.local only", async () => {
+  const before = await nicState(vm);
+  const i = vm.iface.e1000e;
+  const unit = `/etc/systemd/system/net-tuning-nic-${i}.service`;
+  const stack = new Stack({ project: "vm", stack: "nic-move" });
+  ok(await stack.up(program("mv", { txQueueLength: 5001, persistence: "systemd" })));
+  expect(await sh(`systemctl is-enabled net-tuning-nic-${i}.service`)).toBe("enabled");
+  const r = ok(await stack.up(program("mv", { txQueueLength: 5002, persistence: "rc.local" })));
+  expect(String(r.outputs!.persistedAs)).toMatch(/^\/etc\/rc\.local \(/);
+  // a unit left behind would re-apply 5001 at boot (before or after rc.local)
+  expect((await vm.ssh(`test -e ${unit} || test -L /etc/systemd/system/multi-user.target.wants/net-tuning-nic-${i}.service`)).code).not.toBe(0);
+  expect(await sh("grep -c '^# BEGIN pulumi-net-tuning ' /etc/rc.local")).toBe("1");
+  await vm.reboot();
+  expect(await txqlen(vm)).toBe("5002");
+  ok(await stack.destroy());
+  expect(await nicState(vm)).toBe(before);
+  expect(await sh("cat /etc/rc.local 2>/dev/null || echo absent")).not.toContain("pulumi-net-tuning");
 });
