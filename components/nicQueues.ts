@@ -4,97 +4,11 @@ import { NicPlan, planNic, renderNicRestoreStdin } from "../provider/nic/plan";
 import { PresetSpec, resolvePreset } from "../provider/sizing/spec";
 import { applyAndRestore, isPlain, ownerFor, warnAll } from "./common";
 import { claim, knownHost } from "./conflicts";
+import type { NicChannels, NicCoalesce, NicIrqAffinity, NicRings, NicRps } from "./nicArgs.generated";
 import { becomeOf, Become, commonProblems, inputError, problemsOf } from "./validation";
 
-/** Ring buffer sizes (`ethtool -G`): each a number of descriptors (1-1048576) or `"max"` (the driver's pre-set maximum). */
-export interface NicRings {
-  /** rx ring: descriptors, or `"max"`. */
-  rx?: pulumi.Input<any>;
-  /** tx ring: descriptors, or `"max"`. */
-  tx?: pulumi.Input<any>;
-  /** rx-mini ring (few drivers): descriptors, or `"max"`. */
-  rxMini?: pulumi.Input<any>;
-  /** rx-jumbo ring (few drivers): descriptors, or `"max"`. */
-  rxJumbo?: pulumi.Input<any>;
-}
-
-/** Queue counts (`ethtool -L`), 0-4096 each. */
-export interface NicChannels {
-  /** Combined rx/tx queues (what most NICs use). */
-  combined?: pulumi.Input<number>;
-  /** rx-only queues. */
-  rx?: pulumi.Input<number>;
-  /** tx-only queues. */
-  tx?: pulumi.Input<number>;
-  /** Other (link/management) queues. */
-  other?: pulumi.Input<number>;
-}
-
-/** Interrupt coalescing (`ethtool -C`): microseconds, frames, packets/s; `adaptiveRx`/`adaptiveTx` on/off. */
-export interface NicCoalesce {
-  /** adaptive-rx on/off. */
-  adaptiveRx?: pulumi.Input<boolean>;
-  /** adaptive-tx on/off. */
-  adaptiveTx?: pulumi.Input<boolean>;
-  /** rx-usecs (microseconds). */
-  rxUsecs?: pulumi.Input<number>;
-  /** rx-frames (frames). */
-  rxFrames?: pulumi.Input<number>;
-  /** rx-usecs-irq (microseconds). */
-  rxUsecsIrq?: pulumi.Input<number>;
-  /** rx-frames-irq (frames). */
-  rxFramesIrq?: pulumi.Input<number>;
-  /** tx-usecs (microseconds). */
-  txUsecs?: pulumi.Input<number>;
-  /** tx-frames (frames). */
-  txFrames?: pulumi.Input<number>;
-  /** tx-usecs-irq (microseconds). */
-  txUsecsIrq?: pulumi.Input<number>;
-  /** tx-frames-irq (frames). */
-  txFramesIrq?: pulumi.Input<number>;
-  /** stats-block-usecs (microseconds). */
-  statsBlockUsecs?: pulumi.Input<number>;
-  /** sample-interval (seconds). */
-  sampleInterval?: pulumi.Input<number>;
-  /** pkt-rate-low (packets/s). */
-  pktRateLow?: pulumi.Input<number>;
-  /** pkt-rate-high (packets/s). */
-  pktRateHigh?: pulumi.Input<number>;
-  /** rx-usecs-low (microseconds). */
-  rxUsecsLow?: pulumi.Input<number>;
-  /** rx-frames-low (frames). */
-  rxFramesLow?: pulumi.Input<number>;
-  /** tx-usecs-low (microseconds). */
-  txUsecsLow?: pulumi.Input<number>;
-  /** tx-frames-low (frames). */
-  txFramesLow?: pulumi.Input<number>;
-  /** rx-usecs-high (microseconds). */
-  rxUsecsHigh?: pulumi.Input<number>;
-  /** rx-frames-high (frames). */
-  rxFramesHigh?: pulumi.Input<number>;
-  /** tx-usecs-high (microseconds). */
-  txUsecsHigh?: pulumi.Input<number>;
-  /** tx-frames-high (frames). */
-  txFramesHigh?: pulumi.Input<number>;
-}
-
-/** Receive Packet/Flow Steering on every rx queue. */
-export interface NicRps {
-  /** `"all"` = every possible CPU of the host, or a list of CPU numbers (the hex mask is computed on the host). Required. */
-  cpus: pulumi.Input<any>;
-  /** `rps_flow_cnt` per rx queue (0-1048576; the kernel rounds up to a power of 2). */
-  flowEntriesPerQueue?: pulumi.Input<number>;
-  /** `net.core.rps_sock_flow_entries` (0-536870912; host-wide: refused inside a network namespace). */
-  sockFlowEntries?: pulumi.Input<number>;
-  /** Skip RPS (with a warning) when the NIC has as many rx queues as CPUs. Defaults to false. */
-  onlyWhenQueuesBelowCpus?: pulumi.Input<boolean>;
-}
-
-/** IRQ affinity of the NIC's IRQs. */
-export interface NicIrqAffinity {
-  /** A list of CPU numbers (one CPU per IRQ, round-robin), or `"spread"` = over every online CPU. Required. */
-  cpus: pulumi.Input<any>;
-}
+// The settings' interfaces are generated from the NIC spec (provider/nic/spec.ts) by `npm run gen`.
+export type { NicChannels, NicCoalesce, NicIrqAffinity, NicRings, NicRps } from "./nicArgs.generated";
 
 /** How NicQueues settings survive a reboot. */
 export const Persistence = {
