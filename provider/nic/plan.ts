@@ -3,6 +3,7 @@
  * Host-dependent values ("max" rings, "all" CPU masks, IRQ numbers, the boot script and unit) are resolved on the
  * host in preflight, before anything changes; stdin shows exactly what was asked, one setting per line.
  */
+import { origLines, planHeader } from "../planText";
 import { Owner } from "../owner";
 import type { NicPreset } from "../sizing/nic";
 import { HOST_PREFIX, NIC_GROUP_SPECS, NicGroup, settingByArg, settingsOf } from "./spec";
@@ -43,10 +44,7 @@ export function planNic(input: NicPlanInput): NicPlan {
   const iface = r.interface;
   const settings: Record<string, string> = {};
   const lines = [
-    "@net-tuning v1",
-    "@kind nic",
-    `@owner ${input.owner.label}`,
-    `@owner-id ${input.owner.id}`,
+    ...planHeader("nic", input.owner),
     `@interface ${iface}`,
     `@persistence ${r.persistence}`,
   ];
@@ -109,12 +107,7 @@ const ORIG_VALUE = /^[A-Za-z0-9 ,._:-]*$/;
 
 /** The restore program's stdin: originals from Pulumi state, so a delete works without the host's journal. */
 export function renderNicRestoreStdin(owner: Owner, iface: string, previous: Record<string, string>, restoreOnDelete: boolean): string {
-  const lines = ["@net-tuning v1", "@kind nic", `@owner ${owner.label}`, `@owner-id ${owner.id}`, `@interface ${iface}`, `@restore ${restoreOnDelete ? 1 : 0}`];
-  for (const k of Object.keys(previous).sort(byApplyOrder)) {
-    if (!ORIG_KEY.test(k) || !ORIG_VALUE.test(previous[k])) {
-      throw new Error(`pulumi-net-tuning: refusing to store an unsafe original value for ${JSON.stringify(k)}`);
-    }
-    lines.push(`@orig ${k}\t${previous[k]}`);
-  }
+  const lines = [...planHeader("nic", owner), `@interface ${iface}`, `@restore ${restoreOnDelete ? 1 : 0}`];
+  lines.push(...origLines(previous, Object.keys(previous).sort(byApplyOrder), ORIG_KEY, ORIG_VALUE));
   return lines.join("\n") + "\n";
 }
