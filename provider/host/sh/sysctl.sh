@@ -100,9 +100,10 @@ kind_set() {
 # ------------------------------------------------------------------------- read-back forms
 # The forms of provider/sysctl/readback.ts: exact/whitespace (nt_same), pow2 (rounded up to a power of two, 0 stays
 # 0) and ms-jiffies (milliseconds kept in jiffies: rounded up to the next jiffy, less than 10 ms above at HZ >= 100).
-nts_form() { # KEY: NTS_FORM = the key's read-back form from the plan ('' = exact)
-  NTS_FORM=''
+nts_form() { # KEY: NTS_FORM = the key's read-back form from the plan ('' = exact); NT_FOUND is left as it was
+  NTS_FORM=''; nts_found=${NT_FOUND:-}
   [ -f "$NT_TMP/readback" ] && nt_lookup "$NT_TMP/readback" "$1" && NTS_FORM=$NT_FOUND
+  NT_FOUND=$nts_found
 }
 
 kind_expect() {
