@@ -5,7 +5,7 @@
 import { InputError } from "../errors";
 import type { NicPreset } from "../sizing/nic";
 import type { NicSettingsValues } from "./values.generated";
-import { nextPowerOfTwo } from "../sizing/units";
+import { kernelPow2 } from "../sysctl/readback";
 import { canonicalFeature, FEATURE_SHORT_NAMES } from "./features";
 import { formatIssues, NicPersistence, nicPresetSchema, nicSettingsSchema } from "./schema";
 import { NIC_GROUP_SPECS, settingByArg, settingsOf } from "./spec";
@@ -117,7 +117,7 @@ export function validateNic(input: NicInput, resource: string): NicRequest {
     for (const arg of ["flowEntriesPerQueue", "sockFlowEntries"] as const) {
       const n = m[arg];
       const what = `${NIC_GROUP_SPECS.rps.arg}.${settingByArg("rps", arg)?.arg}`;
-      if (n !== undefined && n > 0 && nextPowerOfTwo(n) !== n) warnings.push(`${resource}: ${what} ${n} is rounded up by the kernel to ${nextPowerOfTwo(n)} (a power of two); write ${nextPowerOfTwo(n)} to avoid surprise`);
+      if (n !== undefined && n > 0 && kernelPow2(n) !== n) warnings.push(`${resource}: ${what} ${n} is rounded up by the kernel to ${kernelPow2(n)} (a power of two); write ${kernelPow2(n)} to avoid surprise`);
     }
     if (m.flowEntriesPerQueue && m.sockFlowEntries === 0) {
       warnings.push(`${resource}: rps.flowEntriesPerQueue without rps.sockFlowEntries > 0 does not enable RFS (net.core.rps_sock_flow_entries is the global table)`);

@@ -151,26 +151,10 @@ function defaultBufferRules(key: string, max: string): SysctlRule[] {
     { when: { op: "gt", than: { key: max } }, advice: false, fact: "is above {refKey} = {ref} in the same input", fix: `make ${key} <= ${max}` },
   ];
 }
-const PAGES_RULE: SysctlRule = {
-  when: { op: "gt", than: 268435456, index: 2 },
-  fact: "has a high mark of {n} pages, more than 1 TiB: it looks like bytes",
-  fix: 'divide byte values by 4096, e.g. "786432 1048576 1572864" (3/4/6 GiB)',
-};
-const BUSY_POLL_RULE: SysctlRule = {
-  when: { op: "gt", than: 100 },
-  fact: "is more than twice the documented starting point",
-  fix: "start at 50 and measure; 0 turns busy polling off",
-};
-const UNKNOWN_CC_RULE: SysctlRule = {
-  when: { op: "unknownName" },
-  fact: "{unknown} is not a usual congestion-control algorithm: the kernel will try to load module tcp_{first} and fail with ENOENT if it does not exist",
-  fix: "check the spelling (known: {known})",
-};
-const JIFFIES_RULE: SysctlRule = {
-  when: { op: "notMultipleOf", of: 20 },
-  fact: "is not a multiple of 20 ms",
-  fix: "nothing, if the rounding is fine (the value read back is not drift); for a value that reads back as written at every HZ use a multiple of 20, e.g. {up20}",
-};
+const PAGES_RULE: SysctlRule = { when: { op: "gt", than: 268435456, index: 2 }, fact: "has a high mark of {n} pages, more than 1 TiB: it looks like bytes", fix: 'divide byte values by 4096, e.g. "786432 1048576 1572864" (3/4/6 GiB)', };
+const BUSY_POLL_RULE: SysctlRule = { when: { op: "gt", than: 100 }, fact: "is more than twice the documented starting point", fix: "start at 50 and measure; 0 turns busy polling off", };
+const UNKNOWN_CC_RULE: SysctlRule = { when: { op: "unknownName" }, fact: "{unknown} is not a usual congestion-control algorithm: the kernel will try to load module tcp_{first} and fail with ENOENT if it does not exist", fix: "check the spelling (known: {known})", };
+const JIFFIES_RULE: SysctlRule = { when: { op: "notMultipleOf", of: 20 }, fact: "is not a multiple of 20 ms", fix: "nothing, if the rounding is fine (the value read back is not drift); for a value that reads back as written at every HZ use a multiple of 20, e.g. {up20}", };
 
 const NAME = /^[a-z0-9_]{1,15}$/; // TCP_CA_NAME_MAX and IFNAMSIZ are 16 including the NUL
 const NAME_LIST = /^[a-z0-9_]{1,15}( [a-z0-9_]{1,15})*$/;
