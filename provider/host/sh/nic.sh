@@ -161,9 +161,6 @@ nn_cpus_outside() {
     awk '$1 == "a" { ok[$2] = 1; next } !($2 in ok) && !($2 in done) { done[$2] = 1; printf "%s%s", sep, $2; sep = " " } END { print "" }'
 }
 
-nn_pow2() { # nn_pow2 N: the power of two the kernel rounds N up to (0 stays 0)
-  awk -v n="$1" 'BEGIN { if (n + 0 == 0) { print 0; exit } p = 1; while (p < n + 0) p *= 2; printf "%d\n", p }'
-}
 
 # ------------------------------------------------------------------------------------ get / set
 nn_split_key() { # KEY -> NN_KIF (interface or ''), NN_SUB
@@ -261,12 +258,12 @@ kind_expect() {
   NT_EXPECT=$2
   nn_split_key "$1"
   case "$NN_SUB" in
-    net.core.rps_sock_flow_entries) NT_EXPECT=$(nn_pow2 "$2") ;;
+    net.core.rps_sock_flow_entries) NT_EXPECT=$(nt_pow2 "$2") ;;
     rps.rx-*|rfs.rx-*)
       if [ "$2" = - ]; then
         [ -d "$NN_SYS/$NN_KIF/queues/${NN_SUB#r?s.}" ] && NT_EXPECT=0
       else
-        case "$NN_SUB" in rps.*) NT_EXPECT=$(nn_mask_norm "$2") ;; *) NT_EXPECT=$(nn_pow2 "$2") ;; esac
+        case "$NN_SUB" in rps.*) NT_EXPECT=$(nn_mask_norm "$2") ;; *) NT_EXPECT=$(nt_pow2 "$2") ;; esac
       fi ;;
     irq.*) NT_EXPECT=$(nn_mask_norm "$2") ;;
   esac

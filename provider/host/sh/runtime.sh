@@ -287,6 +287,10 @@ nt_norm() {
   NT_NORM="$*"
 }
 
+nt_pow2() { # nt_pow2 N: the power of two the kernel rounds N up to (0 stays 0), as provider/sysctl/readback.ts kernelPow2
+  awk -v n="$1" 'BEGIN { p = n > 0; while (p < n + 0) p *= 2; printf "%d\n", p }'
+}
+
 nt_same() { # nt_same A B [KEY]: equal words; with KEY, also equal in the key's read-back form (the kind's kind_same)
   nt_norm "$1"; nt_a=$NT_NORM
   nt_norm "$2"

@@ -110,7 +110,7 @@ kind_expect() {
   NT_EXPECT=$2
   nts_form "$1"
   case "$NTS_FORM" in
-    pow2) case "$2" in ''|*[!0-9]*) ;; *) NT_EXPECT=$(awk -v n="$2" 'BEGIN { p = n > 0; while (p < n + 0) p *= 2; printf "%d\n", p }') ;; esac ;;
+    pow2) case "$2" in ''|*[!0-9]*) ;; *) NT_EXPECT=$(nt_pow2 "$2") ;; esac ;;
     ''|ms-jiffies) ;;
     *) NT_EXPECT=$NTS_FORM ;; # a pre-0.3 plan's expected value
   esac
