@@ -94,7 +94,7 @@ export function renderSh(): string {
     const body = `NN_CLASS=${cls}${max !== undefined && cls !== "onoff" ? `; NN_MAX=${max}` : ""}`;
     groups.set(body, [...(groups.get(body) ?? []), key]);
   }
-  const order = ["channel", "ring", "feature", "coalesce", "txq", "rps", "irq"];
+  const order = NIC_GROUPS.map((g) => NIC_GROUP_SPECS[g].host);
   const lines = [
     `# pulumi-net-tuning: the NIC spec's name lists for the nic kind. ${BANNER}`,
     "# nn_spec KEY: NN_CLASS = the value class of a plan setting (uint, ring, onoff) and NN_MAX its largest value;",

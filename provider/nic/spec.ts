@@ -136,6 +136,8 @@ export interface NicGroupSpec {
   type?: string;
   /** The tool, for docs. */
   tool: string;
+  /** The group's name on the host: key prefix of its plan settings (`channel.rx`) and of its want-file (`want.channel`). */
+  host: string;
   /** The comment line above the group in the plan. */
   planTitle: string;
   doc: string;
@@ -143,37 +145,37 @@ export interface NicGroupSpec {
 
 export const NIC_GROUP_SPECS: Readonly<Record<NicGroup, NicGroupSpec>> = {
   channels: {
-    group: "channels", arg: "channels", type: "NicChannels", tool: "ethtool -L",
+    group: "channels", host: "channel", arg: "channels", type: "NicChannels", tool: "ethtool -L",
     planTitle: "channels (ethtool -L), applied first: they change the number of queues",
     doc: `Queue counts (\`ethtool -L\`), 0-${MAX_CHANNELS} each, within the driver's maximums from \`ethtool -l\`; applied before everything else, since they change the rx queues RPS is set on.`,
   },
   rings: {
-    group: "rings", arg: "rings", type: "NicRings", tool: "ethtool -G",
+    group: "rings", host: "ring", arg: "rings", type: "NicRings", tool: "ethtool -G",
     planTitle: 'rings (ethtool -G), descriptors; "max" = the driver\'s pre-set maximum',
     doc: `Ring buffer sizes (\`ethtool -G\`): each 1-${MAX_RING} descriptors or \`"max"\` (the driver's pre-set maximum from \`ethtool -g\`), within the driver's maximum (checked on the host before anything changes).`,
   },
   features: {
-    group: "features", arg: "features", tool: "ethtool -K",
+    group: "features", host: "feature", arg: "features", tool: "ethtool -K",
     planTitle: "offload features (ethtool -K), by the name ethtool -k shows",
     doc: "Offload features (`ethtool -K`): `true` = on, `false` = off, by short name, the name `ethtool -k` shows or a kernel alias. A `[fixed]` feature cannot change.",
   },
   coalesce: {
-    group: "coalesce", arg: "coalesce", type: "NicCoalesce", tool: "ethtool -C",
+    group: "coalesce", host: "coalesce", arg: "coalesce", type: "NicCoalesce", tool: "ethtool -C",
     planTitle: "interrupt coalescing (ethtool -C)",
     doc: "Interrupt coalescing (`ethtool -C`). Parameters or values the driver refuses are reported before anything changes (rx-usecs/tx-usecs: e1000e accepts 0, 1, 3, 4 or 10-10000, igb 0, 1, 3 or 10-10000).",
   },
   link: {
-    group: "link", tool: "ip link",
+    group: "link", host: "txq", tool: "ip link",
     planTitle: "transmit queue length (ip link set dev IF txqueuelen N), packets",
     doc: "Link settings (`ip link`).",
   },
   rps: {
-    group: "rps", arg: "rps", type: "NicRps", tool: "sysfs rps_cpus / rps_flow_cnt",
+    group: "rps", host: "rps", arg: "rps", type: "NicRps", tool: "sysfs rps_cpus / rps_flow_cnt",
     planTitle: "RPS/RFS on every rx queue; the CPU mask is computed on the host from its possible CPUs",
     doc: "Receive Packet/Flow Steering on every rx queue.",
   },
   irq: {
-    group: "irq", arg: "irqAffinity", type: "NicIrqAffinity", tool: "/proc/irq/N/smp_affinity",
+    group: "irq", host: "irq", arg: "irqAffinity", type: "NicIrqAffinity", tool: "/proc/irq/N/smp_affinity",
     planTitle: 'IRQ affinity: the NIC\'s IRQs, one CPU each, round-robin over the CPUs ("spread" = every online CPU)',
     doc: "IRQ affinity of the NIC's IRQs (from /sys/class/net/IF/device/msi_irqs, else /proc/interrupts). An interface without IRQs of its own (veth, bridge, VLAN) is refused; a running irqbalance that has not banned the IRQs gives a warning.",
   },
@@ -206,7 +208,9 @@ export function settingByArg(group: NicGroup, arg: string): NicSetting | undefin
 }
 
 /** The host key prefix of a group's settings in the plan (`@set channel.rx 2`), or the key itself (link). */
-export const HOST_PREFIX: Readonly<Partial<Record<NicGroup, string>>> = { channels: "channel.", rings: "ring.", features: "feature.", coalesce: "coalesce." };
+export const HOST_PREFIX: Readonly<Partial<Record<NicGroup, string>>> = Object.fromEntries(
+  (["channels", "rings", "features", "coalesce"] as const).map((g) => [g, `${NIC_GROUP_SPECS[g].host}.`]),
+);
 
 /** The range of a setting in words: "1-1048576 descriptors or \"max\"", "on/off", … (docs). */
 export function rangeWords(s: NicSetting): string {
