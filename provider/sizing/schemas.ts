@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { nicPresetSchema } from "../nic/schema";
+import { sysctlValueSchema } from "../sysctl/validate";
 import type { NicPreset } from "./nic";
 import type { SysctlProfile } from "./profile";
 
@@ -16,7 +17,7 @@ export const SysctlProfileSchema: z.ZodType<SysctlProfile> = z.strictObject({
   name: z.string().min(1),
   sysctls: z.record(
     z.string().regex(/^[a-z0-9_-]+(\.[a-z0-9_-]+)+$/i, "a dotted sysctl key such as net.core.somaxconn"),
-    z.union([z.number(), z.string(), z.array(z.number())]),
+    sysctlValueSchema,
   ),
   rationale: z.record(z.string(), z.string()),
   warnings: z.array(z.string()),

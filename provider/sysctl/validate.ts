@@ -159,20 +159,16 @@ export function keyToPath(key: string): string {
 // ------------------------------------------------------------------ values
 
 /**
- * The shape of one sysctl value, independent of the key: a safe integer, a safe string, or a list of
- * safe integers. Key-specific rules (type, range, arity, order) are in `validateSysctls`.
+ * The shape of one sysctl value, independent of the key: a safe integer, a safe string, or a list of safe integers.
+ * The same check `validateSysctls` runs first (`parseRaw`), as a zod schema for the profile schema; the key's own
+ * rules (type, range, arity, order) are in the catalogue.
  */
-export const sysctlValueSchema: z.ZodType<number | string | number[]> = z.union([
-  z.number().int({ message: "must be a whole number within ±2^53 (pass larger values as a decimal string)" }),
-  z
-    .string()
-    .refine((s) => s.trim().length > 0, { message: "must not be empty" })
-    .refine((s) => s.trim().length <= VALUE_MAX_LENGTH, { message: `must be at most ${VALUE_MAX_LENGTH} characters` })
-    .refine((s) => VALUE_SAFE.test(s.trim()), {
-      message: "may only contain letters, digits, spaces, tabs and . _ : , + -",
-    }),
-  z.array(z.number().int()).min(1).max(MAX_LIST),
-]);
+export const sysctlValueSchema: z.ZodType<number | string | number[]> = z.custom<number | string | number[]>((v) => !isFail(parseRaw(v, undefined)), {
+  error: (iss) => {
+    const r = parseRaw(iss.input, undefined);
+    return isFail(r) ? `${r.why}: ${r.fix}` : "is not a sysctl value";
+  },
+});
 
 /** How a value is shown in messages. */
 function show(v: unknown): string {
