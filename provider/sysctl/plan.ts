@@ -37,7 +37,7 @@ export interface SysctlPlan {
   warnings: string[];
   /**
    * Advice not logged: about keys in `acknowledge`, or about a value the profile chose (its rationale covers it).
-   * Each is also a `# acknowledged:` line of the plan, so the review sees it.
+   * Those of `acknowledge` are also `# acknowledged:` lines of the plan, so the review sees them.
    */
   acknowledged: string[];
 }
@@ -112,7 +112,7 @@ export function planSysctls(input: SysctlPlanInput): SysctlPlan {
   ];
   for (const k of keys) {
     const entry = lookup(k);
-    const readback = readbackDirective(k);
+    const readback = readbackDirective(k, values[k]);
     if (readback) directives.push(readback);
     const hint = [entry?.since ? `added in Linux ${entry.since}` : "", entry?.scope === "host" ? "host-wide: absent inside a network namespace or container" : ""]
       .filter(Boolean)
@@ -122,8 +122,11 @@ export function planSysctls(input: SysctlPlanInput): SysctlPlan {
   const advice = reconcileAdvice(validated.warnings, { profileKeys: Object.keys(input.profile?.sysctls ?? {}), ownKeys: own, acknowledge: input.acknowledge });
   const warnings = [...advice.warnings];
   for (const w of input.profile?.warnings ?? []) warnings.push(`profile ${input.profile?.name}: ${w}`);
-  // The review sees what was acknowledged (the host ignores comment lines).
-  for (const a of advice.acknowledged) directives.push(`# acknowledged: ${a.replace(/[\x00-\x1f\x7f]+/g, " ").trim()}`);
+  // The review sees what the user acknowledged (the host ignores comment lines). Advice a profile's rationale covers
+  // stays out of the plan: it is in the file as the rationale, and plans of earlier versions stay byte for byte.
+  for (const a of advice.acknowledged) {
+    if (/^\S+ \(acknowledged\): /.test(a)) directives.push(`# acknowledged: ${a.replace(/[\x00-\x1f\x7f]+/g, " ").trim()}`);
+  }
   return {
     values,
     filePath: `/etc/sysctl.d/${fileName}`,

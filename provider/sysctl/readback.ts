@@ -55,8 +55,13 @@ export function sameValue(key: string, live: string, declared: string): boolean 
   }
 }
 
-/** The plan directive that tells the host engine a key's form (`@readback KEY pow2|ms-jiffies`), or undefined. */
-export function readbackDirective(key: string): string | undefined {
-  const f = readbackForm(key);
-  return f === "pow2" ? `@readback ${key} pow2` : f === "msJiffies" ? `@readback ${key} ms-jiffies` : undefined;
+/**
+ * The plan directive that tells the host engine how a key reads back, or undefined: `@readback KEY VALUE` when the
+ * value is known before writing (pow2: the same line as earlier versions wrote, so upgrades do not change plans; 0
+ * stays 0), `@readback KEY ms-jiffies` when it depends on the host's HZ (the host compares within one jiffy).
+ */
+export function readbackDirective(key: string, declared: string): string | undefined {
+  const expected = expectedReadback(key, declared);
+  if (expected !== undefined) return `@readback ${key} ${expected}`;
+  return readbackForm(key) === "msJiffies" ? `@readback ${key} ms-jiffies` : undefined;
 }

@@ -1,8 +1,8 @@
 /**
  * The catalogue owns each sysctl's rules and read-back form (issue 15): every advice text is used by a rule; the
  * validator has no per-key switch; one comparator per form (TS) and the host engine's kind_expect/kind_same agree
- * with it (run in dash, bash --posix and busybox ash); the plan names forms (`@readback KEY pow2|ms-jiffies`, 0 stays
- * 0) and shows acknowledged advice.
+ * with it (run in dash, bash --posix and busybox ash); the plan's `@readback` lines (pow2 value, 0 stays 0;
+ * ms-jiffies form) and acknowledged advice.
  */
 import { execFileSync } from "child_process";
 import * as fs from "fs";
@@ -59,20 +59,24 @@ describe("one comparator per read-back form", () => {
 
 describe("the plan", () => {
   const owner = ownerOf("p", "s", "r");
-  test("names read-back forms, not precomputed values (0 was rendered as 1)", () => {
+  test("@readback: the value for pow2 keys (0 stays 0: it was rendered as 1), the form for ms-jiffies keys", () => {
     const p = planSysctls({ owner, name: "r", sysctls: { "net.core.rps_sock_flow_entries": 0, "net.ipv4.tcp_invalid_ratelimit": 250, "net.core.somaxconn": 4096 } });
-    expect(p.stdin).toContain("\n@readback net.core.rps_sock_flow_entries pow2\n");
+    expect(p.stdin).toContain("\n@readback net.core.rps_sock_flow_entries 0\n");
+    expect(planSysctls({ owner, name: "r", sysctls: { "net.core.rps_sock_flow_entries": 30000 } }).stdin).toContain("\n@readback net.core.rps_sock_flow_entries 32768\n");
     expect(p.stdin).toContain("\n@readback net.ipv4.tcp_invalid_ratelimit ms-jiffies\n");
     expect(p.stdin).not.toMatch(/@readback net\.core\.somaxconn/);
     expect(p.fileContent).toContain("net.ipv4.tcp_invalid_ratelimit = 250\n");
   });
-  test("shows acknowledged advice as a comment naming the key and the warning; it is not logged", () => {
+  test("shows acknowledged advice as a comment naming the key and the warning; it is not logged (advice a profile covers stays out)", () => {
     const p = planSysctls({ owner, name: "r", sysctls: { "net.ipv4.tcp_fin_timeout": 15, "net.ipv4.tcp_sack": 0 }, acknowledge: ["net.ipv4.tcp_fin_timeout"] });
     expect(p.warnings.map((w) => w.split(" ")[0])).toEqual(["net.ipv4.tcp_sack"]);
     expect(p.acknowledged).toHaveLength(1);
     const line = p.stdin.split("\n").find((l) => l.startsWith("# acknowledged: "));
     expect(line).toMatch(/^# acknowledged: net\.ipv4\.tcp_fin_timeout \(acknowledged\): net\.ipv4\.tcp_fin_timeout = 15: tcp_fin_timeout only shortens orphaned FIN_WAIT_2/);
     expect(p.stdin.indexOf(line!)).toBeLessThan(p.stdin.indexOf("@content"));
+    const profile = { kind: "net-tuning/sysctl-profile" as const, name: "x", sysctls: { "net.ipv4.tcp_fin_timeout": 15 }, rationale: {}, warnings: [] };
+    const q = planSysctls({ owner, name: "r", profile });
+    expect([q.warnings, q.acknowledged.length, q.stdin.includes("# acknowledged")]).toEqual([[], 1, false]);
   });
 });
 

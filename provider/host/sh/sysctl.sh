@@ -13,7 +13,7 @@ kind_directive() {
     persist) NTS_PERSIST=$2 ;;
     boot-override) case "$2" in error|warn|ignore) NTS_BOOT=$2 ;; *) return 1 ;; esac ;;
     module) nt_valid_word "$2" || nt_die 5 "invalid module name '$2'"; NTS_MODULES="$NTS_MODULES $2" ;;
-    readback) # @readback KEY FORM (pow2, ms-jiffies), or KEY VALUE (the expected value, plans before 0.3)
+    readback) # @readback KEY VALUE (the value a pow2 key reads back as), or KEY FORM (ms-jiffies, or pow2)
       case "${2#* }" in pow2|ms-jiffies) ;; *[!0-9]*|'') nt_die 5 "invalid read-back form '${2#* }'" ;; esac
       printf '%s\t%s\n' "${2%% *}" "${2#* }" >> "$NT_TMP/readback" ;;
     hint) printf '%s\t%s\n' "${2%% *}" "${2#* }" >> "$NT_TMP/hints" ;;
@@ -112,7 +112,7 @@ kind_expect() {
   case "$NTS_FORM" in
     pow2) case "$2" in ''|*[!0-9]*) ;; *) NT_EXPECT=$(nt_pow2 "$2") ;; esac ;;
     ''|ms-jiffies) ;;
-    *) NT_EXPECT=$NTS_FORM ;; # a pre-0.3 plan's expected value
+    *) NT_EXPECT=$NTS_FORM ;; # the expected value (pow2 keys: rendered by the plan)
   esac
 }
 
