@@ -10,7 +10,7 @@
 export { NetTuning, BootOverride } from "./components/netTuning";
 export type { NetTuningArgs } from "./components/netTuning";
 export { NicQueues, Persistence } from "./components/nicQueues";
-export type { NicQueuesArgs, NicRings, NicChannels, NicCoalesce, NicRps, NicIrqAffinity } from "./components/nicQueues";
+export type { NicQueuesArgs, NicSettingsArgs, NicRings, NicChannels, NicCoalesce, NicRps, NicIrqAffinity } from "./components/nicQueues";
 export { Become } from "./components/validation";
 export type { ProfileSpec, PresetSpec } from "./provider/sizing/spec";
 export {

@@ -73,7 +73,7 @@ export interface NicCoalesce {
   txFramesHigh?: pulumi.Input<number>;
 }
 
-/** Receive Packet/Flow Steering on every rx queue. */
+/** Receive Packet/Flow Steering on every rx queue: the CPU mask (`rps_cpus`) is computed on the host from its possible CPUs; the kernel rounds both flow counts up to a power of 2. */
 export interface NicRps {
   /** `"all"` = every possible CPU of the host, or a list of CPU numbers; the hex mask is computed on the host (32-bit comma groups), a CPU the host lacks is refused. Range: "all" or a list of CPU numbers (0-8191). Required. */
   cpus: pulumi.Input<any>;
@@ -85,8 +85,26 @@ export interface NicRps {
   onlyWhenQueuesBelowCpus?: pulumi.Input<boolean>;
 }
 
-/** IRQ affinity of the NIC's IRQs (from /sys/class/net/IF/device/msi_irqs, else /proc/interrupts). An interface without IRQs of its own (veth, bridge, VLAN) is refused; a running irqbalance that has not banned the IRQs gives a warning. */
+/** IRQ affinity of the NIC's IRQs (from /sys/class/net/IF/device/msi_irqs, else /proc/interrupts). An interface without IRQs of its own (veth, bridge, VLAN) is refused; a running irqbalance that has not banned the IRQs gives a warning. IRQ numbers can change across reboots and driver reloads. */
 export interface NicIrqAffinity {
   /** A list of CPU numbers (one CPU per IRQ, round-robin), or `"spread"` = over every online CPU. Range: "spread" or a list of CPU numbers (0-8191). Required. */
   cpus: pulumi.Input<any>;
+}
+
+/** The NIC settings among NicQueues' arguments (NicQueuesArgs extends it). */
+export interface NicSettingsArgs {
+  /** Queue counts (`ethtool -L`), 0-4096 each, within the driver's maximums from `ethtool -l`; applied before everything else, since they change the rx queues RPS is set on. Defaults to none (left as it is). */
+  channels?: pulumi.Input<NicChannels>;
+  /** Ring buffer sizes (`ethtool -G`): each 1-1048576 descriptors or `"max"` (the driver's pre-set maximum from `ethtool -g`), within the driver's maximum (checked on the host before anything changes). Defaults to none (left as it is). */
+  rings?: pulumi.Input<NicRings>;
+  /** Offload features (`ethtool -K`): `true` = on, `false` = off, by short name, the name `ethtool -k` shows or a kernel alias. A `[fixed]` feature cannot change. Short names: gro, gso, tso, lro, rx, tx, sg, rxhash, ntuple, rxvlan, txvlan, ufo. Defaults to none (left as it is). */
+  features?: pulumi.Input<Record<string, pulumi.Input<boolean>>>;
+  /** Interrupt coalescing (`ethtool -C`). Parameters or values the driver refuses are reported before anything changes (rx-usecs/tx-usecs: e1000e accepts 0, 1, 3, 4 or 10-10000, igb 0, 1, 3 or 10-10000). Defaults to none (left as it is). */
+  coalesce?: pulumi.Input<NicCoalesce>;
+  /** Transmit queue length (`ip link set dev IF txqueuelen N`); iproute2's -1 (UINT_MAX) is refused. Range: 1-1000000 packets. Defaults to none (left as it is). */
+  txQueueLength?: pulumi.Input<number>;
+  /** Receive Packet/Flow Steering on every rx queue: the CPU mask (`rps_cpus`) is computed on the host from its possible CPUs; the kernel rounds both flow counts up to a power of 2. Defaults to none (left as it is). */
+  rps?: pulumi.Input<NicRps>;
+  /** IRQ affinity of the NIC's IRQs (from /sys/class/net/IF/device/msi_irqs, else /proc/interrupts). An interface without IRQs of its own (veth, bridge, VLAN) is refused; a running irqbalance that has not banned the IRQs gives a warning. IRQ numbers can change across reboots and driver reloads. Defaults to none (left as it is). */
+  irqAffinity?: pulumi.Input<NicIrqAffinity>;
 }

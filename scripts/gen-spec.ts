@@ -42,8 +42,35 @@ function interfaces(input: boolean): string {
   return out.join("\n");
 }
 
+/** The settings' fields of an args or values interface: one per group (link settings are top-level fields). */
+function settingFields(input: boolean): string[] {
+  const wrap = (t: string) => (input ? `pulumi.Input<${t}>` : t);
+  const out: string[] = [];
+  for (const g of NIC_GROUPS) {
+    const spec = NIC_GROUP_SPECS[g];
+    if (g === "link") {
+      for (const s of settingsOf(g)) out.push(`  /** ${jsdoc(s)} */`, `  ${s.arg}?: ${tsType(s, input)};`);
+      continue;
+    }
+    const type = g === "features" ? (input ? "Record<string, pulumi.Input<boolean>>" : "Record<string, boolean>") : input ? spec.type! : `${spec.type}Values`;
+    const extra = g === "features" ? ` Short names: ${Object.keys(FEATURE_SHORT_NAMES).join(", ")}.` : "";
+    out.push(`  /** ${spec.doc}${extra} Defaults to none (left as it is). */`, `  ${spec.arg}?: ${wrap(type)};`);
+  }
+  return out;
+}
+
 export function renderArgs(): string {
-  return [`// ${BANNER}`, 'import type * as pulumi from "@pulumi/pulumi";', "", interfaces(true)].join("\n");
+  return [
+    `// ${BANNER}`,
+    'import type * as pulumi from "@pulumi/pulumi";',
+    "",
+    interfaces(true),
+    "/** The NIC settings among NicQueues' arguments (NicQueuesArgs extends it). */",
+    "export interface NicSettingsArgs {",
+    ...settingFields(true),
+    "}",
+    "",
+  ].join("\n");
 }
 
 export function renderValues(): string {
@@ -54,19 +81,7 @@ export function renderValues(): string {
     interfaces(false),
     "/** NIC settings as plain values (a preset's or a profile's `nic` part): every field optional, absent = left as it is. */",
     "export interface NicSettingsValues {",
-    `  /** ${NIC_GROUP_SPECS.rings.doc} */`,
-    "  rings?: NicRingsValues;",
-    `  /** ${NIC_GROUP_SPECS.channels.doc} */`,
-    "  channels?: NicChannelsValues;",
-    `  /** ${NIC_GROUP_SPECS.features.doc} */`,
-    "  features?: Record<string, boolean>;",
-    `  /** ${NIC_GROUP_SPECS.coalesce.doc} */`,
-    "  coalesce?: NicCoalesceValues;",
-    ...link.flatMap((s) => [`  /** ${jsdoc(s)} */`, `  ${s.arg}?: ${tsType(s, false)};`]),
-    `  /** ${NIC_GROUP_SPECS.rps.doc} */`,
-    "  rps?: NicRpsValues;",
-    `  /** ${NIC_GROUP_SPECS.irq.doc} */`,
-    "  irqAffinity?: NicIrqAffinityValues;",
+    ...settingFields(false),
     "}",
     "",
   ].join("\n");

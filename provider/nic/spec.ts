@@ -172,12 +172,12 @@ export const NIC_GROUP_SPECS: Readonly<Record<NicGroup, NicGroupSpec>> = {
   rps: {
     group: "rps", host: "rps", arg: "rps", type: "NicRps", tool: "sysfs rps_cpus / rps_flow_cnt",
     planTitle: "RPS/RFS on every rx queue; the CPU mask is computed on the host from its possible CPUs",
-    doc: "Receive Packet/Flow Steering on every rx queue.",
+    doc: "Receive Packet/Flow Steering on every rx queue: the CPU mask (`rps_cpus`) is computed on the host from its possible CPUs; the kernel rounds both flow counts up to a power of 2.",
   },
   irq: {
     group: "irq", host: "irq", arg: "irqAffinity", type: "NicIrqAffinity", tool: "/proc/irq/N/smp_affinity",
     planTitle: 'IRQ affinity: the NIC\'s IRQs, one CPU each, round-robin over the CPUs ("spread" = every online CPU)',
-    doc: "IRQ affinity of the NIC's IRQs (from /sys/class/net/IF/device/msi_irqs, else /proc/interrupts). An interface without IRQs of its own (veth, bridge, VLAN) is refused; a running irqbalance that has not banned the IRQs gives a warning.",
+    doc: "IRQ affinity of the NIC's IRQs (from /sys/class/net/IF/device/msi_irqs, else /proc/interrupts). An interface without IRQs of its own (veth, bridge, VLAN) is refused; a running irqbalance that has not banned the IRQs gives a warning. IRQ numbers can change across reboots and driver reloads.",
   },
 };
 
