@@ -48,8 +48,8 @@ export interface CatalogueEntry {
    * compare by whitespace-separated words without saying so.
    */
   readback?: "pow2" | "msJiffies";
-  /** The key cannot be written (e.g. tcp_available_congestion_control). Refused at preview. */
-  readOnly?: boolean;
+  /** The key cannot be written (e.g. tcp_available_congestion_control): refused at preview, with why and the fix. */
+  readOnly?: { why: string; fix: string };
   /** string: the whole (whitespace-collapsed) value must match. */
   pattern?: RegExp;
   /** string: the usual names; another well-formed name only produces a warning. */
@@ -318,7 +318,8 @@ const ENTRIES: CatalogueEntry[] = [
     rules: [UNKNOWN_CC_RULE],
   },
   {
-    key: "net.ipv4.tcp_available_congestion_control", type: "string", pattern: NAME_LIST, scope: "host", readOnly: true,
+    key: "net.ipv4.tcp_available_congestion_control", type: "string", pattern: NAME_LIST, scope: "host",
+    readOnly: { why: "is read-only (the kernel lists what is loaded)", fix: "remove it; load the module (e.g. tcp_bbr) and set net.ipv4.tcp_congestion_control or net.ipv4.tcp_allowed_congestion_control" },
     description: "Read-only list of loaded congestion-control algorithms.",
   },
   {

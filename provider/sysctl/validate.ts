@@ -617,9 +617,7 @@ export function validateSysctls(input: Record<string, unknown>, resource = "sysc
     }
     const e = lookup(key);
     if (e?.readOnly) {
-      problems.push(fmt(key, shown, "is read-only (the kernel lists what is loaded)", key === "net.ipv4.tcp_available_congestion_control"
-        ? "remove it; load the module (e.g. tcp_bbr) and set net.ipv4.tcp_congestion_control or net.ipv4.tcp_allowed_congestion_control"
-        : "remove it"));
+      problems.push(fmt(key, shown, e.readOnly.why, e.readOnly.fix));
       continue;
     }
     const c = checkValue(key, v, e);
