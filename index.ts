@@ -10,7 +10,7 @@
 export { NetTuning, BootOverride } from "./components/netTuning";
 export type { NetTuningArgs } from "./components/netTuning";
 export { NicQueues, Persistence } from "./components/nicQueues";
-export type { NicQueuesArgs, NicRings, NicChannels, NicCoalesce, NicRps, NicIrqAffinity } from "./components/nicQueues";
+export type { NicQueuesArgs, NicSettingsArgs, NicRings, NicChannels, NicCoalesce, NicRps, NicIrqAffinity } from "./components/nicQueues";
 export { Become } from "./components/validation";
 export type { ProfileSpec, PresetSpec } from "./provider/sizing/spec";
 export {
@@ -27,8 +27,9 @@ export { combine } from "./provider/sizing/profile";
 export type { SysctlProfile, SysctlValue } from "./provider/sizing/profile";
 export { nicPresets, throughput, lowLatency } from "./provider/sizing/nic";
 export type { NicPreset, NicPresetName } from "./provider/sizing/nic";
+export type { NicSettingsValues, NicRingsValues, NicChannelsValues, NicCoalesceValues, NicRpsValues, NicIrqAffinityValues } from "./provider/nic/values.generated";
 export { bdp } from "./provider/sizing/units";
 export type { BdpArgs, Bandwidth, Rtt, ByteSize } from "./provider/sizing/units";
 export { CATALOGUE, REJECTED_KEYS } from "./provider/sysctl/catalogue";
-export type { CatalogueEntry, RejectedKey } from "./provider/sysctl/catalogue";
+export type { CatalogueEntry, RejectedKey, SysctlRule, RuleCondition, KeyRef } from "./provider/sysctl/catalogue";
 export { InputError } from "./provider/errors";

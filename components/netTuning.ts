@@ -1,7 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import type * as command from "@pulumi/command";
 import { planSysctls, renderSysctlRestoreStdin, SysctlPlan } from "../provider/sysctl/plan";
-import { reconcileAdvice } from "../provider/sysctl/validate";
 import { ProfileSpec, resolveProfiles } from "../provider/sizing/spec";
 import { applyAndRestore, isPlain, ownerFor, warnAll } from "./common";
 import { claim, knownHost } from "./conflicts";
@@ -66,13 +65,15 @@ export interface NetTuningArgs {
 const ARG_NAMES = ["connection", "sysctls", "profile", "profiles", "fileName", "persist", "restoreOnDelete", "become", "bootOverride", "acknowledge"] as const;
 
 /** Every problem of the resolved arguments, or the plan. */
-type Checked = SysctlPlan & { acknowledged: string[] };
+type Checked = SysctlPlan;
 function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<(typeof ARG_NAMES)[number], unknown>): Checked {
   const problems = commonProblems({ become: v.become, booleans: { persist: v.persist, restoreOnDelete: v.restoreOnDelete } });
   const resolved = resolveProfiles(v.profile, v.profiles);
   problems.push(...resolved.problems);
   const sysctls = v.sysctls ?? {};
   if (typeof sysctls !== "object" || Array.isArray(sysctls)) problems.push(`sysctls must be a map of sysctl key to value, e.g. { "net.core.somaxconn": 4096 }`);
+  const ack = v.acknowledge ?? [];
+  const ackOk = Array.isArray(ack) && ack.every((k) => typeof k === "string");
   let plan: SysctlPlan | undefined;
   problems.push(
     ...problemsOf(() => {
@@ -84,6 +85,7 @@ function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<(t
         fileName: v.fileName as string | undefined,
         persist: v.persist === true || v.persist === false ? v.persist : undefined,
         bootOverride: v.bootOverride as BootOverride | undefined,
+        acknowledge: ackOk ? (ack as string[]) : undefined,
       });
     }).filter((p) => !(resolved.problems.length > 0 && p.startsWith("no sysctls"))),
   );
@@ -95,15 +97,10 @@ function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<(t
       ),
     );
   }
-  const ack = v.acknowledge ?? [];
-  if (!Array.isArray(ack) || ack.some((k) => typeof k !== "string")) problems.push(`acknowledge must be a list of sysctl keys, e.g. ["net.ipv4.tcp_fin_timeout"]`);
+  if (!ackOk) problems.push(`acknowledge must be a list of sysctl keys, e.g. ["net.ipv4.tcp_fin_timeout"]`);
   if (problems.length > 0 || !plan) throw inputError(`NetTuning "${name}"`, problems, ARG_NAMES);
-  const advice = reconcileAdvice(plan.warnings, {
-    profileKeys: Object.keys(resolved.profile?.sysctls ?? {}),
-    ownKeys: Object.keys(sysctls as object),
-    acknowledge: ack as string[],
-  });
-  return { ...plan, warnings: advice.warnings, acknowledged: advice.acknowledged };
+  // planSysctls reconciled the advice with the profile and `acknowledge` (and shows what was acknowledged).
+  return plan;
 }
 
 /**

@@ -4,97 +4,11 @@ import { NicPlan, planNic, renderNicRestoreStdin } from "../provider/nic/plan";
 import { PresetSpec, resolvePreset } from "../provider/sizing/spec";
 import { applyAndRestore, isPlain, ownerFor, warnAll } from "./common";
 import { claim, knownHost } from "./conflicts";
+import type { NicSettingsArgs } from "./nicArgs.generated";
 import { becomeOf, Become, commonProblems, inputError, problemsOf } from "./validation";
 
-/** Ring buffer sizes (`ethtool -G`): each a number of descriptors (1-1048576) or `"max"` (the driver's pre-set maximum). */
-export interface NicRings {
-  /** rx ring: descriptors, or `"max"`. */
-  rx?: pulumi.Input<any>;
-  /** tx ring: descriptors, or `"max"`. */
-  tx?: pulumi.Input<any>;
-  /** rx-mini ring (few drivers): descriptors, or `"max"`. */
-  rxMini?: pulumi.Input<any>;
-  /** rx-jumbo ring (few drivers): descriptors, or `"max"`. */
-  rxJumbo?: pulumi.Input<any>;
-}
-
-/** Queue counts (`ethtool -L`), 0-4096 each. */
-export interface NicChannels {
-  /** Combined rx/tx queues (what most NICs use). */
-  combined?: pulumi.Input<number>;
-  /** rx-only queues. */
-  rx?: pulumi.Input<number>;
-  /** tx-only queues. */
-  tx?: pulumi.Input<number>;
-  /** Other (link/management) queues. */
-  other?: pulumi.Input<number>;
-}
-
-/** Interrupt coalescing (`ethtool -C`): microseconds, frames, packets/s; `adaptiveRx`/`adaptiveTx` on/off. */
-export interface NicCoalesce {
-  /** adaptive-rx on/off. */
-  adaptiveRx?: pulumi.Input<boolean>;
-  /** adaptive-tx on/off. */
-  adaptiveTx?: pulumi.Input<boolean>;
-  /** rx-usecs (microseconds). */
-  rxUsecs?: pulumi.Input<number>;
-  /** rx-frames (frames). */
-  rxFrames?: pulumi.Input<number>;
-  /** rx-usecs-irq (microseconds). */
-  rxUsecsIrq?: pulumi.Input<number>;
-  /** rx-frames-irq (frames). */
-  rxFramesIrq?: pulumi.Input<number>;
-  /** tx-usecs (microseconds). */
-  txUsecs?: pulumi.Input<number>;
-  /** tx-frames (frames). */
-  txFrames?: pulumi.Input<number>;
-  /** tx-usecs-irq (microseconds). */
-  txUsecsIrq?: pulumi.Input<number>;
-  /** tx-frames-irq (frames). */
-  txFramesIrq?: pulumi.Input<number>;
-  /** stats-block-usecs (microseconds). */
-  statsBlockUsecs?: pulumi.Input<number>;
-  /** sample-interval (seconds). */
-  sampleInterval?: pulumi.Input<number>;
-  /** pkt-rate-low (packets/s). */
-  pktRateLow?: pulumi.Input<number>;
-  /** pkt-rate-high (packets/s). */
-  pktRateHigh?: pulumi.Input<number>;
-  /** rx-usecs-low (microseconds). */
-  rxUsecsLow?: pulumi.Input<number>;
-  /** rx-frames-low (frames). */
-  rxFramesLow?: pulumi.Input<number>;
-  /** tx-usecs-low (microseconds). */
-  txUsecsLow?: pulumi.Input<number>;
-  /** tx-frames-low (frames). */
-  txFramesLow?: pulumi.Input<number>;
-  /** rx-usecs-high (microseconds). */
-  rxUsecsHigh?: pulumi.Input<number>;
-  /** rx-frames-high (frames). */
-  rxFramesHigh?: pulumi.Input<number>;
-  /** tx-usecs-high (microseconds). */
-  txUsecsHigh?: pulumi.Input<number>;
-  /** tx-frames-high (frames). */
-  txFramesHigh?: pulumi.Input<number>;
-}
-
-/** Receive Packet/Flow Steering on every rx queue. */
-export interface NicRps {
-  /** `"all"` = every possible CPU of the host, or a list of CPU numbers (the hex mask is computed on the host). Required. */
-  cpus: pulumi.Input<any>;
-  /** `rps_flow_cnt` per rx queue (0-1048576; the kernel rounds up to a power of 2). */
-  flowEntriesPerQueue?: pulumi.Input<number>;
-  /** `net.core.rps_sock_flow_entries` (0-536870912; host-wide: refused inside a network namespace). */
-  sockFlowEntries?: pulumi.Input<number>;
-  /** Skip RPS (with a warning) when the NIC has as many rx queues as CPUs. Defaults to false. */
-  onlyWhenQueuesBelowCpus?: pulumi.Input<boolean>;
-}
-
-/** IRQ affinity of the NIC's IRQs. */
-export interface NicIrqAffinity {
-  /** A list of CPU numbers (one CPU per IRQ, round-robin), or `"spread"` = over every online CPU. Required. */
-  cpus: pulumi.Input<any>;
-}
+// The settings' interfaces are generated from the NIC spec (provider/nic/spec.ts) by `npm run gen`.
+export type { NicChannels, NicCoalesce, NicIrqAffinity, NicRings, NicRps, NicSettingsArgs } from "./nicArgs.generated";
 
 /** How NicQueues settings survive a reboot. */
 export const Persistence = {
@@ -110,8 +24,8 @@ export const Persistence = {
 /** A value of {@link Persistence}. */
 export type Persistence = (typeof Persistence)[keyof typeof Persistence];
 
-/** Arguments of {@link NicQueues}. */
-export interface NicQueuesArgs {
+/** Arguments of {@link NicQueues}: the NIC settings (generated from the NIC spec) and how to reach and persist them. */
+export interface NicQueuesArgs extends NicSettingsArgs {
   /** How to reach the host: `remote.ConnectionArgs` of the Pulumi Command provider (host, port, user, privateKey, proxy…). Required. */
   connection: pulumi.Input<command.types.input.remote.ConnectionArgs>;
   /** `"sudo"` when the SSH user is not root: runs `sudo -n` (never prompts). Defaults to `"none"` (the user must be root). */
@@ -122,49 +36,6 @@ export interface NicQueuesArgs {
    * One NicQueues per interface and host: a second one is refused, naming the first.
    */
   interface: pulumi.Input<string>;
-  /**
-   * Ring buffer sizes (`ethtool -G`), in descriptors (1-1048576), or `"max"` = the driver's pre-set maximum
-   * from `ethtool -g`. Each must be within the driver's maximum (checked on the host before anything changes).
-   * `rxMini`/`rxJumbo` exist on few drivers. Defaults to none (rings left as they are).
-   */
-  rings?: pulumi.Input<NicRings>;
-  /**
-   * Queue counts (`ethtool -L`), 0-4096 each, within the driver's maximums from `ethtool -l`. Applied before
-   * everything else, since they change the number of rx queues RPS is set on. Most NICs use `combined`.
-   * Defaults to none.
-   */
-  channels?: pulumi.Input<NicChannels>;
-  /**
-   * Offload features (`ethtool -K`): `true` = on, `false` = off. Names: the short names gro, gso, tso, lro, rx, tx,
-   * sg, rxhash, ntuple, rxvlan, txvlan, the names `ethtool -k` shows (generic-receive-offload, rx-gro-list, …)
-   * or kernel aliases (rx-gro, rx-lro, …). A `[fixed]` feature cannot change (refused when it would have to).
-   * Defaults to none.
-   */
-  features?: pulumi.Input<Record<string, pulumi.Input<boolean>>>;
-  /**
-   * Interrupt coalescing (`ethtool -C`): `adaptiveRx`/`adaptiveTx` (adaptive-rx/-tx, on/off), `rxUsecs`, `txUsecs`,
-   * `rxUsecsIrq`, `txUsecsIrq`, … (microseconds), `rxFrames`, `txFrames`, `rxFramesIrq`, … (frames),
-   * `sampleInterval` (seconds), `pktRateLow`/`pktRateHigh` (packets/s), `*Low`/`*High` variants.
-   * Parameters the driver does not support are refused on the host. Defaults to none.
-   */
-  coalesce?: pulumi.Input<NicCoalesce>;
-  /** Transmit queue length (`ip link set dev IF txqueuelen N`), in packets, 1-1000000. Defaults to none. */
-  txQueueLength?: pulumi.Input<number>;
-  /**
-   * Receive Packet/Flow Steering on every rx queue. `cpus`: `"all"` = every possible CPU of the host, or CPU numbers;
-   * the hex mask (`rps_cpus`) is computed on the host (32-bit comma groups); a CPU the host lacks is refused.
-   * `flowEntriesPerQueue`: `rps_flow_cnt` per rx queue (0-1048576). `sockFlowEntries`: `net.core.rps_sock_flow_entries`
-   * (0-536870912; host-wide: refused inside a network namespace or container). The kernel rounds both up to a power of 2.
-   * `onlyWhenQueuesBelowCpus`: skip RPS (with a warning) when the NIC has as many rx queues as CPUs. Defaults to none.
-   */
-  rps?: pulumi.Input<NicRps>;
-  /**
-   * IRQ affinity of the NIC's IRQs (from `/sys/class/net/IF/device/msi_irqs`, else `/proc/interrupts`): one CPU per IRQ,
-   * round-robin over `cpus` (CPU numbers) or over every online CPU (`"spread"`). An interface without IRQs of its own
-   * (veth, bridge, VLAN) is refused; a running irqbalance that has not banned the IRQs gives a warning.
-   * IRQ numbers can change across reboots and driver reloads. Defaults to none.
-   */
-  irqAffinity?: pulumi.Input<NicIrqAffinity>;
   /**
    * How the settings survive a reboot: `"systemd"` (a oneshot unit `/etc/systemd/system/net-tuning-nic-<if>.service`
    * running `/usr/local/libexec/net-tuning/nic-<if>.sh`, enabled), `"rc.local"` (a marked block in /etc/rc.d/rc.local

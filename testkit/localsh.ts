@@ -10,7 +10,7 @@ export { SHELLS } from "./shells";
 export const SH_DIR = path.join(__dirname, "../provider/host/sh");
 
 /**
- * Runs `script` with `shell` (default /bin/sh; a shell of testkit/shells.ts such as "busybox ash") after sourcing runtime.sh and nic.sh, with `NT_TMP` = `tmp` (or a
+ * Runs `script` with `shell` (default /bin/sh; a shell of testkit/shells.ts such as "busybox ash") after sourcing runtime.sh, nicspec.sh and nic.sh (as the engine assembles them), with `NT_TMP` = `tmp` (or a
  * fresh temporary directory, removed afterwards); returns stdout and throws on a non-zero exit (the error carries
  * status, stdout and stderr).
  */
@@ -18,7 +18,7 @@ export function runSh(script: string, opts: { shell?: string; input?: string; tm
   const tmp = opts.tmp ?? fs.mkdtempSync(path.join(os.tmpdir(), "nic-unit-"));
   try {
     const [cmd, ...shellArgs] = (opts.shell ?? "/bin/sh").split(" ");
-    return execFileSync(cmd, [...shellArgs, "-c", `. "$1/runtime.sh"; . "$1/nic.sh"; NT_TMP="$2"; ${script}`, "nic-test", SH_DIR, tmp], {
+    return execFileSync(cmd, [...shellArgs, "-c", `. "$1/runtime.sh"; . "$1/nicspec.sh"; . "$1/nic.sh"; NT_TMP="$2"; ${script}`, "nic-test", SH_DIR, tmp], {
       input: opts.input ?? "",
       encoding: "utf8",
       env: { ...process.env, ...opts.env },

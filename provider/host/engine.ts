@@ -27,6 +27,9 @@ export interface Engine {
   fileName: string;
 }
 
+/** The sh files of each kind, in order: the nic kind starts with its generated name lists (nicspec.sh, from provider/nic/spec.ts). */
+export const KIND_FILES = { sysctl: ["sysctl.sh"], nic: ["nicspec.sh", "nic.sh"] } as const;
+
 function read(name: string, dir: string): string {
   const t = fs.readFileSync(path.join(dir, name), "utf8");
   return t.endsWith("\n") ? t : `${t}\n`;
@@ -41,7 +44,7 @@ export function assembleEngine(dir: string = SH_DIR, version: string = PACKAGE_V
     `#!/bin/sh\n# pulumi-net-tuning ${version} host engine (generated from provider/host/sh by provider/host/engine.ts; do not edit)\n` +
     `# shellcheck disable=SC2317 # functions are called indirectly (hooks, traps, kind loaders)\n` +
     `NT_ENGINE_KIND=\${1:-}\nNT_ENGINE_OP=\${2:-}\nset --\n`;
-  const kinds = ["sysctl", "nic"].map((k) => `nt_kind_${k}() {\n${read(`${k}.sh`, dir)}:\n}\n`).join("");
+  const kinds = (["sysctl", "nic"] as const).map((k) => `nt_kind_${k}() {\n${KIND_FILES[k].map((f) => read(f, dir)).join("")}:\n}\n`).join("");
   const text = `${prelude}${read("runtime.sh", dir)}${kinds}${read("main.sh", dir)}`;
   const sha256 = createHash("sha256").update(text).digest("hex");
   return { version, sha256, text, fileName: `engine-${sha256}.sh` };

@@ -2,7 +2,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { gzipSync } from "zlib";
 import { shQuote } from "../shell";
-import { Engine, engine, engineLine, ENGINE_INSTALL_DIR, ENGINE_STAGE_HOME, ENGINE_STAGE_ROOT } from "./engine";
+import { Engine, engine, engineLine, ENGINE_INSTALL_DIR, ENGINE_STAGE_HOME, ENGINE_STAGE_ROOT, KIND_FILES } from "./engine";
 
 /**
  * The host programs: POSIX sh text assembled from the files in `sh/` (readable, shellchecked), never from user values.
@@ -28,12 +28,16 @@ export type HostOp = "apply" | "restore";
  * ({@link compactProgram}); it shares every setter with the apply engine and needs nothing installed on the host.
  */
 export function hostProgram(kind: HostKind, op: HostOp): string {
-  if (op === "restore") return compactProgram(`${sh("runtime.sh")}\n${sh(`${kind}.sh`)}\n`, "nt_restore_main", RESTORE_NEVER);
-  return `${sh("runtime.sh")}\n${sh(`${kind}.sh`)}\nnt_apply_main\n`;
+  const kindText = KIND_FILES[kind].map(sh).join("\n");
+  if (op === "restore") return compactProgram(`${sh("runtime.sh")}\n${kindText}\n`, "nt_restore_main", RESTORE_NEVER);
+  return `${sh("runtime.sh")}\n${kindText}\nnt_apply_main\n`;
 }
 
-/** Functions a restore never calls although their names appear in code it runs (apply-only branches). */
-const RESTORE_NEVER = ["nt_rollback", "nt_outcome", "kind_rollback", "nn_apply_directive"];
+/**
+ * Functions a restore never calls although their names appear in code it runs (apply-only branches; kind_same only
+ * answers for keys with a @readback form, which only apply plans carry, and nt_same asks `command -v` first).
+ */
+const RESTORE_NEVER = ["nt_rollback", "nt_outcome", "kind_rollback", "nn_apply_directive", "kind_same"];
 
 /**
  * Tree-shakes POSIX sh text: keeps the top-level statements and the top-level functions (`name() {` … a `}` line)

@@ -6,7 +6,7 @@
  * Pure: no I/O here. `provider/live/ssh.ts` runs the program.
  */
 import { shQuote } from "../shell";
-import { lookup } from "../sysctl/catalogue";
+import { sameValue } from "../sysctl/readback";
 import { keyToPath } from "../sysctl/validate";
 
 export const LIVE_HEADER = "net-tuning-live v1";
@@ -94,42 +94,9 @@ export function parseSysctlRead(stdout: string, read: SysctlRead): SysctlLive {
   return live;
 }
 
-/** How the kernel stores a key's value, which decides when a value read back equals the one written. */
-export type ReadbackForm = "exact" | "pow2" | "msJiffies";
-
-/** Keys kept in jiffies but read and written in milliseconds (proc_dointvec_ms_jiffies): they read back rounded. */
-const MS_JIFFIES = [/^net\.ipv4\.tcp_invalid_ratelimit$/, /^net\.ipv4\.icmp_ratelimit$/, /^net\.ipv6\.icmp\.ratelimit$/, /^net\.ipv[46]\.neigh\.[^.]+\.(retrans_time_ms|base_reachable_time_ms|delay_first_probe_time_ms|interval_probe_time_ms|locktime_ms)$/];
-
-export function readbackForm(key: string): ReadbackForm {
-  if (lookup(key)?.readback === "pow2") return "pow2";
-  if (MS_JIFFIES.some((r) => r.test(key))) return "msJiffies";
-  return "exact";
-}
-
-/**
- * True when `live` is what the kernel shows after `declared` was written: the same numbers/words (any whitespace);
- * for power-of-2 keys the next power of two (0 stays 0); for millisecond-jiffies keys the value rounded up to the
- * next jiffy (HZ ≥ 100: less than 10 ms above). The one comparator for apply read-back, drift and adoption.
- */
-export function sameValue(key: string, live: string, declared: string): boolean {
-  const a = live.trim().split(/\s+/).filter(Boolean);
-  const b = declared.trim().split(/\s+/).filter(Boolean);
-  if (a.join(" ") === b.join(" ")) return true;
-  if (a.length !== 1 || b.length !== 1 || !/^\d+$/.test(a[0]) || !/^\d+$/.test(b[0])) return false;
-  const l = Number(a[0]);
-  const d = Number(b[0]);
-  switch (readbackForm(key)) {
-    case "pow2": {
-      let p = d === 0 ? 0 : 1;
-      while (p < d) p *= 2;
-      return l === p;
-    }
-    case "msJiffies":
-      return l >= d && l - d < 10;
-    default:
-      return false;
-  }
-}
+// The one comparator per read-back form lives with the catalogue (provider/sysctl/readback.ts); re-exported here.
+export { readbackForm, sameValue } from "../sysctl/readback";
+export type { ReadbackForm } from "../sysctl/readback";
 
 export interface SysctlComparison {
   /** Keys whose host value differs from the declared one: `pulumi up` changes them. */

@@ -5,21 +5,9 @@
  * names of single-feature groups are accepted as aliases.
  */
 
-/** `ethtool -K` short name → the name `ethtool -k` shows. */
-export const FEATURE_SHORT_NAMES: Readonly<Record<string, string>> = {
-  gro: "generic-receive-offload",
-  gso: "generic-segmentation-offload",
-  tso: "tcp-segmentation-offload",
-  lro: "large-receive-offload",
-  rx: "rx-checksumming",
-  tx: "tx-checksumming",
-  sg: "scatter-gather",
-  rxhash: "receive-hashing",
-  ntuple: "ntuple-filters",
-  rxvlan: "rx-vlan-offload",
-  txvlan: "tx-vlan-offload",
-  ufo: "udp-fragmentation-offload",
-};
+import { FEATURE_SHORT_NAMES } from "./spec";
+
+export { FEATURE_SHORT_NAMES };
 
 /**
  * Kernel feature names that `ethtool -k` shows under a legacy group name because the group has only that feature

@@ -3,8 +3,10 @@
  * Host-dependent values ("max" rings, "all" CPU masks, IRQ numbers, the boot script and unit) are resolved on the
  * host in preflight, before anything changes; stdin shows exactly what was asked, one setting per line.
  */
+import { origLines, planHeader } from "../planText";
 import { Owner } from "../owner";
 import type { NicPreset } from "../sizing/nic";
+import { HOST_PREFIX, NIC_GROUP_SPECS, NicGroup, settingByArg, settingsOf } from "./spec";
 import { NicInput, NicRequest, validateNic } from "./validate";
 
 /** Plain (resolved) inputs of a NicQueues resource. */
@@ -27,11 +29,10 @@ export interface NicPlan {
   persistence: string;
 }
 
-const CHANNEL_ORDER = ["combined", "rx", "tx", "other"];
-const RING_ORDER = ["rx", "rx-mini", "rx-jumbo", "tx"];
-
-function sortedEntries<T>(o: Record<string, T>, order?: string[]): [string, T][] {
-  const rank = (k: string) => (order ? order.indexOf(k) : -1);
+/** A group's entries in the spec's apply order (features, which have no fixed names, by name). */
+function inApplyOrder<T>(group: NicGroup, o: Record<string, T>): [string, T][] {
+  const order = settingsOf(group).map((s) => s.ethtool);
+  const rank = (k: string) => order.indexOf(k);
   return Object.entries(o).sort(([a], [b]) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
 }
 const onOff = (b: boolean) => (b ? "on" : "off");
@@ -43,10 +44,7 @@ export function planNic(input: NicPlanInput): NicPlan {
   const iface = r.interface;
   const settings: Record<string, string> = {};
   const lines = [
-    "@net-tuning v1",
-    "@kind nic",
-    `@owner ${input.owner.label}`,
-    `@owner-id ${input.owner.id}`,
+    ...planHeader("nic", input.owner),
     `@interface ${iface}`,
     `@persistence ${r.persistence}`,
   ];
@@ -57,20 +55,22 @@ export function planNic(input: NicPlanInput): NicPlan {
   const section = (title: string, n: number) => {
     if (n > 0) lines.push(`# ${title}`);
   };
-  section("channels (ethtool -L), applied first: they change the number of queues", Object.keys(r.channels).length);
-  for (const [k, v] of sortedEntries(r.channels, CHANNEL_ORDER)) set(`channel.${k}`, String(v));
-  section('rings (ethtool -G), descriptors; "max" = the driver\'s pre-set maximum', Object.keys(r.rings).length);
-  for (const [k, v] of sortedEntries(r.rings, RING_ORDER)) set(`ring.${k}`, String(v));
-  section("offload features (ethtool -K), by the name ethtool -k shows", Object.keys(r.features).length);
-  for (const [k, v] of sortedEntries(r.features)) set(`feature.${k}`, onOff(v));
-  section("interrupt coalescing (ethtool -C)", Object.keys(r.coalesce).length);
-  for (const [k, v] of sortedEntries(r.coalesce)) set(`coalesce.${k}`, typeof v === "boolean" ? onOff(v) : String(v));
+  const groups: [NicGroup, Record<string, number | boolean | string>][] = [
+    ["channels", r.channels],
+    ["rings", r.rings],
+    ["features", r.features],
+    ["coalesce", r.coalesce],
+  ];
+  for (const [g, values] of groups) {
+    section(NIC_GROUP_SPECS[g].planTitle, Object.keys(values).length);
+    for (const [k, v] of inApplyOrder(g, values)) set(`${HOST_PREFIX[g]}${k}`, typeof v === "boolean" ? onOff(v) : String(v));
+  }
   if (r.txQueueLength !== undefined) {
-    lines.push("# transmit queue length (ip link set dev IF txqueuelen N), packets");
-    set("txqueuelen", String(r.txQueueLength));
+    lines.push(`# ${NIC_GROUP_SPECS.link.planTitle}`);
+    set(settingByArg("link", "txQueueLength")!.ethtool, String(r.txQueueLength));
   }
   if (r.rps) {
-    lines.push("# RPS/RFS on every rx queue; the CPU mask is computed on the host from its possible CPUs");
+    lines.push(`# ${NIC_GROUP_SPECS.rps.planTitle}`);
     const cpus = r.rps.cpus === "all" ? "all" : [...r.rps.cpus].sort((a, b) => a - b).join(",");
     lines.push(`@rps-cpus ${cpus}`);
     settings[`${iface}/rps.rx-*`] = cpus;
@@ -79,10 +79,10 @@ export function planNic(input: NicPlanInput): NicPlan {
       settings[`${iface}/rfs.rx-*`] = String(r.rps.flowEntriesPerQueue);
     }
     if (r.rps.onlyWhenQueuesBelowCpus) lines.push("@rps-only-below-cpus 1");
-    if (r.rps.sockFlowEntries !== undefined) set("net.core.rps_sock_flow_entries", String(r.rps.sockFlowEntries));
+    if (r.rps.sockFlowEntries !== undefined) set(settingByArg("rps", "sockFlowEntries")!.ethtool, String(r.rps.sockFlowEntries));
   }
   if (r.irqAffinity) {
-    lines.push('# IRQ affinity: the NIC\'s IRQs, one CPU each, round-robin over the CPUs ("spread" = every online CPU)');
+    lines.push(`# ${NIC_GROUP_SPECS.irq.planTitle}`);
     const cpus = r.irqAffinity.cpus === "spread" ? "spread" : r.irqAffinity.cpus.join(",");
     lines.push(`@irq-cpus ${cpus}`);
     settings[`${iface}/irq.*`] = cpus;
@@ -91,8 +91,8 @@ export function planNic(input: NicPlanInput): NicPlan {
   return { request: r, settings, stdin: lines.join("\n") + "\n", warnings, persistence: r.persistence };
 }
 
-/** Keys in the order the host applies them (channels first), so a restore without the journal follows it too. */
-const KEY_RANK = ["channel.", "ring.", "feature.", "coalesce.", "txqueuelen", "net.core.", "rps.", "rfs.", "irq."];
+/** Keys in the order the host applies them (the spec's group order: channels first), so a restore follows it too. */
+const KEY_RANK = [HOST_PREFIX.channels, HOST_PREFIX.rings, HOST_PREFIX.features, HOST_PREFIX.coalesce, "txqueuelen", "net.core.", "rps.", "rfs.", "irq."] as string[];
 function rank(key: string): number {
   const sub = key.startsWith("net.core.") ? key : key.slice(key.indexOf("/") + 1);
   const i = KEY_RANK.findIndex((p) => sub.startsWith(p));
@@ -107,12 +107,7 @@ const ORIG_VALUE = /^[A-Za-z0-9 ,._:-]*$/;
 
 /** The restore program's stdin: originals from Pulumi state, so a delete works without the host's journal. */
 export function renderNicRestoreStdin(owner: Owner, iface: string, previous: Record<string, string>, restoreOnDelete: boolean): string {
-  const lines = ["@net-tuning v1", "@kind nic", `@owner ${owner.label}`, `@owner-id ${owner.id}`, `@interface ${iface}`, `@restore ${restoreOnDelete ? 1 : 0}`];
-  for (const k of Object.keys(previous).sort(byApplyOrder)) {
-    if (!ORIG_KEY.test(k) || !ORIG_VALUE.test(previous[k])) {
-      throw new Error(`pulumi-net-tuning: refusing to store an unsafe original value for ${JSON.stringify(k)}`);
-    }
-    lines.push(`@orig ${k}\t${previous[k]}`);
-  }
+  const lines = [...planHeader("nic", owner), `@interface ${iface}`, `@restore ${restoreOnDelete ? 1 : 0}`];
+  lines.push(...origLines(previous, Object.keys(previous).sort(byApplyOrder), ORIG_KEY, ORIG_VALUE));
   return lines.join("\n") + "\n";
 }

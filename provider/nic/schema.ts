@@ -1,8 +1,9 @@
 /**
- * Input schema of NicQueues (zod 4): one definition, the TypeScript types are inferred from it.
- * Messages name the input, the accepted range and the fix; `validateNicArgs` collects every problem.
+ * Input schema of NicQueues (zod 4), built from the NIC spec (`spec.ts`): one definition for arguments, presets and
+ * profiles' `nic` parts. Messages name the input, the accepted range and the fix; `formatIssues` lists every problem.
  */
 import { z } from "zod";
+import { NIC_GROUP_SPECS, NicGroup, NicSetting, settingsOf } from "./spec";
 
 /** An integer in [min, max] with a message a user can act on. */
 function intIn(min: number, max: number, unit: string) {
@@ -19,134 +20,87 @@ export const interfaceSchema = z
       `"${String(iss.input)}" is not a valid Linux interface name: 1-15 characters from letters, digits, ".", "_", "-", "@", "+" (no "/", ":", whitespace or quotes; not "." or "..")`,
   });
 
-export const MAX_RING = 1048576;
-const ringSize = z.union([intIn(1, MAX_RING, "descriptors"), z.literal("max")], {
-  error: `must be a number of descriptors from 1 to ${MAX_RING} or "max" (the driver's pre-set maximum)`,
-});
-export const ringsSchema = z.strictObject(
-  { rx: ringSize.optional(), tx: ringSize.optional(), rxMini: ringSize.optional(), rxJumbo: ringSize.optional() },
-  { error: "must be an object with rx, tx, rxMini, rxJumbo" },
-);
+const onOff = z.boolean({ error: "must be true (on) or false (off)" });
 
-export const MAX_CHANNELS = 4096;
-const channelCount = intIn(0, MAX_CHANNELS, "queues");
-export const channelsSchema = z.strictObject(
-  { combined: channelCount.optional(), rx: channelCount.optional(), tx: channelCount.optional(), other: channelCount.optional() },
-  { error: "must be an object with combined, rx, tx, other" },
-);
+/** The zod schema of one setting, from its spec row. */
+function settingSchema(s: NicSetting): z.ZodType {
+  const min = s.min ?? 0;
+  const max = s.max ?? 0;
+  switch (s.type) {
+    case "count":
+      return intIn(min, max, s.unit ?? "");
+    case "ring":
+      return z.union([intIn(min, max, s.unit ?? ""), z.literal("max")], {
+        error: `must be a number of ${s.unit} from ${min} to ${max} or "max" (the driver's pre-set maximum)`,
+      });
+    case "onOff":
+      return onOff;
+    case "flag":
+      return z.boolean({ error: "must be true or false" });
+    case "cpus": {
+      const listMsg = s.group === "rps" ? `must be "${s.keyword}" or a list of CPU numbers such as [0, 1, 2]` : `must be "${s.keyword}" or a list of CPU numbers`;
+      const list = z
+        .array(intIn(min, max, s.unit ?? ""), { error: listMsg })
+        .min(1, { error: "must list at least one CPU" })
+        .refine((a) => new Set(a).size === a.length, { error: "lists a CPU twice" });
+      return z.union([z.literal(s.keyword as string), list], { error: listMsg });
+    }
+  }
+}
 
-export const featuresSchema = z.record(z.string(), z.boolean({ error: "must be true (on) or false (off)" }), {
+/** The example of a group object in the "must be an object …" message. */
+const GROUP_EXAMPLE: Partial<Record<NicGroup, string>> = {
+  rps: 'must be an object such as { cpus: "all", flowEntriesPerQueue: 4096, sockFlowEntries: 32768 }',
+  irq: 'must be an object such as { cpus: "spread" }',
+  coalesce: `must be an object of ethtool -C parameters (${settingsOf("coalesce").map((s) => s.arg).join(", ")})`,
+};
+
+/** The strict object schema of a group's settings. */
+function groupSchema(group: NicGroup) {
+  const shape: Record<string, z.ZodType> = {};
+  for (const s of settingsOf(group)) shape[s.arg] = s.required ? settingSchema(s) : settingSchema(s).optional();
+  const fields = settingsOf(group).map((s) => s.arg);
+  return z.strictObject(shape, { error: GROUP_EXAMPLE[group] ?? `must be an object with ${fields.join(", ")}` });
+}
+
+export const ringsSchema = groupSchema("rings");
+export const channelsSchema = groupSchema("channels");
+export const coalesceSchema = groupSchema("coalesce");
+export const rpsSchema = groupSchema("rps");
+export const irqAffinitySchema = groupSchema("irq");
+export const featuresSchema = z.record(z.string(), onOff, {
   error: "must be an object of feature name → true/false, e.g. { gro: true, lro: false }",
 });
-
-const U32 = 4294967295;
-/** camelCase coalescing arg → `ethtool -C` parameter. */
-export const COALESCE_PARAMS = {
-  adaptiveRx: "adaptive-rx",
-  adaptiveTx: "adaptive-tx",
-  rxUsecs: "rx-usecs",
-  rxFrames: "rx-frames",
-  rxUsecsIrq: "rx-usecs-irq",
-  rxFramesIrq: "rx-frames-irq",
-  txUsecs: "tx-usecs",
-  txFrames: "tx-frames",
-  txUsecsIrq: "tx-usecs-irq",
-  txFramesIrq: "tx-frames-irq",
-  statsBlockUsecs: "stats-block-usecs",
-  sampleInterval: "sample-interval",
-  pktRateLow: "pkt-rate-low",
-  pktRateHigh: "pkt-rate-high",
-  rxUsecsLow: "rx-usecs-low",
-  rxFramesLow: "rx-frames-low",
-  txUsecsLow: "tx-usecs-low",
-  txFramesLow: "tx-frames-low",
-  rxUsecsHigh: "rx-usecs-high",
-  rxFramesHigh: "rx-frames-high",
-  txUsecsHigh: "tx-usecs-high",
-  txFramesHigh: "tx-frames-high",
-} as const;
-export type CoalesceName = keyof typeof COALESCE_PARAMS;
-
-const onOff = z.boolean({ error: "must be true (on) or false (off)" });
-const usecs = intIn(0, U32, "microseconds").optional();
-const frames = intIn(0, U32, "frames").optional();
-export const coalesceSchema = z.strictObject(
-  {
-    adaptiveRx: onOff.optional(),
-    adaptiveTx: onOff.optional(),
-    rxUsecs: usecs,
-    rxFrames: frames,
-    rxUsecsIrq: usecs,
-    rxFramesIrq: frames,
-    txUsecs: usecs,
-    txFrames: frames,
-    txUsecsIrq: usecs,
-    txFramesIrq: frames,
-    statsBlockUsecs: usecs,
-    sampleInterval: intIn(0, U32, "seconds").optional(),
-    pktRateLow: intIn(0, U32, "packets per second").optional(),
-    pktRateHigh: intIn(0, U32, "packets per second").optional(),
-    rxUsecsLow: usecs,
-    rxFramesLow: frames,
-    txUsecsLow: usecs,
-    txFramesLow: frames,
-    rxUsecsHigh: usecs,
-    rxFramesHigh: frames,
-    txUsecsHigh: usecs,
-    txFramesHigh: frames,
-  },
-  { error: `must be an object of ethtool -C parameters (${Object.keys(COALESCE_PARAMS).join(", ")})` },
-);
-
-export const MAX_TXQUEUELEN = 1000000;
-export const MAX_CPU = 8191;
-export const MAX_FLOW_CNT = 1048576;
-export const MAX_SOCK_FLOW = 536870912; // 1 << 29: the kernel refuses more
-
-const cpuList = z
-  .array(intIn(0, MAX_CPU, "CPU number"), { error: 'must be "all" or a list of CPU numbers such as [0, 1, 2]' })
-  .min(1, { error: "must list at least one CPU" })
-  .refine((a) => new Set(a).size === a.length, { error: "lists a CPU twice" });
-
-export const rpsSchema = z.strictObject(
-  {
-    cpus: z.union([z.literal("all"), cpuList], { error: 'must be "all" or a list of CPU numbers such as [0, 1, 2]' }),
-    flowEntriesPerQueue: intIn(0, MAX_FLOW_CNT, "flow entries per rx queue").optional(),
-    sockFlowEntries: intIn(0, MAX_SOCK_FLOW, "flow entries").optional(),
-    onlyWhenQueuesBelowCpus: z.boolean({ error: "must be true or false" }).optional(),
-  },
-  { error: 'must be an object such as { cpus: "all", flowEntriesPerQueue: 4096, sockFlowEntries: 32768 }' },
-);
-
-export const irqAffinitySchema = z.strictObject(
-  { cpus: z.union([z.literal("spread"), cpuList], { error: 'must be "spread" or a list of CPU numbers' }) },
-  { error: 'must be an object such as { cpus: "spread" }' },
-);
 
 export const persistenceSchema = z.enum(["systemd", "rc.local", "none", "auto"], {
   error: 'must be "systemd", "rc.local", "none" or "auto"',
 });
+export type NicPersistence = z.infer<typeof persistenceSchema>;
+
+/** Top-level settings of the `link` group (txQueueLength). */
+const linkShape: Record<string, z.ZodType> = Object.fromEntries(settingsOf("link").map((s) => [s.arg, settingSchema(s).optional()]));
+
+/** The settings a preset or profile `nic` part may hold: every group (same checks as the arguments). */
+const settingsShape = {
+  [NIC_GROUP_SPECS.rings.arg as string]: ringsSchema.optional(),
+  [NIC_GROUP_SPECS.channels.arg as string]: channelsSchema.optional(),
+  [NIC_GROUP_SPECS.features.arg as string]: featuresSchema.optional(),
+  [NIC_GROUP_SPECS.coalesce.arg as string]: coalesceSchema.optional(),
+  ...linkShape,
+  [NIC_GROUP_SPECS.rps.arg as string]: rpsSchema.optional(),
+  [NIC_GROUP_SPECS.irq.arg as string]: irqAffinitySchema.optional(),
+};
 
 /** The settings part of NicQueues' arguments (plain values, after Pulumi resolved them). */
-export const nicSettingsSchema = z.strictObject({
-  interface: interfaceSchema,
-  rings: ringsSchema.optional(),
-  channels: channelsSchema.optional(),
-  features: featuresSchema.optional(),
-  coalesce: coalesceSchema.optional(),
-  txQueueLength: intIn(1, MAX_TXQUEUELEN, "packets").optional(),
-  rps: rpsSchema.optional(),
-  irqAffinity: irqAffinitySchema.optional(),
-  persistence: persistenceSchema.optional(),
-});
+export const nicSettingsSchema = z.strictObject({ interface: interfaceSchema, ...settingsShape, persistence: persistenceSchema.optional() });
 
-export type NicSettings = z.infer<typeof nicSettingsSchema>;
-export type NicRings = z.infer<typeof ringsSchema>;
-export type NicChannels = z.infer<typeof channelsSchema>;
-export type NicCoalesce = z.infer<typeof coalesceSchema>;
-export type NicRps = z.infer<typeof rpsSchema>;
-export type NicIrqAffinity = z.infer<typeof irqAffinitySchema>;
-export type NicPersistence = z.infer<typeof persistenceSchema>;
+/** A NIC preset: the same settings schema (ranges included), plus its metadata. */
+export const nicPresetSchema = z.strictObject({
+  kind: z.literal("net-tuning/nic-preset", { error: 'must be "net-tuning/nic-preset"' }),
+  name: z.string({ error: "must be a non-empty string" }).min(1, { error: "must be a non-empty string" }),
+  ...settingsShape,
+  rationale: z.record(z.string(), z.string(), { error: "must be an object of setting → reason" }),
+});
 
 /** zod issues as "path: message" lines (every issue, not just the first). */
 export function formatIssues(issues: z.core.$ZodIssue[], prefix = ""): string[] {

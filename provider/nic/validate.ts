@@ -1,25 +1,19 @@
 /**
- * Validation of NicQueues inputs (pure): schema, preset merge, feature aliases, cross-field checks.
- * Throws one InputError listing every problem; returns the normalised request and advice for preview.
+ * Validation of NicQueues inputs (pure): schema, preset merge, feature aliases, cross-field checks, all from the NIC
+ * spec (`spec.ts`). Throws one InputError listing every problem; returns the normalised request and advice for preview.
  */
 import { InputError } from "../errors";
 import type { NicPreset } from "../sizing/nic";
-import { canonicalFeature } from "./features";
-import { COALESCE_PARAMS, CoalesceName, formatIssues, NicPersistence, nicSettingsSchema } from "./schema";
+import type { NicSettingsValues } from "./values.generated";
+import { kernelPow2 } from "../sysctl/readback";
+import { canonicalFeature, FEATURE_SHORT_NAMES } from "./features";
+import { formatIssues, NicPersistence, nicPresetSchema, nicSettingsSchema } from "./schema";
+import { NIC_GROUP_SPECS, settingByArg, settingsOf } from "./spec";
 
+/** The argument names of the settings (from the spec's groups), plus interface, persistence and preset. */
+type SettingArg = "rings" | "channels" | "features" | "coalesce" | "txQueueLength" | "rps" | "irqAffinity";
 /** Plain NicQueues settings as the user declared them (before validation). */
-export interface NicInput {
-  interface: unknown;
-  rings?: unknown;
-  channels?: unknown;
-  features?: unknown;
-  coalesce?: unknown;
-  txQueueLength?: unknown;
-  rps?: unknown;
-  irqAffinity?: unknown;
-  persistence?: unknown;
-  preset?: unknown;
-}
+export type NicInput = { interface: unknown; persistence?: unknown; preset?: unknown } & { [K in SettingArg]?: unknown };
 
 /** The validated request: kernel/ethtool names, preset merged (explicit args win). */
 export interface NicRequest {
@@ -39,60 +33,47 @@ export interface NicRequest {
   warnings: string[];
 }
 
-const RING_NAMES: Record<string, string> = { rx: "rx", tx: "tx", rxMini: "rx-mini", rxJumbo: "rx-jumbo" };
+const SETTING_ARGS: SettingArg[] = ["rings", "channels", "features", "coalesce", "txQueueLength", "rps", "irqAffinity"];
 
-function isPow2(n: number): boolean {
-  return n > 0 && (n & (n - 1)) === 0;
-}
-function nextPow2(n: number): number {
-  let p = 1;
-  while (p < n) p *= 2;
-  return p;
+/** A group's preset and argument values merged (arguments win), keyed by the spec's host name. */
+function byHostName<T>(group: "rings" | "channels" | "coalesce", preset: object | undefined, args: object | undefined): Record<string, T> {
+  const out: Record<string, T> = {};
+  const merged = { ...(preset ?? {}), ...(args ?? {}) } as Record<string, T | undefined>;
+  for (const s of settingsOf(group)) if (merged[s.arg] !== undefined) out[s.ethtool] = merged[s.arg] as T;
+  return out;
 }
 
 export function validateNic(input: NicInput, resource: string): NicRequest {
   const problems: string[] = [];
   let preset: NicPreset | undefined;
   if (input.preset !== undefined && input.preset !== null) {
-    // A preset's settings get exactly the checks of the same arguments (ranges included); only its metadata differs.
+    // A preset gets exactly the checks of the same arguments (one schema: ranges included); only its metadata differs.
     const p = input.preset as Record<string, unknown>;
-    const meta = typeof p === "object" && p.kind === "net-tuning/nic-preset" && typeof p.name === "string" && p.name.length > 0;
-    if (!meta) {
-      const what = typeof p === "object" && p.kind !== "net-tuning/nic-preset" ? `preset.kind ${JSON.stringify(p.kind)} is not "net-tuning/nic-preset"` : "preset.name is missing";
+    const isObject = typeof p === "object" && !Array.isArray(p);
+    if (!isObject || p.kind !== "net-tuning/nic-preset" || typeof p.name !== "string" || p.name.length === 0) {
+      const what = isObject && p.kind !== "net-tuning/nic-preset" ? `preset.kind ${JSON.stringify(p.kind)} is not "net-tuning/nic-preset"` : "preset.name is missing";
       problems.push(`${what} (pass a preset from this package, e.g. nicPresets.throughput())`);
     } else {
-      const { kind: _k, name: _n, rationale: _r, ...settings } = p;
-      const parsed = nicSettingsSchema.safeParse({ interface: "eth0", ...settings });
-      if (parsed.success) preset = p as unknown as NicPreset;
+      const parsed = nicPresetSchema.safeParse(p);
+      if (parsed.success) preset = parsed.data as NicPreset;
       else problems.push(...formatIssues(parsed.error.issues, `preset(${p.name})`));
     }
   }
-  const raw = {
-    interface: input.interface,
-    rings: input.rings,
-    channels: input.channels,
-    features: input.features,
-    coalesce: input.coalesce,
-    txQueueLength: input.txQueueLength,
-    rps: input.rps,
-    irqAffinity: input.irqAffinity,
-    persistence: input.persistence,
-  };
+  const raw: Record<string, unknown> = { interface: input.interface, persistence: input.persistence };
+  for (const k of SETTING_ARGS) raw[k] = input[k];
   // Undefined members are absent: Pulumi resolves unset Inputs to undefined.
-  for (const k of Object.keys(raw) as (keyof typeof raw)[]) if (raw[k] === undefined || raw[k] === null) delete raw[k];
+  for (const k of Object.keys(raw)) if (raw[k] === undefined || raw[k] === null) delete raw[k];
   const parsed = nicSettingsSchema.safeParse(raw);
   if (!parsed.success) {
     problems.push(...formatIssues(parsed.error.issues));
     throw new InputError(resource, problems);
   }
-  const s = parsed.data;
+  // The schema and the plain value types are both built from the spec (schema.ts, values.generated.ts).
+  const s = parsed.data as { interface: string; persistence?: NicPersistence } & NicSettingsValues;
   const warnings: string[] = [];
 
-  const rings: Record<string, number | "max"> = {};
-  for (const [k, v] of Object.entries({ ...(preset?.rings ?? {}), ...(s.rings ?? {}) })) if (v !== undefined) rings[RING_NAMES[k]] = v;
-
-  const channels: Record<string, number> = {};
-  for (const [k, v] of Object.entries(s.channels ?? {})) if (v !== undefined) channels[k] = v;
+  const rings = byHostName<number | "max">("rings", preset?.rings, s.rings);
+  const channels = byHostName<number>("channels", preset?.channels, s.channels);
   if (Object.keys(channels).length > 0 && Object.values(channels).every((v) => v === 0)) {
     problems.push("channels: every count is 0; a NIC needs at least one rx and one tx queue (e.g. { combined: 4 })");
   }
@@ -103,7 +84,7 @@ export function validateNic(input: NicInput, resource: string): NicRequest {
     for (const [name, on] of Object.entries(src ?? {})) {
       const canon = canonicalFeature(name);
       if (!canon) {
-        problems.push(`${where}.${name}: "${name}" is not a feature name: use an ethtool -K short name (gro, gso, tso, lro, rx, tx, sg, rxhash, ntuple, rxvlan, txvlan) or a name from \`ethtool -k\` (lowercase letters, digits, "-", "_")`);
+        problems.push(`${where}.${name}: "${name}" is not a feature name: use an ethtool -K short name (${Object.keys(FEATURE_SHORT_NAMES).join(", ")}) or a name from \`ethtool -k\` (lowercase letters, digits, "-", "_")`);
         continue;
       }
       if (!override && canon in features && origin[canon] !== "preset" && features[canon] !== on) {
@@ -117,33 +98,26 @@ export function validateNic(input: NicInput, resource: string): NicRequest {
   addFeatures(preset?.features, "preset.features", true);
   addFeatures(s.features, "features", false);
 
-  const coalesce: Record<string, number | boolean> = {};
-  for (const [k, v] of Object.entries({ ...(preset?.coalesce ?? {}), ...(s.coalesce ?? {}) })) {
-    if (v !== undefined) coalesce[COALESCE_PARAMS[k as CoalesceName]] = v;
-  }
+  const coalesce = byHostName<number | boolean>("coalesce", preset?.coalesce, s.coalesce);
   if ((coalesce["adaptive-rx"] === true && coalesce["rx-usecs"] !== undefined) || (coalesce["adaptive-tx"] === true && coalesce["tx-usecs"] !== undefined)) {
     warnings.push(`${resource}: coalesce sets adaptive coalescing on together with fixed usecs: with adaptive on, most drivers move rx-usecs/tx-usecs themselves`);
   }
 
-  const txQueueLength = s.txQueueLength ?? preset?.txQueueLength;
-  if (txQueueLength !== undefined && (txQueueLength < 1 || txQueueLength > 1000000)) {
-    problems.push(`txQueueLength (from the preset) must be an integer from 1 to 1000000 (packets)`);
-  }
+  const txQueueLength = (s.txQueueLength ?? preset?.txQueueLength) as number | undefined;
 
   let rps: NicRequest["rps"];
   if (s.rps || preset?.rps) {
-    const m = { ...(preset?.rps ?? {}), ...(s.rps ?? {}) } as NonNullable<typeof s.rps>;
+    const m = { ...(preset?.rps ?? {}), ...(s.rps ?? {}) } as NonNullable<NicPreset["rps"]>;
     rps = {
       cpus: m.cpus,
       flowEntriesPerQueue: m.flowEntriesPerQueue,
       sockFlowEntries: m.sockFlowEntries,
       onlyWhenQueuesBelowCpus: m.onlyWhenQueuesBelowCpus ?? false,
     };
-    for (const [what, n] of [
-      ["rps.flowEntriesPerQueue", m.flowEntriesPerQueue],
-      ["rps.sockFlowEntries", m.sockFlowEntries],
-    ] as const) {
-      if (n !== undefined && n > 0 && !isPow2(n)) warnings.push(`${resource}: ${what} ${n} is rounded up by the kernel to ${nextPow2(n)} (a power of two); write ${nextPow2(n)} to avoid surprise`);
+    for (const arg of ["flowEntriesPerQueue", "sockFlowEntries"] as const) {
+      const n = m[arg];
+      const what = `${NIC_GROUP_SPECS.rps.arg}.${settingByArg("rps", arg)?.arg}`;
+      if (n !== undefined && n > 0 && kernelPow2(n) !== n) warnings.push(`${resource}: ${what} ${n} is rounded up by the kernel to ${kernelPow2(n)} (a power of two); write ${kernelPow2(n)} to avoid surprise`);
     }
     if (m.flowEntriesPerQueue && m.sockFlowEntries === 0) {
       warnings.push(`${resource}: rps.flowEntriesPerQueue without rps.sockFlowEntries > 0 does not enable RFS (net.core.rps_sock_flow_entries is the global table)`);
@@ -178,7 +152,7 @@ export function validateNic(input: NicInput, resource: string): NicRequest {
     coalesce,
     txQueueLength,
     rps,
-    irqAffinity: s.irqAffinity,
+    irqAffinity: s.irqAffinity as NicRequest["irqAffinity"],
     persistence: s.persistence ?? "auto",
     warnings,
   };

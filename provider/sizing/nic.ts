@@ -3,32 +3,17 @@
  * from the cross-border gateway article (Scenario A) with DOMAIN.md §2's corrections.
  * Pure data: NicQueues validates them against the host's real limits before changing anything.
  */
+import type { NicSettingsValues } from "../nic/values.generated";
 
-/** Suggested NicQueues settings. Every field is optional: an absent field leaves that setting as it is. */
-export interface NicPreset {
+/**
+ * Suggested NicQueues settings: the NIC spec's settings as plain values (every field optional: an absent field leaves
+ * that setting as it is), validated by NicQueues with exactly the checks of its arguments.
+ */
+export interface NicPreset extends NicSettingsValues {
   /** Always `"net-tuning/nic-preset"`: lets a consumer tell a preset from hand-written settings. */
   kind: "net-tuning/nic-preset";
   /** Preset name, e.g. `"throughput"`; shown in previews and in combine conflicts. */
   name: string;
-  /** Ring buffer sizes in descriptors (`ethtool -G`); `"max"` = the driver's pre-set maximum from `ethtool -g`. */
-  rings?: { rx?: number | "max"; tx?: number | "max" };
-  /** Offloads by `ethtool -K` short name (gro, gso, tso, lro, …): `true` = on, `false` = off. */
-  features?: Record<string, boolean>;
-  /**
-   * Interrupt coalescing (`ethtool -C`): adaptive-rx/adaptive-tx on/off, rx-usecs/tx-usecs in
-   * microseconds, rx-frames in packets.
-   */
-  coalesce?: { adaptiveRx?: boolean; adaptiveTx?: boolean; rxUsecs?: number; txUsecs?: number; rxFrames?: number };
-  /** Interface transmit queue length in packets (`ip link set dev X txqueuelen N`). */
-  txQueueLength?: number;
-  /**
-   * Receive Packet Steering / Receive Flow Steering.
-   * `cpus`: `"all"` = every CPU the host has (the mask is computed from the host, never `ffffffff`),
-   * or explicit CPU numbers. `flowEntriesPerQueue`: `rps_flow_cnt` per rx queue. `sockFlowEntries`:
-   * `net.core.rps_sock_flow_entries` (both rounded up to a power of two by the kernel).
-   * `onlyWhenQueuesBelowCpus`: apply only when the NIC has fewer rx queues than CPUs (hardware RSS first).
-   */
-  rps?: { cpus: "all" | number[]; flowEntriesPerQueue?: number; sockFlowEntries?: number; onlyWhenQueuesBelowCpus?: boolean };
   /** One line per set field (`rings`, `features`, `coalesce`, `txQueueLength`, `rps`): why, citing the article. */
   rationale: Record<string, string>;
 }

@@ -1,10 +1,11 @@
 import { InputError } from "../errors";
+import { origLines, planHeader } from "../planText";
 import { Owner, safeName } from "../owner";
 import { PACKAGE_NAME } from "../version";
 import type { SysctlProfile } from "../sizing/profile";
-import { nextPowerOfTwo } from "../sizing/units";
 import { lookup } from "./catalogue";
-import { validateSysctls } from "./validate";
+import { readbackDirective } from "./readback";
+import { reconcileAdvice, validateSysctls } from "./validate";
 
 /** What bootOverride does when a file read later at boot sets one of our keys to another value. */
 export type BootOverride = "error" | "warn" | "ignore";
@@ -19,6 +20,8 @@ export interface SysctlPlanInput {
   fileName?: string;
   persist?: boolean;
   bootOverride?: BootOverride;
+  /** Keys whose advisory warnings the user accepted: shown in the plan, not logged. */
+  acknowledge?: string[];
 }
 
 export interface SysctlPlan {
@@ -32,6 +35,11 @@ export interface SysctlPlan {
   modules: string[];
   /** Advice for `pulumi.log.warn` at preview, each naming key, value and fix. */
   warnings: string[];
+  /**
+   * Advice not logged: about keys in `acknowledge`, or about a value the profile chose (its rationale covers it).
+   * Those of `acknowledge` are also `# acknowledged:` lines of the plan, so the review sees them.
+   */
+  acknowledged: string[];
 }
 
 const FILE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*\.conf$/;
@@ -96,10 +104,7 @@ export function planSysctls(input: SysctlPlanInput): SysctlPlan {
       }),
     ].join("\n") + "\n";
   const directives = [
-    "@net-tuning v1",
-    "@kind sysctl",
-    `@owner ${input.owner.label}`,
-    `@owner-id ${input.owner.id}`,
+    ...planHeader("sysctl", input.owner),
     `@file /etc/sysctl.d/${fileName}`,
     `@persist ${input.persist === false ? 0 : 1}`,
     `@boot-override ${input.bootOverride ?? "error"}`,
@@ -107,14 +112,21 @@ export function planSysctls(input: SysctlPlanInput): SysctlPlan {
   ];
   for (const k of keys) {
     const entry = lookup(k);
-    if (entry?.readback === "pow2") directives.push(`@readback ${k} ${nextPowerOfTwo(Number(values[k]))}`);
+    const readback = readbackDirective(k, values[k]);
+    if (readback) directives.push(readback);
     const hint = [entry?.since ? `added in Linux ${entry.since}` : "", entry?.scope === "host" ? "host-wide: absent inside a network namespace or container" : ""]
       .filter(Boolean)
       .join("; ");
     if (hint) directives.push(`@hint ${k} ${hint}`);
   }
-  const warnings = [...validated.warnings];
+  const advice = reconcileAdvice(validated.warnings, { profileKeys: Object.keys(input.profile?.sysctls ?? {}), ownKeys: own, acknowledge: input.acknowledge });
+  const warnings = [...advice.warnings];
   for (const w of input.profile?.warnings ?? []) warnings.push(`profile ${input.profile?.name}: ${w}`);
+  // The review sees what the user acknowledged (the host ignores comment lines). Advice a profile's rationale covers
+  // stays out of the plan: it is in the file as the rationale, and plans of earlier versions stay byte for byte.
+  for (const a of advice.acknowledged) {
+    if (/^\S+ \(acknowledged\): /.test(a)) directives.push(`# acknowledged: ${a.replace(/[\x00-\x1f\x7f]+/g, " ").trim()}`);
+  }
   return {
     values,
     filePath: `/etc/sysctl.d/${fileName}`,
@@ -122,6 +134,7 @@ export function planSysctls(input: SysctlPlanInput): SysctlPlan {
     stdin: `${directives.join("\n")}\n@content\n${fileContent}`,
     modules,
     warnings,
+    acknowledged: advice.acknowledged,
   };
 }
 
@@ -132,12 +145,8 @@ export function renderSysctlRestoreStdin(
   previous: Record<string, string>,
   restoreOnDelete: boolean,
 ): string {
-  const lines = ["@net-tuning v1", "@kind sysctl", `@owner ${owner.label}`, `@owner-id ${owner.id}`, `@file ${filePath}`, `@restore ${restoreOnDelete ? 1 : 0}`];
-  for (const k of Object.keys(previous).sort()) {
-    if (!/^[A-Za-z0-9._/:-]+$/.test(k) || !/^[A-Za-z0-9 \t._:,+-]*$/.test(previous[k])) {
-      throw new Error(`pulumi-net-tuning: refusing to store an unsafe original value for ${JSON.stringify(k)}`);
-    }
-    lines.push(`@orig ${k}\t${previous[k]}`);
-  }
+  const keys = Object.keys(previous).sort();
+  const lines = [...planHeader("sysctl", owner), `@file ${filePath}`, `@restore ${restoreOnDelete ? 1 : 0}`];
+  lines.push(...origLines(previous, keys, /^[A-Za-z0-9._/:-]+$/, /^[A-Za-z0-9 \t._:,+-]*$/));
   return lines.join("\n") + "\n";
 }

@@ -36,26 +36,19 @@
  * Canonical: integers in decimal, multi values single-space-separated, strings trimmed and collapsed.
  * Unknown but well-formed keys are allowed (the host preflight checks that they exist).
  *
- * Warnings (not errors) — decisions:
- *  - tcp_fin_timeout below the default 60: it does not shorten TIME_WAIT (that is the usual intent).
- *  - fs.file-max below LONG_MAX: systemd sets LONG_MAX at boot, so a finite value lowers it.
- *  - 16 MiB or more as a default buffer (rmem_default, wmem_default, tcp_rmem[1], tcp_wmem[1]).
- *  - rmem_max / wmem_max below tcp_rmem[2] / tcp_wmem[2] in the same input (informational).
- *  - ip_local_port_range with equal parity; low below 1024 without ip_unprivileged_port_start.
- *  - tcp_sack / tcp_window_scaling / tcp_timestamps = 0, tcp_low_latency, tcp_adv_win_scale,
- *    somaxconn > 65535, rps_sock_flow_entries not a power of two, swappiness > 100,
- *    dirty_background_ratio >= dirty_ratio, unknown congestion control / qdisc names, an unknown key
- *    that looks like a misspelt catalogue key.
+ * Rules, advice and examples
+ * --------------------------
+ * What is known about a key is in its catalogue entry (catalogue.ts): range, arity, order names, example, advice and
+ * `rules` (when the advice applies: a value, a comparison with another key of the same input, a power of two, an
+ * unknown name, …). This file is the generic engine: it parses values, checks them against the entry, runs every
+ * rule and words each message as `KEY = VALUE <fact>: <advice>. Fix: <fix>.` Error rules refuse the input; the
+ * others are advisory warnings, which `acknowledge` (or a profile's rationale) can cover (`reconcileAdvice`).
+ * Unknown keys only get a "did you mean" warning (`nearMiss`).
  */
 import { z } from "zod";
 import { InputError } from "../errors";
-import {
-  CatalogueEntry,
-  CATALOGUE,
-  LONG_MAX,
-  lookup,
-  rejection,
-} from "./catalogue";
+import { CatalogueEntry, CATALOGUE, KeyRef, lookup, rejection, SysctlRule } from "./catalogue";
+import { kernelPow2 } from "./readback";
 
 export interface ValidatedSysctls {
   /** Dotted canonical key → canonical value text; keys sorted. */
@@ -72,7 +65,6 @@ const VALUE_SAFE = /^[A-Za-z0-9 ._:,+\t-]*$/;
 const KEY_CHAR = /[A-Za-z0-9_./-]/;
 const FIRST_COMPONENT = /^[a-z0-9_][a-z0-9_-]*$/;
 const PATH_COMPONENT = /^[A-Za-z0-9_][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*$/;
-const MIB16 = 16n * 1024n * 1024n;
 const MAX_LIST = 16;
 
 // ------------------------------------------------------------------ keys
@@ -167,20 +159,16 @@ export function keyToPath(key: string): string {
 // ------------------------------------------------------------------ values
 
 /**
- * The shape of one sysctl value, independent of the key: a safe integer, a safe string, or a list of
- * safe integers. Key-specific rules (type, range, arity, order) are in `validateSysctls`.
+ * The shape of one sysctl value, independent of the key: a safe integer, a safe string, or a list of safe integers.
+ * The same check `validateSysctls` runs first (`parseRaw`), as a zod schema for the profile schema; the key's own
+ * rules (type, range, arity, order) are in the catalogue.
  */
-export const sysctlValueSchema: z.ZodType<number | string | number[]> = z.union([
-  z.number().int({ message: "must be a whole number within ±2^53 (pass larger values as a decimal string)" }),
-  z
-    .string()
-    .refine((s) => s.trim().length > 0, { message: "must not be empty" })
-    .refine((s) => s.trim().length <= VALUE_MAX_LENGTH, { message: `must be at most ${VALUE_MAX_LENGTH} characters` })
-    .refine((s) => VALUE_SAFE.test(s.trim()), {
-      message: "may only contain letters, digits, spaces, tabs and . _ : , + -",
-    }),
-  z.array(z.number().int()).min(1).max(MAX_LIST),
-]);
+export const sysctlValueSchema: z.ZodType<number | string | number[]> = z.custom<number | string | number[]>((v) => !isFail(parseRaw(v, undefined)), {
+  error: (iss) => {
+    const r = parseRaw(iss.input, undefined);
+    return isFail(r) ? `${r.why}: ${r.fix}` : "is not a sysctl value";
+  },
+});
 
 /** How a value is shown in messages. */
 function show(v: unknown): string {
@@ -196,7 +184,7 @@ function show(v: unknown): string {
 
 /** "KEY = VALUE is out of range…. Fix: ….", or "KEY = VALUE: there is no such sysctl…. Fix: …." */
 function fmt(key: string, shown: string, why: string, fix: string): string {
-  const joiner = /^(is|has|are|contains|separates|sets|produced|value \d)\b/.test(why) ? " " : ": ";
+  const joiner = /^(is|has|are|contains|separates|sets|produced|wraps|will|gives|value \d)\b/.test(why) ? " " : ": ";
   return `${key} = ${shown}${joiner}${why}. Fix: ${fix}.`;
 }
 
@@ -308,22 +296,6 @@ interface Checked {
   ints?: bigint[];
 }
 
-/** Specific rejections that replace the generic range message. */
-function specialIntProblem(key: string, n: bigint): Fail | undefined {
-  if (key === "net.ipv4.tcp_notsent_lowat" && n === 0n) {
-    return {
-      why: "0 makes every TCP socket permanently non-writable (poll/epoll never report POLLOUT), so senders stall — a 2 MB send stalled completely; it does not \"cheaply disable autocorking\"",
-      fix: "use a small positive value such as 16384 (16 KiB), or remove the key to keep the default 4294967295 (off); to disable autocorking set net.ipv4.tcp_autocorking = 0",
-    };
-  }
-  if (key === "net.ipv4.tcp_fastopen" && n >= 0n && (n & ~0x607n) !== 0n) {
-    return {
-      why: `has bits outside the documented flags 0x1, 0x2, 0x4, 0x200, 0x400 (0x${n.toString(16)})`,
-      fix: "combine only the documented flags, e.g. 3 (client and server) or 0x603",
-    };
-  }
-  return undefined;
-}
 
 function checkValue(key: string, v: unknown, e: CatalogueEntry | undefined): Checked | Fail {
   const raw = parseRaw(v, e?.type);
@@ -354,8 +326,9 @@ function checkValue(key: string, v: unknown, e: CatalogueEntry | undefined): Che
       if (isFail(p)) return p;
       n = p;
     }
-    const special = specialIntProblem(key, n);
-    if (special) return special;
+    // Error rules (e.g. tcp_notsent_lowat = 0) say more than the range check would.
+    const refused = errorRuleProblem(key, e, n);
+    if (refused) return refused;
     const min = lo(e);
     const max = hi(e);
     if ((min !== undefined && n < min) || (max !== undefined && n > max)) {
@@ -398,7 +371,7 @@ function checkValue(key: string, v: unknown, e: CatalogueEntry | undefined): Che
     }
     if (e.ordered) {
       for (let i = 1; i < items.length; i++) {
-        if (items[i - 1] > items[i]) return orderProblem(key, items);
+        if (items[i - 1] > items[i]) return orderProblem(e, items);
       }
     }
     return { text: items.map(String).join(" "), ints: items };
@@ -417,28 +390,21 @@ function checkValue(key: string, v: unknown, e: CatalogueEntry | undefined): Che
   return { text: raw.text };
 }
 
+
 function exampleOf(e: CatalogueEntry): string {
-  switch (e.key) {
-    case "net.ipv4.tcp_rmem": return "\"4096 131072 16777216\"";
-    case "net.ipv4.tcp_wmem": return "\"4096 16384 16777216\"";
-    case "net.ipv4.tcp_mem": return "\"786432 1048576 1572864\"";
-    case "net.ipv4.ip_local_port_range": return "\"10000 65535\"";
-    case "net.core.default_qdisc": return "\"fq\"";
-    case "net.ipv4.tcp_congestion_control": return "\"bbr\"";
-    case "net.ipv4.tcp_allowed_congestion_control": return "\"reno cubic bbr\"";
-    default: return e.type === "multi" ? `"${Array.from({ length: e.arity ?? 1 }, (_, i) => i + 1).join(" ")}"` : "\"name\"";
-  }
+  return e.example ?? (e.type === "multi" ? `"${Array.from({ length: e.arity ?? 1 }, (_, i) => i + 1).join(" ")}"` : "\"name\"");
 }
 
-function orderProblem(key: string, items: bigint[]): Fail {
-  if (key === "net.ipv4.ip_local_port_range") {
+/** min <= default <= max (names from the catalogue), or low < high for a pair. */
+function orderProblem(e: CatalogueEntry, items: bigint[]): Fail {
+  const names = e.names ?? ["min", "default", "max"];
+  if (items.length === 2) {
     return {
-      why: `the low port ${items[0]} is above the high port ${items[1]} (the kernel refuses it with EINVAL)`,
+      why: `the ${names[0]} ${items[0]} is above the ${names[1]} ${items[1]} (the kernel refuses it with EINVAL)`,
       fix: `swap them: "${items[1]} ${items[0]}"`,
     };
   }
   const sorted = [...items].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  const names = key === "net.ipv4.tcp_mem" ? ["low", "pressure", "high"] : ["min", "default", "max"];
   const [a, b, c] = items;
   const which = a > b ? `${names[0]} ${a} > ${names[1]} ${b}` : `${names[1]} ${b} > ${names[2]} ${c}`;
   return {
@@ -447,16 +413,8 @@ function orderProblem(key: string, items: bigint[]): Fail {
   };
 }
 
-// ------------------------------------------------------------------ warnings
+// ------------------------------------------------------------------ the rule engine (rules are in the catalogue)
 
-function isPow2(n: bigint): boolean {
-  return n > 0n && (n & (n - 1n)) === 0n;
-}
-function nextPow2(n: bigint): bigint {
-  let p = 1n;
-  while (p < n) p <<= 1n;
-  return p;
-}
 function mib(n: bigint): string {
   const m = Number(n) / (1024 * 1024);
   return Number.isInteger(m) ? `${m} MiB` : `${m.toFixed(1)} MiB`;
@@ -468,77 +426,115 @@ interface Item {
   checked: Checked;
 }
 
-function perKeyWarnings(key: string, it: Item, e: CatalogueEntry | undefined): string[] {
-  const w: string[] = [];
-  const n = it.checked.ints?.[0];
-  const s = it.shown;
-  if (!e) {
-    const near = nearMiss(key);
-    if (near) {
-      w.push(fmt(key, s, `not a catalogued key; it looks like ${near}, and the host preflight refuses keys that do not exist`, `rename it to ${near} if that is what you meant`));
-    }
-    return w;
+const isKeyRef = (x: unknown): x is KeyRef => typeof x === "object" && x !== null && "key" in x;
+
+/**
+ * The placeholders of a rule that fires for `it` (see SysctlRule), or undefined when it does not. `items` is the
+ * whole input (for rules comparing with another key); a rule naming a key that is absent does not fire.
+ */
+function fires(rule: SysctlRule, e: CatalogueEntry, it: Pick<Item, "checked">, items?: Map<string, Item>): Record<string, string> | undefined {
+  const w = rule.when;
+  const ints = it.checked.ints ?? [];
+  const valueAt = (i: number | undefined) => ints[i ?? 0];
+  if (rule.unlessSet && (!items || items.has(rule.unlessSet))) return undefined;
+  if (rule.with) {
+    if (!items) return undefined;
+    if (items.get(rule.with.key)?.checked.ints?.[0] !== BigInt(rule.with.eq)) return undefined;
   }
-  switch (key) {
-    case "net.ipv4.tcp_sack":
-      if (n === 0n) w.push(fmt(key, s, "disabling SACK does not make ACKs faster; it slows loss recovery to one hole per round trip, hurting lossy and long-RTT paths", "keep net.ipv4.tcp_sack = 1 (the default)"));
-      break;
-    case "net.ipv4.tcp_window_scaling":
-      if (n === 0n) w.push(fmt(key, s, "without window scaling the TCP window is capped at 64 KiB (about 13 Mbit/s at 40 ms RTT)", "keep net.ipv4.tcp_window_scaling = 1 (the default)"));
-      break;
-    case "net.ipv4.tcp_timestamps":
-      if (n === 0n) w.push(fmt(key, s, "disabling timestamps turns off PAWS and accurate RTT measurement, and makes tcp_tw_reuse ineffective", "keep net.ipv4.tcp_timestamps = 1 (the default)"));
-      break;
-    case "net.ipv4.tcp_fin_timeout":
-      if (n !== undefined && n < 60n) {
-        w.push(fmt(key, s, "tcp_fin_timeout only shortens orphaned FIN_WAIT_2; it does NOT shorten TIME_WAIT, which is fixed at 60 s (TCP_TIMEWAIT_LEN)", "for many TIME_WAIT sockets reuse connections (keepalive), set net.ipv4.tcp_tw_reuse = 1 for outgoing connections or widen net.ipv4.ip_local_port_range; keep this only if orphaned FIN_WAIT_2 sockets are the problem"));
-      }
-      break;
-    case "fs.file-max":
-      if (n !== undefined && n < BigInt(LONG_MAX)) {
-        w.push(fmt(key, s, `systemd sets fs.file-max to LONG_MAX (${LONG_MAX}) at boot, so this finite value LOWERS the limit on systemd hosts (the host preflight compares with the live value)`, "remove the key (the limit is already effectively unlimited) and raise per-process limits instead (LimitNOFILE / nofile, fs.nr_open)"));
-      }
-      break;
-    case "net.ipv4.tcp_low_latency":
-      w.push(fmt(key, s, "has no effect since Linux 4.14 (prequeue was removed)", "remove the key"));
-      break;
-    case "net.ipv4.tcp_adv_win_scale":
-      w.push(fmt(key, s, "is obsolete since Linux 6.6 (the receive window comes from a measured per-socket ratio); it only matters on older kernels", "remove the key on 6.6+ hosts; size net.ipv4.tcp_rmem[2] at about 2 × BDP instead"));
-      break;
-    case "net.core.somaxconn":
-      if (n !== undefined && n > 65535n) {
-        w.push(fmt(key, s, `before Linux 4.1 the accept backlog was 16 bits, so ${n} wraps to ${n % 65536n} there (CentOS 7 runs 3.10)`, "use at most 65535 on pre-4.1 kernels; also raise the backlog the application passes to listen() (e.g. nginx \"listen 80 backlog=65535\")"));
-      }
-      break;
-    case "net.core.rps_sock_flow_entries":
-      if (n !== undefined && n > 0n && !isPow2(n)) {
-        w.push(fmt(key, s, `the kernel rounds it up to a power of two, so ${nextPow2(n)} will be read back`, `set ${nextPow2(n)}`));
-      }
-      break;
-    case "vm.swappiness":
-      if (n !== undefined && n > 100n) w.push(fmt(key, s, "values above 100 are only accepted by Linux 5.8+", "use 0-100 on older kernels (the host preflight will refuse it there)"));
-      break;
-    case "net.ipv4.tcp_mem": {
-      const high = it.checked.ints?.[2];
-      if (high !== undefined && high > 268435456n) {
-        w.push(fmt(key, s, `tcp_mem is in pages (4 KiB), so a high mark of ${high} pages is more than 1 TiB — it looks like bytes`, "divide byte values by 4096, e.g. \"786432 1048576 1572864\" (3/4/6 GiB)"));
-      }
-      break;
+  switch (w.op) {
+    case "always":
+      return {};
+    case "eq":
+    case "lt":
+    case "gt":
+    case "gte": {
+      const n = valueAt(w.index);
+      if (n === undefined) return undefined;
+      let than: bigint;
+      const vars: Record<string, string> = {};
+      if (isKeyRef(w.than)) {
+        const other = items?.get(w.than.key)?.checked.ints?.[w.than.index ?? 0];
+        if (other === undefined || (w.nonZeroRef && other === 0n)) return undefined;
+        than = other;
+        Object.assign(vars, { ref: String(other), refKey: w.than.key, half: String(other / 2n) });
+      } else than = BigInt(w.than);
+      const hit = w.op === "eq" ? n === than : w.op === "lt" ? n < than : w.op === "gt" ? n > than : n >= than;
+      if (!hit) return undefined;
+      return { ...vars, n: String(n), wrap16: String(n % 65536n), mib: mib(n), gib10k: String((n * 10000n) / (1024n * 1024n * 1024n)) };
     }
-    case "net.ipv4.tcp_congestion_control":
-    case "net.core.default_qdisc":
-    case "net.ipv4.tcp_allowed_congestion_control": {
+    case "notPow2": {
+      const n = valueAt(0);
+      if (n === undefined || n <= 0n || (n & (n - 1n)) === 0n) return undefined;
+      return { n: String(n), pow2: String(kernelPow2(Number(n))) };
+    }
+    case "notMultipleOf": {
+      const n = valueAt(0);
+      const of = BigInt(w.of);
+      if (n === undefined || n % of === 0n) return undefined;
+      return { n: String(n), up20: String(((n + of - 1n) / of) * of) };
+    }
+    case "bitsOutside": {
+      const n = valueAt(0);
+      if (n === undefined || n < 0n || (n & ~BigInt(w.mask)) === 0n) return undefined;
+      return { n: String(n), hex: `0x${n.toString(16)}` };
+    }
+    case "unknownName": {
       const known = e.known ?? [];
       const unknown = it.checked.text.split(" ").filter((x) => !known.includes(x));
-      if (unknown.length > 0) {
-        const what = key === "net.core.default_qdisc" ? "queueing discipline" : "congestion-control algorithm";
-        const mod = key === "net.core.default_qdisc" ? "sch_" : "tcp_";
-        w.push(fmt(key, s, `${unknown.map((u) => JSON.stringify(u)).join(", ")} is not a usual ${what}; the kernel will try to load module ${mod}${unknown[0]} and fail with ENOENT if it does not exist`, `check the spelling (known: ${known.join(", ")})`));
-      }
-      break;
+      if (unknown.length === 0) return undefined;
+      return { unknown: unknown.map((u) => JSON.stringify(u)).join(", "), first: unknown[0], known: known.join(", ") };
+    }
+    case "sameParity": {
+      const [low, high] = ints;
+      if (ints.length !== 2 || (low - high) % 2n !== 0n) return undefined;
+      return { low: String(low), high: String(high), parityFix: String(high < 65535n ? high + 1n : high - 1n) };
     }
   }
-  return w;
+}
+
+function fill(template: string, vars: Record<string, string>): string {
+  return template.replace(/\{(\w+)\}/g, (m, name: string) => vars[name] ?? m);
+}
+
+/** The why of a rule's message: its fact, then the entry's advice (unless the rule says the fact is all). */
+function ruleMessage(rule: SysctlRule, e: CatalogueEntry, vars: Record<string, string>): Fail {
+  const why = [rule.fact ? fill(rule.fact, vars) : "", rule.advice === false ? "" : e.advice ?? ""].filter(Boolean).join(": ");
+  return { why, fix: fill(rule.fix, vars) };
+}
+
+const comparesKeys = (r: SysctlRule) => ("than" in r.when && isKeyRef(r.when.than)) || r.with !== undefined || r.unlessSet !== undefined;
+
+/** The first error rule of one value that fires on its own (no other key involved), as a problem. */
+function errorRuleProblem(key: string, e: CatalogueEntry, n: bigint): Fail | undefined {
+  for (const rule of e.rules ?? []) {
+    if (rule.level !== "error" || comparesKeys(rule)) continue;
+    const vars = fires(rule, e, { checked: { text: n.toString(), ints: [n] } });
+    if (vars) return ruleMessage(rule, e, vars);
+  }
+  return undefined;
+}
+
+/** Every rule of every catalogued key of the input (error rules on their own were applied in checkValue). */
+function applyRules(items: Map<string, Item>, problems: string[], warnings: string[]): void {
+  for (const key of [...items.keys()].sort()) {
+    const it = items.get(key)!;
+    const e = lookup(key);
+    if (!e) {
+      const near = nearMiss(key);
+      if (near) warnings.push(fmt(key, it.shown, `not a catalogued key; it looks like ${near}, and the host preflight refuses keys that do not exist`, `rename it to ${near} if that is what you meant`));
+      continue;
+    }
+    if (e.aliasOf && items.has(e.aliasOf) && items.get(e.aliasOf)!.checked.text !== it.checked.text) {
+      problems.push(fmt(key, it.shown, `sets the same kernel variable as ${e.aliasOf} (= ${items.get(e.aliasOf)!.shown}) to a different value`, `give only ${e.aliasOf}`));
+    }
+    for (const rule of e.rules ?? []) {
+      if (rule.level === "error" && !comparesKeys(rule)) continue;
+      const vars = fires(rule, e, it, items);
+      if (!vars) continue;
+      const m = ruleMessage(rule, e, vars);
+      (rule.level === "error" ? problems : warnings).push(fmt(key, it.shown, m.why, m.fix));
+    }
+  }
 }
 
 function levenshtein(a: string, b: string, cap: number): number {
@@ -621,9 +617,7 @@ export function validateSysctls(input: Record<string, unknown>, resource = "sysc
     }
     const e = lookup(key);
     if (e?.readOnly) {
-      problems.push(fmt(key, shown, "is read-only (the kernel lists what is loaded)", key === "net.ipv4.tcp_available_congestion_control"
-        ? "remove it; load the module (e.g. tcp_bbr) and set net.ipv4.tcp_congestion_control or net.ipv4.tcp_allowed_congestion_control"
-        : "remove it"));
+      problems.push(fmt(key, shown, e.readOnly.why, e.readOnly.fix));
       continue;
     }
     const c = checkValue(key, v, e);
@@ -641,8 +635,7 @@ export function validateSysctls(input: Record<string, unknown>, resource = "sysc
 
   const warnings: string[] = [];
   const keys = [...items.keys()].sort();
-  for (const key of keys) warnings.push(...perKeyWarnings(key, items.get(key)!, lookup(key)));
-  crossChecks(items, problems, warnings);
+  applyRules(items, problems, warnings);
 
   if (problems.length > 0) throw new InputError(resource, problems);
   const values: Record<string, string> = {};
@@ -650,89 +643,6 @@ export function validateSysctls(input: Record<string, unknown>, resource = "sysc
   return { values, warnings };
 }
 
-function ints(items: Map<string, Item>, key: string): bigint[] | undefined {
-  return items.get(key)?.checked.ints;
-}
-
-function crossChecks(items: Map<string, Item>, problems: string[], warnings: string[]): void {
-  const shown = (k: string) => items.get(k)!.shown;
-
-  // Aliases of one kernel variable.
-  for (const [key, it] of items) {
-    const e = lookup(key);
-    if (e?.aliasOf && items.has(e.aliasOf) && items.get(e.aliasOf)!.checked.text !== it.checked.text) {
-      problems.push(fmt(key, it.shown, `sets the same kernel variable as ${e.aliasOf} (= ${shown(e.aliasOf)}) to a different value`, `give only ${e.aliasOf}`));
-    }
-  }
-
-  // ip_local_port_range: parity, and the unprivileged port start.
-  const range = ints(items, "net.ipv4.ip_local_port_range");
-  if (range && range.length === 2 && range[0] <= range[1]) {
-    const k = "net.ipv4.ip_local_port_range";
-    const [low, high] = range;
-    if ((low - high) % 2n === 0n) {
-      const fixHigh = high < 65535n ? high + 1n : high - 1n;
-      warnings.push(fmt(k, shown(k), `${low} and ${high} have the same parity; the kernel prefers one even and one odd bound (connect() uses one parity, bind() the other) and logs a warning`, `use e.g. "${low} ${fixHigh}"`));
-    }
-    const unpriv = ints(items, "net.ipv4.ip_unprivileged_port_start");
-    if (unpriv) {
-      if (low < unpriv[0]) {
-        problems.push(fmt(k, shown(k), `the low port ${low} is below net.ipv4.ip_unprivileged_port_start = ${unpriv[0]} in the same input; the kernel refuses it with EINVAL`, `raise the low port to at least ${unpriv[0]} or lower ip_unprivileged_port_start to at most ${low}`));
-      }
-    } else if (low < 1024n) {
-      warnings.push(fmt(k, shown(k), `the low port ${low} is below the default net.ipv4.ip_unprivileged_port_start (1024); the kernel refuses it with EINVAL unless ip_unprivileged_port_start <= ${low} (the host preflight checks the live value)`, `use a low port of at least 1024, or also set net.ipv4.ip_unprivileged_port_start = ${low}`));
-    }
-  }
-
-  // rmem_max/wmem_max vs the TCP maxima: informational.
-  for (const [core, tcp, opt] of [
-    ["net.core.rmem_max", "net.ipv4.tcp_rmem", "SO_RCVBUF"],
-    ["net.core.wmem_max", "net.ipv4.tcp_wmem", "SO_SNDBUF"],
-  ] as const) {
-    const c = ints(items, core);
-    const t = ints(items, tcp);
-    if (c && t && t.length === 3 && c[0] < t[2]) {
-      warnings.push(fmt(core, shown(core), `is below the ${tcp} max ${t[2]} given in the same input; that is fine for auto-tuned TCP sockets (bounded by ${tcp}[2]) but applications that set ${opt} themselves are capped at ${c[0]} and lose auto-tuning`, `if such applications need large buffers raise ${core} to at least ${t[2]}`));
-    }
-  }
-
-  // "max open, default cautious".
-  for (const [key, idx] of [
-    ["net.core.rmem_default", 0],
-    ["net.core.wmem_default", 0],
-    ["net.ipv4.tcp_rmem", 1],
-    ["net.ipv4.tcp_wmem", 1],
-  ] as const) {
-    const v = ints(items, key)?.[idx];
-    if (v !== undefined && v >= MIB16) {
-      const total = (v * 10000n) / (1024n * 1024n * 1024n);
-      warnings.push(fmt(key, shown(key), `the default buffer ${mib(v)} is given to every new socket: 10,000 connections × ${mib(v)} ≈ ${total} GiB of potential buffer memory ("max open, default cautious")`, `keep the default at 256 KiB-1 MiB (e.g. 262144) and raise only the maximum${idx === 1 ? ` (the third value of ${key})` : ""}`));
-    }
-  }
-
-  // rmem_default above rmem_max.
-  for (const [def, max] of [["net.core.rmem_default", "net.core.rmem_max"], ["net.core.wmem_default", "net.core.wmem_max"]] as const) {
-    const d = ints(items, def);
-    const m = ints(items, max);
-    if (d && m && d[0] > m[0]) {
-      warnings.push(fmt(def, shown(def), `is above ${max} = ${m[0]} in the same input`, `make ${def} <= ${max}`));
-    }
-  }
-
-  // dirty ratios.
-  const dr = ints(items, "vm.dirty_ratio");
-  const dbr = ints(items, "vm.dirty_background_ratio");
-  if (dr && dbr && dr[0] > 0n && dbr[0] >= dr[0]) {
-    warnings.push(fmt("vm.dirty_background_ratio", shown("vm.dirty_background_ratio"), `is not below vm.dirty_ratio = ${dr[0]}; the kernel then uses half of dirty_ratio instead`, `make it smaller than vm.dirty_ratio, e.g. ${dr[0] / 2n}`));
-  }
-
-  // tcp_tw_reuse needs timestamps.
-  const reuse = ints(items, "net.ipv4.tcp_tw_reuse");
-  const ts = ints(items, "net.ipv4.tcp_timestamps");
-  if (reuse && ts && reuse[0] >= 1n && ts[0] === 0n) {
-    warnings.push(fmt("net.ipv4.tcp_tw_reuse", shown("net.ipv4.tcp_tw_reuse"), "has no effect with net.ipv4.tcp_timestamps = 0 in the same input (reuse relies on timestamps)", "keep net.ipv4.tcp_timestamps = 1"));
-  }
-}
 
 /** The sysctl key an advisory warning is about (warnings start with `key = value`), or undefined. */
 export function warningKey(warning: string): string | undefined {

@@ -25,7 +25,8 @@ test("typedoc: 0 warnings, the landing page, and exactly the public API", () => 
         "Persistence", "Become", "ProfileSpec", "PresetSpec", "longFatFlows", "manySmallFlows", "webServer", "database", "proxyGateway", "nvmeTcpLatency",
         "nvmeTcpThroughput", "GuardOptions", "FlowOptions", "NvmeThroughputOptions", "combine", "SysctlProfile", "SysctlValue", "nicPresets", "throughput",
         "lowLatency", "NicPreset", "NicPresetName", "bdp", "BdpArgs", "Bandwidth", "Rtt", "ByteSize", "CATALOGUE", "REJECTED_KEYS", "CatalogueEntry",
-        "RejectedKey", "InputError",
+        "RejectedKey", "InputError", "NicSettingsValues", "NicRingsValues", "NicChannelsValues", "NicCoalesceValues", "NicRpsValues",
+        "NicIrqAffinityValues", "NicSettingsArgs", "SysctlRule", "RuleCondition", "KeyRef",
       ].sort(),
     );
     const index = fs.readFileSync(path.join(tmp, "html/index.html"), "utf8");

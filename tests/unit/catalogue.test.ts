@@ -106,7 +106,7 @@ describe("catalogue facts (DOMAIN.md §3)", () => {
     for (const k of ["net.core.somaxconn", "net.ipv4.tcp_rmem", "net.ipv4.ip_local_port_range", "net.ipv4.tcp_congestion_control"]) {
       expect(lookup(k)!.scope).toBe("netns");
     }
-    expect(lookup("net.ipv4.tcp_available_congestion_control")!.readOnly).toBe(true);
+    expect(lookup("net.ipv4.tcp_available_congestion_control")!.readOnly?.fix).toMatch(/tcp_congestion_control/);
     expect(lookup("net.ipv4.tcp_low_latency")!.advice).toMatch(/4\.14/);
     expect(lookup("net.ipv4.tcp_fin_timeout")!.description).toMatch(/TIME_WAIT/);
   });

@@ -119,7 +119,7 @@ describe.each(SHELLS)("CPU masks (%s)", (shell) => {
     expect(runSh('nn_cpus_outside "8" "0-3,8-11"', { shell }).trim()).toBe("");
   });
   test("power-of-two rounding of rps_flow_cnt / rps_sock_flow_entries read-back", () => {
-    expect(runSh('for n in 0 1 100 4096 4097 32768; do nn_pow2 "$n"; done', { shell }).trim().split("\n")).toEqual(["0", "1", "128", "4096", "8192", "32768"]);
+    expect(runSh('for n in 0 1 100 4096 4097 32768; do nt_pow2 "$n"; done', { shell }).trim().split("\n")).toEqual(["0", "1", "128", "4096", "8192", "32768"]);
   });
   test("kind_expect: masks, pow2 counts, and '-' (queue absent) for rps/rfs", () => {
     const out = runSh(

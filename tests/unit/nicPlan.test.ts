@@ -50,8 +50,8 @@ describe("validation messages", () => {
     });
     expect(p).toEqual([
       "rings.rx must be an integer from 1 to 1048576 (descriptors)",
-      'rings.tx must be a number of descriptors from 1 to 1048576 or "max" (the driver\'s pre-set maximum)',
       'rings.rxMini must be a number of descriptors from 1 to 1048576 or "max" (the driver\'s pre-set maximum)',
+      'rings.tx must be a number of descriptors from 1 to 1048576 or "max" (the driver\'s pre-set maximum)',
       "channels.combined must be an integer from 0 to 4096 (queues)",
       'channels: unknown field "bogus" (check the spelling)',
       "features.gro must be true (on) or false (off)",
@@ -81,7 +81,7 @@ describe("validation messages", () => {
   });
   test("feature names: malformed, and two aliases of one feature with different values", () => {
     expect(problems({ features: { "GRO!": true } })).toEqual([
-      'features.GRO!: "GRO!" is not a feature name: use an ethtool -K short name (gro, gso, tso, lro, rx, tx, sg, rxhash, ntuple, rxvlan, txvlan) or a name from `ethtool -k` (lowercase letters, digits, "-", "_")',
+      'features.GRO!: "GRO!" is not a feature name: use an ethtool -K short name (gro, gso, tso, lro, rx, tx, sg, rxhash, ntuple, rxvlan, txvlan, ufo) or a name from `ethtool -k` (lowercase letters, digits, "-", "_")',
     ]);
     expect(problems({ features: { gro: true, "rx-gro": false } })).toEqual([
       'features: "gro" and "rx-gro" are the same feature (generic-receive-offload) with different values; keep one',
@@ -100,6 +100,21 @@ describe("validation messages", () => {
   test("a preset that is not one", () => {
     const p = problems({ preset: { kind: "x" } as never });
     expect(p[0]).toMatch(/^preset\.kind .*\(pass a preset from this package, e\.g\. nicPresets\.throughput\(\)\)$/);
+  });
+  test("a preset gets exactly the argument checks (issue 15: rings.rx 5000000 and coalesce.rxUsecs 1e12 passed before)", () => {
+    const bad = { ...throughput(), rings: { rx: 5000000, tx: "max" as const }, coalesce: { rxUsecs: 1e12 } };
+    expect(problems({ preset: bad })).toEqual([
+      "preset(throughput).rings.rx must be an integer from 1 to 1048576 (descriptors)",
+      "preset(throughput).coalesce.rxUsecs must be an integer from 0 to 4294967295 (microseconds)",
+    ]);
+    // every group the arguments have, a preset has too, with the same checks: channels, rps ranges, irq CPU lists
+    const more = { ...lowLatency(), channels: { combined: 5000 }, rps: { cpus: [0, 0] }, irqAffinity: { cpus: "all" }, bogus: 1 };
+    expect(problems({ preset: more as never })).toEqual([
+      "preset(lowLatency).channels.combined must be an integer from 0 to 4096 (queues)",
+      "preset(lowLatency).rps.cpus lists a CPU twice",
+      'preset(lowLatency).irqAffinity.cpus must be "spread" or a list of CPU numbers',
+      'preset(lowLatency): unknown field "bogus" (check the spelling)',
+    ]);
   });
   test("the error names the resource and counts problems", () => {
     expect(() => plan({ txQueueLength: 0, persistence: "x" as never })).toThrow(/^NicQueues "nq": 2 invalid inputs:\n  - txQueueLength/);

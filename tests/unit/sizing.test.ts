@@ -535,15 +535,8 @@ describe("combine", () => {
 describe("NIC presets", () => {
   it("throughput: the article's rings, offloads, txqueuelen and RPS/RFS", () => {
     const t = throughput();
-    expect({ ...t, rationale: undefined }).toEqual({
-      kind: "net-tuning/nic-preset",
-      name: "throughput",
-      rings: { rx: "max", tx: "max" },
-      features: { gro: true, gso: true, tso: true, lro: false },
-      txQueueLength: 10000,
-      rps: { cpus: "all", flowEntriesPerQueue: 4096, sockFlowEntries: 32768, onlyWhenQueuesBelowCpus: true },
-      rationale: undefined,
-    });
+    // The values are asserted as the preview shows them (nicLines below) and as the plan renders them (nicPlan.test.ts).
+    expect([t.kind, t.name, Object.keys(t).sort()]).toEqual(["net-tuning/nic-preset", "throughput", ["features", "kind", "name", "rationale", "rings", "rps", "txQueueLength"]]);
     expect(Object.keys(t.rationale).sort()).toEqual(["features", "rings", "rps", "txQueueLength"]);
     expect(NicPresetSchema.parse(t)).toEqual(t);
     expect(nicLines(t)).toEqual([

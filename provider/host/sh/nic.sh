@@ -28,26 +28,18 @@ nn_valid_if() {
 nn_uint() { case "$1" in ''|*[!0-9]*) return 1 ;; esac; [ "${#1}" -le 10 ]; }
 nn_cpulist_ok() { case "$1" in ''|*[!0-9,-]*|,*|*,|*,,*) return 1 ;; esac; return 0; }
 
-# @set KEY VALUE of an apply plan: validated, added to the requested settings.
+# @set KEY VALUE of an apply plan: validated against the NIC spec's lists (nicspec.sh), added to the requested settings.
 nn_directive_set() {
   nn_k=${1%% *}; nn_v=${1#* }
-  case "$nn_k" in
-    channel.combined|channel.rx|channel.tx|channel.other|txqueuelen|net.core.rps_sock_flow_entries)
-      nn_uint "$nn_v" || nt_die 5 "invalid value '$nn_v' for $nn_k" ;;
-    ring.rx|ring.rx-mini|ring.rx-jumbo|ring.tx)
-      [ "$nn_v" = max ] || nn_uint "$nn_v" || nt_die 5 "invalid value '$nn_v' for $nn_k" ;;
-    feature.*|coalesce.adaptive-rx|coalesce.adaptive-tx)
-      case "$nn_v" in on|off) ;; *) nt_die 5 "invalid value '$nn_v' for $nn_k" ;; esac
-      case "$nn_k" in feature.*) case "${nn_k#feature.}" in ''|*[!a-z0-9_-]*) nt_die 5 "invalid feature name '$nn_k'" ;; esac ;; esac ;;
-    coalesce.*)
-      case "${nn_k#coalesce.}" in
-        rx-usecs|rx-frames|rx-usecs-irq|rx-frames-irq|tx-usecs|tx-frames|tx-usecs-irq|tx-frames-irq|\
-        stats-block-usecs|sample-interval|pkt-rate-low|pkt-rate-high|rx-usecs-low|rx-frames-low|tx-usecs-low|\
-        tx-frames-low|rx-usecs-high|rx-frames-high|tx-usecs-high|tx-frames-high) ;;
-        *) nt_die 5 "unknown coalescing parameter '$nn_k'" ;;
-      esac
-      nn_uint "$nn_v" || nt_die 5 "invalid value '$nn_v' for $nn_k" ;;
+  nn_spec "$nn_k" || case "$nn_k" in
+    coalesce.*) nt_die 5 "unknown coalescing parameter '$nn_k'" ;;
     *) nt_die 5 "unknown nic setting '$nn_k'" ;;
+  esac
+  case "$nn_k" in feature.*) case "${nn_k#feature.}" in ''|*[!a-z0-9_-]*) nt_die 5 "invalid feature name '$nn_k'" ;; esac ;; esac
+  case "$NN_CLASS:$nn_v" in
+    onoff:on|onoff:off|ring:max) ;;
+    onoff:*) nt_die 5 "invalid value '$nn_v' for $nn_k" ;;
+    *) { nn_uint "$nn_v" && [ "$nn_v" -le "$NN_MAX" ]; } || nt_die 5 "invalid value '$nn_v' for $nn_k (0-$NN_MAX)" ;;
   esac
   printf '%s\t%s\n' "$nn_k" "$nn_v" >> "$NT_TMP/requested"
 }
@@ -125,18 +117,7 @@ nn_driver() {
   [ -n "$NN_DRIVER" ] || NN_DRIVER=unknown
 }
 
-# -K argument for a feature shown by -k: the legacy short name where one exists (understood by every ethtool).
-nn_feature_arg() {
-  case "$1" in
-    rx-checksumming) NN_ARG=rx ;; tx-checksumming) NN_ARG=tx ;; scatter-gather) NN_ARG=sg ;;
-    tcp-segmentation-offload) NN_ARG=tso ;; generic-segmentation-offload) NN_ARG=gso ;;
-    generic-receive-offload) NN_ARG=gro ;; large-receive-offload) NN_ARG=lro ;;
-    rx-vlan-offload) NN_ARG=rxvlan ;; tx-vlan-offload) NN_ARG=txvlan ;;
-    ntuple-filters) NN_ARG=ntuple ;; receive-hashing) NN_ARG=rxhash ;;
-    udp-fragmentation-offload) NN_ARG=ufo ;;
-    *) NN_ARG=$1 ;;
-  esac
-}
+# nn_feature_arg (the -K argument of a feature) is in nicspec.sh, generated from the NIC spec.
 
 # ------------------------------------------------------------------------------------- CPU masks
 # Masks are kept in one canonical form: lowercase hex, no leading zeros, comma-separated 32-bit words,
@@ -180,9 +161,6 @@ nn_cpus_outside() {
     awk '$1 == "a" { ok[$2] = 1; next } !($2 in ok) && !($2 in done) { done[$2] = 1; printf "%s%s", sep, $2; sep = " " } END { print "" }'
 }
 
-nn_pow2() { # nn_pow2 N: the power of two the kernel rounds N up to (0 stays 0)
-  awk -v n="$1" 'BEGIN { if (n + 0 == 0) { print 0; exit } p = 1; while (p < n + 0) p *= 2; printf "%d\n", p }'
-}
 
 # ------------------------------------------------------------------------------------ get / set
 nn_split_key() { # KEY -> NN_KIF (interface or ''), NN_SUB
@@ -280,12 +258,12 @@ kind_expect() {
   NT_EXPECT=$2
   nn_split_key "$1"
   case "$NN_SUB" in
-    net.core.rps_sock_flow_entries) NT_EXPECT=$(nn_pow2 "$2") ;;
+    net.core.rps_sock_flow_entries) NT_EXPECT=$(nt_pow2 "$2") ;;
     rps.rx-*|rfs.rx-*)
       if [ "$2" = - ]; then
         [ -d "$NN_SYS/$NN_KIF/queues/${NN_SUB#r?s.}" ] && NT_EXPECT=0
       else
-        case "$NN_SUB" in rps.*) NT_EXPECT=$(nn_mask_norm "$2") ;; *) NT_EXPECT=$(nn_pow2 "$2") ;; esac
+        case "$NN_SUB" in rps.*) NT_EXPECT=$(nn_mask_norm "$2") ;; *) NT_EXPECT=$(nt_pow2 "$2") ;; esac
       fi ;;
     irq.*) NT_EXPECT=$(nn_mask_norm "$2") ;;
   esac
@@ -707,8 +685,8 @@ kind_preflight() {
   fi
   command -v ethtool >/dev/null 2>&1 || nt_problem "ethtool is not installed on $NT_HOSTNAME: install the ethtool package"
   nn_driver "$NN_IF"
-  : > "$NT_TMP/want.channel"; : > "$NT_TMP/want.ring"; : > "$NT_TMP/want.feature"; : > "$NT_TMP/want.coalesce"
-  : > "$NT_TMP/want.txq"; : > "$NT_TMP/want.rps"; : > "$NT_TMP/want.irq"; : > "$NT_TMP/channel"
+  for nn_g in $NN_APPLY_ORDER; do : > "$NT_TMP/want.$nn_g"; done
+  : > "$NT_TMP/channel"
   [ -f "$NT_TMP/requested" ] || : > "$NT_TMP/requested"
   nn_check_limits channels channel -l "channels"
   nn_check_limits rings ring -g "ring parameters"
@@ -722,9 +700,8 @@ kind_preflight() {
   nn_check_irq
   nn_check_other_owners
   nn_check_persistence
-  # The order changes are applied in: channels (queues) before rings before features/coalescing/RPS.
-  cat "$NT_TMP/want.channel" "$NT_TMP/want.ring" "$NT_TMP/want.feature" "$NT_TMP/want.coalesce" \
-    "$NT_TMP/want.txq" "$NT_TMP/want.rps" "$NT_TMP/want.irq" >> "$NT_TMP/desired"
+  # The order changes are applied in (NIC spec): channels (queues) before rings before features/coalescing/RPS.
+  for nn_g in $NN_APPLY_ORDER; do cat "$NT_TMP/want.$nn_g"; done >> "$NT_TMP/desired"
   [ -s "$NT_TMP/desired" ] || [ "$NT_PROBLEMS" != 0 ] || nt_problem "nothing to set on $NN_IF: every requested setting was skipped"
 }
 

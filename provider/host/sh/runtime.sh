@@ -287,10 +287,15 @@ nt_norm() {
   NT_NORM="$*"
 }
 
-nt_same() { # nt_same A B
+nt_pow2() { # nt_pow2 N: the power of two the kernel rounds N up to (0 stays 0), as provider/sysctl/readback.ts kernelPow2
+  awk -v n="$1" 'BEGIN { p = n > 0; while (p < n + 0) p *= 2; printf "%d\n", p }'
+}
+
+nt_same() { # nt_same A B [KEY]: equal words; with KEY, also equal in the key's read-back form (the kind's kind_same)
   nt_norm "$1"; nt_a=$NT_NORM
   nt_norm "$2"
-  [ "$nt_a" = "$NT_NORM" ]
+  [ "$nt_a" = "$NT_NORM" ] && return 0
+  [ -n "${3:-}" ] && command -v kind_same >/dev/null 2>&1 && kind_same "$3" "$nt_a" "$NT_NORM"
 }
 
 # Refuses keys that another owner's journal on this host already holds: never last-writer-wins.
@@ -409,7 +414,7 @@ nt_rollback() {
       fi
       if ! kind_set "$nt_k" "$nt_v"; then NT_UNDO_FAILED="$NT_UNDO_FAILED $nt_k (wanted '$nt_v' back: $NT_ERR);"; continue; fi
       kind_expect "$nt_k" "$nt_v"
-      if kind_get "$nt_k" && nt_same "$NT_EXPECT" "$NT_GOT"; then :; else
+      if kind_get "$nt_k" && nt_same "$NT_EXPECT" "$NT_GOT" "$nt_k"; then :; else
         NT_UNDO_FAILED="$NT_UNDO_FAILED $nt_k (wanted '$nt_v' back, reads '$NT_GOT');"
       fi
     done < "$NT_TMP/changed.rev"
@@ -508,7 +513,7 @@ nt_new_generation() {
 # One setting: change only if it differs, then read it back. Records the change for rollback first.
 nt_apply_one() { # KEY VALUE LIVE
   kind_expect "$1" "$2"
-  if nt_same "$NT_EXPECT" "$3"; then printf '%s\t%s\n' "$1" "$3" >> "$NT_TMP/got"; return 0; fi
+  if nt_same "$NT_EXPECT" "$3" "$1"; then printf '%s\t%s\n' "$1" "$3" >> "$NT_TMP/got"; return 0; fi
   printf '%s\t%s\n' "$1" "$3" >> "$NT_TMP/changed"
   if ! kind_set "$1" "$2"; then
     # First pass: a refusal may depend on another key of this run (ip_local_port_range needs
@@ -520,7 +525,7 @@ nt_apply_one() { # KEY VALUE LIVE
   nt_step "set $1"
   if [ "$NT_BATCH" = 1 ]; then nt_verify_later "$1" "$2" "$NT_EXPECT"; return 0; fi
   kind_get "$1" || nt_die 1 "$1 cannot be read back on $NT_HOSTNAME after writing '$2'"
-  nt_same "$NT_EXPECT" "$NT_GOT" || nt_die 1 "$1 = '$2' did not stick on $NT_HOSTNAME: read back '$NT_GOT' (expected '$NT_EXPECT')"
+  nt_same "$NT_EXPECT" "$NT_GOT" "$1" || nt_die 1 "$1 = '$2' did not stick on $NT_HOSTNAME: read back '$NT_GOT' (expected '$NT_EXPECT')"
   printf '%s\t%s\n' "$1" "$NT_GOT" >> "$NT_TMP/got"
 }
 
@@ -537,7 +542,7 @@ nt_verify_batch() {
   kind_get_many "$NT_TMP/verify" "$NT_TMP/verify.got"
   while IFS="$NT_TAB" read -r nt_k nt_v nt_e; do
     nt_lookup "$NT_TMP/verify.got" "$nt_k" || nt_die 1 "$nt_k cannot be read back on $NT_HOSTNAME after writing '$nt_v'"
-    nt_same "$nt_e" "$NT_FOUND" || nt_die 1 "$nt_k = '$nt_v' did not stick on $NT_HOSTNAME: read back '$NT_FOUND' (expected '$nt_e')"
+    nt_same "$nt_e" "$NT_FOUND" "$nt_k" || nt_die 1 "$nt_k = '$nt_v' did not stick on $NT_HOSTNAME: read back '$NT_FOUND' (expected '$nt_e')"
     printf '%s\t%s\n' "$nt_k" "$NT_FOUND" >> "$NT_TMP/got"
   done < "$NT_TMP/verify"
 }
@@ -709,13 +714,13 @@ nt_restore_main() {
       if [ "$NT_BATCH" = 1 ]; then nt_lookup "$NT_TMP/live" "$nt_k" && NT_GOT=$NT_FOUND; else kind_get "$nt_k"; fi ||
         { nt_warn "$nt_k no longer exists on $NT_HOSTNAME; its original '$nt_v' was not restored"; continue; }
       kind_expect "$nt_k" "$nt_v"
-      nt_same "$NT_EXPECT" "$NT_GOT" && continue
+      nt_same "$NT_EXPECT" "$NT_GOT" "$nt_k" && continue
       if ! kind_set "$nt_k" "$nt_v"; then nt_failed="$nt_failed $nt_k"; nt_msg "could not restore $nt_k = '$nt_v': $NT_ERR"; continue; fi
       if [ "$NT_BATCH" = 1 ]; then
         # Read back in one batch below; until then the value counts as restored (a signal names it).
         nt_verify_later "$nt_k" "$nt_v" "$NT_EXPECT"
         nt_norm "$nt_v"; printf '%s\t%s\n' "$nt_k" "$NT_NORM" >> "$NT_TMP/restored"
-      elif kind_get "$nt_k" && nt_same "$NT_EXPECT" "$NT_GOT"; then
+      elif kind_get "$nt_k" && nt_same "$NT_EXPECT" "$NT_GOT" "$nt_k"; then
         nt_norm "$nt_v"; printf '%s\t%s\n' "$nt_k" "$NT_NORM" >> "$NT_TMP/restored"
       else
         nt_failed="$nt_failed $nt_k"; nt_msg "restored $nt_k = '$nt_v' but it reads back '$NT_GOT'"
@@ -725,7 +730,7 @@ nt_restore_main() {
     if [ -s "$NT_TMP/verify" ]; then
       kind_get_many "$NT_TMP/verify" "$NT_TMP/verify.got"
       while IFS="$NT_TAB" read -r nt_k nt_v nt_e; do
-        if nt_lookup "$NT_TMP/verify.got" "$nt_k" && nt_same "$nt_e" "$NT_FOUND"; then continue; fi
+        if nt_lookup "$NT_TMP/verify.got" "$nt_k" && nt_same "$nt_e" "$NT_FOUND" "$nt_k"; then continue; fi
         nt_failed="$nt_failed $nt_k"; nt_msg "restored $nt_k = '$nt_v' but it reads back '$NT_FOUND'"
       done < "$NT_TMP/verify"
     fi

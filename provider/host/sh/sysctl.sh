@@ -13,7 +13,9 @@ kind_directive() {
     persist) NTS_PERSIST=$2 ;;
     boot-override) case "$2" in error|warn|ignore) NTS_BOOT=$2 ;; *) return 1 ;; esac ;;
     module) nt_valid_word "$2" || nt_die 5 "invalid module name '$2'"; NTS_MODULES="$NTS_MODULES $2" ;;
-    readback) printf '%s\t%s\n' "${2%% *}" "${2#* }" >> "$NT_TMP/readback" ;;
+    readback) # @readback KEY VALUE (the value a pow2 key reads back as), or KEY FORM (ms-jiffies, or pow2)
+      case "${2#* }" in pow2|ms-jiffies) ;; *[!0-9]*|'') nt_die 5 "invalid read-back form '${2#* }'" ;; esac
+      printf '%s\t%s\n' "${2%% *}" "${2#* }" >> "$NT_TMP/readback" ;;
     hint) printf '%s\t%s\n' "${2%% *}" "${2#* }" >> "$NT_TMP/hints" ;;
     *) return 1 ;;
   esac
@@ -95,9 +97,43 @@ kind_set() {
   return 1
 }
 
+# ------------------------------------------------------------------------- read-back forms
+# The forms of provider/sysctl/readback.ts: exact/whitespace (nt_same), pow2 (rounded up to a power of two, 0 stays
+# 0) and ms-jiffies (milliseconds kept in jiffies: rounded up to the next jiffy, less than 10 ms above at HZ >= 100).
+nts_form() { # KEY: NTS_FORM = the key's read-back form from the plan ('' = exact); NT_FOUND is left as it was
+  NTS_FORM=''; nts_found=${NT_FOUND:-}
+  [ -f "$NT_TMP/readback" ] && nt_lookup "$NT_TMP/readback" "$1" && NTS_FORM=$NT_FOUND
+  NT_FOUND=$nts_found
+}
+
 kind_expect() {
   NT_EXPECT=$2
-  if [ -f "$NT_TMP/readback" ] && nt_lookup "$NT_TMP/readback" "$1"; then NT_EXPECT=$NT_FOUND; fi
+  nts_form "$1"
+  case "$NTS_FORM" in
+    pow2) case "$2" in ''|*[!0-9]*) ;; *) NT_EXPECT=$(nt_pow2 "$2") ;; esac ;;
+    ''|ms-jiffies) ;;
+    *) NT_EXPECT=$NTS_FORM ;; # the expected value (pow2 keys: rendered by the plan)
+  esac
+}
+
+# kind_same KEY DECLARED LIVE (whitespace-folded, already found unequal): equal in the key's read-back form?
+kind_same() {
+  nts_form "$1"
+  [ "$NTS_FORM" = ms-jiffies ] || return 1
+  case "$2$3" in ''|*[!0-9]*) return 1 ;; esac
+  [ "${#2}" -le 10 ] && [ "${#3}" -le 10 ] && [ "$3" -ge "$2" ] && [ $(($3 - $2)) -lt 10 ] || return 1
+  grep -qF "$1 = $2 reads back $3" "$NT_TMP/warnings" 2>/dev/null && return 0
+  # The jiffy length that gives this rounding names the step (HZ 1000, 300, 250 or 100).
+  nts_step=$(awk -v d="$2" -v l="$3" 'BEGIN {
+    split("1000 300 250 100", hz, " ")
+    for (i = 1; i <= 4; i++) {
+      j = int((d * hz[i] + 999) / 1000); m = int((j * 1000 + hz[i] - 1) / hz[i])
+      if (m == l) { printf "a step of %s ms (HZ=%s)", (hz[i] == 300 ? "3.3" : 1000 / hz[i]), hz[i]; exit }
+    }
+    print "a step of one jiffy"
+  }')
+  nt_warn "$1 = $2 reads back $3 on $NT_HOSTNAME: the kernel keeps it in jiffies and rounds it up to the next one, $nts_step; the sysctl.d file keeps $2"
+  return 0
 }
 
 # True inside a network namespace other than the initial one: there net.core.rmem_max is read-only (mode 0444).

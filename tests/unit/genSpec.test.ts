@@ -1,0 +1,82 @@
+/**
+ * The files derived from the NIC spec (provider/nic/spec.ts) are what `npm run gen` writes: the args interfaces, the
+ * plain value types, the host's name lists and the README table. A spec change without `npm run gen` fails here.
+ * Also: what the generated files hold agrees with the spec and the schema (every setting, its range, its host name).
+ */
+import { spawnSync } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { drift, generated, README_BEGIN, README_END } from "../../scripts/gen-spec";
+import { nicSettingsSchema } from "../../provider/nic/schema";
+import { HOST_PREFIX, NIC_SETTINGS, settingsOf } from "../../provider/nic/spec";
+
+const REPO = path.resolve(__dirname, "../..");
+
+test("the committed generated files are up to date (npm run gen)", () => {
+  expect(drift()).toEqual([]);
+});
+
+test("the args interfaces: named, pulumi.Input fields, no unions, no zod, a JSDoc line with the range on every field", () => {
+  const text = generated()["components/nicArgs.generated.ts"];
+  expect(text).not.toMatch(/zod|z\.infer/);
+  const fields = text.split("\n").filter((l) => /^  \w+\??: /.test(l));
+  // one field per setting, plus one per group object in NicSettingsArgs (link settings are top-level fields there)
+  expect(fields.length).toBe(NIC_SETTINGS.length + 6);
+  for (const f of fields) {
+    expect(f).toMatch(/: pulumi\.Input<(any|number|boolean|Nic(Rings|Channels|Coalesce|Rps|IrqAffinity)|Record<string, pulumi\.Input<boolean>>)>;$/);
+    expect(f).not.toContain(" | "); // no unions
+  }
+  for (const s of NIC_SETTINGS.filter((x) => x.group !== "link")) expect(text).toContain(`${s.doc} Range: `);
+});
+
+test("the host's lists: every fixed-name setting and its maximum; the engine's nic kind uses them", () => {
+  const sh = generated()["provider/host/sh/nicspec.sh"];
+  for (const g of ["channels", "rings", "coalesce"] as const) {
+    for (const s of settingsOf(g)) expect(sh).toContain(`${HOST_PREFIX[g]}${s.ethtool}`);
+  }
+  expect(sh).toContain("NN_MAX=1048576"); // rings
+  expect(sh).toContain("generic-receive-offload) NN_ARG=gro ;;");
+  const nic = fs.readFileSync(path.join(REPO, "provider/host/sh/nic.sh"), "utf8");
+  // nic.sh no longer re-types the lists
+  expect(nic).not.toMatch(/rx-usecs\|rx-frames/);
+  expect(nic).not.toContain("generic-receive-offload) NN_ARG");
+  expect(nic).not.toContain('"$NT_TMP/want.channel" "$NT_TMP/want.ring"');
+});
+
+test("the host refuses what the schema refuses: out-of-range and unknown @set values exit 5 (the lists run in dash)", () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "nicspec-"));
+  const script = path.join(dir, "t.sh");
+  const nic = fs.readFileSync(path.join(REPO, "provider/host/sh/nic.sh"), "utf8");
+  const setFn = nic.slice(nic.indexOf("nn_directive_set() {"), nic.indexOf("kind_directive() {"));
+  fs.writeFileSync(
+    script,
+    [
+      generated()["provider/host/sh/nicspec.sh"],
+      'nt_die() { echo "die $1: $2"; exit "$1"; }',
+      "nn_uint() { case \"$1\" in ''|*[!0-9]*) return 1 ;; esac; [ \"${#1}\" -le 10 ]; }",
+      `NT_TMP=${dir}`,
+      setFn,
+      'nn_directive_set "$1"',
+      "cat \"$NT_TMP/requested\"",
+    ].join("\n"),
+  );
+  const run = (arg: string) => spawnSync("dash", [script, arg], { encoding: "utf8" });
+  expect(run("ring.rx 5000000").status).toBe(5);
+  expect(run("coalesce.rx-usecs 1000000000000").status).toBe(5);
+  expect(run("coalesce.rx-usec 3").stdout).toContain("unknown coalescing parameter");
+  expect(run("channel.combined 4097").status).toBe(5);
+  expect(run("feature.gro maybe").status).toBe(5);
+  const ok = run("ring.rx max");
+  expect([ok.status, ok.stdout]).toEqual([0, "ring.rx\tmax\n"]);
+  expect(run("coalesce.rx-usecs 4294967295").status).toBe(0);
+  // and the same values through the schema
+  expect(nicSettingsSchema.safeParse({ interface: "eth0", rings: { rx: 5000000 } }).success).toBe(false);
+  expect(nicSettingsSchema.safeParse({ interface: "eth0", coalesce: { rxUsecs: 4294967295 } }).success).toBe(true);
+});
+
+test("the README table sits between its markers and names every setting", () => {
+  const readme = fs.readFileSync(path.join(REPO, "README.md"), "utf8");
+  const table = readme.slice(readme.indexOf(README_BEGIN), readme.indexOf(README_END));
+  for (const s of NIC_SETTINGS) expect(table).toContain(`\`${s.arg}`);
+});
