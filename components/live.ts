@@ -109,15 +109,15 @@ async function runRead(b: Batch): Promise<Answer> {
   try {
     stdin = renderLiveRead(b.requests);
   } catch (e) {
-    return { ok: false, reason: (e as Error).message, ms: 0 };
+    return { ok: false, reason: `${endpointLabel(b.conn)}: ${(e as Error).message}`, ms: 0 };
   }
   const r = await readOverSsh(b.conn, LIVE_READ_COMMAND, stdin, LIVE_READ_TIMEOUT_MS);
   if (!r.ok) return { ok: false, reason: r.reason, ms: r.ms };
-  if (r.code !== 0) return { ok: false, reason: `the read program exited ${r.code}: ${r.stderr.trim().split("\n").slice(-1)[0] ?? ""}`.trim(), ms: r.ms };
+  if (r.code !== 0) return { ok: false, reason: `${endpointLabel(b.conn)}: the read program exited ${r.code}: ${r.stderr.trim().split("\n").slice(-1)[0] ?? ""}`.trim(), ms: r.ms };
   try {
     return { ok: true, sections: parseLiveRead(r.stdout), ms: r.ms };
   } catch (e) {
-    return { ok: false, reason: (e as Error).message, ms: r.ms };
+    return { ok: false, reason: `${endpointLabel(b.conn)}: ${(e as Error).message}`, ms: r.ms };
   }
 }
 
@@ -171,8 +171,8 @@ export async function liveRead(
   const answer = await requestRead(c, { kind, ownerId, keys: Object.keys(plan.value) });
   const section = answer.ok ? answer.sections[ownerId] : undefined;
   if (!answer.ok || !section) {
-    const reason = answer.ok ? "the read returned nothing for this resource" : answer.reason;
-    void pulumi.log.warn(`${resource}: live preview skipped: cannot read ${host}: ${reason}; the preview shows the plan only (drift is not checked)`, parent);
+    const reason = answer.ok ? `${host}: the read returned nothing for this resource` : answer.reason;
+    void pulumi.log.warn(`${resource}: live preview skipped: ${reason}; the preview shows the plan only (drift is not checked)`, parent);
     return none("failed", reason);
   }
   const drift: DriftItem[] = driftOf(section);

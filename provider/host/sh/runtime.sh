@@ -856,10 +856,11 @@ nt_converged_write() {
       nt_norm "$ntc_v"; printf 'value\t%s\t%s\n' "$ntc_k" "$NT_NORM"
     done < "$NT_TMP/desired"
     while IFS= read -r ntc_a; do printf 'file\t%s\t%s\n' "$ntc_a" "$(nt_digest "$ntc_a" "$NT_OWNER")"; done < "$NT_TMP/arts.new"
-  } > "$NT_TMP/converged" 2>/dev/null &&
-    { [ -d "$NT_CONVERGED_DIR" ] || mkdir -m 755 -p "$NT_CONVERGED_DIR"; } &&
-    nt_write_atomic "$NT_CONVERGED_DIR/$NT_OWNER_ID" "$NT_TMP/converged" 0644 ||
-    nt_msg "warning: cannot write $NT_CONVERGED_DIR/$NT_OWNER_ID on $NT_HOSTNAME: the next preview shows this resource as changing"
+  } > "$NT_TMP/converged" 2>/dev/null
+  if [ -d "$NT_CONVERGED_DIR" ] || mkdir -m 755 "$NT_CONVERGED_DIR"; then
+    nt_write_atomic "$NT_CONVERGED_DIR/$NT_OWNER_ID" "$NT_TMP/converged" 0644 && return 0
+  fi
+  nt_msg "warning: cannot write $NT_CONVERGED_DIR/$NT_OWNER_ID on $NT_HOSTNAME: the next preview shows this resource as changing"
   return 0
 }
 
@@ -878,6 +879,7 @@ nt_converged_remove() {
 # file, "value<TAB>key<TAB>value" or "missing<TAB>key" / "unreadable<TAB>key"; then "!end".
 nt_live_main() {
   printf 'net-tuning-live v2\n'
+  # shellcheck disable=SC2153 # set by the first line of the read (provider/live/read.ts)
   nt_live_req=$NT_LIVE_REQ
   while [ -n "$nt_live_req" ]; do
     ntl_line=${nt_live_req%%"
