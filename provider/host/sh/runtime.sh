@@ -855,8 +855,9 @@ nt_converged_write() {
       nt_lookup "$NT_TMP/conv.applied" "$ntc_k" && ntc_v=$NT_FOUND
       nt_norm "$ntc_v"; printf 'value\t%s\t%s\n' "$ntc_k" "$NT_NORM"
     done < "$NT_TMP/desired"
-    while IFS= read -r ntc_a; do printf 'file\t%s\t%s\n' "$ntc_a" "$(nt_digest "$ntc_a" "$NT_OWNER")"; done < "$NT_TMP/arts.new"
+    while IFS= read -r ntc_a; do printf 'file\t%s\t' "$ntc_a"; nt_digest "$ntc_a" "$NT_OWNER"; done < "$NT_TMP/arts.new"
   } > "$NT_TMP/converged" 2>/dev/null
+  nt_same_file "$NT_TMP/converged" "$NT_CONVERGED_DIR/$NT_OWNER_ID" && return 0 # unchanged: no write
   if [ -d "$NT_CONVERGED_DIR" ] || mkdir -m 755 "$NT_CONVERGED_DIR"; then
     nt_write_atomic "$NT_CONVERGED_DIR/$NT_OWNER_ID" "$NT_TMP/converged" 0644 && return 0
   fi
