@@ -43,7 +43,8 @@ export function renderLiveRead(requests: LiveRequest[]): string {
     if (bad !== undefined) throw new Error(`pulumi-net-tuning: invalid key ${JSON.stringify(bad)} for a live read`);
     return `${r.kind}\t${r.ownerId}\t${[...new Set(r.keys)].sort().join(" ")}`;
   });
-  return `NT_LIVE_REQ=${shQuote(lines.join("\n"))}\n${engine().text}`;
+  // the engine's file-wide shellcheck directive follows this line, so it is repeated above it
+  return `# shellcheck disable=SC2317\nNT_LIVE_REQ=${shQuote(lines.join("\n"))}\n${engine().text}`;
 }
 
 /** The host's record of what an owner's last successful apply left there. */
