@@ -25,6 +25,7 @@ import { readValues, verifyKeys, SYSCTLS } from "./keys";
 import { calibratePidReader, mapLimit, run } from "./lib";
 import { report } from "./report";
 import { scaleBench, ScaleSample } from "./scale";
+import { liveBench } from "./live";
 
 function intList(name: string, def: string): number[] {
   const v = (process.env[name] ?? def).split(",").map((x) => x.trim()).filter(Boolean).map(Number);
@@ -139,6 +140,7 @@ async function main(): Promise<void> {
     if (parts.has("scale")) {
       results.scale = await scaleBench({ hosts: scaleHosts, repeats: scaleRepeats, timeoutMs: 600_000, log: say });
     }
+    if (parts.has("live")) await liveBench({ sizes, outDir, log: say }); // writes live.json and live.md (issue #13)
   } finally {
     if (lab) await lab.stop().catch((e) => console.error(e));
   }
