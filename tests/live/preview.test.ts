@@ -246,6 +246,40 @@ describe("NetTuning", () => {
     }
     ok(await stack.destroy());
   });
+
+  test("through a proxy (bastion), with the key and a password as secrets: read, nothing secret in logs or outputs", async () => {
+    const host = lab.hosts[2];
+    const c = host.connection("root");
+    const PASSWORD = "not-the-password-7f3a";
+    const stack = newStack("proxy");
+    const program = () => {
+      const connection = { host: "127.0.0.1", port: c.port, user: c.user, privateKey: pulumi.secret(c.privateKey), password: pulumi.secret(PASSWORD), proxy: { ...c, privateKey: pulumi.secret(c.privateKey) } };
+      const t = new NetTuning("px", { connection, sysctls: { [SOMAXCONN]: 2222 } });
+      return { live: t.live };
+    };
+    const p = await logged(() => stack.preview(program));
+    ok(p.r);
+    expect(p.reads).toBe(1);
+    expect(p.info.join("\n")).toContain(`NetTuning "px" on 127.0.0.1:${c.port} (via ${host.address}): 1 of 1 setting will change`);
+    const everything = [...p.info, ...p.warn, JSON.stringify(outOf(p.r, "live", "px")), JSON.stringify(outOf(p.r, "drift", "px"))].join("\n");
+    const keyBody = c.privateKey.split("\n").filter((l) => l.length >= 16 && !l.startsWith("-----"));
+    expect(keyBody.length).toBeGreaterThan(0);
+    for (const frag of [PASSWORD, ...keyBody]) expect(everything).not.toContain(frag);
+    const apply = p.r.resources.find((r) => r.name === "px-apply")!;
+    expect(apply.secretInputs).toContain("connection");
+  });
+
+  test("a refused login: one warning naming the user and the host, no change", async () => {
+    const host = lab.hosts[0];
+    const stack = newStack("login");
+    const program = () => {
+      const t = new NetTuning("nl", { connection: { ...host.connection("plain"), user: "nosuchuser" }, sysctls: { [SOMAXCONN]: 2222 } });
+      return { live: t.live };
+    };
+    const p = await logged(() => stack.preview(program));
+    ok(p.r);
+    expect(p.warn).toEqual([`NetTuning "nl": live preview skipped: ${host.address}:${host.port}: login as nosuchuser refused (check the key, password or agent); the preview shows the plan only (drift is not checked)`]);
+  });
 });
 
 describe("NicQueues", () => {
