@@ -148,7 +148,17 @@ async function known<T>(o: pulumi.Output<T>): Promise<{ value: T } | undefined> 
  * The live read of one resource: logs on `parent` and resolves (never rejects) to its outcome. `declared`: key →
  * declared value (the plan; nic wildcards `IF/rps.rx-*`, `IF/irq.*` allowed).
  */
-export async function liveRead(
+export async function liveRead(...a: Parameters<typeof liveReadUnsafe>): Promise<LiveOutcome> {
+  try {
+    return await liveReadUnsafe(...a);
+  } catch (e) {
+    // a bug here must not keep the -apply child from being registered: plan-only, said once
+    void pulumi.log.warn(`${a[1]}: live preview skipped: ${(e as Error).message}; the preview shows the plan only`, a[0]);
+    return { status: "failed", live: {}, drift: {}, reason: (e as Error).message };
+  }
+}
+
+async function liveReadUnsafe(
   parent: pulumi.Resource,
   resource: string,
   kind: LiveKind,
