@@ -72,7 +72,7 @@ export function applyAndRestore(
   applyPlan: pulumi.Output<string>,
   restorePlan: (report: HostReport) => pulumi.Input<string>,
   owner: Owner = ownerFor(name),
-  live?: Promise<{ token?: string }>,
+  live?: Promise<{ token: string; keepStoredToken: boolean }>,
 ): pulumi.Output<HostReport> {
   const become = pulumi.output(args.become);
   // staged in the home unless the connection is root without sudo (the user name is no secret: unsecret it, or the
@@ -93,8 +93,8 @@ export function applyAndRestore(
   );
   const boot = pulumi.all([become, delivery.urn, home]);
   // Live previews (components/live.ts): the -apply child is registered once the host read settled (bounded), with the
-  // repair token in its update; when the host could not be read, changes of `update` are ignored, so an unreadable
-  // host never shows a change by itself.
+  // repair token in its update; when the host could not be read, changes of `update` are ignored (the stored token
+  // stays), so an unreadable host never shows a change by itself.
   const makeApply = (token?: string, ignoreUpdate = false) =>
     new command.remote.Command(
       `${name}-apply`,
@@ -108,7 +108,7 @@ export function applyAndRestore(
       },
       childOptions(parent, { dependsOn: [delivery], ...(ignoreUpdate ? { ignoreChanges: ["update"] } : {}) }),
     );
-  const apply: pulumi.Input<command.remote.Command> = live ? live.then((l) => makeApply(l.token ?? "0", l.token === undefined)) : makeApply();
+  const apply: pulumi.Input<command.remote.Command> = live ? live.then((l) => makeApply(l.token, l.keepStoredToken)) : makeApply();
   const report = pulumi.output(Promise.resolve(apply).then((a) => a.stdout)).apply(reportOf);
   new command.remote.Command(
     `${name}-restore`,

@@ -7,7 +7,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { LIVE_READ_TIMEOUT_MS, readOverSsh, ReadConnection } from "../provider/live/ssh";
 import {
-  compareLive, DriftItem, driftOf, LIVE_READ_COMMAND, LiveKind, LiveRequest, LiveSection, parseLiveRead, renderLive, renderLiveRead, repairToken,
+  compareLive, DriftItem, driftOf, LIVE_READ_COMMAND, NO_TOKEN, LiveKind, LiveRequest, LiveSection, parseLiveRead, renderLive, renderLiveRead, repairToken,
 } from "../provider/live/read";
 import type { ConnectionInput } from "./common";
 import { inputError } from "./validation";
@@ -19,8 +19,13 @@ export const LIVE_PREVIEW_ENV = "NET_TUNING_LIVE_PREVIEW";
 export interface LiveOutcome {
   /** read: the host answered; off: opted out; unknown: connection or plan not known yet; failed: host not readable. */
   status: "read" | "off" | "unknown" | "failed";
-  /** The repair token for the `-apply` update; undefined unless read (then the child ignores changes of `update`). */
-  token?: string;
+  /** The repair token for the `-apply` update: the read's, or "0" (none) when not read. */
+  token: string;
+  /**
+   * The host could not be read (failed): the `-apply` child ignores changes of `update`, so the token stored in state
+   * stays and no change is shown. Not when live previews are off or the connection is unknown: the token is then "0".
+   */
+  keepStoredToken: boolean;
   /** setting → value on the host now (declared settings; every queue/IRQ for wildcards). */
   live: Record<string, string>;
   /** setting or file → last applied and live value, for what changed on the host since this resource's last apply. */
@@ -154,7 +159,7 @@ export async function liveRead(...a: Parameters<typeof liveReadUnsafe>): Promise
   } catch (e) {
     // a bug here must not keep the -apply child from being registered: plan-only, said once
     void pulumi.log.warn(`${a[1]}: live preview skipped: ${(e as Error).message}; the preview shows the plan only`, a[0]);
-    return { status: "failed", live: {}, drift: {}, reason: (e as Error).message };
+    return { status: "failed", token: NO_TOKEN, keepStoredToken: true, live: {}, drift: {}, reason: (e as Error).message };
   }
 }
 
@@ -167,7 +172,7 @@ async function liveReadUnsafe(
   declared: pulumi.Output<Record<string, string>>,
   livePreview: pulumi.Input<boolean | undefined>,
 ): Promise<LiveOutcome> {
-  const none = (status: LiveOutcome["status"], reason?: string): LiveOutcome => ({ status, live: {}, drift: {}, reason });
+  const none = (status: LiveOutcome["status"], reason?: string): LiveOutcome => ({ status, token: NO_TOKEN, keepStoredToken: status === "failed", live: {}, drift: {}, reason });
   const enabled = await known(pulumi.output(livePreview));
   if (!liveEnabled(enabled?.value)) return none("off");
   const conn = await known(pulumi.output(connection) as pulumi.Output<unknown>);
@@ -195,6 +200,7 @@ async function liveReadUnsafe(
   return {
     status: "read",
     token: repairToken(section, drift),
+    keepStoredToken: false,
     live,
     drift: Object.fromEntries(drift.map((d) => [d.key, { applied: d.applied, live: d.live }])),
   };
