@@ -9,7 +9,8 @@
  *   BENCH_COST_REPEATS=5       host-cost repeats (each = all six variants side by side)
  *   BENCH_SCALE_HOSTS=1000     hosts in the program-scale benchmark
  *   BENCH_SCALE_REPEATS=2      program-scale repeats (child processes, alternating order)
- *   BENCH_PARTS=fleet,cost,scale,state   which parts to run (state: NetTuning + NicQueues on one lab host, root and sudo)
+ *   BENCH_PARTS=fleet,cost,scale,state   which parts to run (state: NetTuning + NicQueues on one lab host, root and sudo;
+ *                              live: the live-read cost of previews at BENCH_HOSTS, bench/live.ts, not in the default)
  *   BENCH_ANSIBLE_TIMEOUT_S=900    hard bound on one ansible-playbook run
  *   BENCH_OUT=bench/results        output directory
  *   BENCH_RERENDER=1               only re-render latest.md from latest.json
