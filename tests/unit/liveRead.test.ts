@@ -3,6 +3,7 @@ import { execFileSync } from "child_process";
 import { compareLive, driftOf, LiveSection, NO_TOKEN, parseLiveRead, renderLive, renderLiveRead, repairToken } from "../../provider/live/read";
 import { engine } from "../../provider/host/engine";
 import { engineCommand } from "../../provider/host/programs";
+import { execShell, SHELLS } from "../../testkit/shells";
 
 const ANSWER = [
   "net-tuning-live v2",
@@ -127,4 +128,18 @@ describe("renderLiveRead", () => {
     const text = renderLiveRead([{ kind: "sysctl", ownerId: "p.s.web-1", keys: ["net.core.somaxconn"] }]);
     expect(() => execFileSync("shellcheck", ["-s", "sh", "-"], { input: text, encoding: "utf8" })).not.toThrow();
   });
+});
+
+test("the read program gives the same answer under every supported shell (read-only: this machine's /proc/sys and lo)", () => {
+  const text = renderLiveRead([
+    { kind: "sysctl", ownerId: "a.b.c-1", keys: ["net.core.somaxconn", "net.ipv4.tcp_rmem", "net.core.nosuch_key"] },
+    { kind: "nic", ownerId: "a.b.d-2", keys: ["lo/txqueuelen", "lo/rps.rx-*"] },
+  ]);
+  const answers = SHELLS.map((sh) => execShell(sh, ["-s", "live", "live"], { input: text, encoding: "utf8" }));
+  for (const a of answers) expect(a).toBe(answers[0]);
+  const s = parseLiveRead(answers[0]);
+  expect(s["a.b.c-1"].values["net.core.somaxconn"]).toMatch(/^\d+$/);
+  expect(s["a.b.c-1"].missing).toEqual(["net.core.nosuch_key"]);
+  expect(s["a.b.d-2"].values["lo/rps.rx-0"]).toMatch(/^[0-9a-f,]+$/);
+  expect(s["a.b.d-2"].recordState).toBe("none");
 });
