@@ -9,7 +9,8 @@
  *   BENCH_COST_REPEATS=5       host-cost repeats (each = all six variants side by side)
  *   BENCH_SCALE_HOSTS=1000     hosts in the program-scale benchmark
  *   BENCH_SCALE_REPEATS=2      program-scale repeats (child processes, alternating order)
- *   BENCH_PARTS=fleet,cost,scale,state   which parts to run (state: NetTuning + NicQueues on one lab host, root and sudo)
+ *   BENCH_PARTS=fleet,cost,scale,state   which parts to run (state: NetTuning + NicQueues on one lab host, root and sudo;
+ *                              live: the live-read cost of previews at BENCH_HOSTS, bench/live.ts, not in the default)
  *   BENCH_ANSIBLE_TIMEOUT_S=900    hard bound on one ansible-playbook run
  *   BENCH_OUT=bench/results        output directory
  *   BENCH_RERENDER=1               only re-render latest.md from latest.json
@@ -25,6 +26,7 @@ import { readValues, verifyKeys, SYSCTLS } from "./keys";
 import { calibratePidReader, mapLimit, run } from "./lib";
 import { report } from "./report";
 import { scaleBench, ScaleSample } from "./scale";
+import { liveBench } from "./live";
 
 function intList(name: string, def: string): number[] {
   const v = (process.env[name] ?? def).split(",").map((x) => x.trim()).filter(Boolean).map(Number);
@@ -139,6 +141,7 @@ async function main(): Promise<void> {
     if (parts.has("scale")) {
       results.scale = await scaleBench({ hosts: scaleHosts, repeats: scaleRepeats, timeoutMs: 600_000, log: say });
     }
+    if (parts.has("live")) await liveBench({ sizes, outDir, log: say }); // writes live.json and live.md (issue #13)
   } finally {
     if (lab) await lab.stop().catch((e) => console.error(e));
   }

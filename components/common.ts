@@ -72,6 +72,7 @@ export function applyAndRestore(
   applyPlan: pulumi.Output<string>,
   restorePlan: (report: HostReport) => pulumi.Input<string>,
   owner: Owner = ownerFor(name),
+  live?: Promise<{ token: string; keepStoredToken: boolean }>,
 ): pulumi.Output<HostReport> {
   const become = pulumi.output(args.become);
   // staged in the home unless the connection is root without sudo (the user name is no secret: unsecret it, or the
@@ -91,19 +92,24 @@ export function applyAndRestore(
     childOptions(parent),
   );
   const boot = pulumi.all([become, delivery.urn, home]);
-  const apply = new command.remote.Command(
-    `${name}-apply`,
-    {
-      connection: args.connection,
-      create: boot.apply(([b, urn, h]) => engineCommand(kind, "create", owner.id, urn, b, h)),
-      update: boot.apply(([b, urn, h]) => engineCommand(kind, "update", owner.id, urn, b, h)),
-      stdin: applyPlan.apply((p) => engineStdin(p, e)),
-      addPreviousOutputInEnv: false,
-      logging: "stderr",
-    },
-    childOptions(parent, { dependsOn: [delivery] }),
-  );
-  const report = apply.stdout.apply(reportOf);
+  // Live previews (components/live.ts): the -apply child is registered once the host read settled (bounded), with the
+  // repair token in its update; when the host could not be read, changes of `update` are ignored (the stored token
+  // stays), so an unreadable host never shows a change by itself.
+  const makeApply = (token?: string, ignoreUpdate = false) =>
+    new command.remote.Command(
+      `${name}-apply`,
+      {
+        connection: args.connection,
+        create: boot.apply(([b, urn, h]) => engineCommand(kind, "create", owner.id, urn, b, h)),
+        update: boot.apply(([b, urn, h]) => engineCommand(kind, "update", owner.id, urn, b, h, token)),
+        stdin: applyPlan.apply((p) => engineStdin(p, e)),
+        addPreviousOutputInEnv: false,
+        logging: "stderr",
+      },
+      childOptions(parent, { dependsOn: [delivery], ...(ignoreUpdate ? { ignoreChanges: ["update"] } : {}) }),
+    );
+  const apply: pulumi.Input<command.remote.Command> = live ? live.then((l) => makeApply(l.token, l.keepStoredToken)) : makeApply();
+  const report = pulumi.output(Promise.resolve(apply).then((a) => a.stdout)).apply(reportOf);
   new command.remote.Command(
     `${name}-restore`,
     {

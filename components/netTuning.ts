@@ -3,6 +3,7 @@ import type * as command from "@pulumi/command";
 import { planSysctls, renderSysctlRestoreStdin, SysctlPlan } from "../provider/sysctl/plan";
 import { ProfileSpec, resolveProfiles } from "../provider/sizing/spec";
 import { applyAndRestore, isPlain, ownerFor, warnAll } from "./common";
+import { liveOutputs, liveRead, livePreviewProblem } from "./live";
 import { claim, knownHost } from "./conflicts";
 import { becomeOf, Become, commonProblems, inputError, problemsOf } from "./validation";
 
@@ -59,6 +60,13 @@ export interface NetTuningArgs {
    * Errors cannot be acknowledged. Defaults to none.
    */
   acknowledge?: pulumi.Input<pulumi.Input<string>[]>;
+  /**
+   * Read the host during `pulumi preview` and `pulumi up` (read-only, one SSH session per host, at most 10 s): logs
+   * `<setting>: <on the host now> → <declared>` on this resource, warns about drift (what changed on the host since
+   * this resource last applied it) and shows drift as a pending change that `pulumi up` repairs. `false` = plan-only
+   * previews for this resource (NET_TUNING_LIVE_PREVIEW=0 turns them off for a whole run). Defaults to true.
+   */
+  livePreview?: pulumi.Input<boolean>;
 }
 
 /** Argument names, for property paths in errors. */
@@ -120,6 +128,10 @@ export class NetTuning extends pulumi.ComponentResource {
   public readonly fileContent: pulumi.Output<string>;
   /** Advisory warnings not logged: for keys in `acknowledge`, or chosen by the profile (each says which). */
   public readonly acknowledged: pulumi.Output<string[]>;
+  /** key → value on the host now, read during this preview or update (empty when the host was not read). */
+  public readonly live: pulumi.Output<Record<string, string>>;
+  /** key (or managed file) → `<last applied> → <on the host now>`: what changed on the host since this resource last applied it. */
+  public readonly drift: pulumi.Output<Record<string, string>>;
 
   constructor(name: string, args: NetTuningArgs, opts?: pulumi.ComponentResourceOptions) {
     // Args are deliberately not passed to super(): connection may hold secrets and component args are stored in state.
@@ -131,6 +143,7 @@ export class NetTuning extends pulumi.ComponentResource {
       const [sysctls, profile, profiles, fileName, persist, restoreOnDelete, become, bootOverride, acknowledge] = v;
       return { connection: a.connection, sysctls, profile, profiles, fileName, persist, restoreOnDelete, become, bootOverride, acknowledge };
     };
+    livePreviewProblem(`NetTuning "${name}"`, a.livePreview);
     if (isPlain(values)) {
       // Known at preview: fail now, in the program, with every problem listed (nothing reaches a host).
       validate(name, owner, named(values));
@@ -143,9 +156,11 @@ export class NetTuning extends pulumi.ComponentResource {
     });
     const become = pulumi.output(a.become).apply(becomeOf) as pulumi.Output<"sudo">; // undefined = no sudo
     const restoreOnDelete = pulumi.output(a.restoreOnDelete).apply((r) => r !== false);
+    const live = liveRead(this, `NetTuning "${name}"`, "sysctl", owner.id, a.connection, plan.values, a.livePreview);
     const report = applyAndRestore(this, name, "sysctl", { connection: a.connection, become }, plan.stdin, (r) =>
       pulumi.all([plan.filePath, restoreOnDelete]).apply(([filePath, restore]) => renderSysctlRestoreStdin(owner, filePath, r.previous, restore)),
-    );
+    owner, live);
+    [this.live, this.drift] = liveOutputs(live);
     this.applied = report.applied;
     this.previous = report.previous;
     this.filePath = pulumi.all([plan, a.persist]).apply(([p, persist]) => (persist === false ? undefined : p.filePath));
@@ -159,6 +174,8 @@ export class NetTuning extends pulumi.ComponentResource {
       warnings: this.warnings,
       fileContent: this.fileContent,
       acknowledged: this.acknowledged,
+      live: this.live,
+      drift: this.drift,
     });
   }
 }

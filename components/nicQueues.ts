@@ -3,6 +3,7 @@ import type * as command from "@pulumi/command";
 import { NicPlan, planNic, renderNicRestoreStdin } from "../provider/nic/plan";
 import { PresetSpec, resolvePreset } from "../provider/sizing/spec";
 import { applyAndRestore, isPlain, ownerFor, warnAll } from "./common";
+import { liveOutputs, liveRead, livePreviewProblem } from "./live";
 import { claim, knownHost } from "./conflicts";
 import type { NicSettingsArgs } from "./nicArgs.generated";
 import { becomeOf, Become, commonProblems, inputError, problemsOf } from "./validation";
@@ -49,6 +50,13 @@ export interface NicQueuesArgs extends NicSettingsArgs {
    * Explicit args override it; its values get the same checks as arguments. Defaults to none.
    */
   preset?: pulumi.Input<PresetSpec>;
+  /**
+   * Read the host during `pulumi preview` and `pulumi up` (read-only, one SSH session per host, at most 10 s): logs
+   * `<setting>: <on the host now> → <declared>` (rings, channels, features, coalescing, txqueuelen, RPS/RFS, IRQs) on this resource, warns about drift (what changed on the host since
+   * this resource last applied it) and shows drift as a pending change that `pulumi up` repairs. `false` = plan-only
+   * previews for this resource (NET_TUNING_LIVE_PREVIEW=0 turns them off for a whole run). Defaults to true.
+   */
+  livePreview?: pulumi.Input<boolean>;
 }
 
 /** Argument names, for property paths in errors. */
@@ -105,6 +113,10 @@ export class NicQueues extends pulumi.ComponentResource {
   public readonly persistedAs: pulumi.Output<string>;
   /** Advice from validation and from the host's preflight. */
   public readonly warnings: pulumi.Output<string[]>;
+  /** setting → value on the host now, read during this preview or update (every rx queue and IRQ for RPS/IRQ settings). */
+  public readonly live: pulumi.Output<Record<string, string>>;
+  /** setting (or managed file) → `<last applied> → <on the host now>`: what changed on the host since this resource last applied it. */
+  public readonly drift: pulumi.Output<Record<string, string>>;
 
   constructor(name: string, args: NicQueuesArgs, opts?: pulumi.ComponentResourceOptions) {
     // Args are deliberately not passed to super(): connection may hold secrets and component args are stored in state.
@@ -119,6 +131,7 @@ export class NicQueues extends pulumi.ComponentResource {
       o.connection = a.connection;
       return o;
     };
+    livePreviewProblem(`NicQueues "${name}"`, a.livePreview);
     if (isPlain(values)) {
       // Known at preview: fail now, in the program, with every problem listed (nothing reaches a host).
       validate(name, owner, named(values));
@@ -131,9 +144,11 @@ export class NicQueues extends pulumi.ComponentResource {
     });
     const become = pulumi.output(a.become).apply(becomeOf) as pulumi.Output<"sudo">; // undefined = no sudo
     const restoreOnDelete = pulumi.output(a.restoreOnDelete).apply((r) => r !== false);
+    const live = liveRead(this, `NicQueues "${name}"`, "nic", owner.id, a.connection, plan.settings, a.livePreview);
     const report = applyAndRestore(this, name, "nic", { connection: a.connection, become }, plan.stdin, (r) =>
       pulumi.all([plan.request.interface, restoreOnDelete]).apply(([iface, restore]) => renderNicRestoreStdin(owner, iface, r.previous, restore)),
-    );
+    owner, live);
+    [this.live, this.drift] = liveOutputs(live);
     this.applied = report.applied;
     this.previous = report.previous;
     this.persistedAs = report.extra.apply((e) => e.persisted ?? "");
@@ -143,6 +158,8 @@ export class NicQueues extends pulumi.ComponentResource {
       previous: this.previous,
       persistedAs: this.persistedAs,
       warnings: this.warnings,
+      live: this.live,
+      drift: this.drift,
     });
   }
 }

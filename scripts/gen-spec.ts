@@ -183,6 +183,7 @@ export function renderReadmeTable(): string {
     '| `persistence` | `Persistence`: `"systemd"` \\| `"rc.local"` \\| `"none"` \\| `"auto"` | how the settings survive a reboot: a oneshot unit `/etc/systemd/system/net-tuning-nic-<if>.service` running `/usr/local/libexec/net-tuning/nic-<if>.sh`; a marked block in `/etc/rc.d/rc.local` or `/etc/rc.local`; nothing; or systemd when `/run/systemd/system` exists, else rc.local | `"auto"` |',
     "| `restoreOnDelete` | `boolean` | as for NetTuning | `true` |",
     '| `preset` | `PresetSpec` | `nicPresets.throughput()` / `nicPresets.lowLatency()` (or a profile\'s `nic`), or the spec `{ name: "throughput" }` / `{ name: "lowLatency" }`; explicit arguments override it field by field, and its values get exactly the checks of the arguments | none |',
+    "| `livePreview` | `boolean` | read the host during `pulumi preview` / `pulumi up` (read-only, one SSH session per host) to show live → declared and drift; `false` = plan-only previews for this resource (see *What the preview shows*) | `true` |",
   );
   return rows.join("\n");
 }

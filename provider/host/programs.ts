@@ -178,10 +178,13 @@ function withSudo(run: string): string {
  * operation (`apply-create` / `apply-update`, seen by the engine as NT_APPLY_MODE). With become "sudo" the staging
  * directory is the SSH user's home, expanded before sudo.
  */
-export function engineCommand(kind: HostKind, mode: ApplyMode, ownerId: string, engineUrn: string, become?: Become, home = become === "sudo"): string {
+export function engineCommand(kind: HostKind, mode: ApplyMode, ownerId: string, engineUrn: string, become?: Become, home = become === "sudo", repair?: string): string {
   if (!/^[A-Za-z0-9._-]+$/.test(ownerId)) throw new Error(`pulumi-net-tuning: invalid owner id ${JSON.stringify(ownerId)}`);
+  if (repair !== undefined && !/^[0-9a-f]{1,64}$/.test(repair)) throw new Error(`pulumi-net-tuning: invalid repair token ${JSON.stringify(repair)}`);
   const stage = home ? `"$HOME"/${ENGINE_STAGE_HOME}` : ENGINE_STAGE_ROOT;
-  const run = `/bin/sh -c ${shQuote(ENGINE_BOOT)} net-tuning ${kind} apply-${mode} ${stage} ${ownerId} ${shQuote(engineUrn)}`;
+  // a live preview's repair token rides on the operation (`apply-update@<token>`, recorded on the host); "0" = none
+  const op = `apply-${mode}${repair !== undefined && repair !== "0" ? `@${repair}` : ""}`;
+  const run = `/bin/sh -c ${shQuote(ENGINE_BOOT)} net-tuning ${kind} ${op} ${stage} ${ownerId} ${shQuote(engineUrn)}`;
   return become === "sudo" ? withSudo(run) : run;
 }
 

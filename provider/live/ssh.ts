@@ -65,6 +65,7 @@ function login(c: ReadConnection, sock: ConnectConfig["sock"], readyTimeout: num
   return new Promise((resolve, reject) => {
     const client = new Client();
     clients.push(client);
+    client.on("error", () => undefined); // late errors (after the deadline closed it) must not become unhandled
     client.once("ready", () => resolve(client));
     client.once("error", (e: Error & { level?: string }) => {
       const why = e.level === "client-authentication" ? `login as ${c.user ?? "root"} refused (check the key, password or agent)` : `SSH handshake failed (${e.message})`;
@@ -83,6 +84,7 @@ function tcp(c: ReadConnection, sockets: net.Socket[]): Promise<net.Socket> {
   return new Promise((resolve, reject) => {
     const sock = net.connect({ host: c.host, port: c.port ?? 22 });
     sockets.push(sock);
+    sock.on("error", () => undefined);
     sock.once("error", (e: NodeJS.ErrnoException) => reject(new Error(`${endpoint(c)}: ${tcpReason(e)}`)));
     sock.once("connect", () => resolve(sock));
   });

@@ -4,6 +4,10 @@
  * comparison of what the host has now with what is declared, and the lines a reviewer reads.
  *
  * Pure: no I/O here. `provider/live/ssh.ts` runs the program.
+ *
+ * The components read hosts with `provider/live/read.ts` (the engine's own getters, both kinds, the converged record);
+ * this module keeps the comparator (`sameValue`, shared by apply read-back, drift and adoption) and the standalone
+ * sysctl read of the groundwork (`tests/live/read.test.ts`).
  */
 import { shQuote } from "../shell";
 import { sameValue } from "../sysctl/readback";

@@ -156,14 +156,14 @@ describe("GetSchema", () => {
   test("every documented argument and output, with its type and a description", () => {
     const nt = schema.resources["net-tuning:index:NetTuning"];
     const nq = schema.resources["net-tuning:index:NicQueues"];
-    expect(Object.keys(nt.inputProperties).sort()).toEqual(["acknowledge", "become", "bootOverride", "connection", "fileName", "persist", "profile", "profiles", "restoreOnDelete", "sysctls"]);
+    expect(Object.keys(nt.inputProperties).sort()).toEqual(["acknowledge", "become", "bootOverride", "connection", "fileName", "livePreview", "persist", "profile", "profiles", "restoreOnDelete", "sysctls"]);
     expect(Object.keys(nq.inputProperties).sort()).toEqual(
-      ["become", "channels", "coalesce", "connection", "features", "interface", "irqAffinity", "persistence", "preset", "restoreOnDelete", "rings", "rps", "txQueueLength"],
+      ["become", "channels", "coalesce", "connection", "features", "interface", "irqAffinity", "livePreview", "persistence", "preset", "restoreOnDelete", "rings", "rps", "txQueueLength"],
     );
     expect(nt.requiredInputs).toEqual(["connection"]);
     expect(nq.requiredInputs.sort()).toEqual(["connection", "interface"]);
-    expect(Object.keys(nt.properties).sort()).toEqual(["acknowledged", "applied", "fileContent", "filePath", "previous", "warnings"]);
-    expect(Object.keys(nq.properties).sort()).toEqual(["applied", "persistedAs", "previous", "warnings"]);
+    expect(Object.keys(nt.properties).sort()).toEqual(["acknowledged", "applied", "drift", "fileContent", "filePath", "live", "previous", "warnings"]);
+    expect(Object.keys(nq.properties).sort()).toEqual(["applied", "drift", "live", "persistedAs", "previous", "warnings"]);
     for (const r of [nt, nq]) for (const [k, p] of Object.entries<any>({ ...r.inputProperties, ...r.properties })) expect([k, (p.description ?? "").length > 20]).toEqual([k, true]);
     expect(nt.inputProperties.sysctls).toMatchObject({ type: "object", additionalProperties: { $ref: "pulumi.json#/Any" } });
     expect(nt.inputProperties.profile.$ref).toBe("#/types/net-tuning:index:ProfileSpec");

@@ -21,6 +21,10 @@ nt_engine_exit() {
     printf 'host\tgzip base64\n' 2>/dev/null || :
   fi
 }
+# "live": the read-only live read (nt_live_main), sent on stdin, never installed. "apply-*@TOKEN": the repair token
+# of a live preview (recorded by nt_converged_write).
+if [ "$NT_ENGINE_OP" = live ]; then nt_live_main; exit 0; fi
+case "$NT_ENGINE_OP" in *@*) NT_REPAIR=${NT_ENGINE_OP#*@}; NT_ENGINE_OP=${NT_ENGINE_OP%%@*} ;; esac
 trap 'nt_engine_exit $?' EXIT
 
 case "$NT_ENGINE_OP" in

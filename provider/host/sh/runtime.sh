@@ -642,6 +642,7 @@ nt_apply_main() {
   kind_after_commit
   NT_PHASE=finished
   nt_report "$NT_TMP/journal.final"
+  nt_converged_write
   nt_cleanup
   exit 0
 }
@@ -751,6 +752,7 @@ nt_restore_main() {
     nt_cleanup; exit 1
   fi
   nt_step "journal removed"
+  nt_converged_remove
   nt_clean_engine
   nt_restore_report
   nt_cleanup
@@ -822,4 +824,124 @@ nt_commit_files_restore() {
   else nt_kept="putting the boot files back failed too:${NT_UNDO_FAILED%;}"; fi
   NT_PHASE=restore
   nt_die 1 "$nt_rc_fail on $NT_HOSTNAME after the values were restored; $nt_kept"
+}
+
+# ---------------------------------------------------------------------------------------- converged record (issue #13)
+# What the last successful apply of an owner left on this host, for live previews: world-readable (the values are not
+# secret: /proc/sys and ethtool are readable by any user), so a read as a non-root user needs no sudo. One file per
+# owner, outside $NT_ROOT (mode 0700, the journals):
+#   line 1  "net-tuning-converged v1<TAB>owner-id<TAB>repair token<TAB>owner"
+#   value<TAB>key<TAB>value read back     every desired setting
+#   file<TAB>path<TAB>digest              every artefact (nt_digest)
+# The repair token comes from the apply's operation ("apply-update@<token>", provider/host/programs.ts): a preview
+# finding no drift proposes the recorded token again (no change); drift proposes a new one (an update that repairs).
+NT_CONVERGED_DIR=/var/lib/pulumi-net-tuning-converged
+NT_REPAIR=${NT_REPAIR:-0}
+
+# nt_digest PATH OWNER: "CRC SIZE" (cksum) of the file, or for rc.local of this owner's BEGIN…END blocks only
+# (edits elsewhere in rc.local are not ours); "-" when absent or unreadable.
+nt_digest() {
+  if [ ! -f "$1" ] || [ ! -r "$1" ]; then printf '%s\n' -; return 0; fi
+  case "$1" in
+    */rc.local) awk -v b="# BEGIN pulumi-net-tuning $2 " -v e="# END pulumi-net-tuning $2 " \
+      'index($0, b) == 1 { on = 1 } on { print } on && index($0, e) == 1 { on = 0 }' "$1" 2>/dev/null | cksum ;;
+    *) cksum < "$1" 2>/dev/null || printf '%s\n' - ;;
+  esac
+}
+
+# After a successful apply (the report already printed): a failure here is only a message (the next preview then
+# proposes an update, which writes it again).
+nt_converged_write() {
+  case "$NT_REPAIR" in '' | *[!0-9a-f]*) NT_REPAIR=0 ;; esac
+  {
+    printf 'net-tuning-converged v1\t%s\t%s\t%s\n' "$NT_OWNER_ID" "$NT_REPAIR" "$NT_OWNER"
+    while IFS="$NT_TAB" read -r ntc_t ntc_k ntc_v; do [ "$ntc_t" = applied ] && printf '%s\t%s\n' "$ntc_k" "$ntc_v"; done < "$NT_TMP/report" > "$NT_TMP/conv.applied"
+    while IFS="$NT_TAB" read -r ntc_k ntc_v; do
+      nt_lookup "$NT_TMP/conv.applied" "$ntc_k" && ntc_v=$NT_FOUND
+      nt_norm "$ntc_v"; printf 'value\t%s\t%s\n' "$ntc_k" "$NT_NORM"
+    done < "$NT_TMP/desired"
+    while IFS= read -r ntc_a; do printf 'file\t%s\t' "$ntc_a"; nt_digest "$ntc_a" "$NT_OWNER"; done < "$NT_TMP/arts.new"
+  } > "$NT_TMP/converged" 2>/dev/null
+  nt_same_file "$NT_TMP/converged" "$NT_CONVERGED_DIR/$NT_OWNER_ID" && return 0 # unchanged: no write
+  if [ -d "$NT_CONVERGED_DIR" ] || mkdir -m 755 "$NT_CONVERGED_DIR"; then
+    nt_write_atomic "$NT_CONVERGED_DIR/$NT_OWNER_ID" "$NT_TMP/converged" 0644 && return 0
+  fi
+  nt_msg "warning: cannot write $NT_CONVERGED_DIR/$NT_OWNER_ID on $NT_HOSTNAME: the next preview shows this resource as changing"
+  return 0
+}
+
+# After a successful restore: the record goes, and its directory when empty.
+nt_converged_remove() {
+  nt_rm_file "$NT_CONVERGED_DIR/$NT_OWNER_ID"
+  rmdir "$NT_CONVERGED_DIR" 2>/dev/null
+  return 0
+}
+
+# The live read (engine operation "live", sent on stdin to `/bin/sh -s live live`, never installed): reads only, as
+# whatever user logs in (no sudo: sudo itself writes to the auth log); no lock, no temporary file, no write.
+# $NT_LIVE_REQ: one "kind<TAB>owner-id<TAB>keys" line per resource (keys space-separated; IF/rps.rx-*, IF/rfs.rx-*
+# and IF/irq.* expand to the host's queues and IRQs). Answer, per resource: "!owner ID", the record ("!record" and
+# its lines prefixed "|", or "!no-record" / "!record-unreadable"), "digest<TAB>path<TAB>digest" for every recorded
+# file, "value<TAB>key<TAB>value" or "missing<TAB>key" / "unreadable<TAB>key"; then "!end".
+nt_live_main() {
+  printf 'net-tuning-live v2\n'
+  # shellcheck disable=SC2153 # set by the first line of the read (provider/live/read.ts)
+  nt_live_req=$NT_LIVE_REQ
+  while [ -n "$nt_live_req" ]; do
+    ntl_line=${nt_live_req%%"
+"*}
+    case "$nt_live_req" in *"
+"*) nt_live_req=${nt_live_req#*"
+"} ;; *) nt_live_req='' ;; esac
+    ntl_kind=${ntl_line%%"$NT_TAB"*}; ntl_rest=${ntl_line#*"$NT_TAB"}
+    ntl_id=${ntl_rest%%"$NT_TAB"*}; ntl_keys=${ntl_rest#*"$NT_TAB"}
+    case "$ntl_id" in '' | *[!A-Za-z0-9._-]*) continue ;; esac
+    case "$ntl_kind" in sysctl) nt_kind_sysctl ;; nic) nt_kind_nic ;; *) continue ;; esac
+    printf '!owner %s\n' "$ntl_id"
+    ntl_f=$NT_CONVERGED_DIR/$ntl_id
+    ntl_recorded=''
+    if [ -f "$ntl_f" ] && [ -r "$ntl_f" ]; then
+      printf '!record\n'
+      ntl_owner=''
+      while IFS= read -r ntl_l; do
+        printf '|%s\n' "$ntl_l"
+        case "$ntl_l" in
+          "net-tuning-converged v1$NT_TAB"*) ntl_owner=${ntl_l#*"$NT_TAB"*"$NT_TAB"*"$NT_TAB"} ;;
+          "value$NT_TAB"*) ntl_k=${ntl_l#value"$NT_TAB"}; ntl_recorded="$ntl_recorded ${ntl_k%%"$NT_TAB"*}" ;;
+        esac
+      done < "$ntl_f"
+      while IFS="$NT_TAB" read -r ntl_t ntl_p _; do
+        [ "$ntl_t" = file ] && printf 'digest\t%s\t%s\n' "$ntl_p" "$(nt_digest "$ntl_p" "$ntl_owner")"
+      done < "$ntl_f"
+    elif [ -e "$ntl_f" ]; then
+      printf '!record-unreadable\n'
+    else
+      printf '!no-record\n'
+    fi
+    set -f
+    # shellcheck disable=SC2086 # keys are words (validated by the component, checked again here)
+    set -- $ntl_keys $ntl_recorded
+    set +f
+    for ntl_k do nt_live_key "$ntl_k"; done
+  done
+  printf '!end\n'
+}
+
+nt_live_key() { # KEY (wildcards expanded); uses ntl_kind
+  case "$1" in
+    */rps.rx-\* | */rfs.rx-\*)
+      ntl_if=${1%%/*}; ntl_p=${1#*/}; ntl_p=${ntl_p%%.*}
+      nn_valid_if "$ntl_if" || return 0
+      for ntl_q in "$NN_SYS/$ntl_if"/queues/rx-*; do [ -d "$ntl_q" ] && nt_live_key "$ntl_if/$ntl_p.${ntl_q##*/}"; done
+      return 0 ;;
+    */irq.\*)
+      NN_IF=${1%%/*}
+      nn_valid_if "$NN_IF" || return 0
+      for ntl_n in $(nn_irqs); do nt_live_key "$NN_IF/irq.$ntl_n"; done
+      return 0 ;;
+  esac
+  nt_valid_word "$1" || return 0
+  if kind_get "$1"; then nt_norm "$NT_GOT"; printf 'value\t%s\t%s\n' "$1" "$NT_NORM"
+  elif [ "$ntl_kind" = sysctl ] && nts_path "$1" && [ ! -e "$NTS_PATH" ]; then printf 'missing\t%s\n' "$1"
+  else printf 'unreadable\t%s\n' "$1"; fi
 }

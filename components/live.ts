@@ -1,0 +1,221 @@
+/**
+ * Live previews (issue #13): during `pulumi preview` and `pulumi up`, each resource whose connection is known reads
+ * its host read-only (one SSH session per host and program run, shared by the resources on that host, bounded by
+ * LIVE_READ_TIMEOUT_MS), logs live → declared on the resource and drift as a warning, and hands the `-apply` child
+ * its repair token (see ARCHITECTURE.md, "Live previews and drift").
+ */
+import * as pulumi from "@pulumi/pulumi";
+import { LIVE_READ_TIMEOUT_MS, readOverSsh, ReadConnection } from "../provider/live/ssh";
+import {
+  compareLive, DriftItem, driftOf, LIVE_READ_COMMAND, NO_TOKEN, LiveKind, LiveRequest, LiveSection, parseLiveRead, renderLive, renderLiveRead, repairToken,
+} from "../provider/live/read";
+import type { ConnectionInput } from "./common";
+import { inputError } from "./validation";
+
+/** The environment variable that turns live previews off (`0`, `false`, `off`, `no`) or on (`1`) for a whole run. */
+export const LIVE_PREVIEW_ENV = "NET_TUNING_LIVE_PREVIEW";
+
+/** What the live read found for one resource. */
+export interface LiveOutcome {
+  /** read: the host answered; off: opted out; unknown: connection or plan not known yet; failed: host not readable. */
+  status: "read" | "off" | "unknown" | "failed";
+  /** The repair token for the `-apply` update: the read's, or "0" (none) when not read. */
+  token: string;
+  /**
+   * The host could not be read (failed): the `-apply` child ignores changes of `update`, so the token stored in state
+   * stays and no change is shown. Not when live previews are off or the connection is unknown: the token is then "0".
+   */
+  keepStoredToken: boolean;
+  /** setting → value on the host now (declared settings; every queue/IRQ for wildcards). */
+  live: Record<string, string>;
+  /** setting or file → last applied and live value, for what changed on the host since this resource's last apply. */
+  drift: Record<string, { applied: string; live: string }>;
+  /** Why the read was skipped or failed. */
+  reason?: string;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-var-requires
+const stateMod = require("@pulumi/pulumi/runtime/state") as { getStore(): object };
+// eslint-disable-next-line @typescript-eslint/no-var-requires
+const settingsMod = require("@pulumi/pulumi/runtime/settings") as { getMonitor(): unknown };
+// eslint-disable-next-line @typescript-eslint/no-var-requires
+const mocksMod = require("@pulumi/pulumi/runtime/mocks") as { MockMonitor: new (...a: never[]) => unknown };
+
+/**
+ * Whether live previews run for a resource: `livePreview: false` turns them off for it; NET_TUNING_LIVE_PREVIEW=0
+ * for the run. Under `pulumi.runtime.setMocks` (unit tests of a program: no real engine) they are off unless
+ * NET_TUNING_LIVE_PREVIEW=1.
+ */
+export function liveEnabled(arg: unknown): boolean {
+  if (arg === false) return false;
+  const env = (process.env[LIVE_PREVIEW_ENV] ?? "").trim().toLowerCase();
+  if (["0", "false", "off", "no"].includes(env)) return false;
+  if (["1", "true", "on", "yes"].includes(env)) return true;
+  try {
+    return !(settingsMod.getMonitor() instanceof mocksMod.MockMonitor);
+  } catch {
+    return true;
+  }
+}
+
+type Answer = { ok: true; sections: Record<string, LiveSection>; ms: number } | { ok: false; reason: string; ms: number };
+interface Batch {
+  conn: ReadConnection;
+  requests: LiveRequest[];
+  started: boolean;
+  result: Promise<Answer>;
+}
+
+/** Reads per program run (a run = one Pulumi runtime store): endpoint key → batch. */
+const runs = new WeakMap<object, Map<string, Batch[]>>();
+/** How long the first resource of a host waits for the others of the same host to join its read. */
+const GATHER_MS = 50;
+/** Counters for tests and the bench, per process: reads started, and each finished read (endpoint, ms, ok, stdin bytes). */
+export const liveStats = { reads: 0, samples: [] as { endpoint: string; ms: number; ok: boolean; stdinBytes: number; resources: number }[] };
+
+function endpointKey(c: ReadConnection): string {
+  const p = c.proxy;
+  return JSON.stringify([c.host, c.port ?? 22, c.user ?? "root", p ? [p.host, p.port ?? 22, p.user ?? "root"] : null]);
+}
+export function endpointLabel(c: ReadConnection): string {
+  const port = c.port ?? 22;
+  const h = c.host.includes(":") ? `[${c.host}]:${port}` : `${c.host}:${port}`;
+  return c.proxy ? `${h} (via ${c.proxy.host})` : h;
+}
+
+/** Joins the host's pending read of this program run (one session per host), or starts one. */
+function requestRead(conn: ReadConnection, req: LiveRequest): Promise<Answer> {
+  const store = stateMod.getStore();
+  let hosts = runs.get(store);
+  if (!hosts) runs.set(store, (hosts = new Map()));
+  const key = endpointKey(conn);
+  const list = hosts.get(key) ?? [];
+  hosts.set(key, list);
+  // A resource whose connection resolved after the host's read started gets a read of its own (documented).
+  let batch = list.find((b) => !b.started);
+  if (!batch) {
+    const b: Batch = { conn, requests: [], started: false, result: Promise.resolve({ ok: false, reason: "", ms: 0 }) };
+    b.result = new Promise<Answer>((resolve) => {
+      setTimeout(() => {
+        b.started = true;
+        liveStats.reads++;
+        void runRead(b).then(resolve);
+      }, GATHER_MS);
+    });
+    list.push(b);
+    batch = b;
+  }
+  batch.requests.push(req);
+  return batch.result;
+}
+
+async function runRead(b: Batch): Promise<Answer> {
+  let stdin: string;
+  try {
+    stdin = renderLiveRead(b.requests);
+  } catch (e) {
+    return { ok: false, reason: `${endpointLabel(b.conn)}: ${(e as Error).message}`, ms: 0 };
+  }
+  const r = await readOverSsh(b.conn, LIVE_READ_COMMAND, stdin, LIVE_READ_TIMEOUT_MS);
+  if (liveStats.samples.length < 10_000) liveStats.samples.push({ endpoint: endpointLabel(b.conn), ms: r.ms, ok: r.ok && r.code === 0, stdinBytes: Buffer.byteLength(stdin), resources: b.requests.length });
+  if (!r.ok) return { ok: false, reason: r.reason, ms: r.ms };
+  if (r.code !== 0) return { ok: false, reason: `${endpointLabel(b.conn)}: the read program exited ${r.code}: ${r.stderr.trim().split("\n").slice(-1)[0] ?? ""}`.trim(), ms: r.ms };
+  try {
+    return { ok: true, sections: parseLiveRead(r.stdout), ms: r.ms };
+  } catch (e) {
+    return { ok: false, reason: `${endpointLabel(b.conn)}: ${(e as Error).message}`, ms: r.ms };
+  }
+}
+
+function toReadConnection(c: Record<string, unknown>): ReadConnection | undefined {
+  if (typeof c.host !== "string" || !c.host) return undefined;
+  const s = (v: unknown) => (typeof v === "string" && v !== "" ? v : undefined);
+  const port = typeof c.port === "number" ? c.port : typeof c.port === "string" && /^\d+$/.test(c.port) ? Number(c.port) : undefined;
+  const proxy = c.proxy && typeof c.proxy === "object" ? toReadConnection(c.proxy as Record<string, unknown>) : undefined;
+  return {
+    host: c.host, port, user: s(c.user), password: s(c.password), privateKey: s(c.privateKey),
+    privateKeyPassword: s(c.privateKeyPassword), agentSocketPath: s(c.agentSocketPath), proxy,
+  };
+}
+
+/** Resolves an Output without ever hanging on an unknown (preview) or rejecting: undefined when not known. */
+async function known<T>(o: pulumi.Output<T>): Promise<{ value: T } | undefined> {
+  const impl = o as unknown as { isKnown: Promise<boolean>; promise(withUnknowns?: boolean): Promise<T> };
+  try {
+    if (!(await impl.isKnown)) return undefined;
+    return { value: await impl.promise() };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The live read of one resource: logs on `parent` and resolves (never rejects) to its outcome. `declared`: key →
+ * declared value (the plan; nic wildcards `IF/rps.rx-*`, `IF/irq.*` allowed).
+ */
+export async function liveRead(...a: Parameters<typeof liveReadUnsafe>): Promise<LiveOutcome> {
+  try {
+    return await liveReadUnsafe(...a);
+  } catch (e) {
+    // a bug here must not keep the -apply child from being registered: plan-only, said once
+    void pulumi.log.warn(`${a[1]}: live preview skipped: ${(e as Error).message}; the preview shows the plan only`, a[0]);
+    return { status: "failed", token: NO_TOKEN, keepStoredToken: true, live: {}, drift: {}, reason: (e as Error).message };
+  }
+}
+
+async function liveReadUnsafe(
+  parent: pulumi.Resource,
+  resource: string,
+  kind: LiveKind,
+  ownerId: string,
+  connection: ConnectionInput,
+  declared: pulumi.Output<Record<string, string>>,
+  livePreview: pulumi.Input<boolean | undefined>,
+): Promise<LiveOutcome> {
+  const none = (status: LiveOutcome["status"], reason?: string): LiveOutcome => ({ status, token: NO_TOKEN, keepStoredToken: status === "failed", live: {}, drift: {}, reason });
+  const enabled = await known(pulumi.output(livePreview));
+  if (!liveEnabled(enabled?.value)) return none("off");
+  const conn = await known(pulumi.output(connection) as pulumi.Output<unknown>);
+  const c = conn && typeof conn.value === "object" && conn.value !== null ? toReadConnection(conn.value as Record<string, unknown>) : undefined;
+  if (!c) {
+    void pulumi.log.info(`${resource}: live preview skipped: the connection is not known yet (a server created in this run?); the preview shows the plan only`, parent);
+    return none("unknown", "connection not known");
+  }
+  const plan = await known(declared);
+  if (!plan) return none("unknown", "plan not known"); // a bad value: the plan's own error stops the resource
+  const host = endpointLabel(c);
+  const answer = await requestRead(c, { kind, ownerId, keys: Object.keys(plan.value) });
+  const section = answer.ok ? answer.sections[ownerId] : undefined;
+  if (!answer.ok || !section) {
+    const reason = answer.ok ? `${host}: the read returned nothing for this resource` : answer.reason;
+    void pulumi.log.warn(`${resource}: live preview skipped: ${reason}; the preview shows the plan only (drift is not checked)`, parent);
+    return none("failed", reason);
+  }
+  const drift: DriftItem[] = driftOf(section);
+  const shown = renderLive(resource, host, compareLive(plan.value, section), drift, section.recordState);
+  void pulumi.log.info(shown.info, parent);
+  if (shown.warn) void pulumi.log.warn(shown.warn, parent);
+  const live: Record<string, string> = {};
+  for (const k of Object.keys(section.values).sort()) live[k] = section.values[k];
+  return {
+    status: "read",
+    token: repairToken(section, drift),
+    keepStoredToken: false,
+    live,
+    drift: Object.fromEntries(drift.map((d) => [d.key, { applied: d.applied, live: d.live }])),
+  };
+}
+
+/** The `live` and `drift` outputs of a resource. */
+export function liveOutputs(live: Promise<LiveOutcome>): [pulumi.Output<Record<string, string>>, pulumi.Output<Record<string, string>>] {
+  return [
+    pulumi.output(live.then((l) => l.live)),
+    pulumi.output(live.then((l) => Object.fromEntries(Object.entries(l.drift).map(([k, d]) => [k, `${d.applied} → ${d.live}`])))),
+  ];
+}
+
+/** A plain `livePreview` that is not a boolean is refused at construction (untyped JavaScript, other languages). */
+export function livePreviewProblem(resource: string, v: unknown): void {
+  if (v === undefined || v === null || typeof v === "boolean" || pulumi.Output.isInstance(v) || v instanceof Promise) return;
+  throw inputError(resource, [`livePreview must be true or false (got ${JSON.stringify(v)})`], ["livePreview"]);
+}

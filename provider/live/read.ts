@@ -1,0 +1,198 @@
+/**
+ * The live read of previews (issue #13), for both kinds at once: the program, its answer, drift against the host's
+ * converged record, the repair token and the lines a reviewer reads.
+ *
+ * The program is the engine file itself (`provider/host/engine.ts`), run with the operation `live`
+ * (`nt_live_main` in `provider/host/sh/runtime.sh`): it reads every value with the same getters (`kind_get`: /proc/sys,
+ * the ethtool text parsers of nic.sh, /sys queues, /proc/irq) and the same file digests (`nt_digest`) as the apply
+ * that wrote the record, so "what converged" and "what is there now" are compared in one format. It travels on stdin
+ * (`/bin/sh -s live live`): nothing is installed, locked or written on the host.
+ *
+ * Pure: no I/O here (`provider/live/ssh.ts` runs it).
+ */
+import { createHash } from "crypto";
+import { engine } from "../host/engine";
+import { shQuote } from "../shell";
+import { sameValue } from "./sysctl";
+
+/** The command of a live read: /bin/sh reads the program from stdin; $1 $2 = engine kind and operation `live`. */
+export const LIVE_READ_COMMAND = "/bin/sh -s live live";
+export const LIVE_READ_HEADER = "net-tuning-live v2";
+/** World-readable record of the last successful apply per owner (runtime.sh NT_CONVERGED_DIR). */
+export const CONVERGED_DIR = "/var/lib/pulumi-net-tuning-converged";
+/** The token of a resource without a record (never applied by an engine that records): no suffix on the command. */
+export const NO_TOKEN = "0";
+
+export type LiveKind = "sysctl" | "nic";
+
+/** One resource's part of a host's read: its kind, owner id and the keys it declares (wildcards allowed for nic). */
+export interface LiveRequest {
+  kind: LiveKind;
+  ownerId: string;
+  keys: string[];
+}
+
+const KEY = /^[A-Za-z0-9._:/@+*-]+$/;
+const OWNER_ID = /^[A-Za-z0-9._-]+$/;
+
+/** stdin of {@link LIVE_READ_COMMAND}: the requests as one quoted variable, then the engine file. */
+export function renderLiveRead(requests: LiveRequest[]): string {
+  const lines = requests.map((r) => {
+    if (!OWNER_ID.test(r.ownerId)) throw new Error(`pulumi-net-tuning: invalid owner id ${JSON.stringify(r.ownerId)}`);
+    const bad = r.keys.find((k) => !KEY.test(k));
+    if (bad !== undefined) throw new Error(`pulumi-net-tuning: invalid key ${JSON.stringify(bad)} for a live read`);
+    return `${r.kind}\t${r.ownerId}\t${[...new Set(r.keys)].sort().join(" ")}`;
+  });
+  // the engine's file-wide shellcheck directive follows this line, so it is repeated above it
+  return `# shellcheck disable=SC2317\nNT_LIVE_REQ=${shQuote(lines.join("\n"))}\n${engine().text}`;
+}
+
+/** The host's record of what an owner's last successful apply left there. */
+export interface ConvergedRecord {
+  token: string;
+  owner: string;
+  /** key → value read back at the end of that apply. */
+  values: Record<string, string>;
+  /** path → digest (cksum "CRC SIZE", or "-" when the file was absent) of each file the apply persisted. */
+  files: Record<string, string>;
+}
+
+/** One resource's part of the answer. */
+export interface LiveSection {
+  record?: ConvergedRecord;
+  recordState: "ok" | "none" | "unreadable";
+  /** key → value on the host now (whitespace collapsed). */
+  values: Record<string, string>;
+  /** Keys the host lacks (sysctl: no /proc/sys file). */
+  missing: string[];
+  /** Keys this user cannot read (0600 sysctls as non-root, a ring the driver does not report…). */
+  unreadable: string[];
+  /** path → digest now, for every file of the record. */
+  digests: Record<string, string>;
+}
+
+/** Parses the read's answer into sections by owner id; throws when it is not one (shell error, truncated). */
+export function parseLiveRead(stdout: string): Record<string, LiveSection> {
+  const lines = stdout.split("\n");
+  if (lines[0] !== LIVE_READ_HEADER) throw new Error(`not a live-read answer (first line ${JSON.stringify((lines[0] ?? "").slice(0, 80))})`);
+  if (!lines.includes("!end")) throw new Error("the live-read answer is truncated");
+  const out: Record<string, LiveSection> = {};
+  let s: LiveSection | undefined;
+  for (const line of lines.slice(1)) {
+    if (line === "!end") break;
+    if (line.startsWith("!owner ")) {
+      s = { recordState: "none", values: {}, missing: [], unreadable: [], digests: {} };
+      out[line.slice(7)] = s;
+      continue;
+    }
+    if (!s) continue;
+    if (line === "!record") {
+      s.recordState = "ok";
+      s.record = { token: NO_TOKEN, owner: "", values: {}, files: {} };
+    } else if (line === "!record-unreadable") s.recordState = "unreadable";
+    else if (line === "!no-record") s.recordState = "none";
+    else if (line.startsWith("|") && s.record) {
+      const f = line.slice(1).split("\t");
+      if (f[0] === "net-tuning-converged v1") {
+        s.record.token = /^[0-9a-f]{1,64}$/.test(f[2] ?? "") ? f[2] : NO_TOKEN;
+        s.record.owner = f.slice(3).join("\t");
+      } else if (f[0] === "value" && f.length >= 3) s.record.values[f[1]] = f.slice(2).join("\t");
+      else if (f[0] === "file" && f.length >= 3) s.record.files[f[1]] = f.slice(2).join("\t");
+    } else {
+      const f = line.split("\t");
+      if (f[0] === "value" && f.length >= 3) s.values[f[1]] = f.slice(2).join("\t");
+      else if (f[0] === "missing" && f[1]) s.missing.push(f[1]);
+      else if (f[0] === "unreadable" && f[1]) s.unreadable.push(f[1]);
+      else if (f[0] === "digest" && f.length >= 3) s.digests[f[1]] = f.slice(2).join("\t");
+    }
+  }
+  return out;
+}
+
+/** A setting or managed file that differs on the host from what this resource last applied there. */
+export interface DriftItem {
+  key: string;
+  /** What the last apply left (a value; for a file "content of the last apply"). */
+  applied: string;
+  /** What the host has now (a value; for a file "edited by hand" or "removed"). */
+  live: string;
+}
+
+/** Drift: live differs from the record (the apply's comparator); keys that cannot be read now are not drift. */
+export function driftOf(s: LiveSection): DriftItem[] {
+  const r = s.record;
+  if (!r) return [];
+  const out: DriftItem[] = [];
+  for (const key of Object.keys(r.values).sort()) {
+    const now = s.values[key];
+    if (now !== undefined && !sameValue(key, now, r.values[key])) out.push({ key, applied: r.values[key], live: now });
+  }
+  for (const path of Object.keys(r.files).sort()) {
+    const now = s.digests[path];
+    if (now === undefined || now === r.files[path]) continue;
+    out.push({ key: path, applied: "content of the last apply", live: now === "-" ? "removed" : "edited on the host" });
+  }
+  return out;
+}
+
+/**
+ * The repair token for the `-apply` Command's update: the recorded one when nothing drifted (no change in the plan),
+ * else a digest of the recorded token and the drift (a change: `pulumi up` repairs and records it, so the next preview
+ * proposes it again; a later drift, even the same hand change, digests another token).
+ */
+export function repairToken(s: LiveSection, drift: DriftItem[] = driftOf(s)): string {
+  if (!s.record) return NO_TOKEN;
+  if (drift.length === 0) return s.record.token;
+  const text = [s.record.token, ...drift.map((d) => `${d.key}\t${d.live}`).sort()].join("\n");
+  return createHash("sha256").update(text).digest("hex").slice(0, 16);
+}
+
+/** Live → declared, per declared setting. */
+export interface LiveComparison {
+  changes: { key: string; live: string; declared: string }[];
+  unchanged: string[];
+  /** Declared values resolved on the host ("max" rings, CPU masks, every queue or IRQ): shown with the live value. */
+  onHost: { key: string; live: string; declared: string }[];
+  unknown: { key: string; why: string }[];
+}
+
+const HOST_RESOLVED = /^max$/;
+
+/** Compares the host now with the declaration (`declared`: key → value as the plan states it, wildcards allowed). */
+export function compareLive(declared: Record<string, string>, s: LiveSection): LiveComparison {
+  const c: LiveComparison = { changes: [], unchanged: [], onHost: [], unknown: [] };
+  for (const key of Object.keys(declared).sort()) {
+    const want = declared[key];
+    if (key.includes("*")) {
+      const prefix = key.slice(0, key.indexOf("*"));
+      const found = Object.keys(s.values).filter((k) => k.startsWith(prefix)).sort((a, b) => a.localeCompare(b, "en", { numeric: true }));
+      if (found.length === 0) c.unknown.push({ key, why: "none on this host now" });
+      for (const k of found) c.onHost.push({ key: k, live: s.values[k], declared: want });
+      continue;
+    }
+    const now = s.values[key];
+    if (now === undefined) {
+      c.unknown.push({ key, why: s.missing.includes(key) ? "absent on this kernel" : "not readable by this user" });
+    } else if (HOST_RESOLVED.test(want)) c.onHost.push({ key, live: now, declared: want });
+    else if (sameValue(key, now, want)) c.unchanged.push(key);
+    else c.changes.push({ key, live: now, declared: want });
+  }
+  return c;
+}
+
+/** What the preview logs for one resource: `info` (live → declared) and `warn` (drift), each one message. */
+export function renderLive(resource: string, host: string, c: LiveComparison, drift: DriftItem[], recordState: LiveSection["recordState"]): { info: string; warn?: string } {
+  const n = c.changes.length + c.unchanged.length + c.onHost.length + c.unknown.length;
+  const lines = [`${resource} on ${host}: ${c.changes.length} of ${n} setting${n === 1 ? "" : "s"} will change (live → declared)`];
+  for (const ch of c.changes) lines.push(`  ${ch.key}: ${ch.live} → ${ch.declared}`);
+  for (const h of c.onHost) lines.push(`  ${h.key}: ${h.live} → ${h.declared} (resolved on the host)`);
+  if (c.unchanged.length) lines.push(`  ${c.unchanged.length} already as declared: ${c.unchanged.join(", ")}`);
+  for (const u of c.unknown) lines.push(`  ${u.key}: ${u.why}`);
+  if (recordState === "unreadable") lines.push(`  the record of the last apply (${CONVERGED_DIR}) is not readable by this user: drift is not checked`);
+  if (drift.length === 0) return { info: lines.join("\n") };
+  const w = [`${resource} on ${host}: drift since its last apply: ${drift.length} setting${drift.length === 1 ? "" : "s"} or file${drift.length === 1 ? "" : "s"} changed on the host; pulumi up puts the declared state back`];
+  for (const d of drift) {
+    w.push(d.applied === "content of the last apply" ? `  ${d.key}: ${d.live} since the last apply` : `  ${d.key}: ${d.applied} (last applied) → ${d.live} (on the host now)`);
+  }
+  return { info: lines.join("\n"), warn: w.join("\n") };
+}

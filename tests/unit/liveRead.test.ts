@@ -1,0 +1,145 @@
+/** Pure parts of the live preview (issue #13): the read's answer, drift against the record, the repair token, the lines. */
+import { execFileSync } from "child_process";
+import { compareLive, driftOf, LiveSection, NO_TOKEN, parseLiveRead, renderLive, renderLiveRead, repairToken } from "../../provider/live/read";
+import { engine } from "../../provider/host/engine";
+import { engineCommand } from "../../provider/host/programs";
+import { execShell, SHELLS } from "../../testkit/shells";
+
+const ANSWER = [
+  "net-tuning-live v2",
+  "!owner p.s.web-12345678",
+  "!record",
+  "|net-tuning-converged v1\tp.s.web-12345678\tabc123\tp/s/web",
+  "|value\tnet.core.somaxconn\t4096",
+  "|value\tnet.ipv4.tcp_rmem\t4096 131072 6291456",
+  "|value\tnet.core.rps_sock_flow_entries\t32768",
+  "|file\t/etc/sysctl.d/90-web.conf\t123 45",
+  "digest\t/etc/sysctl.d/90-web.conf\t123 45",
+  "value\tnet.core.somaxconn\t1234",
+  "value\tnet.ipv4.tcp_rmem\t4096 131072 6291456",
+  "value\tnet.core.rps_sock_flow_entries\t32768",
+  "unreadable\tnet.ipv4.tcp_fastopen_key",
+  "missing\tnet.core.busy_poll",
+  "!owner p.s.nic-87654321",
+  "!no-record",
+  "value\teth0/txqueuelen\t1000",
+  "value\teth0/rps.rx-0\t0",
+  "value\teth0/rps.rx-1\t0",
+  "value\teth0/ring.rx\t256",
+  "!end",
+  "host\tgzip base64",
+].join("\n");
+
+describe("parseLiveRead", () => {
+  const s = parseLiveRead(ANSWER);
+  test("sections by owner id: the record, values now, missing and unreadable keys, file digests", () => {
+    expect(Object.keys(s)).toEqual(["p.s.web-12345678", "p.s.nic-87654321"]);
+    const web = s["p.s.web-12345678"];
+    expect(web.recordState).toBe("ok");
+    expect(web.record).toEqual({
+      token: "abc123", owner: "p/s/web",
+      values: { "net.core.somaxconn": "4096", "net.ipv4.tcp_rmem": "4096 131072 6291456", "net.core.rps_sock_flow_entries": "32768" },
+      files: { "/etc/sysctl.d/90-web.conf": "123 45" },
+    });
+    expect(web.values["net.core.somaxconn"]).toBe("1234");
+    expect(web.unreadable).toEqual(["net.ipv4.tcp_fastopen_key"]);
+    expect(web.missing).toEqual(["net.core.busy_poll"]);
+    expect(s["p.s.nic-87654321"].recordState).toBe("none");
+  });
+  test("refuses what is not an answer, or a truncated one", () => {
+    expect(() => parseLiveRead("sh: 1: syntax error\n")).toThrow(/not a live-read answer/);
+    expect(() => parseLiveRead("net-tuning-live v2\n!owner x\n")).toThrow(/truncated/);
+  });
+  test("a token that is not hex is no token", () => {
+    const t = parseLiveRead("net-tuning-live v2\n!owner a\n!record\n|net-tuning-converged v1\ta\t$(x)\to\n!end\n");
+    expect(t.a.record?.token).toBe(NO_TOKEN);
+  });
+});
+
+describe("drift and the repair token", () => {
+  const web = () => parseLiveRead(ANSWER)["p.s.web-12345678"];
+  test("drift = live differs from the record by the apply's comparator; unreadable keys are not drift", () => {
+    expect(driftOf(web())).toEqual([{ key: "net.core.somaxconn", applied: "4096", live: "1234" }]);
+  });
+  test("no drift: the recorded token again (no change); drift: a new one, different for the same drift after a repair", () => {
+    const clean: LiveSection = { ...web(), values: { ...web().values, "net.core.somaxconn": "4096" } };
+    expect(repairToken(clean)).toBe("abc123");
+    const t1 = repairToken(web());
+    expect(t1).toMatch(/^[0-9a-f]{16}$/);
+    expect(t1).not.toBe("abc123");
+    expect(repairToken(web())).toBe(t1); // deterministic: preview and up agree
+    const afterRepair: LiveSection = { ...web(), record: { ...web().record!, token: t1 } };
+    expect(repairToken(afterRepair)).not.toBe(t1);
+    expect(repairToken({ recordState: "none", values: {}, missing: [], unreadable: [], digests: {} })).toBe(NO_TOKEN);
+  });
+  test("a managed file edited or removed on the host is drift", () => {
+    expect(driftOf({ ...web(), values: { "net.core.somaxconn": "4096" }, digests: { "/etc/sysctl.d/90-web.conf": "999 46" } })).toEqual([
+      { key: "/etc/sysctl.d/90-web.conf", applied: "content of the last apply", live: "edited on the host" },
+    ]);
+    expect(driftOf({ ...web(), values: {}, digests: { "/etc/sysctl.d/90-web.conf": "-" } })[0].live).toBe("removed");
+  });
+  test("the token rides on the update's operation; 0 leaves the command as without live previews", () => {
+    const plain = engineCommand("sysctl", "update", "p.s.web-12345678", "urn:x");
+    expect(engineCommand("sysctl", "update", "p.s.web-12345678", "urn:x", undefined, false, "0")).toBe(plain);
+    expect(engineCommand("sysctl", "update", "p.s.web-12345678", "urn:x", undefined, false, "abc123")).toBe(plain.replace(" apply-update ", " apply-update@abc123 "));
+    expect(() => engineCommand("sysctl", "update", "p.s.web-12345678", "urn:x", undefined, false, "a;b")).toThrow(/invalid repair token/);
+  });
+});
+
+test("renderLive: changes, host-resolved values, one summary line, unknowns; drift as a separate warning", () => {
+  const s = parseLiveRead(ANSWER);
+  const web = s["p.s.web-12345678"];
+  const c = compareLive({ "net.core.somaxconn": "4096", "net.ipv4.tcp_rmem": "4096 131072   6291456", "net.core.rps_sock_flow_entries": "20000", "net.core.busy_poll": "50", "net.ipv4.tcp_fastopen_key": "x" }, web);
+  const out = renderLive(`NetTuning "web"`, "h1:22", c, driftOf(web), web.recordState);
+  expect(out.info.split("\n")).toEqual([
+    `NetTuning "web" on h1:22: 1 of 5 settings will change (live → declared)`,
+    "  net.core.somaxconn: 1234 → 4096",
+    "  2 already as declared: net.core.rps_sock_flow_entries, net.ipv4.tcp_rmem",
+    "  net.core.busy_poll: absent on this kernel",
+    "  net.ipv4.tcp_fastopen_key: not readable by this user",
+  ]);
+  expect(out.warn?.split("\n")).toEqual([
+    `NetTuning "web" on h1:22: drift since its last apply: 1 setting or file changed on the host; pulumi up puts the declared state back`,
+    "  net.core.somaxconn: 4096 (last applied) → 1234 (on the host now)",
+  ]);
+  const nic = s["p.s.nic-87654321"];
+  const n = renderLive(`NicQueues "nic"`, "h1:22", compareLive({ "eth0/txqueuelen": "1000", "eth0/rps.rx-*": "all", "eth0/ring.rx": "max", "eth0/irq.*": "spread" }, nic), [], nic.recordState);
+  expect(n.info.split("\n")).toEqual([
+    `NicQueues "nic" on h1:22: 0 of 5 settings will change (live → declared)`,
+    "  eth0/ring.rx: 256 → max (resolved on the host)",
+    "  eth0/rps.rx-0: 0 → all (resolved on the host)",
+    "  eth0/rps.rx-1: 0 → all (resolved on the host)",
+    "  1 already as declared: eth0/txqueuelen",
+    "  eth0/irq.*: none on this host now",
+  ]);
+  expect(n.warn).toBeUndefined();
+});
+
+describe("renderLiveRead", () => {
+  test("the requests in one quoted variable, then the engine file; keys and owner ids are checked", () => {
+    const text = renderLiveRead([{ kind: "sysctl", ownerId: "p.s.web-1", keys: ["net.core.somaxconn", "net.core.somaxconn"] }, { kind: "nic", ownerId: "p.s.n-2", keys: ["eth0/rps.rx-*"] }]);
+    expect(text.split("\n")[1]).toBe("NT_LIVE_REQ='sysctl\tp.s.web-1\tnet.core.somaxconn");
+    expect(text.split("\n")[2]).toBe("nic\tp.s.n-2\teth0/rps.rx-*'");
+    expect(text.endsWith(engine().text)).toBe(true);
+    expect(() => renderLiveRead([{ kind: "sysctl", ownerId: "a b", keys: [] }])).toThrow(/invalid owner id/);
+    expect(() => renderLiveRead([{ kind: "sysctl", ownerId: "a", keys: ["x'y"] }])).toThrow(/invalid key/);
+  });
+  test("the program passes shellcheck -s sh", () => {
+    const text = renderLiveRead([{ kind: "sysctl", ownerId: "p.s.web-1", keys: ["net.core.somaxconn"] }]);
+    expect(() => execFileSync("shellcheck", ["-s", "sh", "-"], { input: text, encoding: "utf8" })).not.toThrow();
+  });
+});
+
+test("the read program gives the same answer under every supported shell (read-only: this machine's /proc/sys and lo)", () => {
+  const text = renderLiveRead([
+    { kind: "sysctl", ownerId: "a.b.c-1", keys: ["net.core.somaxconn", "net.ipv4.tcp_rmem", "net.core.nosuch_key"] },
+    { kind: "nic", ownerId: "a.b.d-2", keys: ["lo/txqueuelen", "lo/rps.rx-*"] },
+  ]);
+  const answers = SHELLS.map((sh) => execShell(sh, ["-s", "live", "live"], { input: text, encoding: "utf8" }));
+  for (const a of answers) expect(a).toBe(answers[0]);
+  const s = parseLiveRead(answers[0]);
+  expect(s["a.b.c-1"].values["net.core.somaxconn"]).toMatch(/^\d+$/);
+  expect(s["a.b.c-1"].missing).toEqual(["net.core.nosuch_key"]);
+  expect(s["a.b.d-2"].values["lo/rps.rx-0"]).toMatch(/^[0-9a-f,]+$/);
+  expect(s["a.b.d-2"].recordState).toBe("none");
+});
