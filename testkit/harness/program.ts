@@ -300,6 +300,14 @@ export async function evaluate(program: PulumiProgram, opts: EvaluateOptions, ha
               const list = (Array.isArray(d) ? d : [d]) as unknown[];
               const res = list.filter((x): x is pulumi.Resource => pulumi.Resource.isInstance(x));
               if (res.length) explicitDeps.push({ resource: args.resource, deps: res });
+              // a dependency given as a Promise of a resource (a child registered once something settled)
+              for (const x of list) {
+                if (x instanceof Promise) {
+                  void x.then((r) => {
+                    if (pulumi.Resource.isInstance(r)) explicitDeps.push({ resource: args.resource, deps: [r] });
+                  }, () => undefined);
+                }
+              }
             }
             return undefined;
           });
@@ -324,7 +332,12 @@ export async function evaluate(program: PulumiProgram, opts: EvaluateOptions, ha
         for (const e of explicitDeps) {
           const urn = await (e.resource.urn as unknown as { promise(): Promise<string> }).promise();
           const rec = byUrn.get(urn);
-          if (rec) rec.options.dependsOn = await Promise.all(e.deps.map((r) => (r.urn as unknown as { promise(): Promise<string> }).promise()));
+          if (rec) rec.options.dependsOn = [];
+        }
+        for (const e of explicitDeps) {
+          const urn = await (e.resource.urn as unknown as { promise(): Promise<string> }).promise();
+          const rec = byUrn.get(urn);
+          if (rec) rec.options.dependsOn.push(...(await Promise.all(e.deps.map((r) => (r.urn as unknown as { promise(): Promise<string> }).promise()))));
         }
       }
     } catch (e) {
