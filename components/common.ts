@@ -3,7 +3,7 @@ import * as command from "@pulumi/command";
 import { engine, enginePath } from "../provider/host/engine";
 import { engineCommand, engineRemotePath, engineStdin, HostKind, restoreCommand, restoreStdin } from "../provider/host/programs";
 import { Owner, ownerOf } from "../provider/owner";
-import { HostReport, parseReport } from "../provider/report";
+import { completeApplied, HostReport, parseReport } from "../provider/report";
 
 /** `connection` exactly as @pulumi/command takes it (bastion/proxy included). */
 export type ConnectionInput = pulumi.Input<command.types.input.remote.ConnectionArgs>;
@@ -68,7 +68,7 @@ export function applyAndRestore(
   parent: pulumi.ComponentResource,
   name: string,
   kind: HostKind,
-  args: { connection: ConnectionInput; become?: pulumi.Input<"sudo"> },
+  args: { connection: ConnectionInput; become?: pulumi.Input<"sudo">; declared?: pulumi.Output<Record<string, string>> },
   applyPlan: pulumi.Output<string>,
   restorePlan: (report: HostReport) => pulumi.Input<string>,
   owner: Owner = ownerFor(name),
@@ -103,7 +103,8 @@ export function applyAndRestore(
     },
     childOptions(parent, { dependsOn: [delivery] }),
   );
-  const report = apply.stdout.apply(reportOf);
+  const parsed = apply.stdout.apply(reportOf);
+  const report = args.declared ? pulumi.all([parsed, args.declared]).apply(([r, d]) => completeApplied(r, d)) : parsed;
   new command.remote.Command(
     `${name}-restore`,
     {

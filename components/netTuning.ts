@@ -146,7 +146,7 @@ export class NetTuning extends pulumi.ComponentResource {
     });
     const become = pulumi.output(a.become).apply(becomeOf) as pulumi.Output<"sudo">; // undefined = no sudo
     const restoreOnDelete = pulumi.output(a.restoreOnDelete).apply((r) => r !== false);
-    const report = applyAndRestore(this, name, "sysctl", { connection: a.connection, become }, plan.stdin, (r) =>
+    const report = applyAndRestore(this, name, "sysctl", { connection: a.connection, become, declared: plan.values }, plan.stdin, (r) =>
       pulumi.all([plan.filePath, restoreOnDelete]).apply(([filePath, restore]) => renderSysctlRestoreStdin(owner, filePath, r.previous, restore)),
     );
     this.applied = report.applied;
@@ -160,7 +160,8 @@ export class NetTuning extends pulumi.ComponentResource {
       previous: this.previous,
       filePath: this.filePath,
       warnings: this.warnings,
-      fileContent: this.fileContent,
+      // fileContent is not registered: it repeats the file in the -apply child's stdin, and Pulumi state keeps each
+      // fact once (the property stays available in the program)
       acknowledged: this.acknowledged,
     });
   }
