@@ -31,6 +31,7 @@ case "$NT_ENGINE_OP" in
 esac
 export NT_APPLY_MODE
 NT_REPORT_SAME=''
+# shellcheck disable=SC2034 # NT_REPORT_SAME is read by nt_report_body (runtime.sh)
 case "$NT_ENGINE_KIND" in
   sysctl) NT_REPORT_SAME=omit; nt_kind_sysctl ;;
   nic) nt_kind_nic ;;
