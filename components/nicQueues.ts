@@ -248,13 +248,12 @@ export class NicQueues extends pulumi.ComponentResource {
       o.connection = a.connection;
       return o;
     };
-    if (isPlain(values)) {
-      // Known at preview: fail now, in the program, with every problem listed (nothing reaches a host).
-      validate(name, owner, named(values));
-    }
+    // Known at preview: fail now, in the program, with every problem listed (nothing reaches a host); the result is
+    // reused below.
+    const early = isPlain(values) ? validate(name, owner, named(values)) : undefined;
     // Values known only later are validated here, once, before any child Command can be registered.
     const plan = pulumi.all(values).apply((v) => {
-      const p = validate(name, owner, named(v as unknown[]));
+      const p = early ?? validate(name, owner, named(v as unknown[]));
       warnAll(this, p.warnings);
       return p;
     });
