@@ -8,6 +8,9 @@
  * deliveries): the same command lines and the same plan-only stdin texts (the restore's stdin cut before its
  * "@program"), taken from a one-host components evaluation done before the clock starts, made distinct per host so
  * that nothing is shared that the components would not share.
+ * Every `-apply` Command gets, as its stdout, the report the engine printed for the same resource on a lab host
+ * (bench/fixtures/reports.json: originals, generation, "host gzip base64"), so each restore stdin holds the originals
+ * and the gzip|base64 program as after a real create.
  * bare-same: the bare Commands plus, per host, the resources the components add (two CopyToRemote of the engine
  * file, two empty ComponentResources as their parents): the SDK's own cost of the same resource graph, without
  * validation, rendering or Output chains.
@@ -19,6 +22,13 @@ import * as pulumi from "@pulumi/pulumi";
 import { engine, enginePath } from "../provider/host/engine";
 import { capture } from "../testkit/harness";
 import { netTuningSysctls } from "./keys";
+import * as fs from "fs";
+import * as path from "path";
+
+const REPORTS = JSON.parse(fs.readFileSync(path.join(__dirname, "fixtures", "reports.json"), "utf8")) as { sysctl: string; nic: string };
+/** The host's answer to each -apply Command (its stdout), by child name. */
+const outputsOf = (r: { name: string; type: string }) =>
+  r.type === "command:remote:Command" && r.name.endsWith("-apply") ? { stdout: r.name.endsWith("-nic-apply") ? REPORTS.nic : REPORTS.sysctl, stderr: "" } : undefined;
 
 const KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\n" + "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n".repeat(5) + "-----END OPENSSH PRIVATE KEY-----\n";
 const conn = (i: number) => ({ host: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, port: 22, user: "root", privateKey: KEY });
@@ -36,7 +46,7 @@ async function main(): Promise<void> {
     }
   };
   // Both variants load the same modules and run one warm-up evaluation (one host) before the clock starts.
-  const one = await capture(components(1), { project: "bench", stack: "scale" });
+  const one = await capture(components(1), { project: "bench", stack: "scale", outputsOf });
   if (one.error) throw one.error;
   const templates = one.resources
     .filter((r) => r.type === "command:remote:Command")
@@ -73,7 +83,7 @@ async function main(): Promise<void> {
   const cpu0 = process.cpuUsage();
   const rssBeforeKB = Math.round(process.memoryUsage().rss / 1024);
   const t0 = process.hrtime.bigint();
-  const r = await capture(variant === "components" ? components(hosts) : bare(hosts, variant === "bare-same"), { project: "bench", stack: "scale" });
+  const r = await capture(variant === "components" ? components(hosts) : bare(hosts, variant === "bare-same"), { project: "bench", stack: "scale", outputsOf });
   const wallMs = Number(process.hrtime.bigint() - t0) / 1e6;
   if (r.error) throw r.error;
   const maxRssKB = process.resourceUsage().maxRSS;
