@@ -154,13 +154,12 @@ export class NetTuning extends pulumi.ComponentResource {
     this.fileContent = plan.fileContent;
     this.acknowledged = plan.acknowledged;
     this.warnings = pulumi.all([plan.warnings, report.warnings]).apply(([x, y]) => [...x, ...y]);
+    // Registered (stored in the component's state): only what no child stores. applied, previous and fileContent
+    // repeat the -apply child's report and stdin (previous a third time in the -restore stdin): they stay properties
+    // of the program (and outputs for other languages), not copies in Pulumi state.
     this.registerOutputs({
-      applied: this.applied,
-      previous: this.previous,
       filePath: this.filePath,
       warnings: this.warnings,
-      // fileContent is not registered: it repeats the file in the -apply child's stdin, and Pulumi state keeps each
-      // fact once (the property stays available in the program)
       acknowledged: this.acknowledged,
     });
   }

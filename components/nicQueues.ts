@@ -266,9 +266,9 @@ export class NicQueues extends pulumi.ComponentResource {
     this.previous = report.previous;
     this.persistedAs = report.extra.apply((e) => e.persisted ?? "");
     this.warnings = pulumi.all([plan.warnings, report.warnings]).apply(([x, y]) => [...x, ...y]);
+    // Registered (stored in the component's state): only what no child stores; applied and previous repeat the
+    // -apply child's report (previous also the -restore stdin) and stay properties of the program.
     this.registerOutputs({
-      applied: this.applied,
-      previous: this.previous,
       persistedAs: this.persistedAs,
       warnings: this.warnings,
     });
