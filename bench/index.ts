@@ -43,6 +43,8 @@ export interface BenchResults {
   state: HostState[];
   scale: ScaleSample[];
   log: string[];
+  /** Remarks shown under the machine line (e.g. a part re-measured later and merged in). */
+  notes?: string[];
 }
 
 async function main(): Promise<void> {

@@ -36,6 +36,7 @@ export function report(res: BenchResults): { markdown: string; ratios: string } 
   md.push(`Machine: ${m.cpus} vCPU (${m.cpuModel}), ${m.memGB} GB, kernel ${m.kernel}, Node ${m.node}, ${m.openssh}` +
     (m.ansible ? `, ${m.ansible}, ansible.posix ${m.ansiblePosix}` : "") +
     `. Load average at start: ${(m.loadavgAtStart as number[]).map((x) => x.toFixed(2)).join(" ")} (the machine is shared).`, "");
+  for (const n of res.notes ?? []) md.push(`Note: ${n}`, "");
   md.push("Figures are `median (min–max)` over repeats; ratios are computed per repeat (approaches run side by side in rotated order) and then summarised. See bench/README.md for the method.", "");
 
   // ---------------------------------------------------------------- fleet
