@@ -2,7 +2,7 @@
  * `npm run bench`: fleet convergence against Ansible, host-side cost, program scale, state size.
  * Writes bench/results/latest.{md,json} and prints the ratio figures last. Not part of `npm test`.
  *
- * Environment (defaults finish in about 15 minutes on the 2-vCPU machine):
+ * Environment (defaults finish in about 40 minutes on the 2-vCPU machine, Ansible at forks 5 and forks = hosts):
  *   BENCH_HOSTS=10,50          fleet sizes (lab hosts; max 256)
  *   BENCH_REPEATS=2,1          fleet repeats: one number for every size or one per size (each repeat = the three
  *                              approaches side by side); 3 at 50 hosts: about 35 minutes in all
@@ -45,6 +45,8 @@ export interface BenchResults {
   state: HostState[];
   scale: ScaleSample[];
   log: string[];
+  /** Remarks shown under the machine line (e.g. a part re-measured later and merged in). */
+  notes?: string[];
 }
 
 async function main(): Promise<void> {

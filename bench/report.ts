@@ -4,6 +4,9 @@ import type { BenchResults } from "./index";
 import { APPROACHES, Approach, FleetSample } from "./fleet";
 import { COST_VARIANTS, CostSample } from "./hostcost";
 import { fmtSummary, summarize } from "./lib";
+import type { ScaleSample } from "./scale";
+type ScaleSampleT = ScaleSample;
+type ScaleVariant = ScaleSample["variant"];
 
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(xs.length, 1);
 const NAMES: Record<Approach, string> = {
@@ -33,6 +36,7 @@ export function report(res: BenchResults): { markdown: string; ratios: string } 
   md.push(`Machine: ${m.cpus} vCPU (${m.cpuModel}), ${m.memGB} GB, kernel ${m.kernel}, Node ${m.node}, ${m.openssh}` +
     (m.ansible ? `, ${m.ansible}, ansible.posix ${m.ansiblePosix}` : "") +
     `. Load average at start: ${(m.loadavgAtStart as number[]).map((x) => x.toFixed(2)).join(" ")} (the machine is shared).`, "");
+  for (const n of res.notes ?? []) md.push(`Note: ${n}`, "");
   md.push("Figures are `median (min–max)` over repeats; ratios are computed per repeat (approaches run side by side in rotated order) and then summarised. See bench/README.md for the method.", "");
 
   // ---------------------------------------------------------------- fleet
@@ -122,17 +126,28 @@ export function report(res: BenchResults): { markdown: string; ratios: string } 
     const S = res.scale.filter((s) => s.ok);
     const n = res.scale[0].hosts;
     md.push(`## 3. Program scale: ${n} hosts under setMocks (harness \`capture\`)`, "");
-    md.push("| program | resources | wall s | peak RSS MB | RSS before evaluation MB | failed |", "|---|---|---|---|---|---|");
-    for (const v of ["components", "bare"] as const) {
+    md.push("| program | resources | wall s | CPU s | peak RSS MB | RSS before evaluation MB | failed |", "|---|---|---|---|---|---|---|");
+    const label = {
+      components: `${n} × (NetTuning + NicQueues)`,
+      bare: `${n} × 4 bare remote.Command (same commands, plan-only stdin, no engine delivery)`,
+      "bare-same": `${n} × the same resource graph bare (the 4 Commands as above + 2 CopyToRemote + 2 empty components)`,
+    } as const;
+    for (const v of ["components", "bare", "bare-same"] as const) {
       const xs = S.filter((s) => s.variant === v);
-      md.push(`| ${v === "components" ? `${n} × (NetTuning + NicQueues)` : `${n} × 4 bare remote.Command (same commands, plan-only stdin, no engine delivery)`} | ${xs[0]?.resources ?? "n/a"} | ${fmtSummary(summarize(xs.map((s) => s.wallMs / 1000)))} | ${fmtSummary(summarize(xs.map((s) => s.maxRssKB / 1024)), 0)} | ${fmtSummary(summarize(xs.map((s) => s.rssBeforeKB / 1024)), 0)} | ${res.scale.filter((s) => s.variant === v && !s.ok).length} |`);
+      if (!xs.length && v === "bare-same") continue;
+      const cpu = xs.filter((s) => s.cpuMs !== undefined).map((s) => s.cpuMs! / 1000);
+      md.push(`| ${label[v]} | ${xs[0]?.resources ?? "n/a"} | ${fmtSummary(summarize(xs.map((s) => s.wallMs / 1000)))} | ${cpu.length ? fmtSummary(summarize(cpu)) : "n/a"} | ${fmtSummary(summarize(xs.map((s) => s.maxRssKB / 1024)), 0)} | ${fmtSummary(summarize(xs.map((s) => s.rssBeforeKB / 1024)), 0)} | ${res.scale.filter((s) => s.variant === v && !s.ok).length} |`);
     }
     md.push("");
-    const wall = summarize(perRepeatRatios(S, (s) => s.wallMs, (s) => s.repeat, (s) => s.variant === "components", (s) => s.variant === "bare"));
-    const rss = summarize(perRepeatRatios(S, (s) => s.maxRssKB, (s) => s.repeat, (s) => s.variant === "components", (s) => s.variant === "bare"));
-    const rssd = summarize(perRepeatRatios(S, (s) => s.maxRssKB - s.rssBeforeKB, (s) => s.repeat, (s) => s.variant === "components", (s) => s.variant === "bare"));
-    const line = `${n} hosts under setMocks: components / bare Commands — wall ×${fmtSummary(wall)}, peak RSS ×${fmtSummary(rss)} (growth during evaluation ×${fmtSummary(rssd)})`;
-    md.push(`- ${line}`, "");
+    const vs = (a: ScaleVariant, b: ScaleVariant, f: (s: ScaleSampleT) => number) => summarize(perRepeatRatios(S, f, (s) => s.repeat, (s) => s.variant === a, (s) => s.variant === b));
+    const line = `${n} hosts under setMocks: components / bare Commands — wall ×${fmtSummary(vs("components", "bare", (s) => s.wallMs))}, peak RSS ×${fmtSummary(vs("components", "bare", (s) => s.maxRssKB))} (growth during evaluation ×${fmtSummary(vs("components", "bare", (s) => s.maxRssKB - s.rssBeforeKB))})`;
+    md.push(`- ${line}`);
+    if (S.some((s) => s.variant === "bare-same")) {
+      const floor = `${n} hosts under setMocks: the same resource graph bare / bare Commands (the SDK's own cost of the extra resources) — wall ×${fmtSummary(vs("bare-same", "bare", (s) => s.wallMs))}, peak RSS ×${fmtSummary(vs("bare-same", "bare", (s) => s.maxRssKB))}; components / same graph bare — wall ×${fmtSummary(vs("components", "bare-same", (s) => s.wallMs))}, peak RSS ×${fmtSummary(vs("components", "bare-same", (s) => s.maxRssKB))}`;
+      md.push(`- ${floor}`);
+      ratios.push(floor);
+    }
+    md.push("");
     ratios.push(line);
   }
   // ---------------------------------------------------------------- state

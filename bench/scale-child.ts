@@ -1,6 +1,6 @@
 /**
  * Child process of the program-scale benchmark (one measurement per process, so peak RSS is that of one run):
- *   node -r ts-node/register/transpile-only bench/scale-child.ts <components|bare> <hosts>
+ *   node -r ts-node/register/transpile-only bench/scale-child.ts <components|bare|bare-same> <hosts>
  * Evaluates the program under the harness's setMocks `capture` and prints one JSON line:
  * { variant, hosts, resources, wallMs, maxRssKB, rssBeforeKB }.
  * components: per host one NetTuning (the 40 keys) + one NicQueues (features, txqueuelen, RPS, rc.local).
@@ -8,12 +8,27 @@
  * deliveries): the same command lines and the same plan-only stdin texts (the restore's stdin cut before its
  * "@program"), taken from a one-host components evaluation done before the clock starts, made distinct per host so
  * that nothing is shared that the components would not share.
+ * Every `-apply` Command gets, as its stdout, the report the engine printed for the same resource on a lab host
+ * (bench/fixtures/reports.json: originals, generation, "host gzip base64"), so each restore stdin holds the originals
+ * and the gzip|base64 program as after a real create.
+ * bare-same: the bare Commands plus, per host, the resources the components add (two CopyToRemote of the engine
+ * file, two empty ComponentResources as their parents): the SDK's own cost of the same resource graph, without
+ * validation, rendering or Output chains.
  */
 import { NetTuning } from "../components/netTuning";
 import { NicQueues } from "../components/nicQueues";
 import * as command from "@pulumi/command";
+import * as pulumi from "@pulumi/pulumi";
+import { engine, enginePath } from "../provider/host/engine";
 import { capture } from "../testkit/harness";
 import { netTuningSysctls } from "./keys";
+import * as fs from "fs";
+import * as path from "path";
+
+const REPORTS = JSON.parse(fs.readFileSync(path.join(__dirname, "fixtures", "reports.json"), "utf8")) as { sysctl: string; nic: string };
+/** The host's answer to each -apply Command (its stdout), by child name. */
+const outputsOf = (r: { name: string; type: string }) =>
+  r.type === "command:remote:Command" && r.name.endsWith("-apply") ? { stdout: r.name.endsWith("-nic-apply") ? REPORTS.nic : REPORTS.sysctl, stderr: "" } : undefined;
 
 const KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\n" + "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n".repeat(5) + "-----END OPENSSH PRIVATE KEY-----\n";
 const conn = (i: number) => ({ host: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, port: 22, user: "root", privateKey: KEY });
@@ -21,7 +36,7 @@ const conn = (i: number) => ({ host: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${
 async function main(): Promise<void> {
   const [variant, hostsArg] = process.argv.slice(2);
   const hosts = Number(hostsArg);
-  if (!["components", "bare"].includes(variant) || !(hosts >= 1 && hosts <= 100_000)) throw new Error("usage: scale-child <components|bare> <hosts>");
+  if (!["components", "bare", "bare-same"].includes(variant) || !(hosts >= 1 && hosts <= 100_000)) throw new Error("usage: scale-child <components|bare> <hosts>");
   const sysctls = netTuningSysctls();
   const components = (n: number) => () => {
     for (let i = 0; i < n; i++) {
@@ -31,16 +46,27 @@ async function main(): Promise<void> {
     }
   };
   // Both variants load the same modules and run one warm-up evaluation (one host) before the clock starts.
-  const one = await capture(components(1), { project: "bench", stack: "scale" });
+  const one = await capture(components(1), { project: "bench", stack: "scale", outputsOf });
   if (one.error) throw one.error;
   const templates = one.resources
     .filter((r) => r.type === "command:remote:Command")
     .map((r) => ({ name: r.name.replace(/^h0/, ""), create: r.inputs.create, update: r.inputs.update, delete: r.inputs.delete, stdin: String(r.inputs.stdin ?? "").split("\n@program\n")[0] + "\n" }));
   if (templates.length !== 4) throw new Error(`expected 4 commands per host, got ${templates.length}`);
-  const bare = (n: number) => () => {
+  const copies = one.resources.filter((r) => r.type === "command:remote:CopyToRemote").map((r) => ({ name: r.name.replace(/^h0/, ""), remotePath: String(r.inputs.remotePath) }));
+  const file = enginePath(engine());
+  const bare = (n: number, same: boolean) => () => {
     for (let i = 0; i < n; i++) {
       const connection = conn(i);
+      const parents = new Map<string, pulumi.ComponentResource>();
+      if (same) {
+        for (const c of ["", "-nic"]) parents.set(c, new pulumi.ComponentResource(c ? "net-tuning:index:NicQueues" : "net-tuning:index:NetTuning", `h${i}${c}`, {}));
+        for (const c of copies) {
+          const parent = parents.get(c.name.startsWith("-nic") ? "-nic" : "")!;
+          new command.remote.CopyToRemote(`h${i}${c.name}`, { connection, source: new pulumi.asset.FileAsset(file), remotePath: c.remotePath }, { parent });
+        }
+      }
       for (const t of templates) {
+        const parent = parents.get(t.name.startsWith("-nic") ? "-nic" : "");
         new command.remote.Command(`h${i}${t.name}`, {
           connection,
           create: t.create as string | undefined,
@@ -49,18 +75,21 @@ async function main(): Promise<void> {
           stdin: `${t.stdin}# h${i}\n`,
           addPreviousOutputInEnv: false,
           logging: "stderr",
-        });
+        }, parent ? { parent } : undefined);
       }
     }
   };
   if (global.gc) global.gc();
+  const cpu0 = process.cpuUsage();
   const rssBeforeKB = Math.round(process.memoryUsage().rss / 1024);
   const t0 = process.hrtime.bigint();
-  const r = await capture(variant === "components" ? components(hosts) : bare(hosts), { project: "bench", stack: "scale" });
+  const r = await capture(variant === "components" ? components(hosts) : bare(hosts, variant === "bare-same"), { project: "bench", stack: "scale", outputsOf });
   const wallMs = Number(process.hrtime.bigint() - t0) / 1e6;
   if (r.error) throw r.error;
   const maxRssKB = process.resourceUsage().maxRSS;
-  process.stdout.write(JSON.stringify({ variant, hosts, resources: r.resources.length, wallMs, maxRssKB, rssBeforeKB }) + "\n");
+  const c = process.cpuUsage(cpu0);
+  const cpuMs = (c.user + c.system) / 1000;
+  process.stdout.write(JSON.stringify({ variant, hosts, resources: r.resources.length, wallMs, cpuMs, maxRssKB, rssBeforeKB }) + "\n");
 }
 
 main().then(() => process.exit(0), (e) => { console.error(e); process.exit(1); });

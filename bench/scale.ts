@@ -3,12 +3,14 @@ import * as path from "path";
 import { run } from "./lib";
 
 export interface ScaleSample {
-  variant: "components" | "bare";
+  variant: "components" | "bare" | "bare-same";
   hosts: number;
   repeat: number;
   ok: boolean;
   resources: number;
   wallMs: number;
+  /** CPU time (user + system) of the evaluation, ms: less sensitive than wall time to the other load on the machine */
+  cpuMs?: number;
   maxRssKB: number;
   rssBeforeKB: number;
   note?: string;
@@ -18,7 +20,8 @@ export async function scaleBench(opts: { hosts: number; repeats: number; timeout
   const out: ScaleSample[] = [];
   const root = path.resolve(__dirname, "..");
   for (let rep = 0; rep < opts.repeats; rep++) {
-    const order: ScaleSample["variant"][] = rep % 2 === 0 ? ["components", "bare"] : ["bare", "components"];
+    const all: ScaleSample["variant"][] = ["components", "bare", "bare-same"];
+    const order = all.map((_, i) => all[(i + rep) % all.length]); // rotated per repeat
     for (const variant of order) {
       const r = await run(process.execPath, ["--expose-gc", "-r", "ts-node/register/transpile-only", "bench/scale-child.ts", variant, String(opts.hosts)], {
         cwd: root, timeoutMs: opts.timeoutMs, env: { ...process.env, NODE_OPTIONS: "", TS_NODE_PROJECT: path.join(root, "tsconfig.dev.json") },

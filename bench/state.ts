@@ -112,6 +112,11 @@ export async function stateBench(host: LabHost, who: Who, log: (s: string) => vo
   });
   if (!r.ok) throw new Error(`state bench (${who}): up failed: ${r.error}`);
   const entries = stack.resources();
+  // BENCH_STATE_DUMP=dir: the child entries as stored (for reading the breakdown)
+  if (process.env.BENCH_STATE_DUMP) {
+    require("fs").mkdirSync(process.env.BENCH_STATE_DUMP, { recursive: true });
+    require("fs").writeFileSync(`${process.env.BENCH_STATE_DUMP}/state-${who}.json`, JSON.stringify({ entries, outputs: r.resources.filter((x) => !x.custom).map((x) => ({ name: x.name, outputs: x.outputs })) }, null, 2));
+  }
   const outs = (n: string) => r.resources.find((x) => x.name === n && !x.custom)?.outputs;
   const resources = [stateSize("tuning", who, entries, outs("tuning")), stateSize("queues", who, entries, outs("queues"))];
   const d = await stack.destroy();

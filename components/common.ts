@@ -3,7 +3,7 @@ import * as command from "@pulumi/command";
 import { engine, enginePath } from "../provider/host/engine";
 import { engineCommand, engineRemotePath, engineStdin, HostKind, restoreCommand, restoreStdin } from "../provider/host/programs";
 import { Owner, ownerOf } from "../provider/owner";
-import { HostReport, parseReport } from "../provider/report";
+import { completeApplied, HostReport, parseReport } from "../provider/report";
 
 /** `connection` exactly as @pulumi/command takes it (bastion/proxy included). */
 export type ConnectionInput = pulumi.Input<command.types.input.remote.ConnectionArgs>;
@@ -68,7 +68,7 @@ export function applyAndRestore(
   parent: pulumi.ComponentResource,
   name: string,
   kind: HostKind,
-  args: { connection: ConnectionInput; become?: pulumi.Input<"sudo"> },
+  args: { connection: ConnectionInput; become?: pulumi.Input<"sudo">; declared?: pulumi.Output<Record<string, string>> },
   applyPlan: pulumi.Output<string>,
   restorePlan: (report: HostReport) => pulumi.Input<string>,
   owner: Owner = ownerFor(name),
@@ -109,7 +109,14 @@ export function applyAndRestore(
       childOptions(parent, { dependsOn: [delivery], ...(ignoreUpdate ? { ignoreChanges: ["update"] } : {}) }),
     );
   const apply: pulumi.Input<command.remote.Command> = live ? live.then((l) => makeApply(l.token, l.keepStoredToken)) : makeApply();
-  const report = pulumi.output(Promise.resolve(apply).then((a) => a.stdout)).apply(reportOf);
+  // One Output for the report (parsed, completed from the plan, its warnings logged): fewer Output chains per
+  // resource show at 1,000 hosts.
+  const stdout = pulumi.output(Promise.resolve(apply).then((a) => a.stdout));
+  const report = pulumi.all([stdout, args.declared]).apply(([out, declared]) => {
+    const r = declared ? completeApplied(reportOf(out), declared) : reportOf(out);
+    warnAll(parent, r.warnings);
+    return r;
+  });
   new command.remote.Command(
     `${name}-restore`,
     {
@@ -123,6 +130,5 @@ export function applyAndRestore(
     },
     childOptions(parent, { dependsOn: [apply] }),
   );
-  report.warnings.apply((ws) => warnAll(parent, ws));
   return report;
 }

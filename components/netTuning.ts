@@ -144,20 +144,19 @@ export class NetTuning extends pulumi.ComponentResource {
       return { connection: a.connection, sysctls, profile, profiles, fileName, persist, restoreOnDelete, become, bootOverride, acknowledge };
     };
     livePreviewProblem(`NetTuning "${name}"`, a.livePreview);
-    if (isPlain(values)) {
-      // Known at preview: fail now, in the program, with every problem listed (nothing reaches a host).
-      validate(name, owner, named(values));
-    }
+    // Known at preview: fail now, in the program, with every problem listed (nothing reaches a host); the result is
+    // reused below (validating a 40-key plan twice per resource shows at 1,000 hosts).
+    const early = isPlain(values) ? validate(name, owner, named(values)) : undefined;
     // Values known only later are validated here, once, before any child Command can be registered.
     const plan = pulumi.all([...values]).apply((v) => {
-      const p = validate(name, owner, named(v));
+      const p = early ?? validate(name, owner, named(v));
       warnAll(this, p.warnings);
       return p;
     });
     const become = pulumi.output(a.become).apply(becomeOf) as pulumi.Output<"sudo">; // undefined = no sudo
     const restoreOnDelete = pulumi.output(a.restoreOnDelete).apply((r) => r !== false);
     const live = liveRead(this, `NetTuning "${name}"`, "sysctl", owner.id, a.connection, plan.values, a.livePreview);
-    const report = applyAndRestore(this, name, "sysctl", { connection: a.connection, become }, plan.stdin, (r) =>
+    const report = applyAndRestore(this, name, "sysctl", { connection: a.connection, become, declared: plan.values }, plan.stdin, (r) =>
       pulumi.all([plan.filePath, restoreOnDelete]).apply(([filePath, restore]) => renderSysctlRestoreStdin(owner, filePath, r.previous, restore)),
     owner, live);
     [this.live, this.drift] = liveOutputs(live);
@@ -167,12 +166,12 @@ export class NetTuning extends pulumi.ComponentResource {
     this.fileContent = plan.fileContent;
     this.acknowledged = plan.acknowledged;
     this.warnings = pulumi.all([plan.warnings, report.warnings]).apply(([x, y]) => [...x, ...y]);
+    // Registered (stored in the component's state): only what no child stores. applied, previous and fileContent
+    // repeat the -apply child's report and stdin (previous a third time in the -restore stdin): they stay properties
+    // of the program (and outputs for other languages), not copies in Pulumi state.
     this.registerOutputs({
-      applied: this.applied,
-      previous: this.previous,
       filePath: this.filePath,
       warnings: this.warnings,
-      fileContent: this.fileContent,
       acknowledged: this.acknowledged,
       live: this.live,
       drift: this.drift,

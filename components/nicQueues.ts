@@ -132,13 +132,12 @@ export class NicQueues extends pulumi.ComponentResource {
       return o;
     };
     livePreviewProblem(`NicQueues "${name}"`, a.livePreview);
-    if (isPlain(values)) {
-      // Known at preview: fail now, in the program, with every problem listed (nothing reaches a host).
-      validate(name, owner, named(values));
-    }
+    // Known at preview: fail now, in the program, with every problem listed (nothing reaches a host); the result is
+    // reused below.
+    const early = isPlain(values) ? validate(name, owner, named(values)) : undefined;
     // Values known only later are validated here, once, before any child Command can be registered.
     const plan = pulumi.all(values).apply((v) => {
-      const p = validate(name, owner, named(v as unknown[]));
+      const p = early ?? validate(name, owner, named(v as unknown[]));
       warnAll(this, p.warnings);
       return p;
     });
@@ -153,9 +152,9 @@ export class NicQueues extends pulumi.ComponentResource {
     this.previous = report.previous;
     this.persistedAs = report.extra.apply((e) => e.persisted ?? "");
     this.warnings = pulumi.all([plan.warnings, report.warnings]).apply(([x, y]) => [...x, ...y]);
+    // Registered (stored in the component's state): only what no child stores; applied and previous repeat the
+    // -apply child's report (previous also the -restore stdin) and stay properties of the program.
     this.registerOutputs({
-      applied: this.applied,
-      previous: this.previous,
       persistedAs: this.persistedAs,
       warnings: this.warnings,
       live: this.live,

@@ -8,6 +8,11 @@ export interface HostReport {
   warnings: string[];
   /** Other `name<TAB>value` lines (e.g. `file`, `persisted`). */
   extra: Record<string, string>;
+  /**
+   * Keys the host could not read back for the report (`unread` lines; a warning says so too). Only with
+   * `same-as-plan`: the engine then leaves out applied values equal to the plan's (see {@link completeApplied}).
+   */
+  unread?: string[];
   /** Tools the engine found on the host (the `host` line after `end`): "gzip", "base64". */
   hostTools?: string[];
 }
@@ -29,8 +34,28 @@ export function parseReport(stdout: string): HostReport {
     if (line === "end") break;
     const [tag, ...rest] = line.split("\t");
     if (tag === "applied" || tag === "previous") report[tag][rest[0]] = rest.slice(1).join("\t");
+    else if (tag === "unread") (report.unread ??= []).push(rest.join("\t"));
     else if (tag === "warning") report.warnings.push(rest.join("\t"));
     else if (tag) report.extra[tag] = rest.join("\t");
   }
   return report;
+}
+
+/**
+ * A report with a `same-as-plan` line lists only the applied values that read back different from the plan: every
+ * other declared key (not `unread`) read back as declared. Returns the report with `applied` completed from
+ * `declared` (key → value as in the plan), in key order; a report without that line is returned as it is.
+ */
+export function completeApplied(r: HostReport, declared: Record<string, string>): HostReport {
+  if (r.extra["same-as-plan"] !== "1") return r;
+  const unread = new Set(r.unread ?? []);
+  const applied: Record<string, string> = {};
+  for (const k of Object.keys(declared).sort()) {
+    if (k in r.applied) applied[k] = r.applied[k];
+    else if (!unread.has(k)) applied[k] = declared[k].split(/[ \t]+/).filter(Boolean).join(" ");
+  }
+  for (const k of Object.keys(r.applied)) if (!(k in applied)) applied[k] = r.applied[k];
+  const extra = { ...r.extra };
+  delete extra["same-as-plan"];
+  return { ...r, applied, extra };
 }

@@ -28,9 +28,16 @@ export type HostOp = "apply" | "restore";
  * ({@link compactProgram}); it shares every setter with the apply engine and needs nothing installed on the host.
  */
 export function hostProgram(kind: HostKind, op: HostOp): string {
-  const kindText = KIND_FILES[kind].map(sh).join("\n");
-  if (op === "restore") return compactProgram(`${sh("runtime.sh")}\n${kindText}\n`, "nt_restore_main", RESTORE_NEVER);
-  return `${sh("runtime.sh")}\n${kindText}\nnt_apply_main\n`;
+  const key = `program:${kind}:${op}`;
+  let text = cache.get(key);
+  if (text === undefined) {
+    const kindText = KIND_FILES[kind].map(sh).join("\n");
+    text = op === "restore"
+      ? compactProgram(`${sh("runtime.sh")}\n${kindText}\n`, "nt_restore_main", RESTORE_NEVER)
+      : `${sh("runtime.sh")}\n${kindText}\nnt_apply_main\n`;
+    cache.set(key, text); // assembled once per process: a 1,000-host program needs it 2,000 times
+  }
+  return text;
 }
 
 /**
@@ -223,11 +230,23 @@ export function restoreCommand(kind: HostKind, become?: Become, home = become ==
 /** The -restore child's stdin: the originals, `@program`, then the restore program (compressed when `gzip`). */
 export function restoreStdin(kind: HostKind, plan: string, gzip: boolean): string {
   const body = plan.endsWith("\n") ? plan : `${plan}\n`;
-  const program = hostProgram(kind, "restore");
-  if (!gzip) return `${body}${PROGRAM_MARKER}\n${program}`;
-  const gz = gzipSync(Buffer.from(program, "utf8"), { level: 9 });
-  gz.writeUInt32LE(0, 4); // header: no mtime
-  gz[9] = 3; // header: OS "Unix" on every machine (zlib writes the build platform's code)
-  const packed = gz.toString("base64");
-  return `${body}${PROGRAM_MARKER}\n${GZIP_MARKER}\n${packed}\n`;
+  return `${body}${PROGRAM_MARKER}\n${packedProgram(kind, gzip)}`;
+}
+
+/** The restore program as stored after `@program`: plain, or `@gzip-base64` and its base64 lines (once per process). */
+function packedProgram(kind: HostKind, gzip: boolean): string {
+  const key = `packed:${kind}:${gzip}`;
+  let text = cache.get(key);
+  if (text === undefined) {
+    const program = hostProgram(kind, "restore");
+    if (!gzip) text = program;
+    else {
+      const gz = gzipSync(Buffer.from(program, "utf8"), { level: 9 });
+      gz.writeUInt32LE(0, 4); // header: no mtime
+      gz[9] = 3; // header: OS "Unix" on every machine (zlib writes the build platform's code)
+      text = `${GZIP_MARKER}\n${gz.toString("base64")}\n`;
+    }
+    cache.set(key, text);
+  }
+  return text;
 }

@@ -195,12 +195,16 @@ export interface StackOptions {
 /** Capture a program's registrations under pure mocks (outputs = inputs, no state, no SSH). */
 export async function capture(
   program: PulumiProgram,
-  opts: { preview?: boolean; project?: string; stack?: string; config?: Record<string, string>; secretConfigKeys?: string[] } = {},
+  opts: {
+    preview?: boolean; project?: string; stack?: string; config?: Record<string, string>; secretConfigKeys?: string[];
+    /** Extra output properties of a custom resource (e.g. the stdout a host would print), merged over its inputs. */
+    outputsOf?: (r: { name: string; type: string }) => Record<string, unknown> | undefined;
+  } = {},
 ): Promise<{ resources: RegisteredResource[]; outputs: Record<string, unknown> | undefined; error?: Error }> {
   const ev = await evaluate(program, {
     project: opts.project ?? "net-tuning", stack: opts.stack ?? "test", preview: opts.preview ?? false,
     config: opts.config, secretConfigKeys: opts.secretConfigKeys,
-  }, async (r) => ({ id: r.custom ? `${r.name}-id` : "", state: { ...r.rawInputs } }));
+  }, async (r) => ({ id: r.custom ? `${r.name}-id` : "", state: { ...r.rawInputs, ...(r.custom ? opts.outputsOf?.(r) : undefined) } }));
   return { resources: ev.resources, outputs: ev.outputs, error: ev.programError };
 }
 

@@ -8,7 +8,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { assembleEngine, engine, enginePath } from "../../provider/host/engine";
-import { parseReport } from "../../provider/report";
+import { completeApplied, parseReport } from "../../provider/report";
 import { ENGINE_BOOT, engineCommand, engineStdin, GZIP_MARKER, hostProgram, RESTORE_BOOT, restoreCommand, restoreStdin } from "../../provider/host/programs";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "nt-static-"));
@@ -72,6 +72,19 @@ test("the restore program round-trips through gzip|base64 as the restore bootstr
     expect(restoreStdin(kind, "p\n", true)).toBe(stdin.replace(/^[^]*?\n@program\n/, "p\n@program\n")); // deterministic
     expect(restoreStdin(kind, "p\n", false)).toBe(`p\n@program\n${hostProgram(kind, "restore")}`);
   }
+});
+
+test("a same-as-plan report: applied values equal to the plan's are filled in from the plan, unread keys are not", () => {
+  const declared = { a: "1", b: "4096\t87380 6291456", c: "3", d: "5" };
+  const r = parseReport("net-tuning-report v1\nsame-as-plan\t1\napplied\tc\t4\nunread\td\nwarning\td cannot be read back\nprevious\ta\t0\nend\n");
+  expect(r.unread).toEqual(["d"]);
+  const done = completeApplied(r, declared);
+  expect(done.applied).toEqual({ a: "1", b: "4096 87380 6291456", c: "4" });
+  expect(done.extra).toEqual({});
+  expect(done.previous).toEqual({ a: "0" });
+  // a report without the line (the 0.1.0 engine, the nic kind) is taken as it is
+  const full = parseReport("net-tuning-report v1\napplied\ta\t1\nend\n");
+  expect(completeApplied(full, declared)).toBe(full);
 });
 
 test("the report: a host line after end names the host's tools; anything else after end is ignored", () => {

@@ -46,6 +46,7 @@ describe("NetTuning on a lab host", () => {
     expect(await sysctl(host, K.rmem)).toBe("4096 87380 8388608");
     const file = await fileOn(host, "/etc/sysctl.d/90-net-tuning-web.conf");
     expect(file).toBe(r1.outputs!.fileContent);
+    expect(`\n${(await stack.resources()).find((e) => e.name === "web-apply")!.inputs.stdin}`).toContain(`\n@content\n${file}`);
     expect(file).toMatch(/\nnet\.core\.somaxconn = 8192\nnet\.ipv4\.tcp_fin_timeout = 25\nnet\.ipv4\.tcp_rmem = 4096 87380 8388608\n$/);
     expect((await host.exec("stat -c %a /etc/sysctl.d/90-net-tuning-web.conf")).stdout.trim()).toBe("644");
     expect(r1.outputs!.applied).toEqual({ [K.somaxconn]: "8192", [K.fin]: "25", [K.rmem]: "4096 87380 8388608" });

@@ -12,7 +12,8 @@
 #         (that line names this file; the rest is "@directive value" lines, then "@content" and the content).
 # Restores never use this file: the -restore child carries its own program (provider/host/programs.ts).
 # Exit codes: those of runtime.sh; 5 for a bad KIND or OP (a bug in the bootstrap).
-# stdout: the report of runtime.sh; after a successful run one more line follows its "end":
+# stdout: the report of runtime.sh (for sysctl with NT_REPORT_SAME=omit: applied values equal to the plan's are
+#   left out, the component fills them in from its plan); after a successful run one more line follows its "end":
 #   host<TAB>gzip base64   when both tools exist here (the component then stores the -restore program compressed)
 # shellcheck shell=sh
 
@@ -33,8 +34,10 @@ case "$NT_ENGINE_OP" in
   *) printf 'net-tuning: engine called with operation "%s" (expected apply-create or apply-update)\n' "$NT_ENGINE_OP" >&2; exit 5 ;;
 esac
 export NT_APPLY_MODE
+NT_REPORT_SAME=''
+# shellcheck disable=SC2034 # NT_REPORT_SAME is read by nt_report_body (runtime.sh)
 case "$NT_ENGINE_KIND" in
-  sysctl) nt_kind_sysctl ;;
+  sysctl) NT_REPORT_SAME=omit; nt_kind_sysctl ;;
   nic) nt_kind_nic ;;
   *) printf 'net-tuning: engine called for kind "%s" (expected sysctl or nic)\n' "$NT_ENGINE_KIND" >&2; exit 5 ;;
 esac

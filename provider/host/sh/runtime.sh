@@ -658,10 +658,15 @@ nt_report() { # JOURNAL
 nt_report_body() {
   printf 'net-tuning-report v1\n'
   [ -n "$NT_GEN" ] && printf 'generation\t%s\n' "$NT_GEN"
+  # NT_REPORT_SAME=omit (set by main.sh for kinds whose plan keys and values the component knows): an applied
+  # value that reads back equal to the plan's is left out ("same-as-plan" says so); a key not read is "unread".
+  [ "${NT_REPORT_SAME:-}" = omit ] && printf 'same-as-plan\t1\n'
   while IFS="$NT_TAB" read -r nt_k nt_v; do
     if kind_report_value "$nt_k"; then
+      [ "${NT_REPORT_SAME:-}" = omit ] && nt_same "$nt_v" "$NT_GOT" && continue
       nt_norm "$NT_GOT"; printf 'applied\t%s\t%s\n' "$nt_k" "$NT_NORM"
     else
+      [ "${NT_REPORT_SAME:-}" = omit ] && printf 'unread\t%s\n' "$nt_k"
       printf 'warning\t%s\n' "$nt_k cannot be read back on $NT_HOSTNAME for this report (it read back as set right after the change); check it by hand"
     fi
   done < "$NT_TMP/desired"
