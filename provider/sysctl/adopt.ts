@@ -47,13 +47,16 @@ export const AdoptSchema = z.array(AdoptEntry, { message: `must be a list of fil
  */
 export function validateAdopt(adopt: unknown, ownFile: string): { paths: string[]; problems: string[] } {
   if (adopt === undefined || adopt === null) return { paths: [], problems: [] };
-  const r = AdoptSchema.safeParse(adopt);
-  if (!r.success) {
-    return { paths: [], problems: r.error.issues.map((i) => `adopt${i.path.map((p) => `[${String(p)}]`).join("")}: ${i.message}`) };
-  }
+  if (!Array.isArray(adopt)) return { paths: [], problems: [`adopt: must be a list of file names, e.g. ["99-hk-net-tuning.conf"]`] };
   const problems: string[] = [];
   const seen = new Set<string>();
-  r.data.forEach((p, i) => {
+  adopt.forEach((entry, i) => {
+    const r = AdoptEntry.safeParse(entry);
+    if (!r.success) {
+      problems.push(...r.error.issues.map((x) => `adopt[${i}]: ${x.message}`));
+      return;
+    }
+    const p = r.data;
     if (p === ownFile) problems.push(`adopt[${i}]: "${p}" is this resource's own file (fileName): adopt it under another fileName, e.g. leave fileName unset`);
     if (seen.has(p)) problems.push(`adopt[${i}]: "${p}" is listed twice`);
     seen.add(p);
