@@ -27,13 +27,15 @@ export type HostOp = "apply" | "restore";
  * (Pulumi state), so it is compact: only the functions the restore reaches, without comments and indentation
  * ({@link compactProgram}); it shares every setter with the apply engine and needs nothing installed on the host.
  */
-export function hostProgram(kind: HostKind, op: HostOp): string {
-  if (op === "restore") return compactProgram(`${sh("runtime.sh")}\n${sh(`${kind}.sh`)}\n`, "nt_restore_main", RESTORE_NEVER);
+export function hostProgram(kind: HostKind, op: HostOp, adopted = false): string {
+  if (op === "restore") return compactProgram(`${sh("runtime.sh")}\n${sh(`${kind}.sh`)}\n`, "nt_restore_main", adopted ? RESTORE_NEVER : [...RESTORE_NEVER, ...ADOPT_ONLY]);
   return `${sh("runtime.sh")}\n${sh(`${kind}.sh`)}\nnt_apply_main\n`;
 }
 
 /** Functions a restore never calls although their names appear in code it runs (apply-only branches). */
 const RESTORE_NEVER = ["nt_rollback", "nt_outcome", "kind_rollback", "nn_apply_directive"];
+/** The restore of adopted files (NetTuning `adopt`): in the restore program only when its plan has `@adopted` lines. */
+const ADOPT_ONLY = ["nts_adopt_restore", "nts_adopt_directive"];
 
 /**
  * Tree-shakes POSIX sh text: keeps the top-level statements and the top-level functions (`name() {` … a `}` line)
@@ -216,7 +218,7 @@ export function restoreCommand(kind: HostKind, become?: Become, home = become ==
 /** The -restore child's stdin: the originals, `@program`, then the restore program (compressed when `gzip`). */
 export function restoreStdin(kind: HostKind, plan: string, gzip: boolean): string {
   const body = plan.endsWith("\n") ? plan : `${plan}\n`;
-  const program = hostProgram(kind, "restore");
+  const program = hostProgram(kind, "restore", /^@adopted /m.test(body));
   if (!gzip) return `${body}${PROGRAM_MARKER}\n${program}`;
   const gz = gzipSync(Buffer.from(program, "utf8"), { level: 9 });
   gz.writeUInt32LE(0, 4); // header: no mtime
