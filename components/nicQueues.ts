@@ -1,10 +1,12 @@
 import * as pulumi from "@pulumi/pulumi";
 import type * as command from "@pulumi/command";
 import { NicPlan, planNic, renderNicRestoreStdin } from "../provider/nic/plan";
+import { nicBootDirectives } from "../provider/nic/adopt";
 import { PresetSpec, resolvePreset } from "../provider/sizing/spec";
 import { applyAndRestore, isPlain, ownerFor, warnAll } from "./common";
 import { claim, knownHost } from "./conflicts";
 import { becomeOf, Become, commonProblems, inputError, problemsOf } from "./validation";
+import { BootOverride } from "./netTuning";
 
 /** Ring buffer sizes (`ethtool -G`): each a number of descriptors (1-1048576) or `"max"` (the driver's pre-set maximum). */
 export interface NicRings {
@@ -178,10 +180,19 @@ export interface NicQueuesArgs {
    * Explicit args override it; its values get the same checks as arguments. Defaults to none.
    */
   preset?: pulumi.Input<PresetSpec>;
+  /**
+   * When another mechanism re-applies a setting of this interface at boot: `"error"` refuses the change, `"warn"`
+   * applies it and warns, `"ignore"` skips the check. Checked exactly: rc.local lines, the systemd .link file
+   * udevadm names for the interface, NetworkManager keyfiles' `[ethtool]` of a connection with
+   * `interface-name=<interface>`, ifupdown's stanza for it (`up`/`post-up`/`pre-up` commands, ethtool options),
+   * tuned's `[net]` plugin of the active profile; other units and hook scripts naming the interface with
+   * ethtool / ip link only warn. Each finding names the file and line. Defaults to `"error"`.
+   */
+  bootOverride?: pulumi.Input<BootOverride>;
 }
 
 /** Argument names, for property paths in errors. */
-const ARG_NAMES = ["connection", "become", "interface", "rings", "channels", "features", "coalesce", "txQueueLength", "rps", "irqAffinity", "persistence", "restoreOnDelete", "preset"] as const;
+const ARG_NAMES = ["connection", "become", "interface", "rings", "channels", "features", "coalesce", "txQueueLength", "rps", "irqAffinity", "persistence", "restoreOnDelete", "preset", "bootOverride"] as const;
 const SETTINGS = ["interface", "rings", "channels", "features", "coalesce", "txQueueLength", "rps", "irqAffinity", "persistence"] as const;
 
 /** Every problem of the resolved arguments, or the plan. */
@@ -216,8 +227,10 @@ function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<st
       ),
     );
   }
+  const boot = nicBootDirectives(v.bootOverride);
+  problems.push(...boot.problems);
   if (problems.length > 0 || !plan) throw inputError(`NicQueues "${name}"`, problems, ARG_NAMES);
-  return plan;
+  return { ...plan, stdin: `${plan.stdin}${boot.lines.map((l) => `${l}\n`).join("")}` };
 }
 
 /**
@@ -240,11 +253,11 @@ export class NicQueues extends pulumi.ComponentResource {
     super("net-tuning:index:NicQueues", name, {}, opts);
     const owner = ownerFor(name);
     const a = (args ?? {}) as NicQueuesArgs;
-    const values = [...SETTINGS.map((k) => a[k]), a.become, a.restoreOnDelete, a.preset];
+    const values = [...SETTINGS.map((k) => a[k]), a.become, a.restoreOnDelete, a.preset, a.bootOverride];
     const named = (v: unknown[]): Record<string, unknown> => {
       const o: Record<string, unknown> = {};
       SETTINGS.forEach((k, i) => (o[k] = v[i]));
-      [o.become, o.restoreOnDelete, o.preset] = v.slice(SETTINGS.length);
+      [o.become, o.restoreOnDelete, o.preset, o.bootOverride] = v.slice(SETTINGS.length);
       o.connection = a.connection;
       return o;
     };
