@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import type * as command from "@pulumi/command";
 import { NicPlan, planNic, renderNicRestoreStdin } from "../provider/nic/plan";
-import { nicBootDirectives } from "../provider/nic/adopt";
+import { nicBootDirectives, rcAdoptedRestoreNote, rcLocalAdoptDirectives } from "../provider/nic/adopt";
 import { PresetSpec, resolvePreset } from "../provider/sizing/spec";
 import { applyAndRestore, isPlain, ownerFor, warnAll } from "./common";
 import { claim, knownHost } from "./conflicts";
@@ -189,10 +189,20 @@ export interface NicQueuesArgs {
    * ethtool / ip link only warn. Each finding names the file and line. Defaults to `"error"`.
    */
   bootOverride?: pulumi.Input<BootOverride>;
+  /**
+   * Lines of /etc/rc.d/rc.local or /etc/rc.local this resource takes over (moving a hand-tuned host to Pulumi):
+   * each entry one line, or several separated by `"\n"` that match consecutive lines (the article's
+   * `for q in /sys/class/net/eth0/queues/rx-*; do` … `done` loop), compared trimmed; each must match exactly once.
+   * The apply takes them out of rc.local (the edited file must still parse: `sh -n`, `bash -n` for a bash script),
+   * keeps the original byte for byte in the host's journal, and they no longer count as boot overrides; delete
+   * gives rc.local back byte for byte (content, mode, owner, mtime). Needs persistence `"systemd"` or `"none"`.
+   * Defaults to none.
+   */
+  adoptRcLocalLines?: pulumi.Input<pulumi.Input<string>[]>;
 }
 
 /** Argument names, for property paths in errors. */
-const ARG_NAMES = ["connection", "become", "interface", "rings", "channels", "features", "coalesce", "txQueueLength", "rps", "irqAffinity", "persistence", "restoreOnDelete", "preset", "bootOverride"] as const;
+const ARG_NAMES = ["connection", "become", "interface", "rings", "channels", "features", "coalesce", "txQueueLength", "rps", "irqAffinity", "persistence", "restoreOnDelete", "preset", "bootOverride", "adoptRcLocalLines"] as const;
 const SETTINGS = ["interface", "rings", "channels", "features", "coalesce", "txQueueLength", "rps", "irqAffinity", "persistence"] as const;
 
 /** Every problem of the resolved arguments, or the plan. */
@@ -228,9 +238,10 @@ function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<st
     );
   }
   const boot = nicBootDirectives(v.bootOverride);
-  problems.push(...boot.problems);
+  const rc = rcLocalAdoptDirectives(v.adoptRcLocalLines);
+  problems.push(...boot.problems, ...rc.problems);
   if (problems.length > 0 || !plan) throw inputError(`NicQueues "${name}"`, problems, ARG_NAMES);
-  return { ...plan, stdin: `${plan.stdin}${boot.lines.map((l) => `${l}\n`).join("")}` };
+  return { ...plan, stdin: `${plan.stdin}${[...boot.lines, ...rc.lines].map((l) => `${l}\n`).join("")}` };
 }
 
 /**
@@ -253,11 +264,11 @@ export class NicQueues extends pulumi.ComponentResource {
     super("net-tuning:index:NicQueues", name, {}, opts);
     const owner = ownerFor(name);
     const a = (args ?? {}) as NicQueuesArgs;
-    const values = [...SETTINGS.map((k) => a[k]), a.become, a.restoreOnDelete, a.preset, a.bootOverride];
+    const values = [...SETTINGS.map((k) => a[k]), a.become, a.restoreOnDelete, a.preset, a.bootOverride, a.adoptRcLocalLines];
     const named = (v: unknown[]): Record<string, unknown> => {
       const o: Record<string, unknown> = {};
       SETTINGS.forEach((k, i) => (o[k] = v[i]));
-      [o.become, o.restoreOnDelete, o.preset, o.bootOverride] = v.slice(SETTINGS.length);
+      [o.become, o.restoreOnDelete, o.preset, o.bootOverride, o.adoptRcLocalLines] = v.slice(SETTINGS.length);
       o.connection = a.connection;
       return o;
     };
@@ -274,7 +285,7 @@ export class NicQueues extends pulumi.ComponentResource {
     const become = pulumi.output(a.become).apply(becomeOf) as pulumi.Output<"sudo">; // undefined = no sudo
     const restoreOnDelete = pulumi.output(a.restoreOnDelete).apply((r) => r !== false);
     const report = applyAndRestore(this, name, "nic", { connection: a.connection, become }, plan.stdin, (r) =>
-      pulumi.all([plan.request.interface, restoreOnDelete]).apply(([iface, restore]) => renderNicRestoreStdin(owner, iface, r.previous, restore)),
+      pulumi.all([plan.request.interface, restoreOnDelete]).apply(([iface, restore]) => renderNicRestoreStdin(owner, iface, r.previous, restore) + rcAdoptedRestoreNote(r.extra["rc-adopted"])),
     );
     this.applied = report.applied;
     this.previous = report.previous;

@@ -35,7 +35,9 @@ export function hostProgram(kind: HostKind, op: HostOp, adopted = false): string
 /** Functions a restore never calls although their names appear in code it runs (apply-only branches). */
 const RESTORE_NEVER = ["nt_rollback", "nt_outcome", "kind_rollback", "nn_apply_directive"];
 /** The restore of adopted files (NetTuning `adopt`): in the restore program only when its plan has `@adopted` lines. */
-const ADOPT_ONLY = ["nts_adopt_restore", "nts_adopt_directive"];
+const ADOPT_ONLY = ["nts_adopt_restore", "nts_adopt_directive", "nn_rc_adopt_restore"];
+/** A restore plan that gives adopted files or rc.local lines back (NetTuning `adopt`, NicQueues `adoptRcLocalLines`). */
+export const ADOPTED_PLAN = /^(@adopted |# adopted: )/m;
 
 /**
  * Tree-shakes POSIX sh text: keeps the top-level statements and the top-level functions (`name() {` … a `}` line)
@@ -218,7 +220,7 @@ export function restoreCommand(kind: HostKind, become?: Become, home = become ==
 /** The -restore child's stdin: the originals, `@program`, then the restore program (compressed when `gzip`). */
 export function restoreStdin(kind: HostKind, plan: string, gzip: boolean): string {
   const body = plan.endsWith("\n") ? plan : `${plan}\n`;
-  const program = hostProgram(kind, "restore", /^@adopted /m.test(body));
+  const program = hostProgram(kind, "restore", ADOPTED_PLAN.test(body));
   if (!gzip) return `${body}${PROGRAM_MARKER}\n${program}`;
   const gz = gzipSync(Buffer.from(program, "utf8"), { level: 9 });
   gz.writeUInt32LE(0, 4); // header: no mtime

@@ -109,3 +109,57 @@ test("a bad bootOverride is refused before anything runs", async () => {
   expect(r.ok).toBe(false);
   expect(r.error).toContain(`bootOverride "maybe": bootOverride must be one of "error", "warn", "ignore"`);
 });
+
+describe("adoptRcLocalLines", () => {
+  const LOOP = "for q in /sys/class/net/eth0/queues/rx-*; do\n  echo ffffffff > $q/rps_cpus\n  echo 4096 > $q/rps_flow_cnt\ndone";
+  const args = {
+    txQueueLength: 2500,
+    rps: { cpus: [0], flowEntriesPerQueue: 2048 },
+    persistence: "systemd" as const,
+    adoptRcLocalLines: ["ip link set dev eth0 txqueuelen 10000", LOOP],
+  };
+
+  test("the article's txqueuelen line and RPS loop taken out (no boot override left); destroy gives rc.local back byte for byte", async () => {
+    await writeArticleRcLocal();
+    await h0.exec(`touch -d '2024-03-05 06:07:08.5' ${RC}`);
+    const before = await snapshot(h0);
+    const original = (await h0.exec(`cat ${RC}`)).stdout;
+    const stack = newStack("rcadopt");
+    const up = ok(await stack.up(nicProgram(h0, "q", args)));
+    expect(String(stack.get("q-apply")!.inputs.stdin)).toContain("\n@adopt-rc 1 echo ffffffff > $q/rps_cpus\n");
+    expect((up.outputs!.warnings as string[]).join("\n")).not.toMatch(/bootOverride/);
+    expect(String(stack.get("q-restore")!.inputs.stdin)).toContain(`# adopted: rc.local lines (adoptRcLocalLines) of ${RC}, given back`);
+    const edited = (await h0.exec(`cat ${RC}`)).stdout;
+    const kept = original.split("\n").filter((l) => !["ip link set dev eth0 txqueuelen 10000", ...LOOP.split("\n")].includes(l));
+    expect(edited).toBe(kept.join("\n"));
+    expect(edited).toContain("ethtool -G eth0 rx 4096 tx 4096\n"); // not adopted: stays
+    expect((await h0.exec(`stat -c %a ${RC}`)).stdout.trim()).toBe("755");
+    expect((await h0.exec("cat /sys/class/net/eth0/tx_queue_len")).stdout.trim()).toBe("2500");
+    expect((await h0.exec("cat /var/lib/pulumi-net-tuning/nic/*.rc-adopted/orig")).stdout).toBe(original);
+    // an unchanged program: nothing runs
+    expect(ok(await stack.up(nicProgram(h0, "q", args))).sessions.total).toBe(0);
+    ok(await stack.destroy());
+    expect((await h0.exec(`cat ${RC}`)).stdout).toBe(original);
+    expect(await snapshot(h0)).toBe(before);
+  });
+
+  test("half a loop (its done left out): refused, the edited file would not parse; nothing changes", async () => {
+    await writeArticleRcLocal();
+    const before = await snapshot(h0);
+    const stack = newStack("rchalf");
+    const r = await stack.up(nicProgram(h0, "q", { ...args, adoptRcLocalLines: ["ip link set dev eth0 txqueuelen 10000", "for q in /sys/class/net/eth0/queues/rx-*; do\n  echo ffffffff > $q/rps_cpus\n  echo 4096 > $q/rps_flow_cnt"] }));
+    expect(r.ok).toBe(false);
+    expect(r.error).toMatch(/adoptRcLocalLines: \/etc\/rc\.d\/rc\.local without the adopted lines does not parse \(bash -n: .*\): adopt whole constructs/);
+    expect(await snapshot(h0)).toBe(before);
+  });
+
+  test("a line that is not in rc.local, or matches twice: refused naming the entry", async () => {
+    await writeArticleRcLocal();
+    await h0.exec(`printf 'echo 4096 > $q/rps_flow_cnt\\n' >> ${RC}`);
+    const stack = newStack("rcmiss");
+    const r = await stack.up(nicProgram(h0, "q", { ...args, adoptRcLocalLines: ["ip link set dev eth0 txqueuelen 9999", "echo 4096 > $q/rps_flow_cnt"] }));
+    expect(r.ok).toBe(false);
+    expect(r.error).toContain(`adoptRcLocalLines[0] ('ip link set dev eth0 txqueuelen 9999') is not in ${RC}`);
+    expect(r.error).toContain(`adoptRcLocalLines[1] ('echo 4096 > $q/rps_flow_cnt') matches ${RC} more than once (at lines 12, 14)`);
+  });
+});

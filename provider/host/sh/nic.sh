@@ -70,6 +70,7 @@ nn_apply_directive() {
     rps-only-below-cpus) case "$2" in 0|1) NN_RPS_BELOW=$2 ;; *) return 1 ;; esac ;;
     irq-cpus) [ "$2" = spread ] || nn_cpulist_ok "$2" || nt_die 5 "invalid CPU list '$2'"; NN_IRQ_CPUS=$2 ;;
     boot-override) case "$2" in error|warn|ignore) NN_BOOT=$2 ;; *) return 1 ;; esac ;;
+    adopt-rc) nn_rc_adopt_directive "$1" "$2" ;;
     *) return 1 ;;
   esac
   return 0
@@ -732,6 +733,7 @@ kind_preflight() {
 }
 
 kind_files() {
+  nn_rc_adopt_stage
   nn_script_ours=0; nn_is_ours "$NN_SCRIPT" && nn_script_ours=1
   if [ "$NN_MODE" = systemd ]; then
     nn_render_unit > "$NT_TMP/unit"; nn_render_script > "$NT_TMP/script"
@@ -852,6 +854,7 @@ kind_report() {
     rc.local) printf 'persisted\t%s (%s)\n' "$NN_RCLOCAL" "$NN_BEGIN" ;;
     *) printf 'persisted\tnone\n' ;;
   esac
+  nn_rc_adopt_dir; [ ! -f "$NN_RADIR/meta" ] || printf 'rc-adopted\t%s\n' "$NN_RCLOCAL"
 }
 
 # The unit is disabled (its wants link removed) in the same commit as the files, after every value was restored.
@@ -867,6 +870,8 @@ kind_restore_files() {
 
 kind_after_restore() {
   nn_touch_rclocal
+  # (left out of a restore program whose plan names no adopted rc.local lines: provider/host/programs.ts)
+  if command -v nn_rc_adopt_restore >/dev/null 2>&1; then nn_rc_adopt_restore; fi
   if [ "${NN_RELOAD:-0}" = 1 ] && nn_systemd_running; then
     systemctl daemon-reload >/dev/null 2>&1 || nt_msg "warning: systemctl daemon-reload failed on $NT_HOSTNAME after removing ${NN_UNIT##*/}"
   fi
@@ -1012,6 +1017,7 @@ nn_boot_tuned() {
 }
 
 nn_boot_overrides() {
+  nn_rc_adopt_preflight
   [ "$NN_MODE" != none ] && [ "$NN_BOOT" != ignore ] || return 0
   # the setting classes this resource declares for the interface
   nn_classes=' '
@@ -1061,5 +1067,118 @@ nn_boot_overrides() {
     case "$nn_c" in link) ;; *) case "$nn_classes" in *" $nn_c "*) ;; *) continue ;; esac ;; esac
     nt_warn "bootOverride (heuristic): $nn_w mentions $NN_IF ('$nn_t'): check that it does not re-apply $nn_c settings at boot"
   done < "$NT_TMP/boot.heur"
+  return 0
+}
+
+# ---------------------------------------------------------------------------------------- adoptRcLocalLines (issue #16)
+# "@adopt-rc K TEXT": line TEXT (trimmed) of entry K; an entry of several lines matches consecutive lines of rc.local.
+# The apply takes every matched line out of rc.local (the edited file must pass `sh -n`, `bash -n` for a bash
+# script) and keeps the original next to the journal, in $NT_STATE/<owner id>.rc-adopted/: orig (the exact bytes) and
+# meta ("path<TAB>mode<TAB>uid:gid<TAB>mtime<TAB>cksum of the edited file"). The restore gives it back byte for byte.
+nn_rc_adopt_directive() {
+  case "$2" in *"$NT_TAB"*) nt_die 5 "invalid @adopt-rc line" ;; esac
+  nn_ak=${2%% *}; nn_at=${2#* }
+  nn_uint "$nn_ak" || nt_die 5 "invalid @adopt-rc entry number '$nn_ak'"
+  nn_at=$(printf '%s' "$nn_at" | sed 's/^[[:space:]]*//; s/[[:space:]]*$//')
+  printf '%s\t%s\n' "$nn_ak" "$nn_at" >> "$NT_TMP/rc.adopt.want"
+}
+
+nn_rc_adopt_dir() { NN_RADIR=$NT_STATE/$NT_OWNER_ID.rc-adopted; }
+
+# Preflight: the lines to take out ($NT_TMP/rc.adopt.lines, "file:line", also skipped by the boot-override check).
+nn_rc_adopt_preflight() {
+  : > "$NT_TMP/rc.adopt.lines"; NN_RC_ADOPT=0
+  [ -s "$NT_TMP/rc.adopt.want" ] || return 0
+  nn_rc_adopt_dir
+  if [ ! -f "$NN_RCLOCAL" ]; then
+    [ -f "$NN_RADIR/meta" ] && return 0
+    nt_problem "adoptRcLocalLines: $NN_RCLOCAL does not exist on $NT_HOSTNAME: nothing to adopt; remove adoptRcLocalLines"; return 0
+  fi
+  awk -v tab="$NT_TAB" -v want="$NT_TMP/rc.adopt.want" -v f="$NN_RCLOCAL" '
+    function trim(s) { sub(/^[ \t\r]+/, "", s); sub(/[ \t\r]+$/, "", s); return s }
+    BEGIN { while ((getline l < want) > 0) { i = index(l, tab); k = substr(l, 1, i - 1) + 0; w[k, ++len[k]] = substr(l, i + 1); if (k > maxk) maxk = k } }
+    /^# BEGIN pulumi-net-tuning / { inblk = 1 }
+    { t[NR] = inblk ? "\001" : trim($0) }
+    /^# END pulumi-net-tuning / { inblk = 0 }
+    END {
+      for (k = 0; k <= maxk; k++) {
+        if (!len[k]) continue
+        found = 0; at = ""
+        for (s = 1; s + len[k] - 1 <= NR; s++) {
+          ok = 1
+          for (j = 1; j <= len[k]; j++) if (t[s + j - 1] != w[k, j]) { ok = 0; break }
+          if (ok) { found++; at = at (at == "" ? "" : ", ") s; first = s }
+        }
+        if (found == 1) for (j = 0; j < len[k]; j++) print "line" tab f ":" (first + j)
+        else print (found ? "many" : "none") tab k tab w[k, 1] tab at
+      }
+    }' "$NN_RCLOCAL" > "$NT_TMP/rc.adopt.match"
+  while IFS="$NT_TAB" read -r nn_s nn_a nn_b nn_c; do
+    case "$nn_s" in
+      line) printf '%s\n' "$nn_a" >> "$NT_TMP/rc.adopt.lines" ;;
+      many) nt_problem "adoptRcLocalLines[$nn_a] ('$nn_b') matches $NN_RCLOCAL more than once (at lines $nn_c): give more of the surrounding lines in that entry so it matches once" ;;
+      none) [ -f "$NN_RADIR/meta" ] || nt_problem "adoptRcLocalLines[$nn_a] ('$nn_b') is not in $NN_RCLOCAL on $NT_HOSTNAME (compared trimmed, outside pulumi-net-tuning blocks): copy the lines exactly as the file has them" ;;
+    esac
+  done < "$NT_TMP/rc.adopt.match"
+  [ -s "$NT_TMP/rc.adopt.lines" ] || return 0
+  if [ -f "$NN_RADIR/meta" ]; then
+    nt_problem "adoptRcLocalLines: this resource took lines out of $NN_RCLOCAL before and the file holds adopted lines again ($(tr '\n' ' ' < "$NT_TMP/rc.adopt.lines")): remove them by hand (the original kept in $NN_RADIR comes back on delete)"
+    return 0
+  fi
+  if [ "$NN_MODE" = rc.local ] || nn_rclocal_has_block; then
+    nt_problem "adoptRcLocalLines needs persistence \"systemd\" or \"none\" (rc.local would hold this resource's own block): set persistence"
+    return 0
+  fi
+  NN_RC_ADOPT=1
+}
+
+# kind_files: the original saved (staged first), then rc.local without the adopted lines, checked with sh -n.
+nn_rc_adopt_stage() {
+  [ "${NN_RC_ADOPT:-0}" = 1 ] || return 0
+  nn_rc_adopt_dir
+  [ -d "$NN_RADIR" ] || { umask 077; mkdir -p "$NN_RADIR"; nn_rc=$?; umask 022; [ "$nn_rc" = 0 ]; } || nt_die 1 "cannot create $NN_RADIR on $NT_HOSTNAME"
+  cat "$NN_RCLOCAL" > "$NT_TMP/rc.adopt.orig" || nt_die 1 "cannot copy $NN_RCLOCAL to $NT_TMP"
+  awk -v list="$NT_TMP/rc.adopt.lines" -v f="$NN_RCLOCAL" '
+    BEGIN { while ((getline l < list) > 0) { sub(/.*:/, "", l); drop[l] = 1 } }
+    !(FNR in drop)' "$NN_RCLOCAL" > "$NT_TMP/rc.adopt.edit" || nt_die 1 "cannot prepare the edited $NN_RCLOCAL in $NT_TMP"
+  nn_sh='sh'
+  case "$(head -n 1 "$NN_RCLOCAL")" in '#!'*bash*) command -v bash >/dev/null 2>&1 && nn_sh=bash ;; esac
+  if ! nn_out=$("$nn_sh" -n "$NT_TMP/rc.adopt.edit" 2>&1); then
+    nt_die 2 "adoptRcLocalLines: $NN_RCLOCAL without the adopted lines does not parse ($nn_sh -n: $(printf '%s' "$nn_out" | tr '\n' ' ')): adopt whole constructs (a for loop with its done); nothing was changed"
+  fi
+  nn_meta=$(stat -c '%a %u:%g %Y' "$NN_RCLOCAL") || nt_die 1 "cannot stat $NN_RCLOCAL"
+  nn_ns=$(stat -c '%.9Y' "$NN_RCLOCAL" 2>/dev/null) || nn_ns=''
+  set -f
+  # shellcheck disable=SC2086 # three fields
+  set -- $nn_meta
+  set +f
+  case "$nn_ns" in ''|*[!0-9.]*) nn_ns=$3 ;; esac
+  printf '%s\t%s\t%s\t%s\t%s\n' "$NN_RCLOCAL" "$1" "$2" "$nn_ns" "$(cksum < "$NT_TMP/rc.adopt.edit")" > "$NT_TMP/rc.adopt.meta"
+  nt_stage_file "$NN_RADIR/orig" "$NT_TMP/rc.adopt.orig" 0600
+  nt_stage_file "$NN_RADIR/meta" "$NT_TMP/rc.adopt.meta" 0600
+  nt_stage_file "$NN_RCLOCAL" "$NT_TMP/rc.adopt.edit" "$1"
+}
+
+# Restore: rc.local back byte for byte (content, mode, owner, mtime) when it is still as the apply left it; edited
+# since: the original is written next to it and a warning says so.
+nn_rc_adopt_restore() {
+  nn_rc_adopt_dir
+  [ -f "$NN_RADIR/meta" ] || return 0
+  IFS="$NT_TAB" read -r nn_p nn_m nn_o nn_mt nn_sum < "$NN_RADIR/meta" || nt_die 1 "cannot read $NN_RADIR/meta"
+  nn_dest=$nn_p
+  if [ -f "$nn_p" ] && [ "$(cksum < "$nn_p")" != "$nn_sum" ]; then
+    nn_dest=$nn_p.net-tuning-adopted-original
+    nt_warn "$nn_p was edited after this resource took lines out of it: the original (with the adopted lines) was written to $nn_dest; merge it by hand"
+  fi
+  nn_t="${nn_dest%/*}/.${nn_dest##*/}.net-tuning-adopt"
+  rm -f "$nn_t" 2>/dev/null
+  if cat "$NN_RADIR/orig" > "$nn_t" && chmod "$nn_m" "$nn_t" && chown "$nn_o" "$nn_t" &&
+    { touch -c -d "@$nn_mt" "$nn_t" 2>/dev/null || touch -c -d "@${nn_mt%.*}" "$nn_t"; } && mv -f "$nn_t" "$nn_dest"; then :; else
+    rm -f "$nn_t" 2>/dev/null
+    nt_die 1 "cannot put back $nn_p on $NT_HOSTNAME (its original stays in $NN_RADIR): run the delete again"
+  fi
+  nt_step "rc.local lines given back"
+  rm -rf "$NN_RADIR" 2>/dev/null
+  [ -e "$NN_RADIR" ] && nt_warn "cannot remove $NN_RADIR on $NT_HOSTNAME: remove it by hand"
   return 0
 }
