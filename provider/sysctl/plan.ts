@@ -72,6 +72,9 @@ export function planSysctls(input: SysctlPlanInput): SysctlPlan {
   }
   const adopted = validateAdopt(input.adopt, `/etc/sysctl.d/${fileName}`);
   problems.push(...adopted.problems);
+  if (adopted.paths.length > 0 && input.persist === false) {
+    problems.push(`adopt needs persist: true (the adopted files are removed and this resource's file takes over at boot); with persist: false the hand values would be lost at the next boot`);
+  }
   const merged: Record<string, unknown> = { ...(input.profile?.sysctls ?? {}) };
     for (const [k, v] of Object.entries(input.sysctls ?? {})) merged[k] = v;
   let validated = { values: {} as Record<string, string>, warnings: [] as string[] };

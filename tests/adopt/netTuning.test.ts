@@ -167,4 +167,24 @@ test("bad adopt entries are refused before anything runs, naming the entry and t
   expect(r.error).toContain(`adopt[0]: "../../etc/passwd" is not a sysctl file procps or systemd-sysctl reads at boot`);
   expect(r.error).toContain(`adopt[1]: "/etc/other.conf" is not a sysctl file`);
   expect(r.error).toContain(`adopt[2]: "/etc/sysctl.d/90-net-tuning-edge.conf" is this resource's own file (fileName)`);
+  const p = await stack.preview(sysProgram(h0, "edge", { adopt: ["99-hk-net-tuning.conf"], persist: false, sysctls: OURS }));
+  expect(p.error).toContain("adopt needs persist: true");
+});
+
+test("a file over 4 KiB: kept only in the host's journal, with a warning; destroy still gives it back from the journal", async () => {
+  const big = `${"# hand notes ".repeat(400)}\nnet.core.somaxconn = 65535\n`;
+  expect(Buffer.byteLength(big)).toBeGreaterThan(4096);
+  await h0.exec(writeHkConf(big));
+  const before = await snapshot(h0);
+  const stack = newStack("big");
+  const up = ok(await stack.up(sysProgram(h0, "edge", { adopt: ["99-hk-net-tuning.conf"], sysctls: { "net.core.somaxconn": 32768 } })));
+  expect((up.outputs!.warnings as string[]).join("\n")).toContain(
+    `adopted ${HK_PATH} (${Buffer.byteLength(big)} bytes) is kept only in the host's journal`,
+  );
+  const restoreIn = String(stack.get("edge-restore")!.inputs.stdin);
+  expect(restoreIn).toMatch(new RegExp(`^@adopted ${HK_PATH}\tfile\t644\t0:0\t`, "m"));
+  expect(restoreIn).not.toContain("@adopted-data");
+  ok(await stack.destroy());
+  expect(await sysctl(h0, "net.core.somaxconn")).toBe("65535");
+  expect(await snapshot(h0)).toBe(before);
 });
