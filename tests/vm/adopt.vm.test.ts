@@ -2,13 +2,15 @@
  * Issue #16 on a real Debian bookworm guest (systemd-sysctl at boot): the article's /etc/sysctl.d/99-hk-net-tuning.conf,
  * written and loaded with the article's own commands, adopted WHOLE by a NetTuning that declares its 15 keys (the
  * lab cannot: five of them are host-wide). Reboot after adoption: our values. Destroy, reboot: the hand values are
- * back, from the hand file, which is byte-identical (content, mode, owner, mtime) to before.
+ * back, from the hand file, which is byte-identical (content, mode, owner, mtime) to before. Then the article's
+ * rc.local (at Debian's /etc/rc.local, which rc-local.service runs) and the issue's NicQueues case: its txqueuelen
+ * line refused as a boot override, adopted; reboot → our value; destroy, reboot → the hand value, rc.local identical.
  */
 import { Stack } from "../../testkit/harness";
 import { snapshot, SnapshotHost } from "../../testkit/host";
 import { ensureImage, startVm, VmHost } from "../../testkit/vm";
-import { HK_PATH, HK_VALUES, writeHkConf } from "../adopt/fixtures";
-import { get as getOn, ok, sh, sysctlProgram, timingLine } from "./lifecycle";
+import { hkRcLocal, HK_PATH, HK_VALUES, writeHkConf } from "../adopt/fixtures";
+import { get as getOn, nicProgram, ok, sh, sysctlProgram, timingLine, txqlen } from "./lifecycle";
 
 jest.setTimeout(900_000);
 let vm: VmHost;
@@ -70,4 +72,27 @@ test("the article's 99-hk-net-tuning.conf adopted whole: reboot → our values; 
   const etc = (s: string) => s.split("\n").filter((l) => /^(?:[0-9a-f]{32} {2})?\/etc\/sysctl\./.test(l)).join("\n");
   expect(etc(before)).toContain(HK_PATH);
   expect(etc(await snapshot(host))).toBe(etc(before));
+});
+
+test("the article's rc.local: txqueuelen line refused as a boot override, adopted; reboot → 2500; destroy, reboot → 10000 from rc.local", async () => {
+  const iface = vm.iface.e1000e;
+  await sh(vm, `cat > /etc/rc.local <<'EOF'\n${hkRcLocal(iface)}EOF\nchmod +x /etc/rc.local`);
+  await vm.reboot();
+  expect(await txqlen(vm)).toBe("10000"); // rc-local.service ran the article's lines at boot
+  const rc = async () => sh(vm, "md5sum /etc/rc.local; stat -c '%a %U:%G %s %.9Y' /etc/rc.local");
+  const before = await rc();
+  const stack = new Stack({ project: "vm", stack: "adoptnic" });
+  const refused = await stack.up(nicProgram(() => vm, "q", { txQueueLength: 2500, persistence: "systemd" }));
+  expect(refused.ok).toBe(false);
+  expect(refused.error).toContain(`/etc/rc.local:4 re-applies txqueuelen settings of ${iface} at boot ('ip link set dev ${iface} txqueuelen 10000')`);
+  ok(await stack.up(nicProgram(() => vm, "q", { txQueueLength: 2500, persistence: "systemd", adoptRcLocalLines: [`ip link set dev ${iface} txqueuelen 10000`] })));
+  expect(await sh(vm, "grep -c txqueuelen /etc/rc.local || true")).toBe("0");
+  await vm.reboot();
+  expect(await txqlen(vm)).toBe("2500");
+  ok(await stack.destroy());
+  expect(await txqlen(vm)).toBe("10000");
+  expect(await rc()).toBe(before);
+  await vm.reboot();
+  expect(await txqlen(vm)).toBe("10000");
+  await sh(vm, "rm -f /etc/rc.local");
 });
