@@ -1,6 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import type * as command from "@pulumi/command";
 import { planSysctls, renderSysctlRestoreStdin, SysctlPlan } from "../provider/sysctl/plan";
+import { adoptedFromReport, renderAdoptedRestore } from "../provider/sysctl/adopt";
 import { ProfileSpec, resolveProfiles } from "../provider/sizing/spec";
 import { applyAndRestore, isPlain, ownerFor, warnAll } from "./common";
 import { liveOutputs, liveRead, livePreviewProblem } from "./live";
@@ -67,10 +68,21 @@ export interface NetTuningArgs {
    * previews for this resource (NET_TUNING_LIVE_PREVIEW=0 turns them off for a whole run). Defaults to true.
    */
   livePreview?: pulumi.Input<boolean>;
+  /**
+   * Hand-written sysctl files this resource takes over (moving a hand-tuned host to Pulumi): file names in
+   * /etc/sysctl.d (`"99-hk-net-tuning.conf"`) or absolute paths in /etc/sysctl.d, /run/sysctl.d,
+   * /usr/local/lib/sysctl.d, /usr/lib/sysctl.d, /lib/sysctl.d; `"/etc/sysctl.conf"` adopts only its lines that set
+   * keys declared here. Every key an adopted file sets must be declared (the preflight lists the others with their
+   * values, ready to paste). The apply saves each file byte for byte (content, mode, owner, mtime) in the host's
+   * journal and, up to 4 KiB, in Pulumi state, then removes it (sysctl.conf: comments those lines out with a marker),
+   * so it no longer overrides this resource at boot. Delete puts it back exactly and applies its values again.
+   * Defaults to none.
+   */
+  adopt?: pulumi.Input<pulumi.Input<string>[]>;
 }
 
 /** Argument names, for property paths in errors. */
-const ARG_NAMES = ["connection", "sysctls", "profile", "profiles", "fileName", "persist", "restoreOnDelete", "become", "bootOverride", "acknowledge"] as const;
+const ARG_NAMES = ["connection", "sysctls", "profile", "profiles", "fileName", "persist", "restoreOnDelete", "become", "bootOverride", "acknowledge", "adopt"] as const;
 
 /** Every problem of the resolved arguments, or the plan. */
 type Checked = SysctlPlan;
@@ -94,6 +106,7 @@ function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<(t
         persist: v.persist === true || v.persist === false ? v.persist : undefined,
         bootOverride: v.bootOverride as BootOverride | undefined,
         acknowledge: ackOk ? (ack as string[]) : undefined,
+        adopt: v.adopt,
       });
     }).filter((p) => !(resolved.problems.length > 0 && p.startsWith("no sysctls"))),
   );
@@ -138,10 +151,10 @@ export class NetTuning extends pulumi.ComponentResource {
     super("net-tuning:index:NetTuning", name, {}, opts);
     const owner = ownerFor(name);
     const a = (args ?? {}) as NetTuningArgs;
-    const values = [a.sysctls, a.profile, a.profiles, a.fileName, a.persist, a.restoreOnDelete, a.become, a.bootOverride, a.acknowledge] as const;
+    const values = [a.sysctls, a.profile, a.profiles, a.fileName, a.persist, a.restoreOnDelete, a.become, a.bootOverride, a.acknowledge, a.adopt] as const;
     const named = (v: readonly unknown[]) => {
-      const [sysctls, profile, profiles, fileName, persist, restoreOnDelete, become, bootOverride, acknowledge] = v;
-      return { connection: a.connection, sysctls, profile, profiles, fileName, persist, restoreOnDelete, become, bootOverride, acknowledge };
+      const [sysctls, profile, profiles, fileName, persist, restoreOnDelete, become, bootOverride, acknowledge, adopt] = v;
+      return { connection: a.connection, sysctls, profile, profiles, fileName, persist, restoreOnDelete, become, bootOverride, acknowledge, adopt };
     };
     livePreviewProblem(`NetTuning "${name}"`, a.livePreview);
     // Known at preview: fail now, in the program, with every problem listed (nothing reaches a host); the result is
@@ -157,7 +170,7 @@ export class NetTuning extends pulumi.ComponentResource {
     const restoreOnDelete = pulumi.output(a.restoreOnDelete).apply((r) => r !== false);
     const live = liveRead(this, `NetTuning "${name}"`, "sysctl", owner.id, a.connection, plan.values, a.livePreview);
     const report = applyAndRestore(this, name, "sysctl", { connection: a.connection, become, declared: plan.values }, plan.stdin, (r) =>
-      pulumi.all([plan.filePath, restoreOnDelete]).apply(([filePath, restore]) => renderSysctlRestoreStdin(owner, filePath, r.previous, restore)),
+      pulumi.all([plan.filePath, restoreOnDelete]).apply(([filePath, restore]) => renderSysctlRestoreStdin(owner, filePath, r.previous, restore) + renderAdoptedRestore(adoptedFromReport(r.extra))),
     owner, live);
     [this.live, this.drift] = liveOutputs(live);
     this.applied = report.applied;

@@ -1,12 +1,14 @@
 import * as pulumi from "@pulumi/pulumi";
 import type * as command from "@pulumi/command";
 import { NicPlan, planNic, renderNicRestoreStdin } from "../provider/nic/plan";
+import { nicBootDirectives, rcAdoptedRestoreNote, rcLocalAdoptDirectives } from "../provider/nic/adopt";
 import { PresetSpec, resolvePreset } from "../provider/sizing/spec";
 import { applyAndRestore, isPlain, ownerFor, warnAll } from "./common";
 import { liveOutputs, liveRead, livePreviewProblem } from "./live";
 import { claim, knownHost } from "./conflicts";
 import type { NicSettingsArgs } from "./nicArgs.generated";
 import { becomeOf, Become, commonProblems, inputError, problemsOf } from "./validation";
+import { BootOverride } from "./netTuning";
 
 // The settings' interfaces are generated from the NIC spec (provider/nic/spec.ts) by `npm run gen`.
 export type { NicChannels, NicCoalesce, NicIrqAffinity, NicRings, NicRps, NicSettingsArgs } from "./nicArgs.generated";
@@ -57,10 +59,29 @@ export interface NicQueuesArgs extends NicSettingsArgs {
    * previews for this resource (NET_TUNING_LIVE_PREVIEW=0 turns them off for a whole run). Defaults to true.
    */
   livePreview?: pulumi.Input<boolean>;
+  /**
+   * When another mechanism re-applies a setting of this interface at boot: `"error"` refuses the change, `"warn"`
+   * applies it and warns, `"ignore"` skips the check. Checked exactly: rc.local lines, the systemd .link file
+   * udevadm names for the interface, NetworkManager keyfiles' `[ethtool]` of a connection with
+   * `interface-name=<interface>`, ifupdown's stanza for it (`up`/`post-up`/`pre-up` commands, ethtool options),
+   * tuned's `[net]` plugin of the active profile; other units and hook scripts naming the interface with
+   * ethtool / ip link only warn. Each finding names the file and line. Defaults to `"error"`.
+   */
+  bootOverride?: pulumi.Input<BootOverride>;
+  /**
+   * Lines of /etc/rc.d/rc.local or /etc/rc.local this resource takes over (moving a hand-tuned host to Pulumi):
+   * each entry one line, or several separated by `"\n"` that match consecutive lines (the article's
+   * `for q in /sys/class/net/eth0/queues/rx-*; do` … `done` loop), compared trimmed; each must match exactly once.
+   * The apply takes them out of rc.local (the edited file must still parse: `sh -n`, `bash -n` for a bash script),
+   * keeps the original byte for byte in the host's journal, and they no longer count as boot overrides; delete
+   * gives rc.local back byte for byte (content, mode, owner, mtime). Needs persistence `"systemd"` or `"none"`.
+   * Defaults to none.
+   */
+  adoptRcLocalLines?: pulumi.Input<pulumi.Input<string>[]>;
 }
 
 /** Argument names, for property paths in errors. */
-const ARG_NAMES = ["connection", "become", "interface", "rings", "channels", "features", "coalesce", "txQueueLength", "rps", "irqAffinity", "persistence", "restoreOnDelete", "preset"] as const;
+const ARG_NAMES = ["connection", "become", "interface", "rings", "channels", "features", "coalesce", "txQueueLength", "rps", "irqAffinity", "persistence", "restoreOnDelete", "preset", "bootOverride", "adoptRcLocalLines"] as const;
 const SETTINGS = ["interface", "rings", "channels", "features", "coalesce", "txQueueLength", "rps", "irqAffinity", "persistence"] as const;
 
 /** Every problem of the resolved arguments, or the plan. */
@@ -95,8 +116,11 @@ function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<st
       ),
     );
   }
+  const boot = nicBootDirectives(v.bootOverride);
+  const rc = rcLocalAdoptDirectives(v.adoptRcLocalLines);
+  problems.push(...boot.problems, ...rc.problems);
   if (problems.length > 0 || !plan) throw inputError(`NicQueues "${name}"`, problems, ARG_NAMES);
-  return plan;
+  return { ...plan, stdin: `${plan.stdin}${[...boot.lines, ...rc.lines].map((l) => `${l}\n`).join("")}` };
 }
 
 /**
@@ -123,11 +147,11 @@ export class NicQueues extends pulumi.ComponentResource {
     super("net-tuning:index:NicQueues", name, {}, opts);
     const owner = ownerFor(name);
     const a = (args ?? {}) as NicQueuesArgs;
-    const values = [...SETTINGS.map((k) => a[k]), a.become, a.restoreOnDelete, a.preset];
+    const values = [...SETTINGS.map((k) => a[k]), a.become, a.restoreOnDelete, a.preset, a.bootOverride, a.adoptRcLocalLines];
     const named = (v: unknown[]): Record<string, unknown> => {
       const o: Record<string, unknown> = {};
       SETTINGS.forEach((k, i) => (o[k] = v[i]));
-      [o.become, o.restoreOnDelete, o.preset] = v.slice(SETTINGS.length);
+      [o.become, o.restoreOnDelete, o.preset, o.bootOverride, o.adoptRcLocalLines] = v.slice(SETTINGS.length);
       o.connection = a.connection;
       return o;
     };
@@ -145,7 +169,7 @@ export class NicQueues extends pulumi.ComponentResource {
     const restoreOnDelete = pulumi.output(a.restoreOnDelete).apply((r) => r !== false);
     const live = liveRead(this, `NicQueues "${name}"`, "nic", owner.id, a.connection, plan.settings, a.livePreview);
     const report = applyAndRestore(this, name, "nic", { connection: a.connection, become }, plan.stdin, (r) =>
-      pulumi.all([plan.request.interface, restoreOnDelete]).apply(([iface, restore]) => renderNicRestoreStdin(owner, iface, r.previous, restore)),
+      pulumi.all([plan.request.interface, restoreOnDelete]).apply(([iface, restore]) => renderNicRestoreStdin(owner, iface, r.previous, restore) + rcAdoptedRestoreNote(r.extra["rc-adopted"])),
     owner, live);
     [this.live, this.drift] = liveOutputs(live);
     this.applied = report.applied;

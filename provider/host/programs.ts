@@ -27,13 +27,13 @@ export type HostOp = "apply" | "restore";
  * (Pulumi state), so it is compact: only the functions the restore reaches, without comments and indentation
  * ({@link compactProgram}); it shares every setter with the apply engine and needs nothing installed on the host.
  */
-export function hostProgram(kind: HostKind, op: HostOp): string {
-  const key = `program:${kind}:${op}`;
+export function hostProgram(kind: HostKind, op: HostOp, adopted = false): string {
+  const key = `program:${kind}:${op}:${adopted}`;
   let text = cache.get(key);
   if (text === undefined) {
     const kindText = KIND_FILES[kind].map(sh).join("\n");
     text = op === "restore"
-      ? compactProgram(`${sh("runtime.sh")}\n${kindText}\n`, "nt_restore_main", RESTORE_NEVER)
+      ? compactProgram(`${sh("runtime.sh")}\n${kindText}\n`, "nt_restore_main", adopted ? RESTORE_NEVER : [...RESTORE_NEVER, ...ADOPT_ONLY])
       : `${sh("runtime.sh")}\n${kindText}\nnt_apply_main\n`;
     cache.set(key, text); // assembled once per process: a 1,000-host program needs it 2,000 times
   }
@@ -45,6 +45,10 @@ export function hostProgram(kind: HostKind, op: HostOp): string {
  * answers for keys with a @readback form, which only apply plans carry, and nt_same asks `command -v` first).
  */
 const RESTORE_NEVER = ["nt_rollback", "nt_outcome", "kind_rollback", "nn_apply_directive", "kind_same"];
+/** The restore of adopted files (NetTuning `adopt`): in the restore program only when its plan has `@adopted` lines. */
+const ADOPT_ONLY = ["nts_adopt_restore", "nts_adopt_directive", "nn_rc_adopt_restore"];
+/** A restore plan that gives adopted files or rc.local lines back (NetTuning `adopt`, NicQueues `adoptRcLocalLines`). */
+export const ADOPTED_PLAN = /^(@adopted |# adopted: )/m;
 
 /**
  * Tree-shakes POSIX sh text: keeps the top-level statements and the top-level functions (`name() {` … a `}` line)
@@ -230,15 +234,15 @@ export function restoreCommand(kind: HostKind, become?: Become, home = become ==
 /** The -restore child's stdin: the originals, `@program`, then the restore program (compressed when `gzip`). */
 export function restoreStdin(kind: HostKind, plan: string, gzip: boolean): string {
   const body = plan.endsWith("\n") ? plan : `${plan}\n`;
-  return `${body}${PROGRAM_MARKER}\n${packedProgram(kind, gzip)}`;
+  return `${body}${PROGRAM_MARKER}\n${packedProgram(kind, gzip, ADOPTED_PLAN.test(body))}`;
 }
 
 /** The restore program as stored after `@program`: plain, or `@gzip-base64` and its base64 lines (once per process). */
-function packedProgram(kind: HostKind, gzip: boolean): string {
-  const key = `packed:${kind}:${gzip}`;
+function packedProgram(kind: HostKind, gzip: boolean, adopted: boolean): string {
+  const key = `packed:${kind}:${gzip}:${adopted}`;
   let text = cache.get(key);
   if (text === undefined) {
-    const program = hostProgram(kind, "restore");
+    const program = hostProgram(kind, "restore", adopted);
     if (!gzip) text = program;
     else {
       const gz = gzipSync(Buffer.from(program, "utf8"), { level: 9 });

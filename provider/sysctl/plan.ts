@@ -6,6 +6,7 @@ import type { SysctlProfile } from "../sizing/profile";
 import { lookup } from "./catalogue";
 import { readbackDirective } from "./readback";
 import { reconcileAdvice, validateSysctls } from "./validate";
+import { adoptDirectives, validateAdopt } from "./adopt";
 
 /** What bootOverride does when a file read later at boot sets one of our keys to another value. */
 export type BootOverride = "error" | "warn" | "ignore";
@@ -22,6 +23,8 @@ export interface SysctlPlanInput {
   bootOverride?: BootOverride;
   /** Keys whose advisory warnings the user accepted: shown in the plan, not logged. */
   acknowledge?: string[];
+  /** NetTuning `adopt` (unchecked; see ./adopt.ts). */
+  adopt?: unknown;
 }
 
 export interface SysctlPlan {
@@ -33,6 +36,8 @@ export interface SysctlPlan {
   /** The apply program's stdin: directives + the file content (a line diff in `pulumi preview --diff`). */
   stdin: string;
   modules: string[];
+  /** The adopted files, absolute paths (NetTuning `adopt`). */
+  adopt: string[];
   /** Advice for `pulumi.log.warn` at preview, each naming key, value and fix. */
   warnings: string[];
   /**
@@ -73,6 +78,11 @@ export function planSysctls(input: SysctlPlanInput): SysctlPlan {
   if (input.profile !== undefined && (typeof input.profile !== "object" || input.profile.kind !== "net-tuning/sysctl-profile")) {
     problems.push(`profile is not a sizing profile: pass the object returned by a helper such as longFatFlows({ bandwidth, rtt })`);
   }
+  const adopted = validateAdopt(input.adopt, `/etc/sysctl.d/${fileName}`);
+  problems.push(...adopted.problems);
+  if (adopted.paths.length > 0 && input.persist === false) {
+    problems.push(`adopt needs persist: true (the adopted files are removed and this resource's file takes over at boot); with persist: false the hand values would be lost at the next boot`);
+  }
   const merged: Record<string, unknown> = { ...(input.profile?.sysctls ?? {}) };
     for (const [k, v] of Object.entries(input.sysctls ?? {})) merged[k] = v;
   let validated = { values: {} as Record<string, string>, warnings: [] as string[] };
@@ -109,6 +119,7 @@ export function planSysctls(input: SysctlPlanInput): SysctlPlan {
     `@persist ${input.persist === false ? 0 : 1}`,
     `@boot-override ${input.bootOverride ?? "error"}`,
     ...modules.map((m) => `@module ${m}`),
+    ...adoptDirectives(adopted.paths),
   ];
   for (const k of keys) {
     const entry = lookup(k);
@@ -133,6 +144,7 @@ export function planSysctls(input: SysctlPlanInput): SysctlPlan {
     fileContent,
     stdin: `${directives.join("\n")}\n@content\n${fileContent}`,
     modules,
+    adopt: adopted.paths,
     warnings,
     acknowledged: advice.acknowledged,
   };

@@ -183,6 +183,7 @@ describe("NicQueues on a lab host (veth eth0, 4 queues, 2 CPUs)", () => {
         "BindsTo=sys-subsystem-net-devices-eth0.device",
         "Wants=sys-subsystem-net-devices-eth0.device",
         "After=sys-subsystem-net-devices-eth0.device network-pre.target",
+        "After=rc-local.service NetworkManager.service systemd-udev-settle.service",
         "",
         "[Service]",
         "Type=oneshot",

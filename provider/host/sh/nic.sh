@@ -61,6 +61,8 @@ nn_apply_directive() {
     rps-flow-cnt) nn_uint "$2" || nt_die 5 "invalid rps_flow_cnt '$2'"; NN_RPS_FLOW=$2 ;;
     rps-only-below-cpus) case "$2" in 0|1) NN_RPS_BELOW=$2 ;; *) return 1 ;; esac ;;
     irq-cpus) [ "$2" = spread ] || nn_cpulist_ok "$2" || nt_die 5 "invalid CPU list '$2'"; NN_IRQ_CPUS=$2 ;;
+    boot-override) case "$2" in error|warn|ignore) NN_BOOT=$2 ;; *) return 1 ;; esac ;;
+    adopt-rc) nn_rc_adopt_directive "$1" "$2" ;;
     *) return 1 ;;
   esac
   return 0
@@ -576,6 +578,7 @@ Description=pulumi-net-tuning NIC settings for $NN_IF ($NT_OWNER)
 BindsTo=$nn_dev
 Wants=$nn_dev
 After=$nn_dev network-pre.target
+After=rc-local.service NetworkManager.service systemd-udev-settle.service
 
 [Service]
 Type=oneshot
@@ -702,10 +705,12 @@ kind_preflight() {
   nn_check_persistence
   # The order changes are applied in (NIC spec): channels (queues) before rings before features/coalescing/RPS.
   for nn_g in $NN_APPLY_ORDER; do cat "$NT_TMP/want.$nn_g"; done >> "$NT_TMP/desired"
+  nn_boot_overrides
   [ -s "$NT_TMP/desired" ] || [ "$NT_PROBLEMS" != 0 ] || nt_problem "nothing to set on $NN_IF: every requested setting was skipped"
 }
 
 kind_files() {
+  nn_rc_adopt_stage
   nn_script_ours=0; nn_is_ours "$NN_SCRIPT" && nn_script_ours=1
   if [ "$NN_MODE" = systemd ]; then
     nn_render_unit > "$NT_TMP/unit"; nn_render_script > "$NT_TMP/script"
@@ -826,6 +831,7 @@ kind_report() {
     rc.local) printf 'persisted\t%s (%s)\n' "$NN_RCLOCAL" "$NN_BEGIN" ;;
     *) printf 'persisted\tnone\n' ;;
   esac
+  nn_rc_adopt_dir; [ ! -f "$NN_RADIR/meta" ] || printf 'rc-adopted\t%s\n' "$NN_RCLOCAL"
 }
 
 # The unit is disabled (its wants link removed) in the same commit as the files, after every value was restored.
@@ -841,8 +847,315 @@ kind_restore_files() {
 
 kind_after_restore() {
   nn_touch_rclocal
+  # (left out of a restore program whose plan names no adopted rc.local lines: provider/host/programs.ts)
+  if command -v nn_rc_adopt_restore >/dev/null 2>&1; then nn_rc_adopt_restore; fi
   if [ "${NN_RELOAD:-0}" = 1 ] && nn_systemd_running; then
     systemctl daemon-reload >/dev/null 2>&1 || nt_msg "warning: systemctl daemon-reload failed on $NT_HOSTNAME after removing ${NN_UNIT##*/}"
   fi
+  return 0
+}
+
+# ---------------------------------------------------------------------------------------- boot-time overrides (issue #16)
+# Another mechanism that re-applies a setting of this interface at boot, with file and line. Closed list, checked
+# exactly: rc.local lines, the systemd .link file udevadm names for the interface, NetworkManager keyfiles' [ethtool]
+# of a connection bound to it (interface-name=), ifupdown's stanza for it (up/post-up/pre-up commands, ethtool
+# package options), tuned's [net] plugin of the active profile. Elsewhere (units, hook scripts, udev rules) a line
+# that names the interface with ethtool/ip link/RPS only warns. A setting class (ring, channel, feature, coalesce,
+# txqueuelen, rps, rfs, sockflow) counts when this resource declares that class for the interface.
+NN_BOOT=error
+
+# nn_boot_cmds MODE FILE: "class<TAB>file:line<TAB>text" for commands in FILE that set a class for $NN_IF.
+# MODE rc: every line outside pulumi-net-tuning blocks; ifupdown: up/post-up/pre-up lines and ethtool options
+# ($IFACE = the stanza's interface); any: every line (heuristic scan).
+nn_boot_cmds() {
+  awk -v mode="$1" -v ifn="$NN_IF" -v tab="$NT_TAB" -v adopted="$NT_TMP/rc.adopt.lines" '
+    function esc(s) { gsub(/[][\\.^$*+?(){}|]/, "\\\\&", s); return s }
+    function out(c, t) { sub(/^[ \t]+/, "", t); print c tab FILENAME ":" FNR tab t }
+    function classify(l, me,  e, hit) {
+      e = "[ \t]+[\"'\'']?(" me ")([ \t\"'\'']|$)"
+      hit = 0
+      if (l ~ ("ethtool[ \t]+(-G|--set-ring)" e)) { out("ring", l); hit = 1 }
+      if (l ~ ("ethtool[ \t]+(-L|--set-channels)" e)) { out("channel", l); hit = 1 }
+      if (l ~ ("ethtool[ \t]+(-K|--features|--offload)" e)) { out("feature", l); hit = 1 }
+      if (l ~ ("ethtool[ \t]+(-C|--coalesce)" e)) { out("coalesce", l); hit = 1 }
+      if ((l ~ ("ip[ \t]+link[ \t]+set[ \t]+(dev[ \t]+)?[\"'\'']?(" me ")[ \t\"'\'']") || l ~ ("ifconfig" e)) && l ~ /txqueuelen|txqlen/) { out("txqueuelen", l); hit = 1 }
+      if (l ~ ("/sys/class/net/(" me ")/queues/") || inloop) {
+        if (l ~ /rps_cpus/) { out("rps", l); hit = 1 }
+        if (l ~ /rps_flow_cnt/) { out("rfs", l); hit = 1 }
+      }
+      if (l ~ /rps_sock_flow_entries/) { out("sockflow", l); hit = 1 }
+      return hit
+    }
+    BEGIN { me = esc(ifn); while ((getline a < adopted) > 0) skip[a] = 1 }
+    FNR == 1 { inblk = 0; inloop = 0; stanza = "" }
+    /^# BEGIN pulumi-net-tuning / { inblk = 1; next }
+    /^# END pulumi-net-tuning / { inblk = 0; next }
+    inblk || /^[ \t]*#/ { next }
+    {
+      l = $0; t = l; sub(/^[ \t]+/, "", t); sub(/[ \t]+$/, "", t)
+      if ((FILENAME ":" FNR) in skip) next
+      if (mode == "ifupdown") {
+        if (t ~ /^(iface|mapping|auto|allow-[a-z]+|source|source-directory)[ \t]/) { split(t, w, /[ \t]+/); stanza = (w[1] == "iface") ? w[2] : ""; next }
+        if (stanza == ifn && t ~ /^(hardware-dma-ring-|offload-|hardware-irq-coalesce-)/) {
+          if (t ~ /^hardware-dma-ring-/) out("ring", t); else if (t ~ /^offload-/) out("feature", t); else out("coalesce", t)
+          next
+        }
+        if (t !~ /^(up|post-up|pre-up)[ \t]/) next
+        if (stanza == ifn) gsub(/\$\{?IFACE\}?/, ifn, l)
+      }
+      if (l ~ ("for[ \t]+[A-Za-z_][A-Za-z0-9_]*[ \t]+in[ \t].*/sys/class/net/(" me ")/queues/")) inloop = 1
+      classify(l, me)
+      if (inloop && t ~ /^done([ \t;]|$)/) inloop = 0
+    }' "$2" 2>/dev/null
+}
+
+# The systemd .link file udevadm says applies to the interface: its [Link] settings.
+nn_boot_link() {
+  command -v udevadm >/dev/null 2>&1 || return 1
+  nn_lf=$(udevadm info -q property -p "/sys/class/net/$NN_IF" 2>/dev/null | sed -n 's/^ID_NET_LINK_FILE=//p')
+  [ -n "$nn_lf" ] || return 1
+  [ -f "$nn_lf" ] || return 0
+  awk -v tab="$NT_TAB" '
+    /^[ \t]*\[/ { sec = $0; gsub(/[][ \t]/, "", sec); next }
+    sec != "Link" || /^[ \t]*[#;]/ || !/=/ { next }
+    {
+      k = $0; sub(/=.*/, "", k); gsub(/[ \t]/, "", k); c = ""
+      if (k ~ /BufferSize$/) c = "ring"
+      else if (k ~ /Channels$/) c = "channel"
+      else if (k ~ /Offload|Acceleration|Filter|^GenericReceiveOffload/) c = "feature"
+      else if (k ~ /Coalesce/) c = "coalesce"
+      else if (k == "TransmitQueueLength") c = "txqueuelen"
+      else if (k ~ /PacketSteering/) c = "rps"
+      if (c != "") print c tab FILENAME ":" FNR tab $0
+    }' "$nn_lf"
+}
+
+# NetworkManager keyfiles of a connection bound to the interface: their [ethtool] settings.
+nn_boot_nm() {
+  for nn_f in /etc/NetworkManager/system-connections/* /run/NetworkManager/system-connections/* /usr/lib/NetworkManager/system-connections/*; do
+    [ -f "$nn_f" ] || continue
+    awk -v ifn="$NN_IF" -v tab="$NT_TAB" '
+      /^[ \t]*\[/ { sec = $0; gsub(/[][ \t]/, "", sec); next }
+      /^[ \t]*[#;]/ || !/=/ { next }
+      {
+        k = $0; sub(/=.*/, "", k); gsub(/[ \t]/, "", k); v = $0; sub(/^[^=]*=[ \t]*/, "", v)
+        if (sec == "connection" && k == "interface-name") bound = (v == ifn)
+        if (sec != "ethtool") next
+        c = ""
+        if (k ~ /^ring-/) c = "ring"; else if (k ~ /^channels-/) c = "channel"; else if (k ~ /^feature-/) c = "feature"; else if (k ~ /^coalesce-/) c = "coalesce"
+        if (c != "") hit[++n] = c tab FILENAME ":" FNR tab $0
+      }
+      END { if (bound) for (i = 1; i <= n; i++) print hit[i] }' "$nn_f"
+  done
+}
+
+# tuned: the [net] plugin (a section named net, or type=net) of the active profile and the profiles it includes.
+nn_boot_tuned() {
+  [ -f /etc/tuned/active_profile ] || return 0
+  nn_todo=$(cat /etc/tuned/active_profile 2>/dev/null); nn_seen=' '; nn_i=0
+  while [ -n "$nn_todo" ] && [ "$nn_i" -lt 8 ]; do
+    nn_i=$((nn_i + 1))
+    set -f
+    # shellcheck disable=SC2086 # profile names, space-separated
+    set -- $nn_todo
+    set +f
+    nn_p=$1; shift; nn_todo="$*"
+    case "$nn_p" in ''|*[!A-Za-z0-9._-]*) continue ;; esac
+    case "$nn_seen" in *" $nn_p "*) continue ;; esac
+    nn_seen="$nn_seen$nn_p "
+    nn_c=''
+    for nn_d in /etc/tuned /usr/lib/tuned /usr/lib/tuned/profiles; do [ -f "$nn_d/$nn_p/tuned.conf" ] && { nn_c=$nn_d/$nn_p/tuned.conf; break; }; done
+    [ -n "$nn_c" ] || continue
+    awk -v ifn="$NN_IF" -v tab="$NT_TAB" -v incf="$NT_TMP/tuned.inc" '
+      function flush(  i, ok, n, d, p) {
+        if (!isnet) return
+        ok = 1
+        if (devs != "") {
+          ok = 0; n = split(devs, d, /[ \t]*,[ \t]*/)
+          for (i = 1; i <= n; i++) { p = d[i]; gsub(/\./, "\\.", p); gsub(/\*/, ".*", p); if (ifn ~ ("^" p "$")) ok = 1 }
+        }
+        if (ok) for (i = 1; i <= nh; i++) print hit[i]
+      }
+      /^[ \t]*\[/ { flush(); sec = $0; gsub(/[][ \t]/, "", sec); isnet = (sec == "net"); devs = ""; nh = 0; next }
+      /^[ \t]*#/ || !/=/ { next }
+      {
+        k = $0; sub(/=.*/, "", k); gsub(/[ \t]/, "", k); v = $0; sub(/^[^=]*=[ \t]*/, "", v)
+        if (sec == "main" && k == "include") { print v > incf; next }
+        if (k == "type" && v == "net") isnet = 1
+        if (k == "devices") devs = v
+        c = ""
+        if (k == "txqueuelen") c = "txqueuelen"; else if (k == "features") c = "feature"; else if (k == "coalesce") c = "coalesce"
+        else if (k == "ring") c = "ring"; else if (k == "channels") c = "channel"
+        if (c != "") hit[++nh] = c tab FILENAME ":" FNR tab $0
+      }
+      END { flush() }' "$nn_c"
+    if [ -s "$NT_TMP/tuned.inc" ]; then nn_todo="$nn_todo $(tr ',' ' ' < "$NT_TMP/tuned.inc")"; : > "$NT_TMP/tuned.inc"; fi
+  done
+}
+
+nn_boot_overrides() {
+  nn_rc_adopt_preflight
+  [ "$NN_MODE" != none ] && [ "$NN_BOOT" != ignore ] || return 0
+  # the setting classes this resource declares for the interface
+  nn_classes=' '
+  while IFS="$NT_TAB" read -r nn_k _; do
+    case "$nn_k" in
+      net.core.rps_sock_flow_entries) nn_c=sockflow ;;
+      */*) nn_c=${nn_k#*/}; nn_c=${nn_c%%.*} ;;
+      *) continue ;;
+    esac
+    case "$nn_classes" in *" $nn_c "*) ;; *) nn_classes="$nn_classes$nn_c " ;; esac
+  done < "$NT_TMP/desired"
+  [ -f "$NT_TMP/rc.adopt.lines" ] || : > "$NT_TMP/rc.adopt.lines"
+  : > "$NT_TMP/boot.exact"; : > "$NT_TMP/boot.heur"; : > "$NT_TMP/tuned.inc"
+  nn_rcs=''
+  for nn_f in /etc/rc.d/rc.local /etc/rc.local; do
+    [ -f "$nn_f" ] || continue
+    nn_r=$(readlink -f "$nn_f" 2>/dev/null) || nn_r=$nn_f
+    case " $nn_rcs " in *" $nn_r "*) continue ;; esac
+    nn_rcs="$nn_rcs $nn_r"
+    nn_boot_cmds rc "$nn_r" >> "$NT_TMP/boot.exact"
+  done
+  if ! nn_boot_link >> "$NT_TMP/boot.exact"; then
+    # no udevadm answer (no udev, or a container): .link files naming the interface only warn
+    for nn_f in /etc/systemd/network/*.link /run/systemd/network/*.link /usr/lib/systemd/network/*.link /lib/systemd/network/*.link; do
+      [ -f "$nn_f" ] && grep -qE "^[[:space:]]*(OriginalName|Name)=(.*[[:space:]])?$NN_IF([[:space:]]|\$)" "$nn_f" 2>/dev/null &&
+        printf 'link\t%s\t%s\n' "$nn_f" "a .link file naming $NN_IF (udevadm could not say whether it applies)" >> "$NT_TMP/boot.heur"
+    done
+  fi
+  nn_boot_nm >> "$NT_TMP/boot.exact"
+  for nn_f in /etc/network/interfaces /etc/network/interfaces.d/*; do
+    [ -f "$nn_f" ] && nn_boot_cmds ifupdown "$nn_f" >> "$NT_TMP/boot.exact"
+  done
+  nn_boot_tuned >> "$NT_TMP/boot.exact"
+  for nn_f in /etc/systemd/system/*.service /etc/network/if-up.d/* /etc/network/if-pre-up.d/* /etc/NetworkManager/dispatcher.d/* /etc/udev/rules.d/*.rules; do
+    [ -f "$nn_f" ] || continue
+    nn_is_ours "$nn_f" && continue
+    nn_boot_cmds any "$nn_f" >> "$NT_TMP/boot.heur"
+  done
+  while IFS="$NT_TAB" read -r nn_c nn_w nn_t; do
+    case "$nn_classes" in *" $nn_c "*) ;; *) continue ;; esac
+    nn_m="$nn_w re-applies $nn_c settings of $NN_IF at boot ('$nn_t'), over this resource's"
+    if [ "$NN_BOOT" = error ]; then
+      nt_problem "bootOverride: $nn_m: remove that line (rc.local: or list it in adoptRcLocalLines), or set bootOverride to \"warn\" to accept it"
+    else nt_warn "bootOverride: $nn_m"; fi
+  done < "$NT_TMP/boot.exact"
+  while IFS="$NT_TAB" read -r nn_c nn_w nn_t; do
+    case "$nn_c" in link) ;; *) case "$nn_classes" in *" $nn_c "*) ;; *) continue ;; esac ;; esac
+    nt_warn "bootOverride (heuristic): $nn_w mentions $NN_IF ('$nn_t'): check that it does not re-apply $nn_c settings at boot"
+  done < "$NT_TMP/boot.heur"
+  return 0
+}
+
+# ---------------------------------------------------------------------------------------- adoptRcLocalLines (issue #16)
+# "@adopt-rc K TEXT": line TEXT (trimmed) of entry K; an entry of several lines matches consecutive lines of rc.local.
+# The apply takes every matched line out of rc.local (the edited file must pass `sh -n`, `bash -n` for a bash
+# script) and keeps the original next to the journal, in $NT_STATE/<owner id>.rc-adopted/: orig (the exact bytes) and
+# meta ("path<TAB>mode<TAB>uid:gid<TAB>mtime<TAB>cksum of the edited file"). The restore gives it back byte for byte.
+nn_rc_adopt_directive() {
+  case "$2" in *"$NT_TAB"*) nt_die 5 "invalid @adopt-rc line" ;; esac
+  nn_ak=${2%% *}; nn_at=${2#* }
+  nn_uint "$nn_ak" || nt_die 5 "invalid @adopt-rc entry number '$nn_ak'"
+  nn_at=$(printf '%s' "$nn_at" | sed 's/^[[:space:]]*//; s/[[:space:]]*$//')
+  printf '%s\t%s\n' "$nn_ak" "$nn_at" >> "$NT_TMP/rc.adopt.want"
+}
+
+nn_rc_adopt_dir() { NN_RADIR=$NT_STATE/$NT_OWNER_ID.rc-adopted; }
+
+# Preflight: the lines to take out ($NT_TMP/rc.adopt.lines, "file:line", also skipped by the boot-override check).
+nn_rc_adopt_preflight() {
+  : > "$NT_TMP/rc.adopt.lines"; NN_RC_ADOPT=0
+  [ -s "$NT_TMP/rc.adopt.want" ] || return 0
+  nn_rc_adopt_dir
+  if [ ! -f "$NN_RCLOCAL" ]; then
+    [ -f "$NN_RADIR/meta" ] && return 0
+    nt_problem "adoptRcLocalLines: $NN_RCLOCAL does not exist on $NT_HOSTNAME: nothing to adopt; remove adoptRcLocalLines"; return 0
+  fi
+  awk -v tab="$NT_TAB" -v want="$NT_TMP/rc.adopt.want" -v f="$NN_RCLOCAL" '
+    function trim(s) { sub(/^[ \t\r]+/, "", s); sub(/[ \t\r]+$/, "", s); return s }
+    BEGIN { while ((getline l < want) > 0) { i = index(l, tab); k = substr(l, 1, i - 1) + 0; w[k, ++len[k]] = substr(l, i + 1); if (k > maxk) maxk = k } }
+    /^# BEGIN pulumi-net-tuning / { inblk = 1 }
+    { t[NR] = inblk ? "\001" : trim($0) }
+    /^# END pulumi-net-tuning / { inblk = 0 }
+    END {
+      for (k = 0; k <= maxk; k++) {
+        if (!len[k]) continue
+        found = 0; at = ""
+        for (s = 1; s + len[k] - 1 <= NR; s++) {
+          ok = 1
+          for (j = 1; j <= len[k]; j++) if (t[s + j - 1] != w[k, j]) { ok = 0; break }
+          if (ok) { found++; at = at (at == "" ? "" : ", ") s; first = s }
+        }
+        if (found == 1) for (j = 0; j < len[k]; j++) print "line" tab f ":" (first + j)
+        else print (found ? "many" : "none") tab k tab w[k, 1] tab at
+      }
+    }' "$NN_RCLOCAL" > "$NT_TMP/rc.adopt.match"
+  while IFS="$NT_TAB" read -r nn_s nn_a nn_b nn_c; do
+    case "$nn_s" in
+      line) printf '%s\n' "$nn_a" >> "$NT_TMP/rc.adopt.lines" ;;
+      many) nt_problem "adoptRcLocalLines[$nn_a] ('$nn_b') matches $NN_RCLOCAL more than once (at lines $nn_c): give more of the surrounding lines in that entry so it matches once" ;;
+      none) [ -f "$NN_RADIR/meta" ] || nt_problem "adoptRcLocalLines[$nn_a] ('$nn_b') is not in $NN_RCLOCAL on $NT_HOSTNAME (compared trimmed, outside pulumi-net-tuning blocks): copy the lines exactly as the file has them" ;;
+    esac
+  done < "$NT_TMP/rc.adopt.match"
+  [ -s "$NT_TMP/rc.adopt.lines" ] || return 0
+  if [ -f "$NN_RADIR/meta" ]; then
+    nt_problem "adoptRcLocalLines: this resource took lines out of $NN_RCLOCAL before and the file holds adopted lines again ($(tr '\n' ' ' < "$NT_TMP/rc.adopt.lines")): remove them by hand (the original kept in $NN_RADIR comes back on delete)"
+    return 0
+  fi
+  if [ "$NN_MODE" = rc.local ] || nn_rclocal_has_block; then
+    nt_problem "adoptRcLocalLines needs persistence \"systemd\" or \"none\" (rc.local would hold this resource's own block): set persistence"
+    return 0
+  fi
+  NN_RC_ADOPT=1
+}
+
+# kind_files: the original saved (staged first), then rc.local without the adopted lines, checked with sh -n.
+nn_rc_adopt_stage() {
+  [ "${NN_RC_ADOPT:-0}" = 1 ] || return 0
+  nn_rc_adopt_dir
+  [ -d "$NN_RADIR" ] || { umask 077; mkdir -p "$NN_RADIR"; nn_rc=$?; umask 022; [ "$nn_rc" = 0 ]; } || nt_die 1 "cannot create $NN_RADIR on $NT_HOSTNAME"
+  cat "$NN_RCLOCAL" > "$NT_TMP/rc.adopt.orig" || nt_die 1 "cannot copy $NN_RCLOCAL to $NT_TMP"
+  awk -v list="$NT_TMP/rc.adopt.lines" -v f="$NN_RCLOCAL" '
+    BEGIN { while ((getline l < list) > 0) { sub(/.*:/, "", l); drop[l] = 1 } }
+    !(FNR in drop)' "$NN_RCLOCAL" > "$NT_TMP/rc.adopt.edit" || nt_die 1 "cannot prepare the edited $NN_RCLOCAL in $NT_TMP"
+  nn_sh='sh'
+  case "$(head -n 1 "$NN_RCLOCAL")" in '#!'*bash*) command -v bash >/dev/null 2>&1 && nn_sh=bash ;; esac
+  if ! nn_out=$("$nn_sh" -n "$NT_TMP/rc.adopt.edit" 2>&1); then
+    nt_die 2 "adoptRcLocalLines: $NN_RCLOCAL without the adopted lines does not parse ($nn_sh -n: $(printf '%s' "$nn_out" | tr '\n' ' ')): adopt whole constructs (a for loop with its done); nothing was changed"
+  fi
+  nn_meta=$(stat -c '%a %u:%g %Y' "$NN_RCLOCAL") || nt_die 1 "cannot stat $NN_RCLOCAL"
+  nn_ns=$(stat -c '%.9Y' "$NN_RCLOCAL" 2>/dev/null) || nn_ns=''
+  set -f
+  # shellcheck disable=SC2086 # three fields
+  set -- $nn_meta
+  set +f
+  case "$nn_ns" in ''|*[!0-9.]*) nn_ns=$3 ;; esac
+  printf '%s\t%s\t%s\t%s\t%s\n' "$NN_RCLOCAL" "$1" "$2" "$nn_ns" "$(cksum < "$NT_TMP/rc.adopt.edit")" > "$NT_TMP/rc.adopt.meta"
+  nt_stage_file "$NN_RADIR/orig" "$NT_TMP/rc.adopt.orig" 0600
+  nt_stage_file "$NN_RADIR/meta" "$NT_TMP/rc.adopt.meta" 0600
+  nt_stage_file "$NN_RCLOCAL" "$NT_TMP/rc.adopt.edit" "$1"
+}
+
+# Restore: rc.local back byte for byte (content, mode, owner, mtime) when it is still as the apply left it; edited
+# since: the original is written next to it and a warning says so.
+nn_rc_adopt_restore() {
+  nn_rc_adopt_dir
+  [ -f "$NN_RADIR/meta" ] || return 0
+  IFS="$NT_TAB" read -r nn_p nn_m nn_o nn_mt nn_sum < "$NN_RADIR/meta" || nt_die 1 "cannot read $NN_RADIR/meta"
+  nn_dest=$nn_p
+  if [ -f "$nn_p" ] && [ "$(cksum < "$nn_p")" != "$nn_sum" ]; then
+    nn_dest=$nn_p.net-tuning-adopted-original
+    nt_warn "$nn_p was edited after this resource took lines out of it: the original (with the adopted lines) was written to $nn_dest; merge it by hand"
+  fi
+  nn_t="${nn_dest%/*}/.${nn_dest##*/}.net-tuning-adopt"
+  rm -f "$nn_t" 2>/dev/null
+  if cat "$NN_RADIR/orig" > "$nn_t" && chmod "$nn_m" "$nn_t" && chown "$nn_o" "$nn_t" &&
+    { touch -c -d "@$nn_mt" "$nn_t" 2>/dev/null || touch -c -d "@${nn_mt%.*}" "$nn_t"; } && mv -f "$nn_t" "$nn_dest"; then :; else
+    rm -f "$nn_t" 2>/dev/null
+    nt_die 1 "cannot put back $nn_p on $NT_HOSTNAME (its original stays in $NN_RADIR): run the delete again"
+  fi
+  nt_step "rc.local lines given back"
+  rm -rf "$NN_RADIR" 2>/dev/null
+  [ -e "$NN_RADIR" ] && nt_warn "cannot remove $NN_RADIR on $NT_HOSTNAME: remove it by hand"
   return 0
 }

@@ -17,6 +17,7 @@ kind_directive() {
       case "${2#* }" in pow2|ms-jiffies) ;; *[!0-9]*|'') nt_die 5 "invalid read-back form '${2#* }'" ;; esac
       printf '%s\t%s\n' "${2%% *}" "${2#* }" >> "$NT_TMP/readback" ;;
     hint) printf '%s\t%s\n' "${2%% *}" "${2#* }" >> "$NT_TMP/hints" ;;
+    adopt*) if command -v nts_adopt_directive >/dev/null 2>&1; then nts_adopt_directive "$1" "$2" || return 1; else return 1; fi ;;
     *) return 1 ;;
   esac
   return 0
@@ -169,7 +170,7 @@ nts_boot_files() { # prints the files systemd-sysctl/procps read at boot, in ord
 nts_boot_conflicts() {
   nts_boot_files
   awk -v ours="${NTS_FILE##*/}" -v tab="$NT_TAB" -v desired="$NT_TMP/desired" -v list="$NT_TMP/bootfiles" -v mine="$NT_TMP/ours" \
-    -v self="$NTS_FILE" -v marker="# pulumi-net-tuning owner: $NT_OWNER" '
+    -v self="$NTS_FILE" -v marker="# pulumi-net-tuning owner: $NT_OWNER" -v skip="$NT_TMP/adopt.skip" '
     function norm(s) { gsub(/[ \t]+/, " ", s); sub(/^ /, "", s); sub(/ $/, "", s); return s }
     function dots(k,  first) {
       # systemd-sysctl/procps: a key whose first separator is "/" is a path; swap "/" and "." to get the dotted form.
@@ -196,6 +197,8 @@ nts_boot_conflicts() {
         close(p)
       }
       close(mine)
+      # Files this resource adopts (and links to them): removed by this run, so not a conflict.
+      while ((getline l < skip) > 0) gone[l] = 1
       for (fi = 1; fi <= nf; fi++) {
         a[1] = fname[fi]; a[2] = fpath[fi]
         if (a[1] != "~sysctl.conf" && a[1] <= ours) continue
@@ -310,10 +313,11 @@ kind_preflight() {
   if [ ! -f "$NT_JOURNAL" ] && nts_is_ours "$NTS_FILE"; then
     nt_problem "$NTS_FILE was written by this resource but its journal of original values ($NT_JOURNAL) is missing: refusing to record tuned values as originals. Delete the resource (pulumi destroy --target restores the originals from Pulumi state), then create it again"
   fi
+  nts_adopt_preflight # before the boot-order check, which skips the adopted files
   if [ "$NTS_PERSIST" = 1 ] && [ "$NTS_BOOT" != ignore ]; then
     nts_boot_conflicts > "$NT_TMP/conflicts" # also lists our other sysctl.d files in $NT_TMP/ours
     while IFS= read -r nts_c; do
-      if [ "$NTS_BOOT" = error ]; then nt_problem "$nts_c: remove that line, or set bootOverride to \"warn\" to accept it"; else nt_warn "$nts_c"; fi
+      if [ "$NTS_BOOT" = error ]; then nt_problem "$nts_c: remove that line, adopt that file (NetTuning adopt), or set bootOverride to \"warn\" to accept it"; else nt_warn "$nts_c"; fi
     done < "$NT_TMP/conflicts"
   else
     nts_our_files
@@ -347,6 +351,7 @@ kind_files() {
   fi
   # Our files under an earlier name go after the new one is written (a crash in between leaves both, never none).
   while IFS= read -r nts_f; do nt_stage_remove "$nts_f"; done < "$NT_TMP/ours"
+  nts_adopt_stage
   return 0
 }
 
@@ -366,6 +371,7 @@ kind_report_value() {
 
 kind_report() {
   if [ "$NTS_PERSIST" = 1 ]; then printf 'file\t%s\n' "$NTS_FILE"; fi
+  nts_adopt_report
 }
 
 kind_restore_files() {
@@ -374,5 +380,246 @@ kind_restore_files() {
   while IFS= read -r nts_f; do nt_stage_remove "$nts_f"; done < "$NT_TMP/ours"
   nts_mods=/etc/modules-load.d/pulumi-net-tuning-$NT_OWNER_ID.conf
   nts_is_ours "$nts_mods" && nt_stage_remove "$nts_mods"
+  return 0
+}
+
+# ---------------------------------------------------------------------------------------- adoption (issue #16)
+# @adopt PATH (apply) names a hand-written sysctl file this resource takes over. Its copy lives next to the journal,
+# in $NT_STATE/<owner id>.adopted/: N = the exact bytes, index = "path<TAB>how<TAB>mode<TAB>uid:gid<TAB>mtime<TAB>size<TAB>N"
+# (how: file = removed, lines = /etc/sysctl.conf with the lines setting declared keys commented out by the marker).
+# The restore plan carries the same records (@adopted, @adopted-data base64) for files up to 4 KiB.
+NTS_AMARK='#pulumi-net-tuning-adopted# ' # provider/sysctl/adopt.ts ADOPT_MARKER
+NTS_AMAX=4096 # provider/sysctl/adopt.ts ADOPT_STATE_MAX
+
+nts_adopt_path_ok() { # PATH: a sysctl file procps/systemd-sysctl read (validated again on the host)
+  [ "$1" = /etc/sysctl.conf ] && return 0
+  case "${1%/*}" in /etc/sysctl.d|/run/sysctl.d|/usr/local/lib/sysctl.d|/usr/lib/sysctl.d|/lib/sysctl.d) ;; *) return 1 ;; esac
+  case "${1##*/}" in .*|*[!A-Za-z0-9._-]*) return 1 ;; *.conf) return 0 ;; esac
+  return 1
+}
+
+nts_adopt_directive() { # NAME VALUE: @adopt, @adopted, @adopted-data
+  case "$1" in
+    adopt)
+      nts_adopt_path_ok "$2" || nt_die 5 "invalid adopted file '$2'"
+      printf '%s\n' "$2" >> "$NT_TMP/adopt" ;;
+    adopted)
+      nts_ai=$(( ${nts_ai:-0} + 1 ))
+      nts_ap=${2%%"$NT_TAB"*}
+      nts_adopt_path_ok "$nts_ap" || nt_die 5 "invalid adopted file '$nts_ap'"
+      case "$2" in *[!A-Za-z0-9._/:"$NT_TAB"-]*) nt_die 5 "invalid @adopted line for $nts_ap" ;; esac
+      printf '%s\t%s\n' "$2" "$nts_ai" >> "$NT_TMP/adopt.state"
+      : > "$NT_TMP/adopt.state.$nts_ai" ;;
+    adopted-data)
+      [ -n "${nts_ai:-}" ] || nt_die 5 "@adopted-data before @adopted"
+      case "$2" in *[!A-Za-z0-9+/=]*) nt_die 5 "invalid @adopted-data line" ;; esac
+      printf '%s\n' "$2" >> "$NT_TMP/adopt.state.$nts_ai" ;;
+    *) return 1 ;;
+  esac
+  return 0
+}
+
+# Settings of a sysctl file: "line<TAB>declared|undeclared<TAB>key<TAB>value" (keys in KEYS's first column are declared).
+nts_adopt_settings() { # FILE KEYS
+  awk -v tab="$NT_TAB" -v keys="$2" '
+    function norm(s) { gsub(/[ \t]+/, " ", s); sub(/^ /, "", s); sub(/ $/, "", s); return s }
+    function dots(k,  first) {
+      first = match(k, /[.\/]/)
+      if (first && substr(k, first, 1) == "/") { gsub(/\./, "\001", k); gsub(/\//, ".", k); gsub(/\001/, "/", k) }
+      return k
+    }
+    BEGIN { while ((getline l < keys) > 0) { split(l, a, tab); want[dots(a[1])] = 1 } }
+    /^[ \t]*[#;]/ || !/=/ { next }
+    {
+      k = $0; sub(/=.*/, "", k); v = $0; sub(/^[^=]*=/, "", v)
+      k = norm(k); sub(/^-/, "", k); k = dots(k); v = norm(v)
+      print NR tab ((k in want) ? "declared" : "undeclared") tab k tab v
+    }' "$1"
+}
+
+nts_adopt_dir() { NTS_ADIR=$NT_STATE/$NT_OWNER_ID.adopted; }
+
+# Preflight: what this run adopts ($NT_TMP/adopt.todo "path<TAB>how"), the paths the boot-order check skips
+# ($NT_TMP/adopt.skip), and a problem for every key an adopted file sets that this resource does not declare.
+nts_adopt_preflight() {
+  : > "$NT_TMP/adopt.todo"; : > "$NT_TMP/adopt.skip"
+  [ -s "$NT_TMP/adopt" ] || return 0
+  nts_adopt_dir
+  nts_aidx=$NTS_ADIR/index
+  [ -f "$nts_aidx" ] || nts_aidx=/dev/null
+  while IFS= read -r nts_p; do
+    printf '%s\n' "$nts_p" >> "$NT_TMP/adopt.skip"
+    if [ -L "$nts_p" ]; then
+      nt_problem "adopt: $nts_p is a symbolic link (to $(readlink "$nts_p" 2>/dev/null)): adopt the file it points to instead"; continue
+    fi
+    if nt_lookup "$nts_aidx" "$nts_p"; then
+      # Adopted by an earlier run: the file must not have come back (its first original is the one kept).
+      if [ "$nts_p" = /etc/sysctl.conf ]; then
+        nts_adopt_settings "$nts_p" "$NT_TMP/desired" > "$NT_TMP/adopt.set" 2>/dev/null
+        while IFS="$NT_TAB" read -r nts_n nts_d nts_k nts_v; do
+          [ "$nts_d" = declared ] && nt_problem "adopt: $nts_p:$nts_n sets $nts_k = $nts_v again after this resource adopted that file's lines: remove that line (the adopted original is kept in $NTS_ADIR)"
+        done < "$NT_TMP/adopt.set"
+      elif [ -e "$nts_p" ]; then
+        nt_problem "adopt: $nts_p was adopted by this resource earlier and exists again: move it away (the adopted original is kept in $NTS_ADIR and comes back on delete)"
+      fi
+      continue
+    fi
+    if [ ! -e "$nts_p" ]; then
+      [ "$nts_p" = /etc/sysctl.conf ] && continue
+      nt_problem "adopt: $nts_p does not exist on $NT_HOSTNAME: nothing to adopt; remove it from adopt"; continue
+    fi
+    if [ ! -f "$nts_p" ] || [ ! -r "$nts_p" ]; then nt_problem "adopt: $nts_p is not a readable regular file"; continue; fi
+    nts_adopt_settings "$nts_p" "$NT_TMP/desired" > "$NT_TMP/adopt.set" || { nt_problem "adopt: cannot read $nts_p"; continue; }
+    nts_decl=0; nts_undecl=0
+    while IFS="$NT_TAB" read -r nts_n nts_d nts_k nts_v; do
+      if [ "$nts_d" = declared ]; then nts_decl=$((nts_decl + 1)); continue; fi
+      [ "$nts_p" = /etc/sysctl.conf ] && continue # only its lines that set declared keys are adopted
+      nts_undecl=$((nts_undecl + 1))
+      case "$nts_k" in
+        *'*'*) nt_problem "adopt: $nts_p:$nts_n sets the glob $nts_k = $nts_v, which a resource cannot declare: move that line to another file" ;;
+        *)
+          case "$nts_v" in ''|*[!0-9]*) nts_paste="\"$nts_k\": \"$nts_v\"," ;; *) nts_paste="\"$nts_k\": $nts_v," ;; esac
+          nt_problem "adopt: $nts_p:$nts_n sets $nts_k = $nts_v, which this resource does not declare (adopting the file would drop it at the next boot): add to sysctls:  $nts_paste" ;;
+      esac
+    done < "$NT_TMP/adopt.set"
+    [ "$nts_p" = /etc/sysctl.conf ] && [ "$nts_decl" = 0 ] && continue # no line of it sets a declared key
+    [ "$nts_undecl" = 0 ] || continue
+    if [ "$nts_p" = /etc/sysctl.conf ]; then printf '%s\tlines\n' "$nts_p"; else printf '%s\tfile\n' "$nts_p"; fi >> "$NT_TMP/adopt.todo"
+  done < "$NT_TMP/adopt"
+  # A link in a boot directory to an adopted file (Debian/RHEL: /etc/sysctl.d/99-sysctl.conf -> ../sysctl.conf)
+  # is read through that file: skipped too.
+  for nts_d in /etc/sysctl.d /run/sysctl.d /usr/local/lib/sysctl.d /usr/lib/sysctl.d /lib/sysctl.d; do
+    for nts_f in "$nts_d"/*.conf; do
+      [ -L "$nts_f" ] || continue
+      nts_t=$(readlink -f "$nts_f" 2>/dev/null) || continue
+      nt_in_list "$NT_TMP/adopt" "$nts_t" && printf '%s\n' "$nts_f" >> "$NT_TMP/adopt.skip"
+    done
+  done
+  return 0
+}
+
+# Apply (kind_files): each file to adopt is staged as a copy in $NTS_ADIR (before anything else), then the new index,
+# then its removal (sysctl.conf: its edited version). The file commit undoes all of it if the run fails.
+nts_adopt_stage() {
+  [ -s "$NT_TMP/adopt.todo" ] || return 0
+  nts_adopt_dir
+  [ -d "$NTS_ADIR" ] || { umask 077; mkdir -p "$NTS_ADIR"; nts_rc=$?; umask 022; [ "$nts_rc" = 0 ]; } || nt_die 1 "cannot create $NTS_ADIR on $NT_HOSTNAME"
+  : > "$NT_TMP/adopt.index"
+  nts_n=0
+  if [ -f "$NTS_ADIR/index" ]; then
+    while IFS= read -r nts_l; do printf '%s\n' "$nts_l"; nts_n=$((nts_n + 1)); done < "$NTS_ADIR/index" > "$NT_TMP/adopt.index"
+  fi
+  while IFS="$NT_TAB" read -r nts_p nts_how; do
+    nts_n=$((nts_n + 1))
+    nts_meta=$(stat -c '%a %u:%g %Y %s' "$nts_p") || nt_die 1 "cannot stat $nts_p on $NT_HOSTNAME"
+    # nanoseconds where stat can print them (coreutils 8.26+), else whole seconds
+    nts_ns=$(stat -c '%.9Y' "$nts_p" 2>/dev/null) || nts_ns=''
+    set -f
+    # shellcheck disable=SC2086 # four fields
+    set -- $nts_meta
+    set +f
+    nts_mt=$3
+    case "$nts_ns" in *[!0-9.]*|'') ;; *) nts_mt=$nts_ns ;; esac
+    cat "$nts_p" > "$NT_TMP/adopt.copy.$nts_n" || nt_die 1 "cannot copy $nts_p to $NT_TMP on $NT_HOSTNAME (/tmp full?)"
+    nt_stage_file "$NTS_ADIR/$nts_n" "$NT_TMP/adopt.copy.$nts_n" 0600
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$nts_p" "$nts_how" "$1" "$2" "$nts_mt" "$4" "$nts_n" >> "$NT_TMP/adopt.index"
+  done < "$NT_TMP/adopt.todo"
+  nt_stage_file "$NTS_ADIR/index" "$NT_TMP/adopt.index" 0600
+  while IFS="$NT_TAB" read -r nts_p nts_how; do
+    if [ "$nts_how" = file ]; then nt_stage_remove "$nts_p"; continue; fi
+    nts_adopt_settings "$nts_p" "$NT_TMP/desired" > "$NT_TMP/adopt.set"
+    awk -v tab="$NT_TAB" -v set="$NT_TMP/adopt.set" -v mark="$NTS_AMARK" '
+      BEGIN { while ((getline l < set) > 0) { split(l, a, tab); if (a[2] == "declared") hit[a[1]] = 1 } }
+      { if (NR in hit) printf "%s%s\n", mark, $0; else print }' "$nts_p" > "$NT_TMP/adopt.edit" || nt_die 1 "cannot prepare the edited $nts_p in $NT_TMP"
+    nts_m=$(stat -c %a "$nts_p")
+    nt_stage_file "$nts_p" "$NT_TMP/adopt.edit" "$nts_m"
+  done < "$NT_TMP/adopt.todo"
+  return 0
+}
+
+# Report: one "adopted.N" line per adopted file (every run: the restore plan is rendered from the latest report),
+# with the content base64 when it is at most 4 KiB and base64 exists; else "-" and a warning.
+nts_adopt_report() {
+  nts_adopt_dir
+  [ -f "$NTS_ADIR/index" ] || return 0
+  nts_i=0
+  while IFS="$NT_TAB" read -r nts_p nts_how nts_m nts_o nts_mt nts_sz nts_n; do
+    nts_i=$((nts_i + 1))
+    nts_b=-
+    if [ "$nts_sz" -le "$NTS_AMAX" ] 2>/dev/null && command -v base64 >/dev/null 2>&1; then
+      nts_b=$(base64 < "$NTS_ADIR/$nts_n" | tr -d '\n') || nts_b=-
+    fi
+    if [ "$nts_b" = - ]; then
+      printf 'warning\t%s\n' "adopted $nts_p ($nts_sz bytes) is kept only in the host's journal ($NTS_ADIR/$nts_n), not in Pulumi state (larger than $NTS_AMAX bytes, or no base64 on the host): its rollback depends on this host keeping /var/lib/pulumi-net-tuning"
+    fi
+    printf 'adopted.%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$nts_i" "$nts_p" "$nts_how" "$nts_m" "$nts_o" "$nts_mt" "$nts_sz" "$nts_b"
+  done < "$NTS_ADIR/index"
+}
+
+# Restore (after our files are removed): every adopted file back byte for byte (content, mode, owner, mtime), from the
+# journal's copy, else from Pulumi state; then its values applied again (restoreOnDelete), each read back.
+nts_adopt_restore() {
+  nts_adopt_dir
+  if [ -f "$NTS_ADIR/index" ]; then
+    while IFS="$NT_TAB" read -r nts_p nts_how nts_m nts_o nts_mt nts_sz nts_n; do
+      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$nts_p" "$nts_how" "$nts_m" "$nts_o" "$nts_mt" "$nts_sz" "$NTS_ADIR/$nts_n"
+    done < "$NTS_ADIR/index" > "$NT_TMP/adopt.put"
+  elif [ -s "$NT_TMP/adopt.state" ]; then
+    : > "$NT_TMP/adopt.put"
+    while IFS="$NT_TAB" read -r nts_p nts_how nts_m nts_o nts_mt nts_sz nts_n; do
+      if [ ! -s "$NT_TMP/adopt.state.$nts_n" ] && [ "$nts_sz" != 0 ]; then
+        nt_warn "cannot put back the adopted $nts_p on $NT_HOSTNAME: its copy was kept only in the host's journal, which is gone"; continue
+      fi
+      base64 -d < "$NT_TMP/adopt.state.$nts_n" > "$NT_TMP/adopt.dec.$nts_n" 2>/dev/null ||
+        nt_die 1 "cannot decode the adopted $nts_p from Pulumi state on $NT_HOSTNAME (base64 missing?); nothing of it was put back: run the delete again"
+      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$nts_p" "$nts_how" "$nts_m" "$nts_o" "$nts_mt" "$nts_sz" "$NT_TMP/adopt.dec.$nts_n" >> "$NT_TMP/adopt.put"
+    done < "$NT_TMP/adopt.state"
+  else
+    return 0
+  fi
+  : > "$NT_TMP/adopt.keys"
+  while IFS="$NT_TAB" read -r nts_k _; do printf '%s\t-\n' "$nts_k" >> "$NT_TMP/adopt.keys"; done < "$NT_TMP/origs"
+  while IFS="$NT_TAB" read -r nts_p nts_how nts_m nts_o nts_mt nts_sz nts_src; do
+    if [ "$nts_how" = file ] && { [ -e "$nts_p" ] || [ -L "$nts_p" ]; } && ! cmp -s "$nts_src" "$nts_p"; then
+      nt_die 1 "cannot put back the adopted $nts_p on $NT_HOSTNAME: a file of that name exists again with other content: move it away, then run the delete again"
+    fi
+    if [ "$nts_how" = lines ] && [ -f "$nts_p" ]; then
+      # Our edit still in place: the original goes back exactly. Edited since: only our marker is taken out again.
+      sed "s/^$NTS_AMARK//" "$nts_p" > "$NT_TMP/adopt.unmark" || nt_die 1 "cannot read $nts_p on $NT_HOSTNAME"
+      if ! cmp -s "$NT_TMP/adopt.unmark" "$nts_src"; then
+        nt_warn "$nts_p was edited after this resource adopted its lines: only the lines it commented out were given back (marker removed), the rest is as you left it"
+        nts_src=$NT_TMP/adopt.unmark; nts_mt=''
+      fi
+    fi
+    nts_t="${nts_p%/*}/.${nts_p##*/}.net-tuning-adopt"
+    rm -f "$nts_t" 2>/dev/null
+    if cat "$nts_src" > "$nts_t" && chmod "$nts_m" "$nts_t" && chown "$nts_o" "$nts_t" &&
+      { [ -z "$nts_mt" ] || touch -c -d "@$nts_mt" "$nts_t" 2>/dev/null || touch -c -d "@${nts_mt%.*}" "$nts_t"; } && mv -f "$nts_t" "$nts_p"; then :; else
+      rm -f "$nts_t" 2>/dev/null
+      nt_die 1 "cannot put back the adopted $nts_p on $NT_HOSTNAME (its copy stays in $NTS_ADIR): run the delete again"
+    fi
+    nt_step "adopted $nts_p put back"
+    [ "${NT_RESTORE:-1}" = 1 ] || continue
+    # Its values again: the lines that set keys this resource held (every line of an adopted file; of sysctl.conf the adopted ones).
+    nts_adopt_settings "$nts_p" "$NT_TMP/adopt.keys" > "$NT_TMP/adopt.set"
+    while IFS="$NT_TAB" read -r _ nts_d nts_k nts_v; do
+      [ "$nts_d" = declared ] || continue
+      case "$nts_v" in ''|*[!A-Za-z0-9\ ._:,+-]*) nt_warn "$nts_p sets $nts_k to a value this program does not write ('$nts_v'): run sysctl -p $nts_p"; continue ;; esac
+      if kind_set "$nts_k" "$nts_v" && kind_expect "$nts_k" "$nts_v" && kind_get "$nts_k" && nt_same "$NT_EXPECT" "$NT_GOT"; then :; else
+        nt_warn "$nts_k = $nts_v from the adopted $nts_p did not take on $NT_HOSTNAME (reads '$NT_GOT'): run sysctl -p $nts_p"
+      fi
+    done < "$NT_TMP/adopt.set"
+  done < "$NT_TMP/adopt.put"
+  # The journal's copies go with the journal.
+  if [ -d "$NTS_ADIR" ]; then
+    rm -rf "$NTS_ADIR" 2>/dev/null
+    [ -e "$NTS_ADIR" ] && nt_warn "cannot remove $NTS_ADIR on $NT_HOSTNAME: remove it by hand"
+  fi
+  return 0
+}
+
+# (nts_adopt_restore is left out of a restore program whose plan adopted nothing: provider/host/programs.ts)
+kind_after_restore() {
+  if command -v nts_adopt_restore >/dev/null 2>&1; then nts_adopt_restore; fi
   return 0
 }
