@@ -8,7 +8,7 @@ import type { NicSettingsValues } from "./values.generated";
 import { kernelPow2 } from "../sysctl/readback";
 import { canonicalFeature, FEATURE_SHORT_NAMES } from "./features";
 import { formatIssues, NicPersistence, nicPresetSchema, nicSettingsSchema } from "./schema";
-import { NIC_GROUP_SPECS, settingByArg, settingsOf } from "./spec";
+import { NIC_GROUPS, NIC_GROUP_SPECS, settingByArg, settingsOf } from "./spec";
 
 /** The argument names of the settings (from the spec's groups), plus interface, persistence and preset. */
 type SettingArg = "rings" | "channels" | "features" | "coalesce" | "txQueueLength" | "rps" | "irqAffinity";
@@ -35,12 +35,36 @@ export interface NicRequest {
 
 const SETTING_ARGS: SettingArg[] = ["rings", "channels", "features", "coalesce", "txQueueLength", "rps", "irqAffinity"];
 
-/** A group's preset and argument values merged (arguments win), keyed by the spec's host name. */
-function byHostName<T>(group: "rings" | "channels" | "coalesce", preset: object | undefined, args: object | undefined): Record<string, T> {
+/** A group's merged values keyed by the spec's host name (`rx-usecs`, `rx-mini`). */
+function byHostName<T>(group: "rings" | "channels" | "coalesce", merged: object | undefined): Record<string, T> {
   const out: Record<string, T> = {};
-  const merged = { ...(preset ?? {}), ...(args ?? {}) } as Record<string, T | undefined>;
-  for (const s of settingsOf(group)) if (merged[s.arg] !== undefined) out[s.ethtool] = merged[s.arg] as T;
+  const m = (merged ?? {}) as Record<string, T | undefined>;
+  for (const s of settingsOf(group)) if (m[s.arg] !== undefined) out[s.ethtool] = m[s.arg] as T;
   return out;
+}
+
+/**
+ * Every group of the spec merged the same way: the preset's values, then the arguments' (arguments win, field by
+ * field). Group objects (`rings`, `rps`, `irqAffinity`, …) merge by field; top-level settings (`link`) by value.
+ * Features are merged by canonical name below (aliases of one feature must meet), so they are left out here.
+ */
+function mergePreset(preset: NicSettingsValues | undefined, args: NicSettingsValues): NicSettingsValues {
+  const p = (preset ?? {}) as Record<string, unknown>;
+  const a = args as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const g of NIC_GROUPS) {
+    if (g === "features") continue;
+    const arg = NIC_GROUP_SPECS[g].arg;
+    if (arg !== undefined) {
+      if (p[arg] !== undefined || a[arg] !== undefined) out[arg] = { ...((p[arg] as object) ?? {}), ...((a[arg] as object) ?? {}) };
+    } else {
+      for (const st of settingsOf(g)) {
+        const v = a[st.arg] !== undefined ? a[st.arg] : p[st.arg];
+        if (v !== undefined) out[st.arg] = v;
+      }
+    }
+  }
+  return out as NicSettingsValues;
 }
 
 export function validateNic(input: NicInput, resource: string): NicRequest {
@@ -71,9 +95,10 @@ export function validateNic(input: NicInput, resource: string): NicRequest {
   // The schema and the plain value types are both built from the spec (schema.ts, values.generated.ts).
   const s = parsed.data as { interface: string; persistence?: NicPersistence } & NicSettingsValues;
   const warnings: string[] = [];
+  const m = mergePreset(preset, s);
 
-  const rings = byHostName<number | "max">("rings", preset?.rings, s.rings);
-  const channels = byHostName<number>("channels", preset?.channels, s.channels);
+  const rings = byHostName<number | "max">("rings", m.rings);
+  const channels = byHostName<number>("channels", m.channels);
   if (Object.keys(channels).length > 0 && Object.values(channels).every((v) => v === 0)) {
     problems.push("channels: every count is 0; a NIC needs at least one rx and one tx queue (e.g. { combined: 4 })");
   }
@@ -98,28 +123,28 @@ export function validateNic(input: NicInput, resource: string): NicRequest {
   addFeatures(preset?.features, "preset.features", true);
   addFeatures(s.features, "features", false);
 
-  const coalesce = byHostName<number | boolean>("coalesce", preset?.coalesce, s.coalesce);
+  const coalesce = byHostName<number | boolean>("coalesce", m.coalesce);
   if ((coalesce["adaptive-rx"] === true && coalesce["rx-usecs"] !== undefined) || (coalesce["adaptive-tx"] === true && coalesce["tx-usecs"] !== undefined)) {
     warnings.push(`${resource}: coalesce sets adaptive coalescing on together with fixed usecs: with adaptive on, most drivers move rx-usecs/tx-usecs themselves`);
   }
 
-  const txQueueLength = (s.txQueueLength ?? preset?.txQueueLength) as number | undefined;
+  const txQueueLength = m.txQueueLength;
 
   let rps: NicRequest["rps"];
-  if (s.rps || preset?.rps) {
-    const m = { ...(preset?.rps ?? {}), ...(s.rps ?? {}) } as NonNullable<NicPreset["rps"]>;
+  if (m.rps) {
+    const r = m.rps;
     rps = {
-      cpus: m.cpus,
-      flowEntriesPerQueue: m.flowEntriesPerQueue,
-      sockFlowEntries: m.sockFlowEntries,
-      onlyWhenQueuesBelowCpus: m.onlyWhenQueuesBelowCpus ?? false,
+      cpus: r.cpus,
+      flowEntriesPerQueue: r.flowEntriesPerQueue,
+      sockFlowEntries: r.sockFlowEntries,
+      onlyWhenQueuesBelowCpus: r.onlyWhenQueuesBelowCpus ?? false,
     };
     for (const arg of ["flowEntriesPerQueue", "sockFlowEntries"] as const) {
-      const n = m[arg];
+      const n = r[arg];
       const what = `${NIC_GROUP_SPECS.rps.arg}.${settingByArg("rps", arg)?.arg}`;
       if (n !== undefined && n > 0 && kernelPow2(n) !== n) warnings.push(`${resource}: ${what} ${n} is rounded up by the kernel to ${kernelPow2(n)} (a power of two); write ${kernelPow2(n)} to avoid surprise`);
     }
-    if (m.flowEntriesPerQueue && m.sockFlowEntries === 0) {
+    if (r.flowEntriesPerQueue && r.sockFlowEntries === 0) {
       warnings.push(`${resource}: rps.flowEntriesPerQueue without rps.sockFlowEntries > 0 does not enable RFS (net.core.rps_sock_flow_entries is the global table)`);
     }
   }
@@ -138,7 +163,7 @@ export function validateNic(input: NicInput, resource: string): NicRequest {
     Object.keys(rings).length + Object.keys(channels).length + Object.keys(features).length + Object.keys(coalesce).length === 0 &&
     txQueueLength === undefined &&
     rps === undefined &&
-    s.irqAffinity === undefined
+    m.irqAffinity === undefined
   ) {
     throw new InputError(resource, [
       "nothing to set: give at least one of rings, channels, features, coalesce, txQueueLength, rps, irqAffinity or preset (e.g. preset: nicPresets.throughput())",
@@ -152,7 +177,7 @@ export function validateNic(input: NicInput, resource: string): NicRequest {
     coalesce,
     txQueueLength,
     rps,
-    irqAffinity: s.irqAffinity as NicRequest["irqAffinity"],
+    irqAffinity: m.irqAffinity as NicRequest["irqAffinity"],
     persistence: s.persistence ?? "auto",
     warnings,
   };

@@ -192,6 +192,23 @@ describe("plan rendering", () => {
       'NicQueues "nq": features turns large-receive-offload on: LRO merges frames irreversibly and breaks forwarding/bridging (routers, gateways, container hosts); prefer GRO',
     ]);
   });
+  test("a preset holding every group renders the same plan as the same values given as arguments", () => {
+    const values = {
+      channels: { combined: 4, other: 1 },
+      rings: { rx: 4096, rxJumbo: 512, tx: "max" as const },
+      features: { gro: true, lro: false },
+      coalesce: { adaptiveRx: false, rxUsecs: 10, pktRateHigh: 100000 },
+      txQueueLength: 5000,
+      rps: { cpus: [0, 1], flowEntriesPerQueue: 4096, sockFlowEntries: 32768, onlyWhenQueuesBelowCpus: true },
+      irqAffinity: { cpus: [1, 0] },
+    };
+    const preset = { kind: "net-tuning/nic-preset" as const, name: "every", rationale: {}, ...values };
+    const fromPreset = plan({ preset });
+    const fromArgs = plan(values);
+    expect(fromPreset.stdin).toBe(fromArgs.stdin);
+    expect(fromPreset.settings).toEqual(fromArgs.settings);
+    expect(fromPreset.stdin).toContain("@irq-cpus 1,0\n");
+  });
   test("preset: lowLatency", () => {
     const p = plan({ preset: lowLatency() });
     expect(p.settings).toMatchObject({ "eth0/coalesce.adaptive-rx": "off", "eth0/coalesce.rx-usecs": "10" });
