@@ -1,10 +1,15 @@
 /**
  * Conflicts across the resources of one program, caught at preview when their hosts are known (the connection's host
- * and port are plain values): two NetTunings setting one key on one host, or two NicQueues on one interface of one
- * host. Without this the second fails only on the host, after the first was applied. Hosts that come from another
+ * and port are plain values): two NetTunings setting one key on one host, two NicQueues on one interface of one
+ * host, or `rps.sockFlowEntries` (the host-wide net.core.rps_sock_flow_entries) set by two NicQueues, or by a
+ * NicQueues and a NetTuning, on one host. Without this the second fails only on the host, after the first was applied. Hosts that come from another
  * resource's outputs are still protected by the host's owner check (at apply, before anything changes).
  */
 import * as pulumi from "@pulumi/pulumi";
+import { settingByArg } from "../provider/nic/spec";
+
+/** The host-wide sysctl NicQueues' `rps.sockFlowEntries` writes (from the NIC spec): claimed like a NetTuning key. */
+export const SOCK_FLOW_KEY = settingByArg("rps", "sockFlowEntries")!.ethtool;
 
 /** host:port → item (sysctl key or interface) → the resource that claimed it. */
 type Claims = Map<string, Map<string, string>>;

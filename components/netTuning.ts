@@ -5,7 +5,7 @@ import { adoptedFromReport, renderAdoptedRestore } from "../provider/sysctl/adop
 import { ProfileSpec, resolveProfiles } from "../provider/sizing/spec";
 import { applyAndRestore, isPlain, ownerFor, warnAll } from "./common";
 import { liveOutputs, liveRead, livePreviewProblem } from "./live";
-import { claim, knownHost } from "./conflicts";
+import { claim, knownHost, SOCK_FLOW_KEY } from "./conflicts";
 import { becomeOf, Become, commonProblems, inputError, problemsOf } from "./validation";
 
 /**
@@ -114,7 +114,9 @@ function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<(t
   if (problems.length === 0 && plan && host) {
     problems.push(
       ...claim(host, Object.keys(plan.values), `NetTuning "${name}"`, (key, other) =>
-        `${key} is also set by ${other} on the same host (${host}): a key belongs to one NetTuning per host; set it in only one of them`,
+        key === SOCK_FLOW_KEY && other.startsWith("NicQueues")
+          ? `${key} is also set by ${other} (its rps.sockFlowEntries) on the same host (${host}): the key is host-wide; set it in only one resource (remove it here or drop rps.sockFlowEntries from ${other})`
+          : `${key} is also set by ${other} on the same host (${host}): a key belongs to one NetTuning per host; set it in only one of them`,
       ),
     );
   }

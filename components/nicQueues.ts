@@ -5,7 +5,7 @@ import { nicBootDirectives, rcAdoptedRestoreNote, rcLocalAdoptDirectives } from 
 import { PresetSpec, resolvePreset } from "../provider/sizing/spec";
 import { applyAndRestore, isPlain, ownerFor, warnAll } from "./common";
 import { liveOutputs, liveRead, livePreviewProblem } from "./live";
-import { claim, knownHost } from "./conflicts";
+import { claim, knownHost, SOCK_FLOW_KEY } from "./conflicts";
 import type { NicSettingsArgs } from "./nicArgs.generated";
 import { becomeOf, Become, commonProblems, inputError, problemsOf } from "./validation";
 import { BootOverride } from "./netTuning";
@@ -111,8 +111,16 @@ function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<st
   const host = knownHost(v.connection);
   if (problems.length === 0 && plan && host) {
     problems.push(
-      ...claim(host, [plan.request.interface], `NicQueues "${name}"`, (iface, other) =>
-        `interface "${iface}" is also tuned by ${other} on the same host (${host}): one NicQueues per interface and host; merge their settings into one`,
+      ...claim(
+        host,
+        [plan.request.interface, ...(plan.request.rps?.sockFlowEntries !== undefined ? [SOCK_FLOW_KEY] : [])],
+        `NicQueues "${name}"`,
+        (item, other) =>
+          item === SOCK_FLOW_KEY
+            ? `rps.sockFlowEntries writes the host-wide ${SOCK_FLOW_KEY}, which ${other} also sets on the same host (${host}): set it in only one resource (${
+                other.startsWith("NicQueues") ? `drop rps.sockFlowEntries here or from ${other}` : `drop rps.sockFlowEntries here or the key from ${other}`
+              })`
+            : `interface "${item}" is also tuned by ${other} on the same host (${host}): one NicQueues per interface and host; merge their settings into one`,
       ),
     );
   }

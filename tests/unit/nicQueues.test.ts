@@ -11,6 +11,7 @@ settleAfterAll();
 import { NicQueues } from "../../components/nicQueues";
 import { engineStdin, restoreCommand, restoreStdin } from "../../provider/host/programs";
 import { throughput } from "../../provider/sizing/nic";
+import { NetTuning } from "../../components/netTuning";
 
 const conn = { host: "198.18.0.2", user: "root", privateKey: pulumi.secret("-----BEGIN OPENSSH PRIVATE KEY-----\nSECRETKEY\n") };
 /** One host per resource: two resources of one program setting one key (or interface) on one host are refused. */
@@ -134,5 +135,30 @@ describe("every route is validated before any remote call", () => {
     );
     new NicQueues("nic-c", { connection: shared, interface: "eth1", txQueueLength: 2000 });
     nothingRegistered("nic-b");
+  });
+  test("rps.sockFlowEntries (host-wide net.core.rps_sock_flow_entries) in two NicQueues of one host is refused at preview", () => {
+    const shared = { ...conn, host: "198.18.3.2" };
+    new NicQueues("rfs-a", { connection: shared, interface: "eth0", rps: { cpus: "all", sockFlowEntries: 32768 } });
+    expect(messageOf(() => new NicQueues("rfs-b", { connection: shared, interface: "eth1", preset: throughput() }))).toBe(
+      'NicQueues "rfs-b": 1 invalid input:\n  - rps.sockFlowEntries writes the host-wide net.core.rps_sock_flow_entries, which NicQueues "rfs-a" also sets on the same host (198.18.3.2:22): set it in only one resource (drop rps.sockFlowEntries here or from NicQueues "rfs-a")',
+    );
+    nothingRegistered("rfs-b");
+    // Without sockFlowEntries the other interface is fine.
+    new NicQueues("rfs-c", { connection: shared, interface: "eth1", rps: { cpus: "all", flowEntriesPerQueue: 4096 } });
+  });
+
+  test("a NetTuning and a NicQueues both setting net.core.rps_sock_flow_entries on one host are refused at preview, either order", () => {
+    const h1 = { ...conn, host: "198.18.3.3" };
+    new NicQueues("rfs-n1", { connection: h1, interface: "eth0", rps: { cpus: "all", sockFlowEntries: 32768 } });
+    expect(messageOf(() => new NetTuning("sfe-t1", { connection: h1, sysctls: { "net.core.rps_sock_flow_entries": 65536 } }))).toBe(
+      'NetTuning "sfe-t1": 1 invalid input:\n  - net.core.rps_sock_flow_entries is also set by NicQueues "rfs-n1" (its rps.sockFlowEntries) on the same host (198.18.3.3:22): the key is host-wide; set it in only one resource (remove it here or drop rps.sockFlowEntries from NicQueues "rfs-n1")',
+    );
+    nothingRegistered("sfe-t1");
+    const h2 = { ...conn, host: "198.18.3.4" };
+    new NetTuning("sfe-t2", { connection: h2, sysctls: { "net.core.rps_sock_flow_entries": 65536 } });
+    expect(messageOf(() => new NicQueues("rfs-n2", { connection: h2, interface: "eth0", rps: { cpus: "all", sockFlowEntries: 32768 } }))).toBe(
+      'NicQueues "rfs-n2": 1 invalid input:\n  - rps.sockFlowEntries writes the host-wide net.core.rps_sock_flow_entries, which NetTuning "sfe-t2" also sets on the same host (198.18.3.4:22): set it in only one resource (drop rps.sockFlowEntries here or the key from NetTuning "sfe-t2")',
+    );
+    nothingRegistered("rfs-n2");
   });
 });
