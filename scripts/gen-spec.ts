@@ -105,18 +105,19 @@ function patterns(names: string[], indent: string): string {
 export function renderSh(): string {
   const keyed = NIC_SETTINGS_HOST();
   const groups = new Map<string, string[]>();
-  for (const { key, cls, max } of keyed) {
-    const body = `NN_CLASS=${cls}${max !== undefined && cls !== "onoff" ? `; NN_MAX=${max}` : ""}`;
+  for (const { key, cls, min, max } of keyed) {
+    const body = `NN_CLASS=${cls}${max !== undefined && cls !== "onoff" ? `; NN_MIN=${min ?? 0}; NN_MAX=${max}` : ""}`;
     groups.set(body, [...(groups.get(body) ?? []), key]);
   }
   const order = NIC_GROUPS.map((g) => NIC_GROUP_SPECS[g].host);
   const lines = [
     `# pulumi-net-tuning: the NIC spec's name lists for the nic kind. ${BANNER}`,
-    "# nn_spec KEY: NN_CLASS = the value class of a plan setting (uint, ring, onoff) and NN_MAX its largest value;",
+    "# nn_spec KEY: NN_CLASS = the value class of a plan setting (uint, ring, onoff), NN_MIN/NN_MAX its smallest and",
+    '# largest value (uint, ring; a ring may also be "max");',
     "# 1 when KEY is not a NicQueues setting. Feature names are checked by nic.sh (any name ethtool -k shows).",
     "# shellcheck disable=SC2034 # the variables set here are read by nic.sh",
     "nn_spec() {",
-    "  NN_MAX=''",
+    "  NN_MIN=''; NN_MAX=''",
     '  case "$1" in',
   ];
   for (const [body, keys] of groups) lines.push(`    ${patterns(keys, "    ")})`, `      ${body} ;;`);
@@ -138,14 +139,14 @@ export function renderSh(): string {
   return lines.join("\n");
 }
 
-/** Every fixed-name setting as the host sees it: plan key, value class, maximum. */
-function NIC_SETTINGS_HOST(): { key: string; cls: string; max?: number }[] {
-  const out: { key: string; cls: string; max?: number }[] = [];
+/** Every fixed-name setting as the host sees it: plan key, value class, minimum, maximum. */
+function NIC_SETTINGS_HOST(): { key: string; cls: string; min?: number; max?: number }[] {
+  const out: { key: string; cls: string; min?: number; max?: number }[] = [];
   for (const g of NIC_GROUPS) {
     for (const s of settingsOf(g)) {
       if (s.type === "cpus" || s.type === "flag" || s.arg === "flowEntriesPerQueue") continue; // directives, not @set keys
       const key = HOST_PREFIX[g] ? `${HOST_PREFIX[g]}${s.ethtool}` : s.ethtool;
-      out.push({ key, cls: s.type === "ring" ? "ring" : s.type === "onOff" ? "onoff" : "uint", max: s.max });
+      out.push({ key, cls: s.type === "ring" ? "ring" : s.type === "onOff" ? "onoff" : "uint", min: s.min, max: s.max });
     }
   }
   return out;

@@ -9,7 +9,7 @@ import * as os from "os";
 import * as path from "path";
 import { drift, generated, README_BEGIN, README_END } from "../../scripts/gen-spec";
 import { nicSettingsSchema } from "../../provider/nic/schema";
-import { HOST_PREFIX, NIC_SETTINGS, settingsOf } from "../../provider/nic/spec";
+import { HOST_PREFIX, NIC_GROUPS, NIC_SETTINGS, settingsOf } from "../../provider/nic/spec";
 
 const REPO = path.resolve(__dirname, "../..");
 
@@ -70,9 +70,27 @@ test("the host refuses what the schema refuses: out-of-range and unknown @set va
   const ok = run("ring.rx max");
   expect([ok.status, ok.stdout]).toEqual([0, "ring.rx\tmax\n"]);
   expect(run("coalesce.rx-usecs 4294967295").status).toBe(0);
+  // the minima too (ring.rx 0 and txqueuelen 0 were accepted): every fixed-name setting with a range, at both ends
+  expect(run("ring.rx 0").status).toBe(5);
+  expect(run("txqueuelen 0").stdout).toContain("invalid value '0' for txqueuelen (1-1000000)");
+  let sampled = 0;
+  for (const g of NIC_GROUPS) {
+    for (const st of settingsOf(g)) {
+      if ((st.type !== "count" && st.type !== "ring") || st.min === undefined || st.max === undefined || st.arg === "flowEntriesPerQueue") continue;
+      const key = HOST_PREFIX[g] ? `${HOST_PREFIX[g]}${st.ethtool}` : st.ethtool;
+      expect([key, run(`${key} ${st.min}`).status, run(`${key} ${st.max}`).status, run(`${key} ${st.max + 1}`).status]).toEqual([key, 0, 0, 5]);
+      if (st.min > 0) {
+        expect([key, run(`${key} ${st.min - 1}`).status]).toEqual([key, 5]);
+        sampled++;
+      }
+    }
+  }
+  expect(sampled).toBeGreaterThanOrEqual(5); // 4 rings and txqueuelen
   // and the same values through the schema
   expect(nicSettingsSchema.safeParse({ interface: "eth0", rings: { rx: 5000000 } }).success).toBe(false);
   expect(nicSettingsSchema.safeParse({ interface: "eth0", coalesce: { rxUsecs: 4294967295 } }).success).toBe(true);
+  expect(nicSettingsSchema.safeParse({ interface: "eth0", rings: { rx: 0 } }).success).toBe(false);
+  expect(nicSettingsSchema.safeParse({ interface: "eth0", txQueueLength: 0 }).success).toBe(false);
 });
 
 test("the README table sits between its markers and names every setting", () => {

@@ -39,7 +39,7 @@ nn_directive_set() {
   case "$NN_CLASS:$nn_v" in
     onoff:on|onoff:off|ring:max) ;;
     onoff:*) nt_die 5 "invalid value '$nn_v' for $nn_k" ;;
-    *) { nn_uint "$nn_v" && [ "$nn_v" -le "$NN_MAX" ]; } || nt_die 5 "invalid value '$nn_v' for $nn_k (0-$NN_MAX)" ;;
+    *) { nn_uint "$nn_v" && [ "$nn_v" -ge "$NN_MIN" ] && [ "$nn_v" -le "$NN_MAX" ]; } || nt_die 5 "invalid value '$nn_v' for $nn_k ($NN_MIN-$NN_MAX)" ;;
   esac
   printf '%s\t%s\n' "$nn_k" "$nn_v" >> "$NT_TMP/requested"
 }
