@@ -9,7 +9,7 @@ import * as os from "os";
 import * as path from "path";
 import { drift, generated, README_BEGIN, README_END } from "../../scripts/gen-spec";
 import { nicSettingsSchema } from "../../provider/nic/schema";
-import { HOST_PREFIX, NIC_GROUPS, NIC_SETTINGS, settingsOf } from "../../provider/nic/spec";
+import { FEATURE_SHORT_NAMES, HOST_PREFIX, NIC_GROUPS, NIC_SETTINGS, settingsOf } from "../../provider/nic/spec";
 
 const REPO = path.resolve(__dirname, "../..");
 
@@ -91,6 +91,24 @@ test("the host refuses what the schema refuses: out-of-range and unknown @set va
   expect(nicSettingsSchema.safeParse({ interface: "eth0", coalesce: { rxUsecs: 4294967295 } }).success).toBe(true);
   expect(nicSettingsSchema.safeParse({ interface: "eth0", rings: { rx: 0 } }).success).toBe(false);
   expect(nicSettingsSchema.safeParse({ interface: "eth0", txQueueLength: 0 }).success).toBe(false);
+});
+
+test("nic.sh types no feature long name: the boot script's ethtool -K short names come from the generated list", () => {
+  const nic = fs.readFileSync(path.join(REPO, "provider/host/sh/nic.sh"), "utf8");
+  for (const long of Object.values(FEATURE_SHORT_NAMES)) expect([long, nic.includes(long)]).toEqual([long, false]);
+  // nn_boot_lines, run in dash with the generated lists: every short name, an unknown feature kept by its -k name
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "nicboot-"));
+  const fn = nic.slice(nic.indexOf("nn_boot_lines() {"), nic.indexOf("nn_boot_functions() {"));
+  const desired = Object.values(FEATURE_SHORT_NAMES).map((l) => `eth0/feature.${l}\ton`);
+  fs.writeFileSync(path.join(dir, "desired"), [...desired, "eth0/feature.rx-udp-gro-forwarding\toff", ""].join("\n"));
+  const script = path.join(dir, "t.sh");
+  fs.writeFileSync(script, [generated()["provider/host/sh/nicspec.sh"], `NT_TMP=${dir}`, "NT_TAB=$(printf '\\t')", fn, "nn_boot_lines"].join("\n"));
+  const r = spawnSync("dash", [script], { encoding: "utf8" });
+  expect(r.stderr).toBe("");
+  expect(r.stdout.split("\n").filter(Boolean)).toEqual([
+    ...Object.keys(FEATURE_SHORT_NAMES).map((short) => `nt_nic_run ethtool -K 'eth0' ${short} on`),
+    "nt_nic_run ethtool -K 'eth0' rx-udp-gro-forwarding off",
+  ]);
 });
 
 test("the README table sits between its markers and names every setting", () => {

@@ -525,14 +525,10 @@ nn_is_ours() { [ -f "$1" ] && grep -qxF "# pulumi-net-tuning owner: $NT_OWNER" "
 
 # nn_boot_lines: the commands that re-apply the desired settings (resolved values) at boot
 nn_boot_lines() {
-  awk -F "$NT_TAB" -v q="'" '
-    function arg(n) {
-      m["rx-checksumming"] = "rx"; m["tx-checksumming"] = "tx"; m["scatter-gather"] = "sg"; m["tcp-segmentation-offload"] = "tso"
-      m["generic-segmentation-offload"] = "gso"; m["generic-receive-offload"] = "gro"; m["large-receive-offload"] = "lro"
-      m["rx-vlan-offload"] = "rxvlan"; m["tx-vlan-offload"] = "txvlan"; m["ntuple-filters"] = "ntuple"; m["receive-hashing"] = "rxhash"
-      m["udp-fragmentation-offload"] = "ufo"
-      return (n in m) ? m[n] : n
-    }
+  # ethtool -K short names: NN_FEATURE_ARGS (LONG=SHORT, generated from the NIC spec in nicspec.sh)
+  awk -F "$NT_TAB" -v q="'" -v fa="$NN_FEATURE_ARGS" '
+    BEGIN { nf = split(fa, fp, " "); for (i = 1; i <= nf; i++) { e = index(fp[i], "="); m[substr(fp[i], 1, e - 1)] = substr(fp[i], e + 1) } }
+    function arg(n) { return (n in m) ? m[n] : n }
     {
       k = $1; v = $2
       if (k == "net.core.rps_sock_flow_entries") { print "nt_nic_write /proc/sys/net/core/rps_sock_flow_entries " q v q; next }
