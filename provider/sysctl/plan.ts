@@ -42,7 +42,7 @@ export interface SysctlPlan {
   warnings: string[];
   /**
    * Advice not logged: about keys in `acknowledge`, or about a value the profile chose (its rationale covers it).
-   * Those of `acknowledge` are also `# acknowledged:` lines of the plan, so the review sees them.
+   * The keys of `acknowledge` are also `# acknowledged: KEY` lines of the plan, so the review sees them.
    */
   acknowledged: string[];
 }
@@ -133,11 +133,11 @@ export function planSysctls(input: SysctlPlanInput): SysctlPlan {
   const advice = reconcileAdvice(validated.warnings, { profileKeys: Object.keys(input.profile?.sysctls ?? {}), ownKeys: own, acknowledge: input.acknowledge });
   const warnings = [...advice.warnings];
   for (const w of input.profile?.warnings ?? []) warnings.push(`profile ${input.profile?.name}: ${w}`);
-  // The review sees what the user acknowledged (the host ignores comment lines). Advice a profile's rationale covers
-  // stays out of the plan: it is in the file as the rationale, and plans of earlier versions stay byte for byte.
-  for (const a of advice.acknowledged) {
-    if (/^\S+ \(acknowledged\): /.test(a)) directives.push(`# acknowledged: ${a.replace(/[\x00-\x1f\x7f]+/g, " ").trim()}`);
-  }
+  // The review sees which keys the user acknowledged (the host ignores comment lines); the key only, so rewording the
+  // advice in an upgrade changes no resource's plan (the prose is in `acknowledged`). Advice a profile's rationale
+  // covers stays out of the plan: it is in the file as the rationale, and plans of earlier versions stay byte for byte.
+  const ackKeys = new Set(advice.acknowledged.map((a) => /^(\S+) \(acknowledged\): /.exec(a)?.[1]).filter((k): k is string => k !== undefined));
+  for (const k of [...ackKeys].sort()) directives.push(`# acknowledged: ${k}`);
   return {
     values,
     filePath: `/etc/sysctl.d/${fileName}`,

@@ -67,12 +67,14 @@ describe("the plan", () => {
     expect(p.stdin).not.toMatch(/@readback net\.core\.somaxconn/);
     expect(p.fileContent).toContain("net.ipv4.tcp_invalid_ratelimit = 250\n");
   });
-  test("shows acknowledged advice as a comment naming the key and the warning; it is not logged (advice a profile covers stays out)", () => {
+  test("shows acknowledged advice as a comment naming the key only (rewording advice changes no plan); it is not logged (advice a profile covers stays out)", () => {
     const p = planSysctls({ owner, name: "r", sysctls: { "net.ipv4.tcp_fin_timeout": 15, "net.ipv4.tcp_sack": 0 }, acknowledge: ["net.ipv4.tcp_fin_timeout"] });
     expect(p.warnings.map((w) => w.split(" ")[0])).toEqual(["net.ipv4.tcp_sack"]);
     expect(p.acknowledged).toHaveLength(1);
     const line = p.stdin.split("\n").find((l) => l.startsWith("# acknowledged: "));
-    expect(line).toMatch(/^# acknowledged: net\.ipv4\.tcp_fin_timeout \(acknowledged\): net\.ipv4\.tcp_fin_timeout = 15: tcp_fin_timeout only shortens orphaned FIN_WAIT_2/);
+    expect(line).toBe("# acknowledged: net.ipv4.tcp_fin_timeout");
+    expect(p.stdin).not.toContain("only shortens orphaned FIN_WAIT_2"); // the prose stays in `acknowledged`
+    expect(p.acknowledged[0]).toMatch(/^net\.ipv4\.tcp_fin_timeout \(acknowledged\): net\.ipv4\.tcp_fin_timeout = 15: tcp_fin_timeout only shortens orphaned FIN_WAIT_2/);
     expect(p.stdin.indexOf(line!)).toBeLessThan(p.stdin.indexOf("@content"));
     const profile = { kind: "net-tuning/sysctl-profile" as const, name: "x", sysctls: { "net.ipv4.tcp_fin_timeout": 15 }, rationale: {}, warnings: [] };
     const q = planSysctls({ owner, name: "r", profile });
