@@ -4,6 +4,7 @@
  */
 import fc from "fast-check";
 import { InputError } from "../../provider/errors";
+import { settingsOf } from "../../provider/nic/spec";
 import {
   KERNEL_INT_MAX,
   SysctlProfile,
@@ -554,6 +555,39 @@ describe("NIC presets", () => {
     expect(l.rationale.coalesce).toContain("e1000e accepts only 0, 1, 3, 4 or 10-10000");
     expect(NicPresetSchema.parse(l)).toEqual(l);
     expect(nicLines(l)).toEqual(["features: gro on, gso on, lro off, tso on", "coalesce: adaptive-rx off, rx-usecs 10"]);
+  });
+});
+
+describe("nicLines (net-tuning plan) renders from the NIC spec", () => {
+  it("a preset holding every group shows every setting (rings, channels, all 22 coalesce params, irqAffinity)", () => {
+    const coalesce = Object.fromEntries(settingsOf("coalesce").map((st, i) => [st.arg, st.type === "onOff" ? i % 2 === 0 : i + 1]));
+    const preset = {
+      kind: "net-tuning/nic-preset" as const,
+      name: "every",
+      rationale: {},
+      channels: { combined: 4, rx: 1, tx: 1, other: 1 },
+      rings: { rx: 4096, rxMini: 64, rxJumbo: 512, tx: "max" as const },
+      features: { gro: true, lro: false, "rx-udp-gro-forwarding": true },
+      coalesce,
+      txQueueLength: 5000,
+      rps: { cpus: [0, 1], flowEntriesPerQueue: 4096, sockFlowEntries: 32768, onlyWhenQueuesBelowCpus: true },
+      irqAffinity: { cpus: [1, 0] },
+    };
+    const lines = nicLines(preset as never);
+    expect(lines.slice(0, 2)).toEqual(["channels: combined 4, rx 1, tx 1, other 1", "rings: rx 4096, rx-mini 64, rx-jumbo 512, tx max"]);
+    expect(lines[2]).toBe("features: gro on, lro off, rx-udp-gro-forwarding on");
+    const co = lines.find((l) => l.startsWith("coalesce: "))!;
+    expect(co.slice("coalesce: ".length).split(", ")).toHaveLength(22);
+    for (const st of settingsOf("coalesce")) {
+      const v = coalesce[st.arg];
+      expect(co).toContain(`${st.ethtool} ${typeof v === "boolean" ? (v ? "on" : "off") : v}`);
+    }
+    expect(lines.slice(4)).toEqual([
+      "txqueuelen: 5000",
+      "rps: cpus 0,1, rps_flow_cnt 4096 per rx queue, rps_sock_flow_entries 32768, only when rx queues < CPUs",
+      "irqAffinity: cpus 1,0",
+    ]);
+    expect(nicLines({ ...preset, irqAffinity: { cpus: "spread" } } as never).at(-1)).toBe("irqAffinity: cpus spread");
   });
 });
 
