@@ -6,7 +6,7 @@
  *    (`components/nicArgs.generated.ts`), written by `npm run gen` (scripts/gen-spec.ts) and drift-checked by a test;
  *  - the plan lines and apply order (`plan.ts`);
  *  - the README NicQueues argument table (between the `nic-args` markers);
- *  - the host's name lists (`provider/host/sh/nicspec.sh`): setting names, value classes, maxima, feature short names
+ *  - the host's name lists (`provider/host/sh/nicspec.sh`): setting names, value classes, minima and maxima, feature short names
  *    and the apply order, so the host validates without re-typing them.
  * Pure data; no I/O.
  */
