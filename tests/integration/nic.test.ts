@@ -191,7 +191,7 @@ describe("NicQueues on a lab host (veth eth0, 4 queues, 2 CPUs)", () => {
         "ExecStart=/usr/local/libexec/net-tuning/nic-eth0.sh",
         "",
         "[Install]",
-        "WantedBy=multi-user.target",
+        "WantedBy=multi-user.target sys-subsystem-net-devices-eth0.device",
         "",
       ].join("\n"),
     );
@@ -213,6 +213,9 @@ describe("NicQueues on a lab host (veth eth0, 4 queues, 2 CPUs)", () => {
     expect(await out(host, "readlink /etc/systemd/system/multi-user.target.wants/net-tuning-nic-eth0.service")).toBe(
       "/etc/systemd/system/net-tuning-nic-eth0.service",
     );
+    // the device's wants link: systemd starts the unit again when eth0 reappears (hotplug, driver reload)
+    const devWants = "/etc/systemd/system/sys-subsystem-net-devices-eth0.device.wants";
+    expect(await out(host, `readlink ${devWants}/net-tuning-nic-eth0.service`)).toBe("/etc/systemd/system/net-tuning-nic-eth0.service");
     // The script re-applies the settings (as at boot) and exits 0.
     await sh(host, `ip link set dev ${host.iface} txqueuelen 1000`);
     await sh(host, "/usr/local/libexec/net-tuning/nic-eth0.sh");
@@ -226,6 +229,7 @@ describe("NicQueues on a lab host (veth eth0, 4 queues, 2 CPUs)", () => {
     expect(await fileOn(host, "/etc/systemd/system/net-tuning-nic-eth0.service")).toBeUndefined();
     expect(await fileOn(host, "/usr/local/libexec/net-tuning/nic-eth0.sh")).toBeUndefined();
     expect((await host.exec("test -L /etc/systemd/system/multi-user.target.wants/net-tuning-nic-eth0.service")).code).not.toBe(0);
+    expect((await host.exec(`test -e ${devWants}`)).code).not.toBe(0); // link and its directory gone
     expect(await fileOn(host, "/etc/rc.local")).toContain("\nnt_nic_run ip link set dev 'eth0' txqueuelen 3000\n");
     ok(await stack.destroy());
     expect(await fileOn(host, "/etc/rc.local")).toBeUndefined();

@@ -151,6 +151,7 @@ test("NicQueues delete whose file commit fails: values restored, unit and its wa
   expect(d.ok).toBe(false);
   expect(d.error).toMatch(/cannot remove \/usr\/local\/libexec\/net-tuning\/nic-eth0\.sh on \S+ after the values were restored; the boot files were put back as they were; already restored by this run: eth0\/txqueuelen=\d+/);
   expect((await h0.exec(`test -L ${wants} && test -f /etc/systemd/system/net-tuning-nic-eth0.service`)).code).toBe(0);
+  expect((await h0.exec("test -L /etc/systemd/system/sys-subsystem-net-devices-eth0.device.wants/net-tuning-nic-eth0.service")).code).toBe(0); // the hotplug link too
   await h0.exec("umount /usr/local/libexec/net-tuning");
   ok(await stack.destroy());
   expect(await snapshot(h0)).toBe(before);

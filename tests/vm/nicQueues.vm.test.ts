@@ -149,3 +149,29 @@ test("persistence moved systemd → rc.local: the unit goes in the same run; a r
   expect(await nicState(vm)).toBe(before);
   expect(await sh("cat /etc/rc.local 2>/dev/null || echo absent")).not.toContain("pulumi-net-tuning");
 });
+
+test("hotplug: after an e1000e driver reload (the interface disappears and comes back) the unit applies again; delete removes both links", async () => {
+  const before = await nicState(vm);
+  const i = vm.iface.e1000e;
+  const svc = `net-tuning-nic-${i}.service`;
+  const devWants = `/etc/systemd/system/sys-subsystem-net-devices-${i}.device.wants`;
+  const stack = new Stack({ project: "vm", stack: "nic-hotplug" });
+  ok(await stack.up(program("hp", { txQueueLength: 5003, persistence: "systemd" })));
+  expect(await sh(`readlink ${devWants}/${svc}`)).toBe(`/etc/systemd/system/${svc}`);
+  // eth1 (virtio) carries SSH: reloading the e1000e driver only takes eth0 away and back (txqueuelen back to 1000)
+  const ifindex = await sh(`cat /sys/class/net/${i}/ifindex`);
+  await sh(`modprobe -r e1000e && modprobe e1000e`);
+  const deadline = Date.now() + 60_000;
+  let now = "";
+  while (Date.now() < deadline) {
+    now = await sh(`cat /sys/class/net/${i}/tx_queue_len 2>/dev/null; systemctl is-active ${svc} 2>/dev/null; true`);
+    if (now.startsWith("5003")) break;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  expect(await sh(`cat /sys/class/net/${i}/ifindex`)).not.toBe(ifindex); // a new netdev: it really went away (txqueuelen 1000 again)
+  expect(now.split("\n")[0]).toBe("5003"); // re-applied by the unit the device's wants link started
+  expect(now.split("\n")[1]).toBe("active");
+  ok(await stack.destroy());
+  expect((await vm.ssh(`test -e ${devWants} || test -e /etc/systemd/system/${svc}`)).code).not.toBe(0);
+  expect(await nicState(vm)).toBe(before);
+});

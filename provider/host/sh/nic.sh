@@ -13,6 +13,10 @@ NN_LINKED=0
 NN_UNIT=''
 NN_SCRIPT=''
 NN_WANTS=''
+NN_DEV=''
+NN_DEVWANTS=''
+NN_NEW_W=1
+NN_NEW_D=1
 NN_RCLOCAL=''
 NN_PRIOR=absent
 NN_TOUCH=''
@@ -509,6 +513,9 @@ nn_paths() {
   NN_UNIT=/etc/systemd/system/net-tuning-nic-$nn_unitname.service
   NN_SCRIPT=/usr/local/libexec/net-tuning/nic-$NN_IF.sh
   NN_WANTS=/etc/systemd/system/multi-user.target.wants/net-tuning-nic-$nn_unitname.service
+  # the device's wants link: systemd starts the unit again whenever the interface (re)appears (hotplug, driver reload)
+  NN_DEV="sys-subsystem-net-devices-$(nn_systemd_escape "$NN_IF").device"
+  NN_DEVWANTS=/etc/systemd/system/$NN_DEV.wants/net-tuning-nic-$nn_unitname.service
   if [ -d /etc/rc.d ]; then NN_RCLOCAL=/etc/rc.d/rc.local; else NN_RCLOCAL=/etc/rc.local; fi
   if [ -L "$NN_RCLOCAL" ]; then NN_RCLOCAL=$(readlink -f "$NN_RCLOCAL"); fi
   NN_BEGIN="# BEGIN pulumi-net-tuning $NT_OWNER $NN_IF"
@@ -565,7 +572,7 @@ nn_render_script() { # the boot script of systemd mode
 }
 
 nn_render_unit() {
-  nn_dev="sys-subsystem-net-devices-$(nn_systemd_escape "$NN_IF").device"
+  nn_dev=$NN_DEV
   cat <<EOF
 # pulumi-net-tuning owner: $NT_OWNER
 # Generated: manual edits are overwritten; deleting the resource removes this unit.
@@ -582,7 +589,7 @@ RemainAfterExit=yes
 ExecStart=$NN_SCRIPT
 
 [Install]
-WantedBy=multi-user.target
+WantedBy=multi-user.target $NN_DEV
 EOF
 }
 
@@ -768,11 +775,15 @@ nn_touch_rclocal() {
 
 nn_systemd_running() { [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; }
 
-# A unit of ours leaves with its multi-user.target.wants link, both in the commit (undone together on failure).
+# A unit of ours leaves with its multi-user.target.wants and device wants links, all in the commit (undone together
+# on failure); kind_after_commit/kind_after_restore remove the device's .wants directory when it is left empty.
 nn_drop_unit() { # UNIT
   nn_is_ours "$1" || return 0
   nn_w=/etc/systemd/system/multi-user.target.wants/${1##*/}
   [ -L "$nn_w" ] && nt_stage_remove "$nn_w"
+  for nn_w in /etc/systemd/system/sys-subsystem-net-devices-*.device.wants/"${1##*/}"; do
+    [ -L "$nn_w" ] && nt_stage_remove "$nn_w"
+  done
   nt_stage_remove "$1"
   NN_RELOAD=1
 }
@@ -793,15 +804,28 @@ kind_drop_artefact() {
   return 0
 }
 
+# nn_rmdir_empty_wants: the device .wants directories of our units, once empty (systemctl enable or we made them)
+nn_rmdir_empty_wants() {
+  for nn_w in /etc/systemd/system/sys-subsystem-net-devices-*.device.wants; do
+    [ -d "$nn_w" ] && rmdir "$nn_w" 2>/dev/null
+  done
+  return 0
+}
+
 kind_after_commit() {
   nn_touch_rclocal
-  if [ "$NN_MODE" = systemd ] && [ ! -L "$NN_WANTS" ]; then
+  nn_rmdir_empty_wants
+  if [ "$NN_MODE" = systemd ] && { [ ! -L "$NN_WANTS" ] || [ ! -L "$NN_DEVWANTS" ]; }; then
+    NN_LINKED=1
+    NN_NEW_W=0; [ -L "$NN_WANTS" ] || NN_NEW_W=1
+    NN_NEW_D=0; [ -L "$NN_DEVWANTS" ] || NN_NEW_D=1
     if nn_systemd_running; then
-      NN_LINKED=1
       nn_out=$(systemctl daemon-reload 2>&1 && systemctl enable "${NN_UNIT##*/}" 2>&1) || nt_die 1 "systemctl enable ${NN_UNIT##*/} failed on $NT_HOSTNAME: $nn_out"
     else
-      NN_LINKED=1
-      { mkdir -p "${NN_WANTS%/*}" && ln -s "$NN_UNIT" "$NN_WANTS"; } || nt_die 1 "cannot create $NN_WANTS on $NT_HOSTNAME"
+      for nn_l in "$NN_WANTS" "$NN_DEVWANTS"; do
+        [ -L "$nn_l" ] && continue
+        { mkdir -p "${nn_l%/*}" && ln -s "$NN_UNIT" "$nn_l"; } || nt_die 1 "cannot create $nn_l on $NT_HOSTNAME"
+      done
     fi
     nt_step "enable ${NN_UNIT##*/}"
   elif { [ "$NN_MODE" = systemd ] || [ "${NN_RELOAD:-0}" = 1 ]; } && nn_systemd_running; then
@@ -812,8 +836,15 @@ kind_after_commit() {
 
 kind_rollback() {
   if [ "$NN_LINKED" = 1 ]; then
-    rm -f "$NN_WANTS" 2>/dev/null
-    [ -L "$NN_WANTS" ] && NT_UNDO_FAILED="$NT_UNDO_FAILED removing the boot link $NN_WANTS;"
+    if [ "${NN_NEW_W:-1}" = 1 ]; then
+      rm -f "$NN_WANTS" 2>/dev/null
+      [ -L "$NN_WANTS" ] && NT_UNDO_FAILED="$NT_UNDO_FAILED removing the boot link $NN_WANTS;"
+    fi
+    if [ "${NN_NEW_D:-1}" = 1 ]; then
+      rm -f "$NN_DEVWANTS" 2>/dev/null
+      [ -L "$NN_DEVWANTS" ] && NT_UNDO_FAILED="$NT_UNDO_FAILED removing the hotplug link $NN_DEVWANTS;"
+      rmdir "${NN_DEVWANTS%/*}" 2>/dev/null
+    fi
   fi
   if [ "$NN_LINKED" = 1 ] || [ "${NN_RELOAD:-0}" = 1 ]; then
     if nn_systemd_running; then systemctl daemon-reload >/dev/null 2>&1 || NT_UNDO_FAILED="$NT_UNDO_FAILED systemctl daemon-reload;"; fi
@@ -843,6 +874,7 @@ kind_restore_files() {
 
 kind_after_restore() {
   nn_touch_rclocal
+  nn_rmdir_empty_wants
   # (left out of a restore program whose plan names no adopted rc.local lines: provider/host/programs.ts)
   if command -v nn_rc_adopt_restore >/dev/null 2>&1; then nn_rc_adopt_restore; fi
   if [ "${NN_RELOAD:-0}" = 1 ] && nn_systemd_running; then
