@@ -112,7 +112,7 @@ describe("boot script, rc.local block and systemd unit text", () => {
     expect(unit).toContain("After=sys-subsystem-net-devices-eth0.device network-pre.target\n");
     expect(unit).toContain("BindsTo=sys-subsystem-net-devices-eth0.device\n");
     expect(unit).toContain("Type=oneshot\nRemainAfterExit=yes\nExecStart=/usr/local/libexec/net-tuning/nic-eth0.sh\n");
-    expect(unit).toContain("WantedBy=multi-user.target\n");
+    expect(unit).toContain("WantedBy=multi-user.target sys-subsystem-net-devices-eth0.device\n"); // boot, and again when eth0 reappears (hotplug)
   });
   test("the rc.local block (snapshot)", () => {
     expect(runSh(`${setup()} nn_render_block`)).toMatchSnapshot();
