@@ -32,6 +32,11 @@ export interface LiveOutcome {
   drift: Record<string, { applied: string; live: string }>;
   /** Why the read was skipped or failed. */
   reason?: string;
+  /**
+   * The declared settings are secret (a secret or unknown-secret `sysctls`/`settings`, or a secret value inside): the
+   * messages show "(secret)" instead of values, and the `live` and `drift` outputs are secrets.
+   */
+  secret: boolean;
 }
 
 // eslint-disable-next-line @typescript-eslint/no-var-requires
@@ -138,6 +143,15 @@ function toReadConnection(c: Record<string, unknown>): ReadConnection | undefine
   };
 }
 
+/** Whether an Output is (or, unknown, will be) a secret; a failure to tell counts as secret. */
+async function secretOf(o: pulumi.Output<unknown>): Promise<boolean> {
+  try {
+    return (await pulumi.isSecret(o)) === true;
+  } catch {
+    return true;
+  }
+}
+
 /** Resolves an Output without ever hanging on an unknown (preview) or rejecting: undefined when not known. */
 async function known<T>(o: pulumi.Output<T>): Promise<{ value: T } | undefined> {
   const impl = o as unknown as { isKnown: Promise<boolean>; promise(withUnknowns?: boolean): Promise<T> };
@@ -159,7 +173,7 @@ export async function liveRead(...a: Parameters<typeof liveReadUnsafe>): Promise
   } catch (e) {
     // a bug here must not keep the -apply child from being registered: plan-only, said once
     void pulumi.log.warn(`${a[1]}: live preview skipped: ${(e as Error).message}; the preview shows the plan only`, a[0]);
-    return { status: "failed", token: NO_TOKEN, keepStoredToken: true, live: {}, drift: {}, reason: (e as Error).message };
+    return { status: "failed", token: NO_TOKEN, keepStoredToken: true, live: {}, drift: {}, reason: (e as Error).message, secret: true };
   }
 }
 
@@ -172,7 +186,9 @@ async function liveReadUnsafe(
   declared: pulumi.Output<Record<string, string>>,
   livePreview: pulumi.Input<boolean | undefined>,
 ): Promise<LiveOutcome> {
-  const none = (status: LiveOutcome["status"], reason?: string): LiveOutcome => ({ status, token: NO_TOKEN, keepStoredToken: status === "failed", live: {}, drift: {}, reason });
+  // secretness of the declaration, known even when its value is not (unknown-secret)
+  const secret = await secretOf(declared);
+  const none = (status: LiveOutcome["status"], reason?: string): LiveOutcome => ({ status, token: NO_TOKEN, keepStoredToken: status === "failed", live: {}, drift: {}, reason, secret });
   const enabled = await known(pulumi.output(livePreview));
   if (!liveEnabled(enabled?.value)) return none("off");
   const conn = await known(pulumi.output(connection) as pulumi.Output<unknown>);
@@ -192,7 +208,7 @@ async function liveReadUnsafe(
     return none("failed", reason);
   }
   const drift: DriftItem[] = driftOf(section);
-  const shown = renderLive(resource, host, compareLive(plan.value, section), drift, section.recordState);
+  const shown = renderLive(resource, host, compareLive(plan.value, section), drift, section.recordState, { redact: secret });
   void pulumi.log.info(shown.info, parent);
   if (shown.warn) void pulumi.log.warn(shown.warn, parent);
   const live: Record<string, string> = {};
@@ -203,14 +219,17 @@ async function liveReadUnsafe(
     keepStoredToken: false,
     live,
     drift: Object.fromEntries(drift.map((d) => [d.key, { applied: d.applied, live: d.live }])),
+    secret,
   };
 }
 
-/** The `live` and `drift` outputs of a resource. */
+/** The `live` and `drift` outputs of a resource: secrets when the declared settings are. */
 export function liveOutputs(live: Promise<LiveOutcome>): [pulumi.Output<Record<string, string>>, pulumi.Output<Record<string, string>>] {
+  const out = <T>(f: (l: LiveOutcome) => T): pulumi.Output<T> =>
+    pulumi.output(live).apply((l) => (l.secret ? pulumi.secret(f(l)) : f(l))) as pulumi.Output<T>;
   return [
-    pulumi.output(live.then((l) => l.live)),
-    pulumi.output(live.then((l) => Object.fromEntries(Object.entries(l.drift).map(([k, d]) => [k, `${d.applied} → ${d.live}`])))),
+    out((l) => l.live),
+    out((l) => Object.fromEntries(Object.entries(l.drift).map(([k, d]) => [k, `${d.applied} → ${d.live}`]))),
   ];
 }
 

@@ -180,8 +180,21 @@ export function compareLive(declared: Record<string, string>, s: LiveSection): L
   return c;
 }
 
-/** What the preview logs for one resource: `info` (live → declared) and `warn` (drift), each one message. */
-export function renderLive(resource: string, host: string, c: LiveComparison, drift: DriftItem[], recordState: LiveSection["recordState"]): { info: string; warn?: string } {
+/** Shown instead of a value when the declared settings are secret. */
+export const REDACTED = "(secret)";
+
+/**
+ * What the preview logs for one resource: `info` (live → declared) and `warn` (drift), each one message.
+ * `redact`: the declared settings are secret: no value (declared, live or last applied) appears, only keys and "(secret)".
+ */
+export function renderLive(
+  resource: string, host: string, c: LiveComparison, drift: DriftItem[], recordState: LiveSection["recordState"], opts: { redact?: boolean } = {},
+): { info: string; warn?: string } {
+  if (opts.redact) {
+    const r = <T extends { live: string; declared: string }>(x: T): T => ({ ...x, live: REDACTED, declared: REDACTED });
+    c = { ...c, changes: c.changes.map(r), onHost: c.onHost.map(r) };
+    drift = drift.map((d) => (d.applied === "content of the last apply" ? d : { ...d, applied: REDACTED, live: REDACTED }));
+  }
   const n = c.changes.length + c.unchanged.length + c.onHost.length + c.unknown.length;
   const lines = [`${resource} on ${host}: ${c.changes.length} of ${n} setting${n === 1 ? "" : "s"} will change (live → declared)`];
   for (const ch of c.changes) lines.push(`  ${ch.key}: ${ch.live} → ${ch.declared}`);

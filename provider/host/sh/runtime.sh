@@ -836,7 +836,10 @@ nt_commit_files_restore() {
 # secret: /proc/sys and ethtool are readable by any user), so a read as a non-root user needs no sudo. One file per
 # owner, outside $NT_ROOT (mode 0700, the journals):
 #   line 1  "net-tuning-converged v1<TAB>owner-id<TAB>repair token<TAB>owner"
-#   value<TAB>key<TAB>value read back     every desired setting
+#   value<TAB>key<TAB>value read back     every desired setting (values any user may read)
+#   unknown<TAB>key                       a sysctl whose /proc/sys file is not world-readable (0600, e.g.
+#                                         net.ipv4.tcp_fastopen_key): its value is not republished here, so not
+#                                         checked for drift
 #   file<TAB>path<TAB>digest              every artefact (nt_digest)
 # The repair token comes from the apply's operation ("apply-update@<token>", provider/host/programs.ts): a preview
 # finding no drift proposes the recorded token again (no change); drift proposes a new one (an update that repairs).
@@ -854,6 +857,13 @@ nt_digest() {
   esac
 }
 
+# nt_world_readable PATH: the file exists and its mode lets any user read it ("r" in the others' triplet of ls -l).
+nt_world_readable() {
+  ntw_l=$(ls -ldL -- "$1" 2>/dev/null) || return 1
+  case "$ntw_l" in ???????r*) return 0 ;; esac
+  return 1
+}
+
 # After a successful apply (the report already printed): a failure here is only a message (the next preview then
 # proposes an update, which writes it again).
 nt_converged_write() {
@@ -862,6 +872,9 @@ nt_converged_write() {
     printf 'net-tuning-converged v1\t%s\t%s\t%s\n' "$NT_OWNER_ID" "$NT_REPAIR" "$NT_OWNER"
     while IFS="$NT_TAB" read -r ntc_t ntc_k ntc_v; do [ "$ntc_t" = applied ] && printf '%s\t%s\n' "$ntc_k" "$ntc_v"; done < "$NT_TMP/report" > "$NT_TMP/conv.applied"
     while IFS="$NT_TAB" read -r ntc_k ntc_v; do
+      if [ "$NT_KIND" = sysctl ] && nts_path "$ntc_k" && ! nt_world_readable "$NTS_PATH"; then
+        printf 'unknown\t%s\n' "$ntc_k"; continue
+      fi
       nt_lookup "$NT_TMP/conv.applied" "$ntc_k" && ntc_v=$NT_FOUND
       nt_norm "$ntc_v"; printf 'value\t%s\t%s\n' "$ntc_k" "$NT_NORM"
     done < "$NT_TMP/desired"
