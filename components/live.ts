@@ -22,8 +22,8 @@ export interface LiveOutcome {
   /** The repair token for the `-apply` update: the read's, or "0" (none) when not read. */
   token: string;
   /**
-   * The host could not be read (failed): the `-apply` child ignores changes of `update`, so the token stored in state
-   * stays and no change is shown. Not when live previews are off or the connection is unknown: the token is then "0".
+   * The host could not be read (failed), or its record of the last apply is not readable by this user: the `-apply`
+   * child ignores changes of `update`, so the token stored in state stays and no change is shown. Not when live previews are off or the connection is unknown: the token is then "0".
    */
   keepStoredToken: boolean;
   /** setting → value on the host now (declared settings; every queue/IRQ for wildcards). */
@@ -216,7 +216,8 @@ async function liveReadUnsafe(
   return {
     status: "read",
     token: repairToken(section, drift),
-    keepStoredToken: false,
+    // a record this user cannot read: drift is not checked, so the stored token stays (no change by itself)
+    keepStoredToken: section.recordState === "unreadable",
     live,
     drift: Object.fromEntries(drift.map((d) => [d.key, { applied: d.applied, live: d.live }])),
     secret,

@@ -1,9 +1,13 @@
 /**
+ * Live previews under setMocks with the SSH read replaced by a canned answer of the host (no engine, no host).
+ *
  * Secrets in live previews (issue #13, "the read never puts secrets into logs or outputs"): with secret declared
  * settings (`sysctls: pulumi.secret({...})`, or a secret value inside) the messages name keys but show "(secret)"
  * for every value (declared, on the host now, last applied), and `live` and `drift` are secret Outputs. A resource
- * whose settings are not secret keeps its values in the messages and plain outputs (control). The SSH read is
- * replaced by a canned answer of the host (setMocks: no engine, no host).
+ * whose settings are not secret keeps its values in the messages and plain outputs (control).
+ *
+ * A record the login user cannot read (`!record-unreadable`): drift is not checked, so the -apply child keeps the
+ * token stored in state (ignoreChanges ["update"]), as for an unreachable host: no change shown by itself.
  */
 import * as pulumi from "@pulumi/pulumi";
 
@@ -11,11 +15,15 @@ jest.mock("../../provider/live/ssh", () => {
   const actual = jest.requireActual("../../provider/live/ssh");
   return {
     ...actual,
-    readOverSsh: jest.fn(async (_c: unknown, _cmd: string, stdin: string) => {
+    readOverSsh: jest.fn(async (c: { host: string }, _cmd: string, stdin: string) => {
       // every requested owner: last applied 4096, on the host now 1234 (drift), and a file as applied
       const owners = [...stdin.matchAll(/(?:^|NT_LIVE_REQ=')(?:sysctl|nic)\t([A-Za-z0-9._-]+)\t/gm)].map((m) => m[1]);
       const lines = ["net-tuning-live v2"];
       for (const o of owners) {
+        if (c.host === UNREADABLE_RECORD_HOST) {
+          lines.push(`!owner ${o}`, "!record-unreadable", "value\tnet.core.somaxconn\t1234");
+          continue;
+        }
         lines.push(`!owner ${o}`, "!record", `|net-tuning-converged v1\t${o}\tabc123\tproj/dev/x`,
           "|value\tnet.core.somaxconn\t4096", "|file\t/etc/sysctl.d/90-x.conf\t11 22",
           "digest\t/etc/sysctl.d/90-x.conf\t11 22", "value\tnet.core.somaxconn\t1234");
@@ -26,7 +34,9 @@ jest.mock("../../provider/live/ssh", () => {
   };
 });
 
+const UNREADABLE_RECORD_HOST = "198.18.7.99";
 const logs: string[] = [];
+const opts = new Map<string, pulumi.CustomResourceOptions>();
 const registered: string[] = [];
 pulumi.runtime.setMocks(
   { newResource: (a) => (registered.push(a.name), { id: `${a.name}-id`, state: { ...a.inputs } }), call: (a) => a.inputs },
@@ -75,4 +85,14 @@ test("control: settings not secret are shown, and live/drift are plain", async (
   expect(await pulumi.isSecret(r.live)).toBe(false);
   expect(await pulumi.isSecret(r.drift)).toBe(false);
   expect(await value(r.drift)).toEqual({ "net.core.somaxconn": "4096 → 1234" });
+});
+
+test("a record this user cannot read: drift not checked, the -apply child keeps its stored token (ignoreChanges update)", async () => {
+  logs.length = 0;
+  const record: pulumi.ResourceTransformation = (a) => (opts.set(a.name, a.opts), undefined);
+  new NetTuning("norec", { connection: { host: UNREADABLE_RECORD_HOST, user: "ops" }, sysctls: { "net.core.somaxconn": 8192 } }, { transformations: [record] });
+  await until(() => registered.includes("norec-apply"));
+  expect(logs.join("\n")).toContain("is not readable by this user: drift is not checked");
+  expect(opts.get("norec-apply")).toBeDefined();
+  expect(opts.get("norec-apply")!.ignoreChanges).toEqual(["update"]);
 });
