@@ -53,7 +53,7 @@ export interface ConvergedRecord {
   owner: string;
   /** key → value read back at the end of that apply. */
   values: Record<string, string>;
-  /** path → digest (cksum "CRC SIZE", or "-" when the file was absent) of each file the apply persisted. */
+  /** path → digest (cksum "CRC SIZE", "-" when the file was absent) of each file the apply persisted. */
   files: Record<string, string>;
 }
 
@@ -67,7 +67,7 @@ export interface LiveSection {
   missing: string[];
   /** Keys this user cannot read (0600 sysctls as non-root, a ring the driver does not report…). */
   unreadable: string[];
-  /** path → digest now, for every file of the record. */
+  /** path → digest now, for every file of the record ("-" absent, "?" not readable by this user). */
   digests: Record<string, string>;
 }
 
@@ -129,7 +129,8 @@ export function driftOf(s: LiveSection): DriftItem[] {
   }
   for (const path of Object.keys(r.files).sort()) {
     const now = s.digests[path];
-    if (now === undefined || now === r.files[path]) continue;
+    // "?": this user cannot read the file (or a directory above it): not drift, like an unreadable key
+    if (now === undefined || now === "?" || r.files[path] === "?" || now === r.files[path]) continue;
     out.push({ key: path, applied: "content of the last apply", live: now === "-" ? "removed" : "edited on the host" });
   }
   return out;
