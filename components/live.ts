@@ -5,7 +5,7 @@
  * its repair token (see ARCHITECTURE.md, "Live previews and drift").
  */
 import * as pulumi from "@pulumi/pulumi";
-import { LIVE_READ_TIMEOUT_MS, readOverSsh, ReadConnection } from "../provider/live/ssh";
+import { LIVE_READ_TIMEOUT_MS, readOverSshLimited, ReadConnection } from "../provider/live/ssh";
 import {
   compareLive, DriftItem, driftOf, LIVE_READ_COMMAND, NO_TOKEN, LiveKind, LiveRequest, LiveSection, parseLiveRead, renderLive, renderLiveRead, repairToken,
 } from "../provider/live/read";
@@ -121,7 +121,7 @@ async function runRead(b: Batch): Promise<Answer> {
   } catch (e) {
     return { ok: false, reason: `${endpointLabel(b.conn)}: ${(e as Error).message}`, ms: 0 };
   }
-  const r = await readOverSsh(b.conn, LIVE_READ_COMMAND, stdin, LIVE_READ_TIMEOUT_MS);
+  const r = await readOverSshLimited(b.conn, LIVE_READ_COMMAND, stdin, LIVE_READ_TIMEOUT_MS);
   if (liveStats.samples.length < 10_000) liveStats.samples.push({ endpoint: endpointLabel(b.conn), ms: r.ms, ok: r.ok && r.code === 0, stdinBytes: Buffer.byteLength(stdin), resources: b.requests.length });
   if (!r.ok) return { ok: false, reason: r.reason, ms: r.ms };
   if (r.code !== 0) return { ok: false, reason: `${endpointLabel(b.conn)}: the read program exited ${r.code}: ${r.stderr.trim().split("\n").slice(-1)[0] ?? ""}`.trim(), ms: r.ms };

@@ -13,9 +13,7 @@ import * as pulumi from "@pulumi/pulumi";
 
 jest.mock("../../provider/live/ssh", () => {
   const actual = jest.requireActual("../../provider/live/ssh");
-  return {
-    ...actual,
-    readOverSsh: jest.fn(async (c: { host: string }, _cmd: string, stdin: string) => {
+  const fake = jest.fn(async (c: { host: string }, _cmd: string, stdin: string) => {
       // every requested owner: last applied 4096, on the host now 1234 (drift), and a file as applied
       const owners = [...stdin.matchAll(/(?:^|NT_LIVE_REQ=')(?:sysctl|nic)\t([A-Za-z0-9._-]+)\t/gm)].map((m) => m[1]);
       const lines = ["net-tuning-live v2"];
@@ -30,8 +28,8 @@ jest.mock("../../provider/live/ssh", () => {
       }
       lines.push("!end");
       return { ok: true, code: 0, stdout: lines.join("\n") + "\n", stderr: "", ms: 1 };
-    }),
-  };
+  });
+  return { ...actual, readOverSsh: fake, readOverSshLimited: fake };
 });
 
 const UNREADABLE_RECORD_HOST = "198.18.7.99";
