@@ -15,6 +15,7 @@ jest.mock("../../provider/live/ssh", () => {
   const actual = jest.requireActual("../../provider/live/ssh");
   const fake = jest.fn(async (c: { host: string }, _cmd: string, stdin: string) => {
       // every requested owner: last applied 4096, on the host now 1234 (drift), and a file as applied
+      if (c.host === FAILED_HOST) return { ok: false, reason: `${c.host}:22: connection refused`, ms: 1 };
       const owners = [...stdin.matchAll(/(?:^|NT_LIVE_REQ=')(?:sysctl|nic)\t([A-Za-z0-9._-]+)\t/gm)].map((m) => m[1]);
       const lines = ["net-tuning-live v2"];
       for (const o of owners) {
@@ -33,6 +34,15 @@ jest.mock("../../provider/live/ssh", () => {
 });
 
 const UNREADABLE_RECORD_HOST = "198.18.7.99";
+const FAILED_HOST = "198.18.7.98";
+const props = new Map<string, Record<string, unknown>>();
+const record: pulumi.ResourceTransformation = (a) => (opts.set(a.name, a.opts), props.set(a.name, a.props), undefined);
+/** The `update` command of a registered child (known: the connection is known in these tests). */
+async function updateOf(name: string): Promise<string> {
+  const u = pulumi.output(props.get(name)!.update) as unknown as { isKnown: Promise<boolean>; promise(): Promise<string> };
+  expect(await u.isKnown).toBe(true);
+  return u.promise();
+}
 const logs: string[] = [];
 const opts = new Map<string, pulumi.CustomResourceOptions>();
 const registered: string[] = [];
@@ -87,10 +97,30 @@ test("control: settings not secret are shown, and live/drift are plain", async (
 
 test("a record this user cannot read: drift not checked, the -apply child keeps its stored token (ignoreChanges update)", async () => {
   logs.length = 0;
-  const record: pulumi.ResourceTransformation = (a) => (opts.set(a.name, a.opts), undefined);
   new NetTuning("norec", { connection: { host: UNREADABLE_RECORD_HOST, user: "ops" }, sysctls: { "net.core.somaxconn": 8192 } }, { transformations: [record] });
   await until(() => registered.includes("norec-apply"));
   expect(logs.join("\n")).toContain("is not readable by this user: drift is not checked");
   expect(opts.get("norec-apply")).toBeDefined();
   expect(opts.get("norec-apply")!.ignoreChanges).toEqual(["update"]);
+  const update = await updateOf("norec-apply");
+  expect(update).toContain(" apply-update ");
+  expect(update).not.toMatch(/apply-update@/); // token "0": no @token suffix
+});
+
+test("a host that cannot be read: -apply captured, ignoreChanges update, token 0 (no @) in update", async () => {
+  new NetTuning("down", { connection: { host: FAILED_HOST, user: "root" }, sysctls: { "net.core.somaxconn": 8192 } }, { transformations: [record] });
+  await until(() => registered.includes("down-apply"));
+  expect(opts.get("down-apply")).toBeDefined();
+  expect(opts.get("down-apply")!.ignoreChanges).toEqual(["update"]);
+  const update = await updateOf("down-apply");
+  expect(update).toContain(" apply-update ");
+  expect(update).not.toMatch(/apply-update@/); // token "0": no @token suffix
+});
+
+test("drift: the repair token in update (apply-update@<16 hex>), nothing ignored", async () => {
+  new NetTuning("drifted", { connection: { host: "198.18.7.97", user: "root" }, sysctls: { "net.core.somaxconn": 8192 } }, { transformations: [record] });
+  await until(() => registered.includes("drifted-apply"));
+  expect(opts.get("drifted-apply")).toBeDefined();
+  expect(opts.get("drifted-apply")!.ignoreChanges ?? []).toEqual([]);
+  expect(await updateOf("drifted-apply")).toMatch(/ sysctl apply-update@[0-9a-f]{16} /);
 });
