@@ -40,9 +40,8 @@ export interface LiveOutcome {
 }
 
 // eslint-disable-next-line @typescript-eslint/no-var-requires
-const stateMod = require("@pulumi/pulumi/runtime/state") as { getStore(): object };
 // eslint-disable-next-line @typescript-eslint/no-var-requires
-const settingsMod = require("@pulumi/pulumi/runtime/settings") as { getMonitor(): unknown };
+const settingsMod = require("@pulumi/pulumi/runtime/settings") as { getMonitor(): unknown; getProject(): string; getStack(): string; isDryRun(): boolean };
 // eslint-disable-next-line @typescript-eslint/no-var-requires
 const mocksMod = require("@pulumi/pulumi/runtime/mocks") as { MockMonitor: new (...a: never[]) => unknown };
 
@@ -71,8 +70,21 @@ interface Batch {
   result: Promise<Answer>;
 }
 
-/** Reads per program run (a run = one Pulumi runtime store): endpoint key → batch. */
-const runs = new WeakMap<object, Map<string, Batch[]>>();
+/**
+ * Reads per program run, keyed by the process-level identity of the run: project, stack and dry-run flag (a `pulumi
+ * up` runs the program twice, preview then update, each its own read). Not the SDK's runtime store: under the
+ * multi-language component provider each construct call gets a store of its own, so resources of one host in
+ * different constructs would not share the host's read. A batch leaves its list when its read starts (it is never
+ * joined after that), so nothing accumulates over runs in one process (the test harness).
+ */
+const runs = new Map<string, Map<string, Batch[]>>();
+function runKey(): string {
+  try {
+    return JSON.stringify([settingsMod.getProject(), settingsMod.getStack(), settingsMod.isDryRun()]);
+  } catch {
+    return "";
+  }
+}
 /** How long the first resource of a host waits for the others of the same host to join its read. */
 const GATHER_MS = 50;
 /** Counters for tests and the bench, per process: reads started, and each finished read (endpoint, ms, ok, stdin bytes). */
@@ -90,9 +102,9 @@ export function endpointLabel(c: ReadConnection): string {
 
 /** Joins the host's pending read of this program run (one session per host), or starts one. */
 function requestRead(conn: ReadConnection, req: LiveRequest): Promise<Answer> {
-  const store = stateMod.getStore();
-  let hosts = runs.get(store);
-  if (!hosts) runs.set(store, (hosts = new Map()));
+  const run = runKey();
+  let hosts = runs.get(run);
+  if (!hosts) runs.set(run, (hosts = new Map()));
   const key = endpointKey(conn);
   const list = hosts.get(key) ?? [];
   hosts.set(key, list);
@@ -103,6 +115,8 @@ function requestRead(conn: ReadConnection, req: LiveRequest): Promise<Answer> {
     b.result = new Promise<Answer>((resolve) => {
       setTimeout(() => {
         b.started = true;
+        list.splice(list.indexOf(b), 1);
+        if (list.length === 0 && hosts!.get(key) === list) hosts!.delete(key);
         liveStats.reads++;
         void runRead(b).then(resolve);
       }, GATHER_MS);

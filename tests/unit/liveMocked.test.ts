@@ -124,3 +124,15 @@ test("drift: the repair token in update (apply-update@<16 hex>), nothing ignored
   expect(opts.get("drifted-apply")!.ignoreChanges ?? []).toEqual([]);
   expect(await updateOf("drifted-apply")).toMatch(/ sysctl apply-update@[0-9a-f]{16} /);
 });
+
+test("two resources on one host share one read (one batch per host and run: project, stack, dry-run)", async () => {
+  const { readOverSshLimited } = jest.requireMock("../../provider/live/ssh") as { readOverSshLimited: jest.Mock };
+  const calls0 = readOverSshLimited.mock.calls.length;
+  const conn = { host: "198.18.7.50", user: "root" };
+  new NetTuning("pairA", { connection: conn, sysctls: { "net.core.somaxconn": 8192 } });
+  new NetTuning("pairB", { connection: conn, sysctls: { "net.ipv4.tcp_fin_timeout": 20 } });
+  await until(() => registered.includes("pairA-apply") && registered.includes("pairB-apply"));
+  const mine = readOverSshLimited.mock.calls.slice(calls0).filter((c) => (c[0] as { host: string }).host === conn.host);
+  expect(mine).toHaveLength(1);
+  expect(String(mine[0][2]).match(/proj\.dev\.pair[AB]-/g)?.length).toBe(2);
+});
