@@ -5,7 +5,7 @@
  * its repair token (see ARCHITECTURE.md, "Live previews and drift").
  */
 import * as pulumi from "@pulumi/pulumi";
-import { LIVE_READ_TIMEOUT_MS, readOverSsh, ReadConnection } from "../provider/live/ssh";
+import { LIVE_READ_TIMEOUT_MS, readOverSshLimited, ReadConnection } from "../provider/live/ssh";
 import {
   compareLive, DriftItem, driftOf, LIVE_READ_COMMAND, NO_TOKEN, LiveKind, LiveRequest, LiveSection, parseLiveRead, renderLive, renderLiveRead, repairToken,
 } from "../provider/live/read";
@@ -22,8 +22,8 @@ export interface LiveOutcome {
   /** The repair token for the `-apply` update: the read's, or "0" (none) when not read. */
   token: string;
   /**
-   * The host could not be read (failed): the `-apply` child ignores changes of `update`, so the token stored in state
-   * stays and no change is shown. Not when live previews are off or the connection is unknown: the token is then "0".
+   * The host could not be read (failed), or its record of the last apply is not readable by this user: the `-apply`
+   * child ignores changes of `update`, so the token stored in state stays and no change is shown. Not when live previews are off or the connection is unknown: the token is then "0".
    */
   keepStoredToken: boolean;
   /** setting → value on the host now (declared settings; every queue/IRQ for wildcards). */
@@ -32,12 +32,16 @@ export interface LiveOutcome {
   drift: Record<string, { applied: string; live: string }>;
   /** Why the read was skipped or failed. */
   reason?: string;
+  /**
+   * The declared settings are secret (a secret or unknown-secret `sysctls`/`settings`, or a secret value inside): the
+   * messages show "(secret)" instead of values, and the `live` and `drift` outputs are secrets.
+   */
+  secret: boolean;
 }
 
 // eslint-disable-next-line @typescript-eslint/no-var-requires
-const stateMod = require("@pulumi/pulumi/runtime/state") as { getStore(): object };
 // eslint-disable-next-line @typescript-eslint/no-var-requires
-const settingsMod = require("@pulumi/pulumi/runtime/settings") as { getMonitor(): unknown };
+const settingsMod = require("@pulumi/pulumi/runtime/settings") as { getMonitor(): unknown; getProject(): string; getStack(): string; isDryRun(): boolean };
 // eslint-disable-next-line @typescript-eslint/no-var-requires
 const mocksMod = require("@pulumi/pulumi/runtime/mocks") as { MockMonitor: new (...a: never[]) => unknown };
 
@@ -66,8 +70,21 @@ interface Batch {
   result: Promise<Answer>;
 }
 
-/** Reads per program run (a run = one Pulumi runtime store): endpoint key → batch. */
-const runs = new WeakMap<object, Map<string, Batch[]>>();
+/**
+ * Reads per program run, keyed by the process-level identity of the run: project, stack and dry-run flag (a `pulumi
+ * up` runs the program twice, preview then update, each its own read). Not the SDK's runtime store: under the
+ * multi-language component provider each construct call gets a store of its own, so resources of one host in
+ * different constructs would not share the host's read. A batch leaves its list when its read starts (it is never
+ * joined after that), so nothing accumulates over runs in one process (the test harness).
+ */
+const runs = new Map<string, Map<string, Batch[]>>();
+function runKey(): string {
+  try {
+    return JSON.stringify([settingsMod.getProject(), settingsMod.getStack(), settingsMod.isDryRun()]);
+  } catch {
+    return "";
+  }
+}
 /** How long the first resource of a host waits for the others of the same host to join its read. */
 const GATHER_MS = 50;
 /** Counters for tests and the bench, per process: reads started, and each finished read (endpoint, ms, ok, stdin bytes). */
@@ -85,9 +102,9 @@ export function endpointLabel(c: ReadConnection): string {
 
 /** Joins the host's pending read of this program run (one session per host), or starts one. */
 function requestRead(conn: ReadConnection, req: LiveRequest): Promise<Answer> {
-  const store = stateMod.getStore();
-  let hosts = runs.get(store);
-  if (!hosts) runs.set(store, (hosts = new Map()));
+  const run = runKey();
+  let hosts = runs.get(run);
+  if (!hosts) runs.set(run, (hosts = new Map()));
   const key = endpointKey(conn);
   const list = hosts.get(key) ?? [];
   hosts.set(key, list);
@@ -98,6 +115,8 @@ function requestRead(conn: ReadConnection, req: LiveRequest): Promise<Answer> {
     b.result = new Promise<Answer>((resolve) => {
       setTimeout(() => {
         b.started = true;
+        list.splice(list.indexOf(b), 1);
+        if (list.length === 0 && hosts!.get(key) === list) hosts!.delete(key);
         liveStats.reads++;
         void runRead(b).then(resolve);
       }, GATHER_MS);
@@ -116,7 +135,7 @@ async function runRead(b: Batch): Promise<Answer> {
   } catch (e) {
     return { ok: false, reason: `${endpointLabel(b.conn)}: ${(e as Error).message}`, ms: 0 };
   }
-  const r = await readOverSsh(b.conn, LIVE_READ_COMMAND, stdin, LIVE_READ_TIMEOUT_MS);
+  const r = await readOverSshLimited(b.conn, LIVE_READ_COMMAND, stdin, LIVE_READ_TIMEOUT_MS);
   if (liveStats.samples.length < 10_000) liveStats.samples.push({ endpoint: endpointLabel(b.conn), ms: r.ms, ok: r.ok && r.code === 0, stdinBytes: Buffer.byteLength(stdin), resources: b.requests.length });
   if (!r.ok) return { ok: false, reason: r.reason, ms: r.ms };
   if (r.code !== 0) return { ok: false, reason: `${endpointLabel(b.conn)}: the read program exited ${r.code}: ${r.stderr.trim().split("\n").slice(-1)[0] ?? ""}`.trim(), ms: r.ms };
@@ -136,6 +155,15 @@ function toReadConnection(c: Record<string, unknown>): ReadConnection | undefine
     host: c.host, port, user: s(c.user), password: s(c.password), privateKey: s(c.privateKey),
     privateKeyPassword: s(c.privateKeyPassword), agentSocketPath: s(c.agentSocketPath), proxy,
   };
+}
+
+/** Whether an Output is (or, unknown, will be) a secret; a failure to tell counts as secret. */
+async function secretOf(o: pulumi.Output<unknown>): Promise<boolean> {
+  try {
+    return (await pulumi.isSecret(o)) === true;
+  } catch {
+    return true;
+  }
 }
 
 /** Resolves an Output without ever hanging on an unknown (preview) or rejecting: undefined when not known. */
@@ -159,7 +187,7 @@ export async function liveRead(...a: Parameters<typeof liveReadUnsafe>): Promise
   } catch (e) {
     // a bug here must not keep the -apply child from being registered: plan-only, said once
     void pulumi.log.warn(`${a[1]}: live preview skipped: ${(e as Error).message}; the preview shows the plan only`, a[0]);
-    return { status: "failed", token: NO_TOKEN, keepStoredToken: true, live: {}, drift: {}, reason: (e as Error).message };
+    return { status: "failed", token: NO_TOKEN, keepStoredToken: true, live: {}, drift: {}, reason: (e as Error).message, secret: true };
   }
 }
 
@@ -172,7 +200,9 @@ async function liveReadUnsafe(
   declared: pulumi.Output<Record<string, string>>,
   livePreview: pulumi.Input<boolean | undefined>,
 ): Promise<LiveOutcome> {
-  const none = (status: LiveOutcome["status"], reason?: string): LiveOutcome => ({ status, token: NO_TOKEN, keepStoredToken: status === "failed", live: {}, drift: {}, reason });
+  // secretness of the declaration, known even when its value is not (unknown-secret)
+  const secret = await secretOf(declared);
+  const none = (status: LiveOutcome["status"], reason?: string): LiveOutcome => ({ status, token: NO_TOKEN, keepStoredToken: status === "failed", live: {}, drift: {}, reason, secret });
   const enabled = await known(pulumi.output(livePreview));
   if (!liveEnabled(enabled?.value)) return none("off");
   const conn = await known(pulumi.output(connection) as pulumi.Output<unknown>);
@@ -192,7 +222,7 @@ async function liveReadUnsafe(
     return none("failed", reason);
   }
   const drift: DriftItem[] = driftOf(section);
-  const shown = renderLive(resource, host, compareLive(plan.value, section), drift, section.recordState);
+  const shown = renderLive(resource, host, compareLive(plan.value, section), drift, section.recordState, { redact: secret });
   void pulumi.log.info(shown.info, parent);
   if (shown.warn) void pulumi.log.warn(shown.warn, parent);
   const live: Record<string, string> = {};
@@ -200,17 +230,21 @@ async function liveReadUnsafe(
   return {
     status: "read",
     token: repairToken(section, drift),
-    keepStoredToken: false,
+    // a record this user cannot read: drift is not checked, so the stored token stays (no change by itself)
+    keepStoredToken: section.recordState === "unreadable",
     live,
     drift: Object.fromEntries(drift.map((d) => [d.key, { applied: d.applied, live: d.live }])),
+    secret,
   };
 }
 
-/** The `live` and `drift` outputs of a resource. */
+/** The `live` and `drift` outputs of a resource: secrets when the declared settings are. */
 export function liveOutputs(live: Promise<LiveOutcome>): [pulumi.Output<Record<string, string>>, pulumi.Output<Record<string, string>>] {
+  const out = <T>(f: (l: LiveOutcome) => T): pulumi.Output<T> =>
+    pulumi.output(live).apply((l) => (l.secret ? pulumi.secret(f(l)) : f(l))) as pulumi.Output<T>;
   return [
-    pulumi.output(live.then((l) => l.live)),
-    pulumi.output(live.then((l) => Object.fromEntries(Object.entries(l.drift).map(([k, d]) => [k, `${d.applied} → ${d.live}`])))),
+    out((l) => l.live),
+    out((l) => Object.fromEntries(Object.entries(l.drift).map(([k, d]) => [k, `${d.applied} → ${d.live}`]))),
   ];
 }
 

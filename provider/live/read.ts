@@ -53,7 +53,7 @@ export interface ConvergedRecord {
   owner: string;
   /** key → value read back at the end of that apply. */
   values: Record<string, string>;
-  /** path → digest (cksum "CRC SIZE", or "-" when the file was absent) of each file the apply persisted. */
+  /** path → digest (cksum "CRC SIZE", "-" when the file was absent) of each file the apply persisted. */
   files: Record<string, string>;
 }
 
@@ -67,7 +67,7 @@ export interface LiveSection {
   missing: string[];
   /** Keys this user cannot read (0600 sysctls as non-root, a ring the driver does not report…). */
   unreadable: string[];
-  /** path → digest now, for every file of the record. */
+  /** path → digest now, for every file of the record ("-" absent, "?" not readable by this user). */
   digests: Record<string, string>;
 }
 
@@ -129,7 +129,8 @@ export function driftOf(s: LiveSection): DriftItem[] {
   }
   for (const path of Object.keys(r.files).sort()) {
     const now = s.digests[path];
-    if (now === undefined || now === r.files[path]) continue;
+    // "?": this user cannot read the file (or a directory above it): not drift, like an unreadable key
+    if (now === undefined || now === "?" || r.files[path] === "?" || now === r.files[path]) continue;
     out.push({ key: path, applied: "content of the last apply", live: now === "-" ? "removed" : "edited on the host" });
   }
   return out;
@@ -180,8 +181,21 @@ export function compareLive(declared: Record<string, string>, s: LiveSection): L
   return c;
 }
 
-/** What the preview logs for one resource: `info` (live → declared) and `warn` (drift), each one message. */
-export function renderLive(resource: string, host: string, c: LiveComparison, drift: DriftItem[], recordState: LiveSection["recordState"]): { info: string; warn?: string } {
+/** Shown instead of a value when the declared settings are secret. */
+export const REDACTED = "(secret)";
+
+/**
+ * What the preview logs for one resource: `info` (live → declared) and `warn` (drift), each one message.
+ * `redact`: the declared settings are secret: no value (declared, live or last applied) appears, only keys and "(secret)".
+ */
+export function renderLive(
+  resource: string, host: string, c: LiveComparison, drift: DriftItem[], recordState: LiveSection["recordState"], opts: { redact?: boolean } = {},
+): { info: string; warn?: string } {
+  if (opts.redact) {
+    const r = <T extends { live: string; declared: string }>(x: T): T => ({ ...x, live: REDACTED, declared: REDACTED });
+    c = { ...c, changes: c.changes.map(r), onHost: c.onHost.map(r) };
+    drift = drift.map((d) => (d.applied === "content of the last apply" ? d : { ...d, applied: REDACTED, live: REDACTED }));
+  }
   const n = c.changes.length + c.unchanged.length + c.onHost.length + c.unknown.length;
   const lines = [`${resource} on ${host}: ${c.changes.length} of ${n} setting${n === 1 ? "" : "s"} will change (live → declared)`];
   for (const ch of c.changes) lines.push(`  ${ch.key}: ${ch.live} → ${ch.declared}`);

@@ -29,6 +29,54 @@ export type ReadResult =
 /** Default bound for connect + read of one host, in milliseconds. */
 export const LIVE_READ_TIMEOUT_MS = 10_000;
 
+/**
+ * Reads in flight at once (per process). More hosts wait in FIFO order for a free slot; each read's deadline
+ * ({@link LIVE_READ_TIMEOUT_MS}) starts when it dials, not when it is queued, so a host is never timed out for
+ * waiting behind others. A preview of N hosts that all time out takes about ceil(N / 32) × 10 s.
+ */
+export const LIVE_READ_CONCURRENCY = 32;
+
+/** A FIFO limiter: `run(f)` starts `f` once fewer than `n` started by it are unsettled. Pure (no I/O). */
+export function limiter(n: number): { run<T>(f: () => Promise<T>): Promise<T>; inFlight(): number; queued(): number } {
+  if (!Number.isInteger(n) || n < 1) throw new Error(`limiter: ${n} is not a positive integer`);
+  let active = 0;
+  const waiting: (() => void)[] = [];
+  const next = () => {
+    if (active >= n) return;
+    const start = waiting.shift();
+    if (start) start();
+  };
+  return {
+    run<T>(f: () => Promise<T>): Promise<T> {
+      return new Promise<T>((resolve, reject) => {
+        waiting.push(() => {
+          active++;
+          let p: Promise<T>;
+          try {
+            p = Promise.resolve(f());
+          } catch (e) {
+            p = Promise.reject(e);
+          }
+          p.then(resolve, reject).finally(() => {
+            active--;
+            next();
+          });
+        });
+        next();
+      });
+    },
+    inFlight: () => active,
+    queued: () => waiting.length,
+  };
+}
+
+const slots = limiter(LIVE_READ_CONCURRENCY);
+
+/** {@link readOverSsh} behind the process-wide limiter: at most LIVE_READ_CONCURRENCY dials at once; deadline from the dial. */
+export function readOverSshLimited(conn: ReadConnection, command: string, stdin: string, timeoutMs = LIVE_READ_TIMEOUT_MS): Promise<ReadResult> {
+  return slots.run(() => readOverSsh(conn, command, stdin, timeoutMs));
+}
+
 function endpoint(c: ReadConnection): string {
   const port = c.port ?? 22;
   return c.host.includes(":") ? `[${c.host}]:${port}` : `${c.host}:${port}`;

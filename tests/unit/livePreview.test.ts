@@ -7,6 +7,7 @@ import * as pulumi from "@pulumi/pulumi";
 
 const logs: string[] = [];
 const opts = new Map<string, pulumi.CustomResourceOptions>();
+const props = new Map<string, Record<string, unknown>>();
 const registeredNames: string[] = [];
 pulumi.runtime.setMocks(
   {
@@ -28,6 +29,7 @@ import * as command from "@pulumi/command";
 
 const record: pulumi.ResourceTransformation = (a) => {
   opts.set(a.name, a.opts);
+  props.set(a.name, a.props);
   return undefined;
 };
 beforeAll(() => {
@@ -58,7 +60,13 @@ test("a connection not known yet: no read, one info, -apply registered with toke
   new NetTuning("late", { connection: { host: server.stdout, user: "root" }, sysctls: { "net.core.somaxconn": 4096 } }, { transformations: [record] });
   await until(() => registeredNames.includes("late-apply"));
   expect(registeredNames).toContain("late-apply");
-  expect(opts.get("late-apply")?.ignoreChanges ?? []).toEqual([]); // token "0": the commands as without live previews
+  // the child was captured, with nothing ignored (token "0": the commands as without live previews). Its `update`
+  // depends on the connection, unknown in this preview, so the token itself is asserted where the connection is
+  // known (tests/unit/liveMocked.test.ts: " apply-update " without an "@token" for token 0).
+  expect(opts.get("late-apply")).toBeDefined();
+  expect(opts.get("late-apply")!.ignoreChanges ?? []).toEqual([]);
+  const u = pulumi.output(props.get("late-apply")!.update) as unknown as { isKnown: Promise<boolean> };
+  expect(await u.isKnown).toBe(false);
   expect(logs).toContain(`info: NetTuning "late": live preview skipped: the connection is not known yet (a server created in this run?); the preview shows the plan only`);
   expect(liveStats.reads).toBe(reads);
 });

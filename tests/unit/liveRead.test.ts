@@ -78,6 +78,12 @@ describe("drift and the repair token", () => {
     ]);
     expect(driftOf({ ...web(), values: {}, digests: { "/etc/sysctl.d/90-web.conf": "-" } })[0].live).toBe("removed");
   });
+  test("a managed file this user cannot read (digest ?) is not drift, nor is a record digest ?", () => {
+    const unreadable = parseLiveRead(ANSWER.replace("digest\t/etc/sysctl.d/90-web.conf\t123 45", "digest\t/etc/sysctl.d/90-web.conf\t?"))["p.s.web-12345678"];
+    expect(unreadable.digests["/etc/sysctl.d/90-web.conf"]).toBe("?");
+    expect(driftOf({ ...unreadable, values: { "net.core.somaxconn": "4096" } })).toEqual([]);
+    expect(driftOf({ ...web(), values: {}, record: { ...web().record!, files: { "/etc/sysctl.d/90-web.conf": "?" } }, digests: { "/etc/sysctl.d/90-web.conf": "1 2" } })).toEqual([]);
+  });
   test("the token rides on the update's operation; 0 leaves the command as without live previews", () => {
     const plain = engineCommand("sysctl", "update", "p.s.web-12345678", "urn:x");
     expect(engineCommand("sysctl", "update", "p.s.web-12345678", "urn:x", undefined, false, "0")).toBe(plain);

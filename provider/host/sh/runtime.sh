@@ -836,22 +836,45 @@ nt_commit_files_restore() {
 # secret: /proc/sys and ethtool are readable by any user), so a read as a non-root user needs no sudo. One file per
 # owner, outside $NT_ROOT (mode 0700, the journals):
 #   line 1  "net-tuning-converged v1<TAB>owner-id<TAB>repair token<TAB>owner"
-#   value<TAB>key<TAB>value read back     every desired setting
-#   file<TAB>path<TAB>digest              every artefact (nt_digest)
+#   value<TAB>key<TAB>value read back     every desired setting (values any user may read)
+#   unknown<TAB>key                       a sysctl whose /proc/sys file is not world-readable (0600, e.g.
+#                                         net.ipv4.tcp_fastopen_key): its value is not republished here, so not
+#                                         checked for drift
+#   file<TAB>path<TAB>digest              every artefact (nt_digest) outside $NT_ROOT
 # The repair token comes from the apply's operation ("apply-update@<token>", provider/host/programs.ts): a preview
 # finding no drift proposes the recorded token again (no change); drift proposes a new one (an update that repairs).
 NT_CONVERGED_DIR=/var/lib/pulumi-net-tuning-converged
 NT_REPAIR=${NT_REPAIR:-0}
 
 # nt_digest PATH OWNER: "CRC SIZE" (cksum) of the file, or for rc.local of this owner's BEGIN…END blocks only
-# (edits elsewhere in rc.local are not ours); "-" when absent or unreadable.
+# (edits elsewhere in rc.local are not ours); "-" when absent; "?" when this user cannot tell (the file, or a
+# directory above it, is not readable: a live read as a non-root user), which is not drift.
 nt_digest() {
-  if [ ! -f "$1" ] || [ ! -r "$1" ]; then printf '%s\n' -; return 0; fi
+  if [ ! -e "$1" ]; then
+    # absent only if the nearest existing directory above it can be searched by this user
+    ntd_d=$1
+    while :; do
+      ntd_d=${ntd_d%/*}
+      [ -n "$ntd_d" ] || { printf '%s\n' -; return 0; }
+      [ -e "$ntd_d" ] && break
+    done
+    if [ -x "$ntd_d" ]; then printf '%s\n' -; else printf '%s\n' '?'; fi
+    return 0
+  fi
+  if [ ! -f "$1" ]; then printf '%s\n' -; return 0; fi
+  if [ ! -r "$1" ]; then printf '%s\n' '?'; return 0; fi
   case "$1" in
     */rc.local) awk -v b="# BEGIN pulumi-net-tuning $2 " -v e="# END pulumi-net-tuning $2 " \
       'index($0, b) == 1 { on = 1 } on { print } on && index($0, e) == 1 { on = 0 }' "$1" 2>/dev/null | cksum ;;
-    *) cksum < "$1" 2>/dev/null || printf '%s\n' - ;;
+    *) cksum < "$1" 2>/dev/null || printf '%s\n' '?' ;;
   esac
+}
+
+# nt_world_readable PATH: the file exists and its mode lets any user read it ("r" in the others' triplet of ls -l).
+nt_world_readable() {
+  ntw_l=$(ls -ldL -- "$1" 2>/dev/null) || return 1
+  case "$ntw_l" in ???????r*) return 0 ;; esac
+  return 1
 }
 
 # After a successful apply (the report already printed): a failure here is only a message (the next preview then
@@ -862,10 +885,17 @@ nt_converged_write() {
     printf 'net-tuning-converged v1\t%s\t%s\t%s\n' "$NT_OWNER_ID" "$NT_REPAIR" "$NT_OWNER"
     while IFS="$NT_TAB" read -r ntc_t ntc_k ntc_v; do [ "$ntc_t" = applied ] && printf '%s\t%s\n' "$ntc_k" "$ntc_v"; done < "$NT_TMP/report" > "$NT_TMP/conv.applied"
     while IFS="$NT_TAB" read -r ntc_k ntc_v; do
+      if [ "$NT_KIND" = sysctl ] && nts_path "$ntc_k" && ! nt_world_readable "$NTS_PATH"; then
+        printf 'unknown\t%s\n' "$ntc_k"; continue
+      fi
       nt_lookup "$NT_TMP/conv.applied" "$ntc_k" && ntc_v=$NT_FOUND
       nt_norm "$ntc_v"; printf 'value\t%s\t%s\n' "$ntc_k" "$NT_NORM"
     done < "$NT_TMP/desired"
-    while IFS= read -r ntc_a; do printf 'file\t%s\t' "$ntc_a"; nt_digest "$ntc_a" "$NT_OWNER"; done < "$NT_TMP/arts.new"
+    # not the files under the 0700 state dir (adoption stages originals there): no other user can read them
+    while IFS= read -r ntc_a; do
+      case "$ntc_a" in "$NT_ROOT"/*) continue ;; esac
+      printf 'file\t%s\t' "$ntc_a"; nt_digest "$ntc_a" "$NT_OWNER"
+    done < "$NT_TMP/arts.new"
   } > "$NT_TMP/converged" 2>/dev/null
   nt_same_file "$NT_TMP/converged" "$NT_CONVERGED_DIR/$NT_OWNER_ID" && return 0 # unchanged: no write
   if [ -d "$NT_CONVERGED_DIR" ] || mkdir -m 755 "$NT_CONVERGED_DIR"; then
