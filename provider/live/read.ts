@@ -188,6 +188,15 @@ export const REDACTED = "(secret)";
  * What the preview logs for one resource: `info` (live → declared) and `warn` (drift), each one message.
  * `redact`: the declared settings are secret: no value (declared, live or last applied) appears, only keys and "(secret)".
  */
+/**
+ * An RPS or IRQ setting declared as CPU numbers is read back as a hex CPU mask: say which is which ("mask 1 → CPUs
+ * 0"), so the line does not read as a change of the number. Keywords ("all", "spread", "max") are shown as they are.
+ */
+function onHostText(h: { key: string; live: string; declared: string }): string {
+  if (/\/(irq|rps)\.[^/]*$/.test(h.key) && /^[0-9][0-9, -]*$/.test(h.declared)) return `mask ${h.live} → CPUs ${h.declared}`;
+  return `${h.live} → ${h.declared}`;
+}
+
 export function renderLive(
   resource: string, host: string, c: LiveComparison, drift: DriftItem[], recordState: LiveSection["recordState"], opts: { redact?: boolean } = {},
 ): { info: string; warn?: string } {
@@ -199,7 +208,7 @@ export function renderLive(
   const n = c.changes.length + c.unchanged.length + c.onHost.length + c.unknown.length;
   const lines = [`${resource} on ${host}: ${c.changes.length} of ${n} setting${n === 1 ? "" : "s"} will change (live → declared)`];
   for (const ch of c.changes) lines.push(`  ${ch.key}: ${ch.live} → ${ch.declared}`);
-  for (const h of c.onHost) lines.push(`  ${h.key}: ${h.live} → ${h.declared} (resolved on the host)`);
+  for (const h of c.onHost) lines.push(`  ${h.key}: ${onHostText(h)} (resolved on the host)`);
   if (c.unchanged.length) lines.push(`  ${c.unchanged.length} already as declared: ${c.unchanged.join(", ")}`);
   for (const u of c.unknown) lines.push(`  ${u.key}: ${u.why}`);
   if (recordState === "unreadable") lines.push(`  the record of the last apply (${CONVERGED_DIR}) is not readable by this user: drift is not checked`);

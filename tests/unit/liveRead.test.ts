@@ -149,3 +149,10 @@ test("the read program gives the same answer under every supported shell (read-o
   expect(s["a.b.d-2"].values["lo/rps.rx-0"]).toMatch(/^[0-9a-f,]+$/);
   expect(s["a.b.d-2"].recordState).toBe("none");
 });
+
+test("an IRQ or RPS setting declared as CPU numbers is shown as the live mask and the declared CPUs, not as a number change", () => {
+  const c = { changes: [], unchanged: [], unknown: [], onHost: [{ key: "eth0/irq.24", live: "1", declared: "0" }, { key: "eth0/rps.rx-0", live: "0", declared: "all" }] };
+  const { info } = renderLive("NicQueues \"q\"", "h:22", c, [], "ok");
+  expect(info).toContain("  eth0/irq.24: mask 1 → CPUs 0 (resolved on the host)");
+  expect(info).toContain("  eth0/rps.rx-0: 0 → all (resolved on the host)");
+});
