@@ -166,6 +166,14 @@ export class NetTuning extends pulumi.ComponentResource {
     const plan = pulumi.all([...values]).apply((v) => {
       const p = early ?? validate(name, owner, named(v));
       warnAll(this, p.warnings);
+      // what adoption takes over, as a diagnostic of the preview (the plan's @adopt lines say it in the diff)
+      if (p.adopt.length) {
+        void pulumi.log.info(
+          `NetTuning "${name}" adopts ${p.adopt.join(", ")}: saved byte for byte (up to 4 KiB also in Pulumi state), then removed` +
+            ` (sysctl.conf: its lines for the declared keys commented out); delete puts ${p.adopt.length === 1 ? "it" : "them"} back and applies ${p.adopt.length === 1 ? "its" : "their"} values again`,
+          this,
+        );
+      }
       return p;
     });
     const become = pulumi.output(a.become).apply(becomeOf) as pulumi.Output<"sudo">; // undefined = no sudo

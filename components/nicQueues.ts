@@ -171,6 +171,15 @@ export class NicQueues extends pulumi.ComponentResource {
     const plan = pulumi.all(values).apply((v) => {
       const p = early ?? validate(name, owner, named(v as unknown[]));
       warnAll(this, p.warnings);
+      // what adoption takes over, as a diagnostic of the preview (the plan's lines say it in the diff)
+      const adopted = named(v as unknown[]).adoptRcLocalLines;
+      if (Array.isArray(adopted) && adopted.length) {
+        void pulumi.log.info(
+          `NicQueues "${name}" takes over ${adopted.length} rc.local entr${adopted.length === 1 ? "y" : "ies"} (removed now, rc.local given back byte for byte on delete):\n` +
+            adopted.map((e) => `  ${String(e).split("\n").join("\n  ")}`).join("\n"),
+          this,
+        );
+      }
       return p;
     });
     const become = pulumi.output(a.become).apply(becomeOf) as pulumi.Output<"sudo">; // undefined = no sudo

@@ -238,3 +238,24 @@ describe("every route is validated before any remote call, with one message list
   });
 });
 
+
+describe("adoption in the preview", () => {
+  test("NetTuning adopt and NicQueues adoptRcLocalLines log what they take over (info on the resource)", async () => {
+    const info: string[] = [];
+    const spy = jest.spyOn(pulumi.log, "info").mockImplementation(((m: string) => (info.push(m), Promise.resolve())) as never);
+    try {
+      const { NicQueues } = await import("../../components/nicQueues");
+      const t = new NetTuning("adopter", { connection: another(), sysctls: { "net.core.somaxconn": 4096 }, adopt: ["99-hk-net-tuning.conf"] });
+      const n = new NicQueues("rcadopter", {
+        connection: another(), interface: "eth0", txQueueLength: 2500, persistence: "systemd",
+        adoptRcLocalLines: ["ip link set dev eth0 txqueuelen 10000"],
+      });
+      await promiseOf(t.warnings);
+      await promiseOf(n.warnings);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(info.join("\n")).toContain('NetTuning "adopter" adopts /etc/sysctl.d/99-hk-net-tuning.conf: saved byte for byte');
+    expect(info.join("\n")).toContain('NicQueues "rcadopter" takes over 1 rc.local entry (removed now, rc.local given back byte for byte on delete):\n  ip link set dev eth0 txqueuelen 10000');
+  });
+});
