@@ -870,10 +870,24 @@ nt_digest() {
   esac
 }
 
-# nt_world_readable PATH: the file exists and its mode lets any user read it ("r" in the others' triplet of ls -l).
+# nt_world_readable_list: $NT_TMP/conv.readable = the /proc/sys files of the desired sysctl keys that exist and that
+# any user may read ("r" in the others' triplet of ls -l), one path a line; one ls for all keys (no fork per key).
+nt_world_readable_list() {
+  : > "$NT_TMP/conv.readable"
+  [ "$NT_KIND" = sysctl ] || return 0
+  set --
+  while IFS="$NT_TAB" read -r ntw_k _; do nts_path "$ntw_k" && set -- "$@" "$NTS_PATH"; done < "$NT_TMP/desired"
+  [ $# -gt 0 ] || return 0
+  # shellcheck disable=SC2012 # /proc/sys paths: no blanks; ls is one process for every mode
+  ls -ldL -- "$@" > "$NT_TMP/conv.modes" 2>/dev/null
+  while read -r ntw_m ntw_rest; do
+    case "$ntw_m" in ???????r*) printf '%s\n' "${ntw_rest##* }" ;; esac
+  done < "$NT_TMP/conv.modes" > "$NT_TMP/conv.readable"
+}
+
+# nt_world_readable PATH: PATH is in $NT_TMP/conv.readable (builtins only).
 nt_world_readable() {
-  ntw_l=$(ls -ldL -- "$1" 2>/dev/null) || return 1
-  case "$ntw_l" in ???????r*) return 0 ;; esac
+  while IFS= read -r ntw_p; do [ "$ntw_p" = "$1" ] && return 0; done < "$NT_TMP/conv.readable"
   return 1
 }
 
@@ -884,6 +898,7 @@ nt_converged_write() {
   {
     printf 'net-tuning-converged v1\t%s\t%s\t%s\n' "$NT_OWNER_ID" "$NT_REPAIR" "$NT_OWNER"
     while IFS="$NT_TAB" read -r ntc_t ntc_k ntc_v; do [ "$ntc_t" = applied ] && printf '%s\t%s\n' "$ntc_k" "$ntc_v"; done < "$NT_TMP/report" > "$NT_TMP/conv.applied"
+    nt_world_readable_list
     while IFS="$NT_TAB" read -r ntc_k ntc_v; do
       if [ "$NT_KIND" = sysctl ] && nts_path "$ntc_k" && ! nt_world_readable "$NTS_PATH"; then
         printf 'unknown\t%s\n' "$ntc_k"; continue
