@@ -82,3 +82,23 @@ for q in /sys/class/net/eth0/queues/rx-*; do
 done
 `.replace(/eth0/g, iface);
 }
+
+/** Our values for every key of the article's file, each different from the hand value (the lab uses its netns keys). */
+export const OURS: Record<string, string | number> = {
+  "net.core.rmem_max": 134217728,
+  "net.core.wmem_max": 134217728,
+  "net.core.rmem_default": 212992,
+  "net.core.wmem_default": 212992,
+  "net.ipv4.tcp_rmem": "4096 262144 67108864",
+  "net.ipv4.tcp_wmem": "4096 262144 67108864",
+  "net.core.netdev_max_backlog": 100000,
+  "net.core.somaxconn": 32768,
+  "net.ipv4.tcp_max_syn_backlog": 131072,
+  "net.ipv4.tcp_window_scaling": 1,
+  "net.ipv4.tcp_sack": 1,
+  "net.ipv4.tcp_timestamps": 1,
+  "net.ipv4.tcp_mtu_probing": 2,
+  "net.ipv4.ip_local_port_range": "20000 60999",
+  "net.ipv4.tcp_fin_timeout": 20,
+};
+export const norm = (v: string | number) => String(v).trim().split(/\s+/).join(" ");

@@ -11,7 +11,7 @@
 import type { LabHost } from "../../testkit/lab";
 import { stacksDestroyedAfterEach, useLab } from "../../testkit/jest";
 import { ok, readSysctl as sysctl, snapshot, sysProgram, writeSysctl } from "../../testkit/host";
-import { HK_CONF, HK_PATH, HK_VALUES, HOST_WIDE, WEB_SYSCTL_CONF_LINES, writeHkConf } from "./fixtures";
+import { HK_CONF, HK_PATH, HK_VALUES, HOST_WIDE, norm, OURS as ALL_OURS, WEB_SYSCTL_CONF_LINES, writeHkConf } from "./fixtures";
 
 jest.setTimeout(300_000);
 
@@ -25,20 +25,8 @@ const newStack = stacksDestroyedAfterEach("adopt");
 /** HK_CONF without the lines of host-wide keys (what a network namespace can hold). */
 const HK_NETNS = HK_CONF.split("\n").filter((l) => !HOST_WIDE.some((k) => l.startsWith(`${k} `))).join("\n");
 const NETNS_KEYS = Object.keys(HK_VALUES).filter((k) => !HOST_WIDE.includes(k));
-/** Our values: each differs from the hand value. */
-const OURS: Record<string, string | number> = {
-  "net.ipv4.tcp_rmem": "4096 262144 67108864",
-  "net.ipv4.tcp_wmem": "4096 262144 67108864",
-  "net.core.somaxconn": 32768,
-  "net.ipv4.tcp_max_syn_backlog": 131072,
-  "net.ipv4.tcp_window_scaling": 1,
-  "net.ipv4.tcp_sack": 1,
-  "net.ipv4.tcp_timestamps": 1,
-  "net.ipv4.tcp_mtu_probing": 2,
-  "net.ipv4.ip_local_port_range": "20000 60999",
-  "net.ipv4.tcp_fin_timeout": 20,
-};
-const norm = (v: string | number) => String(v).trim().split(/\s+/).join(" ");
+/** Our values: each differs from the hand value (the netns keys of the shared map). */
+const OURS: Record<string, string | number> = Object.fromEntries(Object.entries(ALL_OURS).filter(([k]) => !HOST_WIDE.includes(k)));
 
 async function cleanup(): Promise<void> {
   await h0.exec(`rm -f ${HK_PATH}; cp -p /root/sysctl.conf.lab /etc/sysctl.conf`);

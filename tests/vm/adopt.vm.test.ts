@@ -8,45 +8,14 @@
  */
 import { Stack } from "../../testkit/harness";
 import { snapshot, SnapshotHost } from "../../testkit/host";
-import { ensureImage, startVm, VmHost } from "../../testkit/vm";
-import { hkRcLocal, HK_PATH, HK_VALUES, writeHkConf } from "../adopt/fixtures";
-import { get as getOn, nicProgram, ok, sh, sysctlProgram, timingLine, txqlen } from "./lifecycle";
+import type { VmHost } from "../../testkit/vm";
+import { hkRcLocal, HK_PATH, HK_VALUES, norm, OURS, writeHkConf } from "../adopt/fixtures";
+import { get as getOn, nicProgram, ok, sh, sysctlProgram, useGuest, txqlen } from "./lifecycle";
 
-jest.setTimeout(900_000);
 let vm: VmHost;
-const startedMs = Date.now();
-let testsStartMs = 0;
-beforeAll(async () => {
-  await ensureImage("bookworm");
-  vm = await startVm({ suite: "bookworm" });
-  testsStartMs = Date.now();
-}, 1_800_000);
-afterAll(async () => {
-  await vm?.stop();
-  // eslint-disable-next-line no-console
-  console.log(timingLine(vm, "adopt.vm.test.ts", startedMs, testsStartMs));
-}, 60_000);
+useGuest("adopt.vm.test.ts", { suite: "bookworm" }, (g) => (vm = g));
 const get = (key: string) => getOn(vm, key);
 
-/** Our values for every key of the article's file, each different from the hand value. */
-const OURS: Record<string, string | number> = {
-  "net.core.rmem_max": 134217728,
-  "net.core.wmem_max": 134217728,
-  "net.core.rmem_default": 212992,
-  "net.core.wmem_default": 212992,
-  "net.ipv4.tcp_rmem": "4096 262144 67108864",
-  "net.ipv4.tcp_wmem": "4096 262144 67108864",
-  "net.core.netdev_max_backlog": 100000,
-  "net.core.somaxconn": 32768,
-  "net.ipv4.tcp_max_syn_backlog": 131072,
-  "net.ipv4.tcp_window_scaling": 1,
-  "net.ipv4.tcp_sack": 1,
-  "net.ipv4.tcp_timestamps": 1,
-  "net.ipv4.tcp_mtu_probing": 2,
-  "net.ipv4.ip_local_port_range": "20000 60999",
-  "net.ipv4.tcp_fin_timeout": 20,
-};
-const norm = (v: string | number) => String(v).trim().split(/\s+/).join(" ");
 
 test("the article's 99-hk-net-tuning.conf adopted whole: reboot → our values; destroy, reboot → the hand values, the file byte-identical", async () => {
   expect(Object.keys(OURS).sort()).toEqual(Object.keys(HK_VALUES).sort());

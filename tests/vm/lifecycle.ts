@@ -5,7 +5,7 @@
  */
 import { Stack } from "../../testkit/harness";
 import { NicArgs, nicProgram as nicProgramOn, ok, readSysctl, sh as shOn, SysArgs, sysProgram } from "../../testkit/host";
-import type { VmHost } from "../../testkit/vm";
+import { ensureImage, startVm, Suite, VmHost } from "../../testkit/vm";
 
 /** The `[vm timing]` line each VM test file prints at the end (per suite: image, boot, tests, total). */
 export function timingLine(vm: VmHost | undefined, file: string, startedMs: number, testsStartMs: number): string {
@@ -16,6 +16,28 @@ export function timingLine(vm: VmHost | undefined, file: string, startedMs: numb
     `${s(img?.buildMs ?? 0)}, image + boot ${s(testsStartMs ? testsStartMs - startedMs : 0)}, ` +
     `tests ${s(testsStartMs ? Date.now() - testsStartMs : 0)}, total ${s(Date.now() - startedMs)}`
   );
+}
+
+/**
+ * One guest for a whole test file: built image (cached), booted in beforeAll, stopped in afterAll with the file's
+ * `[vm timing]` line; `use` receives the guest once it is up. Sets the file's jest timeout (900 s a test).
+ */
+export function useGuest(file: string, opts: { suite: Suite; cpus?: number }, use: (vm: VmHost) => void): void {
+  jest.setTimeout(900_000);
+  let vm: VmHost | undefined;
+  const startedMs = Date.now();
+  let testsStartMs = 0;
+  beforeAll(async () => {
+    await ensureImage(opts.suite);
+    vm = await startVm(opts);
+    use(vm);
+    testsStartMs = Date.now();
+  }, 1_800_000);
+  afterAll(async () => {
+    await vm?.stop();
+    // eslint-disable-next-line no-console
+    console.log(timingLine(vm, file, startedMs, testsStartMs));
+  }, 60_000);
 }
 
 export { ok };

@@ -8,24 +8,14 @@ process.env.NET_TUNING_LIVE_PREVIEW = "1"; // the harness evaluates programs und
 import * as pulumi from "@pulumi/pulumi";
 import { NicQueues } from "../../components/nicQueues";
 import { Stack, UpResult } from "../../testkit/harness";
-import { ensureImage, startVm, VmHost } from "../../testkit/vm";
-import { ok, sh as shOn, timingLine } from "./lifecycle";
+import type { VmHost } from "../../testkit/vm";
+import { ok, sh as shOn, useGuest } from "./lifecycle";
 
-jest.setTimeout(900_000);
 let vm: VmHost;
-const startedMs = Date.now();
-let testsStartMs = 0;
-beforeAll(async () => {
-  await ensureImage("bookworm");
-  vm = await startVm({ suite: "bookworm", cpus: 2 });
-  testsStartMs = Date.now();
-}, 1_800_000);
-afterAll(async () => {
-  delete process.env.NET_TUNING_LIVE_PREVIEW;
-  await vm?.stop();
-  // eslint-disable-next-line no-console
-  console.log(timingLine(vm, "live.vm.test.ts", startedMs, testsStartMs));
-}, 60_000);
+useGuest("live.vm.test.ts", { suite: "bookworm", cpus: 2 }, (g) => (vm = g));
+afterAll(() => {
+  delete process.env.NET_TUNING_LIVE_PREVIEW; // jest runs other files in this worker
+});
 const sh = (cmd: string) => shOn(vm, cmd);
 
 async function logged(f: () => Promise<UpResult>): Promise<{ r: UpResult; info: string[]; warn: string[] }> {

@@ -3,23 +3,11 @@
  * boot, boot-order conflicts, and rollback from Pulumi state — across real reboots.
  */
 import { Stack } from "../../testkit/harness";
-import { ensureImage, startVm, VmHost } from "../../testkit/vm";
-import { get as getOn, netTuningLifecycle, ok, sysctlProgram, timingLine } from "./lifecycle";
+import type { VmHost } from "../../testkit/vm";
+import { get as getOn, netTuningLifecycle, ok, sysctlProgram, useGuest } from "./lifecycle";
 
-jest.setTimeout(900_000);
 let vm: VmHost;
-const startedMs = Date.now();
-let testsStartMs = 0;
-beforeAll(async () => {
-  await ensureImage("bookworm");
-  vm = await startVm({ suite: "bookworm" });
-  testsStartMs = Date.now();
-}, 1_800_000);
-afterAll(async () => {
-  await vm?.stop();
-  // eslint-disable-next-line no-console
-  console.log(timingLine(vm, "netTuning.vm.test.ts", startedMs, testsStartMs));
-}, 60_000);
+useGuest("netTuning.vm.test.ts", { suite: "bookworm" }, (g) => (vm = g));
 const get = (key: string) => getOn(vm, key);
 const program = (name: string, args: Parameters<typeof sysctlProgram>[2]) => sysctlProgram(() => vm, name, args);
 

@@ -5,23 +5,11 @@
  * eth0 = e1000e (no SSH on it), eth1 = virtio.
  */
 import { Stack } from "../../testkit/harness";
-import { ensureImage, startVm, VmHost } from "../../testkit/vm";
-import { nicLifecycle, nicProgram, nicState, ok, rxUsecs, sh as shOn, timingLine, txqlen } from "./lifecycle";
+import type { VmHost } from "../../testkit/vm";
+import { nicLifecycle, nicProgram, nicState, ok, rxUsecs, sh as shOn, useGuest, txqlen } from "./lifecycle";
 
-jest.setTimeout(900_000);
 let vm: VmHost;
-const startedMs = Date.now();
-let testsStartMs = 0;
-beforeAll(async () => {
-  await ensureImage("bookworm");
-  vm = await startVm({ suite: "bookworm", cpus: 2 }); // 2 vCPUs: IRQ affinity and RPS masks need more than one
-  testsStartMs = Date.now();
-}, 1_800_000);
-afterAll(async () => {
-  await vm?.stop();
-  // eslint-disable-next-line no-console
-  console.log(timingLine(vm, "nicQueues.vm.test.ts", startedMs, testsStartMs));
-}, 60_000);
+useGuest("nicQueues.vm.test.ts", { suite: "bookworm", cpus: 2 }, (g) => (vm = g));
 
 const program = (name: string, args: Parameters<typeof nicProgram>[2], who: "root" | "sudo" = "root") => nicProgram(() => vm, name, args, who);
 const sh = (cmd: string) => shOn(vm, cmd);
