@@ -6,7 +6,9 @@
  */
 import { InputError } from "../provider/errors";
 import { PACKAGE_NAME, PACKAGE_VERSION } from "../provider/version";
-import { reconcileAdvice, validateSysctls } from "../provider/sysctl/validate";
+import { validateSysctls } from "../provider/sysctl/validate";
+import { planWarnings } from "../provider/sysctl/plan";
+import { validateNic } from "../provider/nic/validate";
 import {
   GuardOptions,
   MemoryGuardResult,
@@ -81,7 +83,7 @@ Options:
   --memory SIZE         host memory: 64GiB, 512MiB, 128GB or bytes
   --guard error|warn    memory guard at level error: refuse the plan (error, default) or only warn
   --nic NAME            NicQueues preset: throughput | lowLatency (default: the profile's suggestion)
-  --json                print JSON: { profile, sysctlFile, guard? }
+  --json                print JSON: { profile, sysctlFile, warnings, guard? }
   -h, --help            print this help
   --version             print the version
 
@@ -215,15 +217,23 @@ function plan(p: Parsed): { profile: SysctlProfile; guard?: MemoryGuardResult } 
   return { profile, guard };
 }
 
+/**
+ * The warnings of the plan: exactly the list a NetTuning logs for this profile (provider/sysctl/plan.ts planWarnings),
+ * then those a NicQueues logs for the profile's `nic` preset.
+ */
+function warningsOf(profile: SysctlProfile): string[] {
+  const sysctl = planWarnings(validateSysctls(profile.sysctls, "plan").warnings, profile).warnings;
+  const nic = profile.nic ? validateNic({ interface: "lo", preset: profile.nic }, `NicQueues (preset ${profile.nic.name})`).warnings : [];
+  return [...sysctl, ...nic];
+}
+
 function renderText(profile: SysctlProfile): string {
   const out: string[] = ["# sysctl.d file", renderSysctlFile(profile)];
   if (profile.nic) out.push(`# NicQueues: ${profile.nic.name}`, ...nicLines(profile.nic), "");
   out.push("# Rationale");
   for (const key of Object.keys(profile.sysctls).sort()) out.push(`${key}: ${profile.rationale[key] ?? "(none given)"}`);
   if (profile.nic) for (const [key, why] of Object.entries(profile.nic.rationale)) out.push(`nic.${key}: ${why}`);
-  // The validator's advice reconciled with the profile exactly as NetTuning does, so both give the same warnings.
-  const advice = reconcileAdvice(validateSysctls(profile.sysctls, "plan").warnings, { profileKeys: Object.keys(profile.sysctls) });
-  const warnings = [...profile.warnings, ...advice.warnings];
+  const warnings = warningsOf(profile);
   out.push("", "# Warnings");
   out.push(...(warnings.length > 0 ? warnings.map((w) => `- ${w}`) : ["(none)"]));
   return out.join("\n") + "\n";
@@ -254,7 +264,7 @@ export function main(argv: string[], io: CliIo): number {
       return 1;
     }
     if (parsed.json) {
-      const doc: Record<string, unknown> = { profile, sysctlFile: renderSysctlFile(profile) };
+      const doc: Record<string, unknown> = { profile, sysctlFile: renderSysctlFile(profile), warnings: warningsOf(profile) };
       if (guard !== undefined) doc.guard = guard;
       io.stdout.write(JSON.stringify(doc, null, 2) + "\n");
     } else {

@@ -62,6 +62,22 @@ function oneLine(text: string | undefined): string {
   return t.length <= 400 ? t : `${t.slice(0, t.lastIndexOf(" ", 397))}...`;
 }
 
+/**
+ * The warnings a NetTuning logs for its keys, in order: the validator's advice reconciled with the profile (advice
+ * about a value the profile chose is covered by its rationale) and with `acknowledge`, then the profile's own
+ * warnings prefixed with its name. `net-tuning plan` prints exactly this list for the same profile.
+ */
+export function planWarnings(
+  validatorWarnings: string[],
+  profile: SysctlProfile | undefined,
+  opts: { ownKeys?: Set<string>; acknowledge?: string[] } = {},
+): { warnings: string[]; acknowledged: string[] } {
+  const advice = reconcileAdvice(validatorWarnings, { profileKeys: Object.keys(profile?.sysctls ?? {}), ownKeys: opts.ownKeys, acknowledge: opts.acknowledge });
+  const warnings = [...advice.warnings];
+  for (const w of profile?.warnings ?? []) warnings.push(`profile ${profile?.name}: ${w}`);
+  return { warnings, acknowledged: advice.acknowledged };
+}
+
 /** Validates and renders a NetTuning resource. Pure and deterministic: identical inputs give identical text. */
 export function planSysctls(input: SysctlPlanInput): SysctlPlan {
   const resource = `NetTuning "${input.name}"`;
@@ -130,9 +146,8 @@ export function planSysctls(input: SysctlPlanInput): SysctlPlan {
       .join("; ");
     if (hint) directives.push(`@hint ${k} ${hint}`);
   }
-  const advice = reconcileAdvice(validated.warnings, { profileKeys: Object.keys(input.profile?.sysctls ?? {}), ownKeys: own, acknowledge: input.acknowledge });
-  const warnings = [...advice.warnings];
-  for (const w of input.profile?.warnings ?? []) warnings.push(`profile ${input.profile?.name}: ${w}`);
+  const advice = planWarnings(validated.warnings, input.profile, { ownKeys: own, acknowledge: input.acknowledge });
+  const warnings = advice.warnings;
   // The review sees which keys the user acknowledged (the host ignores comment lines); the key only, so rewording the
   // advice in an upgrade changes no resource's plan (the prose is in `acknowledged`). Advice a profile's rationale
   // covers stays out of the plan: it is in the file as the rationale, and plans of earlier versions stay byte for byte.

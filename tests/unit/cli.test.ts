@@ -93,8 +93,12 @@ describe("net-tuning plan", () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("# NicQueues: lowLatency\nfeatures: gro on, gso on, lro off, tso on\ncoalesce: adaptive-rx off, rx-usecs 10\n");
     expect(r.stdout).toContain(`nic.coalesce: ${lowLatency().rationale.coalesce}`);
-    expect(r.stdout).toContain(`\n# Warnings\n- ${webServer().warnings[0]}\n`);
+    expect(r.stdout).toContain(`\n# Warnings\n- profile ${webServer().name}: ${webServer().warnings[0]}\n`); // as NetTuning logs it
     expect(r.stdout).not.toContain("fs.file-max =");
+    // --json carries the same warnings as the text
+    const doc = JSON.parse(run("plan", "--profile", "webServer", "--nic", "low-latency", "--json").stdout) as { warnings: string[] };
+    expect(doc.warnings).toEqual(r.stdout.split("# Warnings\n")[1].trim().split("\n").map((l) => l.replace(/^- /, "")));
+    expect(doc.warnings.length).toBeGreaterThan(0);
   });
 
   it("sizes from --concurrency and --memory and runs the memory guard", () => {
@@ -131,7 +135,7 @@ describe("net-tuning plan", () => {
     expect(r.stderr).toContain("\n(--guard warn prints the plan anyway)\n");
     const w = run(...argv, "--guard", "warn");
     expect(w.code).toBe(0);
-    expect(w.stdout).toMatch(/\n# Warnings\n- memory guard \(error\): manySmallFlows/);
+    expect(w.stdout).toMatch(/\n# Warnings\n- profile manySmallFlows\([^\n]*\): memory guard \(error\): manySmallFlows/);
   });
 
   it.each([
