@@ -13,13 +13,14 @@
  *
  * See testkit/vm/README.md.
  */
+import type { Who as LabWho } from "../lab";
 import { ChildProcess, spawn } from "child_process";
 import * as fs from "fs";
 import * as net from "net";
 import * as path from "path";
 import { Client } from "ssh2";
 
-export type Who = "root" | "sudo";
+export type Who = Exclude<LabWho, "plain">; // a guest has no plain (non-sudo) user
 
 /** The Debian releases the VM tier builds images for. */
 export const SUITES = ["bullseye", "bookworm", "trixie"] as const;

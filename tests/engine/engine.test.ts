@@ -6,9 +6,9 @@
 import { NetTuning, NetTuningArgs } from "../../components/netTuning";
 import { NicQueues } from "../../components/nicQueues";
 import { engine } from "../../provider/host/engine";
-import { COPY_TYPE, Stack, UpResult } from "../../testkit/harness";
+import { COPY_TYPE, Stack } from "../../testkit/harness";
 import { Lab, LabHost, startLab, Who } from "../../testkit/lab";
-import { snapshot, sysctl } from "../../testkit/host";
+import { ok, snapshot, sysctl, sysProgram } from "../../testkit/host";
 
 let lab: Lab;
 beforeAll(async () => {
@@ -24,16 +24,9 @@ const SOMAXCONN = "net.core.somaxconn";
 const FIN = "net.ipv4.tcp_fin_timeout";
 
 type Args = Omit<NetTuningArgs, "connection" | "become">;
-function program(host: LabHost, name: string, args: Args, who: Who = "root") {
-  return () => {
-    const t = new NetTuning(name, { connection: host.connection(who), become: who === "sudo" ? "sudo" : undefined, ...args });
-    return { applied: t.applied, previous: t.previous };
-  };
-}
-function ok(r: UpResult): UpResult {
-  if (!r.ok) throw new Error(`up failed: ${r.error}`);
-  return r;
-}
+/** testkit/host's NetTuning program, with `become: "sudo"` for the sudo user. */
+const program = (host: LabHost, name: string, args: Args, who: Who = "root") =>
+  sysProgram(host, name, { become: who === "sudo" ? "sudo" : undefined, ...args }, who);
 /** Host values and the files this library writes for users, without the engine's own delivery files. */
 async function values(host: LabHost): Promise<string> {
   return (await snapshot(host, { delivery: true }))

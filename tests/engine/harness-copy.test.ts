@@ -8,8 +8,9 @@ import * as os from "os";
 import * as path from "path";
 import * as pulumi from "@pulumi/pulumi";
 import * as command from "@pulumi/command";
-import { Stack, UpResult } from "../../testkit/harness";
+import { Stack } from "../../testkit/harness";
 import { Lab, LabHost, startLab } from "../../testkit/lab";
+import { ok } from "../../testkit/host";
 
 let lab: Lab;
 let dir: string;
@@ -21,10 +22,6 @@ afterAll(async () => {
   await lab?.stop();
   fs.rmSync(dir, { recursive: true, force: true });
 });
-function ok(r: UpResult): UpResult {
-  if (!r.ok) throw new Error(`up failed: ${r.error}`);
-  return r;
-}
 function file(name: string, text: string): string {
   const p = path.join(dir, name);
   fs.writeFileSync(p, text);

@@ -7,8 +7,9 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import * as command from "@pulumi/command";
-import { Stack, UpResult } from "../../testkit/harness";
+import { Stack } from "../../testkit/harness";
 import { Lab, startLab } from "../../testkit/lab";
+import { ok } from "../../testkit/host";
 
 let lab: Lab;
 beforeAll(async () => {
@@ -17,10 +18,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await lab?.stop();
 });
-function ok(r: UpResult): UpResult {
-  if (!r.ok) throw new Error(`up failed: ${r.error}`);
-  return r;
-}
 
 type Dep = "stdin" | "triggers" | "environment-roc";
 const prog = (port: number, dep: Dep) => () => {

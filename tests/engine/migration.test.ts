@@ -11,9 +11,9 @@ import * as fs from "fs";
 import * as path from "path";
 import { NetTuning } from "../../components/netTuning";
 import { NicQueues } from "../../components/nicQueues";
-import { COMMAND_TYPE, COPY_TYPE, Stack, UpResult } from "../../testkit/harness";
+import { COMMAND_TYPE, COPY_TYPE, Stack } from "../../testkit/harness";
 import { Lab, startLab } from "../../testkit/lab";
-import { snapshot, sysctl } from "../../testkit/host";
+import { ok, snapshot, sysctl } from "../../testkit/host";
 
 const V010 = "1954048";
 const ROOT = path.join(__dirname, "../..");
@@ -33,10 +33,6 @@ afterAll(async () => {
   fs.rmSync(OLD, { recursive: true, force: true });
 });
 
-function ok(r: UpResult): UpResult {
-  if (!r.ok) throw new Error(`up failed: ${r.error}`);
-  return r;
-}
 const noDelivery = (s: string) =>
   s.split("\n").filter((l) => !/\/usr\/local\/lib\/pulumi-net-tuning|\/var\/lib\/pulumi-net-tuning\/incoming/.test(l)).join("\n");
 /** Without mtimes: the engine rewrites identical managed files today (see upgrade.test.ts). */

@@ -7,9 +7,9 @@
  */
 import { NetTuning } from "../../components/netTuning";
 import { MOVE_PATHS } from "../../components/common";
-import { capture, COMMAND_TYPE, COPY_TYPE, Stack, UpResult } from "../../testkit/harness";
+import { capture, COMMAND_TYPE, COPY_TYPE, Stack } from "../../testkit/harness";
 import { Lab, LabHost, startLab } from "../../testkit/lab";
-import { sysctl } from "../../testkit/host";
+import { ok, sysctl } from "../../testkit/host";
 
 let lab: Lab;
 beforeAll(async () => {
@@ -18,10 +18,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await lab?.stop();
 });
-function ok(r: UpResult): UpResult {
-  if (!r.ok) throw new Error(`up failed: ${r.error}`);
-  return r;
-}
 const K = "net.core.somaxconn";
 const prog = (h: LabHost) => () => {
   new NetTuning("web", { connection: h.connection("root"), sysctls: { [K]: 8300 } });

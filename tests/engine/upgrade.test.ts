@@ -11,7 +11,7 @@ import { NicQueues } from "../../components/nicQueues";
 import { assembleEngine, engine, useEngine } from "../../provider/host/engine";
 import { COPY_TYPE, COMMAND_TYPE, Stack, UpResult } from "../../testkit/harness";
 import { Lab, startLab } from "../../testkit/lab";
-import { snapshot, sysctl } from "../../testkit/host";
+import { ok, snapshot, sysctl } from "../../testkit/host";
 
 let lab: Lab;
 beforeAll(async () => {
@@ -22,10 +22,6 @@ afterAll(async () => {
   await lab?.stop();
 });
 
-function ok(r: UpResult): UpResult {
-  if (!r.ok) throw new Error(`up failed: ${r.error}`);
-  return r;
-}
 const hostFiles = (s: string) =>
   s.split("\n").filter((l) => !/\/usr\/local\/lib\/pulumi-net-tuning|\/var\/lib\/pulumi-net-tuning\/incoming/.test(l)).join("\n");
 /**

@@ -11,6 +11,7 @@ import { NetTuning } from "../../components/netTuning";
 import { CONVERGED_DIR } from "../../provider/live/read";
 import { Stack, UpResult } from "../../testkit/harness";
 import { Lab, startLab } from "../../testkit/lab";
+import { ok } from "../../testkit/host";
 
 jest.setTimeout(180_000);
 let lab: Lab;
@@ -21,10 +22,6 @@ afterAll(async () => {
   delete process.env.NET_TUNING_LIVE_PREVIEW;
   await lab?.stop();
 });
-function ok(r: UpResult): UpResult {
-  if (!r.ok) throw new Error(`failed: ${r.error}`);
-  return r;
-}
 
 test("a 0600 sysctl is recorded as unknown, without its value; the next preview shows no drift", async () => {
   const host = lab.hosts[0];

@@ -16,7 +16,7 @@ import { CONVERGED_DIR, LIVE_READ_COMMAND, parseLiveRead, renderLiveRead } from 
 import { readOverSsh } from "../../provider/live/ssh";
 import { Stack, UpResult } from "../../testkit/harness";
 import { Lab, LabHost, startLab, Who } from "../../testkit/lab";
-import { snapshot, sysctl } from "../../testkit/host";
+import { ok, snapshot, sysctl } from "../../testkit/host";
 
 jest.setTimeout(180_000);
 let lab: Lab;
@@ -65,10 +65,6 @@ async function listenerPid(host: LabHost): Promise<number> {
   const pid = pids.find((p) => { try { return readFileSync(`/proc/${p}/cmdline`, "utf8").includes("[listener]"); } catch { return false; } });
   if (!pid) throw new Error(`no sshd listener in ${host.netns}`);
   return pid;
-}
-function ok(r: UpResult): UpResult {
-  if (!r.ok) throw new Error(`failed: ${r.error}`);
-  return r;
 }
 /** A component output as registered (the stack outputs of a preview are not resolved by the harness). */
 function outOf(r: UpResult, key: string, name: string): unknown {

@@ -8,7 +8,7 @@
 import { Stack } from "../../testkit/harness";
 import type { LabHost } from "../../testkit/lab";
 import { useLab } from "../../testkit/jest";
-import { ok, snapshot } from "../../testkit/host";
+import { ok, procPath, snapshot } from "../../testkit/host";
 import { netTuningSysctls, readValues, SYSCTLS } from "../../bench/keys";
 import { nicProgram, sysProgram } from "../reliability/common";
 import { clearHooks, setHooks } from "./hooks";
@@ -81,7 +81,7 @@ test("NicQueues create (channels, gro, txqueuelen, systemd unit): SIGKILL after 
 
 test("NetTuning update that renames its file, changes two keys and drops one: SIGKILL after each step", async () => {
   const K = ["net.core.somaxconn", "net.ipv4.tcp_fin_timeout", "net.ipv4.tcp_max_syn_backlog"];
-  const read = async () => JSON.stringify(Object.fromEntries(await Promise.all(K.map(async (k) => [k, (await h0.exec(`cat /proc/sys/${k.split(".").join("/")}`)).stdout.trim()]))));
+  const read = async () => JSON.stringify(Object.fromEntries(await Promise.all(K.map(async (k) => [k, (await h0.exec(`cat ${procPath(k)}`)).stdout.trim()]))));
   const orig = JSON.parse(await read()) as Record<string, string>;
   const v1 = sysProgram(h0, "ku", { fileName: "90-old.conf", sysctls: { [K[0]]: 4101, [K[1]]: 41, [K[2]]: 4102 } });
   const v2 = sysProgram(h0, "ku", { fileName: "90-new.conf", sysctls: { [K[0]]: 4201, [K[1]]: 42 } });

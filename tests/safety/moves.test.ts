@@ -8,7 +8,7 @@
 import { Stack, UpResult } from "../../testkit/harness";
 import type { LabHost } from "../../testkit/lab";
 import { stacksDestroyedAfterEach, useLab } from "../../testkit/jest";
-import { readSysctl as sysctl, snapshot } from "../../testkit/host";
+import { ok, readSysctl as sysctl, snapshot } from "../../testkit/host";
 import { Conn, nicMoveProgram, sysMoveProgram, withoutGeneration } from "./wiring";
 
 jest.setTimeout(300000);
@@ -27,10 +27,6 @@ const K = { somax: "net.core.somaxconn", fin: "net.ipv4.tcp_fin_timeout" };
 const ARGS = { sysctls: { [K.somax]: 8191, [K.fin]: 19 } };
 const FILE = (name: string) => `/etc/sysctl.d/90-net-tuning-${name}.conf`;
 
-function ok(r: UpResult): UpResult {
-  if (!r.ok) throw new Error(`operation failed: ${r.error}`);
-  return r;
-}
 /** A snapshot without the journal files (their generation changes on a move) and the state directory itself. */
 const withoutJournal = (s: string) => s.replace(/^[^\n]*\/var\/lib\/pulumi-net-tuning[^\n]*\n/gm, "");
 async function journal(host: LabHost): Promise<string> {

@@ -4,10 +4,10 @@
  * next boot applies only what is declared. Boot simulated with `sysctl --system` limited to net.* (per network
  * namespace: the lab host's keys only, never the machine's kernel.* keys).
  */
-import { Stack, UpResult } from "../../testkit/harness";
+import { Stack } from "../../testkit/harness";
 import type { LabHost } from "../../testkit/lab";
 import { stacksDestroyedAfterEach, useLab } from "../../testkit/jest";
-import { readSysctl as sysctl, snapshot, writeSysctl } from "../../testkit/host";
+import { ok, readSysctl as sysctl, snapshot, writeSysctl } from "../../testkit/host";
 import { nicProgram, sysProgram } from "../reliability/common";
 
 jest.setTimeout(300000);
@@ -17,10 +17,6 @@ useLab("renames", 1, (hs) => {
   [h0] = hs;
 });
 const newStack = stacksDestroyedAfterEach("safety");
-function ok(r: UpResult): UpResult {
-  if (!r.ok) throw new Error(`operation failed: ${r.error}`);
-  return r;
-}
 const SOMAX = "net.core.somaxconn";
 const FIN = "net.ipv4.tcp_fin_timeout";
 

@@ -7,7 +7,7 @@
  * Prints a timing line per suite (image, boot, tests, total) at the end.
  */
 import { Stack, UpResult } from "../../testkit/harness";
-import { snapshot, SnapshotHost } from "../../testkit/host";
+import { procPath, snapshot, SnapshotHost } from "../../testkit/host";
 import { ensureImage, ImageInfo, startVm, Suite, VmHost } from "../../testkit/vm";
 import { configFor, exampleProgram } from "../examples/load";
 import { get, netTuningLifecycle, nicLifecycle, nicProgram, nicState, ok, sh, sysctlProgram } from "./lifecycle";
@@ -156,7 +156,7 @@ export function debianSuite(suite: Suite, expect_: SuiteExpectations): void {
     test(`${expect_.missingKey} (newer than this kernel)`, async () => {
       const kernel = versions.kernel;
       const before = await snapshot(vmHost());
-      expect((await vm.ssh(`test -e /proc/sys/${expect_.missingKey.split(".").join("/")}`)).code).not.toBe(0);
+      expect((await vm.ssh(`test -e ${procPath(expect_.missingKey)}`)).code).not.toBe(0);
       const st = new Stack({ project, stack: "missing" });
       const r = await st.up(sysctlProgram(() => vm, "missing", { sysctls: { [expect_.missingKey]: 1, "net.core.somaxconn": 2222 } }));
       expect(r.ok).toBe(false);
