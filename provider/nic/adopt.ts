@@ -10,10 +10,12 @@ export const NicBootOverrideSchema = z.enum(["error", "warn", "ignore"], { messa
 
 /** The plan directives of the NicQueues boot-override check, or the problems of its argument. */
 export function nicBootDirectives(bootOverride: unknown): { lines: string[]; problems: string[] } {
-  if (bootOverride === undefined || bootOverride === null) return { lines: ["@boot-override error"], problems: [] };
+  // "error" is the host's default: no line for it, so plans of earlier versions stay byte for byte (an upgrade
+  // rewrites no resource).
+  if (bootOverride === undefined || bootOverride === null) return { lines: [], problems: [] };
   const r = NicBootOverrideSchema.safeParse(bootOverride);
   if (!r.success) return { lines: [], problems: [`bootOverride ${JSON.stringify(bootOverride)}: ${r.error.issues[0].message}`] };
-  return { lines: [`@boot-override ${r.data}`], problems: [] };
+  return { lines: r.data === "error" ? [] : [`@boot-override ${r.data}`], problems: [] };
 }
 
 const RC_LINE_MAX = 500;

@@ -57,8 +57,10 @@ test("report lines → restore-plan block: content base64 in 76-character lines,
   expect(() => adoptedFromReport({ "adopted.1": "/etc/x\tfile\t644\t0:0\t1\t1\t$(reboot)" })).toThrow(/malformed report line adopted\.1/);
 });
 
-test("NicQueues: @boot-override (default error) and @adopt-rc lines; bad values refused", () => {
-  expect(nicBootDirectives(undefined)).toEqual({ lines: ["@boot-override error"], problems: [] });
+test("NicQueues: @boot-override (default error: no line) and @adopt-rc lines; bad values refused", () => {
+  // the host's default "error" has no line: a NicQueues plan of 0.1.0/0.2.0 stays byte for byte
+  expect(nicBootDirectives(undefined)).toEqual({ lines: [], problems: [] });
+  expect(nicBootDirectives("error")).toEqual({ lines: [], problems: [] });
   expect(nicBootDirectives("warn").lines).toEqual(["@boot-override warn"]);
   expect(nicBootDirectives("maybe").problems[0]).toContain(`bootOverride "maybe"`);
   const rc = rcLocalAdoptDirectives(["  ip link set dev eth0 txqueuelen 10000  ", "for q in /sys/class/net/eth0/queues/rx-*; do\n  echo ffffffff > $q/rps_cpus\ndone\n"]);
