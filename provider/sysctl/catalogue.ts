@@ -520,7 +520,12 @@ export function lookup(key: string): CatalogueEntry | undefined {
 
 /** Read-back forms of keys that cannot be catalogued one by one (per-interface keys). */
 const READBACK_PATTERNS: readonly { pattern: RegExp; form: "msJiffies" }[] = [
-  { pattern: /^net\.ipv[46]\.neigh\.[^.]+\.(retrans_time_ms|base_reachable_time_ms|delay_first_probe_time_ms|interval_probe_time_ms|locktime_ms)$/, form: "msJiffies" },
+  // Documentation/networking/ip-sysctl.rst: neigh/<dev>/{retrans_time_ms,base_reachable_time_ms,interval_probe_time_ms}
+  // (milliseconds, kept in jiffies; delay_first_probe_time and locktime are in seconds/USER_HZ and have no _ms form),
+  // conf/<dev>/mldv{1,2}_unsolicited_report_interval (milliseconds) and route/gc_min_interval_ms.
+  { pattern: /^net\.ipv[46]\.neigh\.[^.]+\.(retrans_time_ms|base_reachable_time_ms|interval_probe_time_ms)$/, form: "msJiffies" },
+  { pattern: /^net\.ipv6\.conf\.[^.]+\.mldv[12]_unsolicited_report_interval$/, form: "msJiffies" },
+  { pattern: /^net\.ipv[46]\.route\.gc_min_interval_ms$/, form: "msJiffies" },
 ];
 
 /** The read-back form of a key matched by a pattern rather than catalogued, or undefined. */

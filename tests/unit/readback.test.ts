@@ -48,6 +48,11 @@ describe("one comparator per read-back form", () => {
   test.each([
     ["net.ipv4.tcp_rmem", "whitespace"], ["net.core.rps_sock_flow_entries", "pow2"], ["net.ipv4.tcp_invalid_ratelimit", "msJiffies"],
     ["net.ipv6.icmp.ratelimit", "msJiffies"], ["net.ipv4.neigh.eth0.retrans_time_ms", "msJiffies"], ["net.core.somaxconn", "exact"],
+    ["net.ipv6.conf.eth0.mldv1_unsolicited_report_interval", "msJiffies"], ["net.ipv6.conf.all.mldv2_unsolicited_report_interval", "msJiffies"],
+    ["net.ipv4.route.gc_min_interval_ms", "msJiffies"], ["net.ipv6.route.gc_min_interval_ms", "msJiffies"],
+    ["net.ipv4.neigh.eth0/100.base_reachable_time_ms", "msJiffies"], ["net.ipv6.neigh.default.interval_probe_time_ms", "msJiffies"],
+    // not kernel keys with a milliseconds form (ip-sysctl.rst: delay_first_probe_time is seconds, locktime is USER_HZ)
+    ["net.ipv4.neigh.eth0.delay_first_probe_time_ms", "exact"], ["net.ipv4.neigh.eth0.locktime_ms", "exact"],
   ])("%s is %s", (key, form) => expect(readbackForm(key)).toBe(form));
   test("pow2: 0 stays 0 (rps_sock_flow_entries = 0 turns RFS off), 1 is 1, 30000 reads back 32768", () => {
     expect([kernelPow2(0), kernelPow2(1), kernelPow2(30000)]).toEqual([0, 1, 32768]);
