@@ -8,7 +8,7 @@ import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { CATALOGUE, lookup } from "../../provider/sysctl/catalogue";
+import { CATALOGUE, lookup, moduleOf } from "../../provider/sysctl/catalogue";
 import { planSysctls } from "../../provider/sysctl/plan";
 import { expectedReadback, kernelPow2, readbackForm, sameValue } from "../../provider/sysctl/readback";
 import { validateSysctls } from "../../provider/sysctl/validate";
@@ -41,6 +41,15 @@ describe("the catalogue carries the rules", () => {
     expect(r.values).toEqual({ "net.ipv4.icmp_ratelimit": "1000", "net.ipv4.tcp_invalid_ratelimit": "250" });
     expect(r.warnings).toHaveLength(1);
     expect(r.warnings[0]).toMatch(/^net\.ipv4\.tcp_invalid_ratelimit = 250 is not a multiple of 20 ms: .*1 ms at HZ=1000, 4 ms at HZ=250, 10 ms at HZ=100.*Fix: .*e\.g\. 260\.$/);
+  });
+});
+
+describe("modules come from the catalogue", () => {
+  test("tcp_congestion_control's entry names tcp_<value> except the built-in ones; conntrack keys need nf_conntrack", () => {
+    expect(lookup("net.ipv4.tcp_congestion_control")!.module).toEqual({ perValue: "tcp_{value}", builtin: ["reno", "cubic"] });
+    expect([moduleOf("net.ipv4.tcp_congestion_control", "bbr"), moduleOf("net.ipv4.tcp_congestion_control", "cubic")]).toEqual(["tcp_bbr", undefined]);
+    expect([moduleOf("net.netfilter.nf_conntrack_buckets", "1"), moduleOf("net.nf_conntrack_max", "1"), moduleOf("net.core.somaxconn", "1")]).toEqual(["nf_conntrack", "nf_conntrack", undefined]);
+    expect(fs.readFileSync(path.join(REPO, "provider/sysctl/plan.ts"), "utf8")).not.toMatch(/nf_conntrack|"reno"|tcp_\$\{/);
   });
 });
 
