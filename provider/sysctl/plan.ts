@@ -5,7 +5,7 @@ import { PACKAGE_NAME } from "../version";
 import type { SysctlProfile } from "../sizing/profile";
 import { lookup, moduleOf } from "./catalogue";
 import { readbackDirective } from "./readback";
-import { reconcileAdvice, validateSysctls } from "./validate";
+import { canonicalKey, reconcileAdvice, validateSysctls } from "./validate";
 import { adoptDirectives, validateAdopt } from "./adopt";
 
 /** What bootOverride does when a file read later at boot sets one of our keys to another value. */
@@ -112,8 +112,8 @@ export function planSysctls(input: SysctlPlanInput): SysctlPlan {
   if (problems.length > 0) throw new InputError(resource, problems);
 
   const values = validated.values;
-  const own = new Set(Object.keys(input.sysctls ?? {}).map((k) => k.replace(/\//g, ".")));
-  const fromProfile = new Set(Object.keys(input.profile?.sysctls ?? {}).filter((k) => !own.has(k)));
+  const own = new Set(Object.keys(input.sysctls ?? {}).map(canonicalKey));
+  const fromProfile = new Set(Object.keys(input.profile?.sysctls ?? {}).map(canonicalKey).filter((k) => !own.has(k)));
   const keys = Object.keys(values).sort();
   const modules = [...new Set(keys.map((k) => moduleFor(k, values[k])).filter((m): m is string => !!m))].sort();
   const fileContent =
