@@ -248,8 +248,11 @@ export function liveOutputs(live: Promise<LiveOutcome>): [pulumi.Output<Record<s
   ];
 }
 
-/** A plain `livePreview` that is not a boolean is refused at construction (untyped JavaScript, other languages). */
-export function livePreviewProblem(resource: string, v: unknown): void {
-  if (v === undefined || v === null || typeof v === "boolean" || pulumi.Output.isInstance(v) || v instanceof Promise) return;
-  throw inputError(resource, [`livePreview must be true or false (got ${JSON.stringify(v)})`], ["livePreview"]);
+/**
+ * The problem of a plain `livePreview` that is not a boolean (untyped JavaScript, other languages), for the resource's
+ * one list of problems; none for a boolean, an absent value or one not known yet.
+ */
+export function livePreviewProblem(v: unknown): string[] {
+  if (v === undefined || v === null || typeof v === "boolean" || pulumi.Output.isInstance(v) || v instanceof Promise) return [];
+  return [`livePreview must be true or false (got ${JSON.stringify(v)})`];
 }

@@ -86,8 +86,9 @@ const ARG_NAMES = ["connection", "sysctls", "profile", "profiles", "fileName", "
 
 /** Every problem of the resolved arguments, or the plan. */
 type Checked = SysctlPlan;
-function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<(typeof ARG_NAMES)[number], unknown>): Checked {
+function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<(typeof ARG_NAMES)[number], unknown>, extra: string[] = []): Checked {
   const problems = commonProblems({ become: v.become, booleans: { persist: v.persist, restoreOnDelete: v.restoreOnDelete } });
+  problems.push(...extra);
   const resolved = resolveProfiles(v.profile, v.profiles);
   problems.push(...resolved.problems);
   const sysctls = v.sysctls ?? {};
@@ -121,7 +122,7 @@ function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<(t
     );
   }
   if (!ackOk) problems.push(`acknowledge must be a list of sysctl keys, e.g. ["net.ipv4.tcp_fin_timeout"]`);
-  if (problems.length > 0 || !plan) throw inputError(`NetTuning "${name}"`, problems, ARG_NAMES);
+  if (problems.length > 0 || !plan) throw inputError(`NetTuning "${name}"`, problems, [...ARG_NAMES, "livePreview"]);
   // planSysctls reconciled the advice with the profile and `acknowledge` (and shows what was acknowledged).
   return plan;
 }
@@ -158,13 +159,14 @@ export class NetTuning extends pulumi.ComponentResource {
       const [sysctls, profile, profiles, fileName, persist, restoreOnDelete, become, bootOverride, acknowledge, adopt] = v;
       return { connection: a.connection, sysctls, profile, profiles, fileName, persist, restoreOnDelete, become, bootOverride, acknowledge, adopt };
     };
-    livePreviewProblem(`NetTuning "${name}"`, a.livePreview);
+    // livePreview's problem joins the others: one list (livePreview is not part of the plan).
+    const liveProblems = livePreviewProblem(a.livePreview);
     // Known at preview: fail now, in the program, with every problem listed (nothing reaches a host); the result is
     // reused below (validating a 40-key plan twice per resource shows at 1,000 hosts).
-    const early = isPlain(values) ? validate(name, owner, named(values)) : undefined;
+    const early = isPlain(values) ? validate(name, owner, named(values), liveProblems) : undefined;
     // Values known only later are validated here, once, before any child Command can be registered.
     const plan = pulumi.all([...values]).apply((v) => {
-      const p = early ?? validate(name, owner, named(v));
+      const p = early ?? validate(name, owner, named(v), liveProblems);
       warnAll(this, p.warnings);
       // what adoption takes over, as a diagnostic of the preview (the plan's @adopt lines say it in the diff)
       if (p.adopt.length) {

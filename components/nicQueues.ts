@@ -85,8 +85,9 @@ const ARG_NAMES = ["connection", "become", "interface", "rings", "channels", "fe
 const SETTINGS = ["interface", "rings", "channels", "features", "coalesce", "txQueueLength", "rps", "irqAffinity", "persistence"] as const;
 
 /** Every problem of the resolved arguments, or the plan. */
-function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<string, unknown>): NicPlan {
+function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<string, unknown>, extra: string[] = []): NicPlan {
   const problems = commonProblems({ become: v.become, booleans: { restoreOnDelete: v.restoreOnDelete } });
+  problems.push(...extra);
   const preset = resolvePreset(v.preset);
   problems.push(...preset.problems);
   let plan: NicPlan | undefined;
@@ -127,7 +128,7 @@ function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<st
   const boot = nicBootDirectives(v.bootOverride);
   const rc = rcLocalAdoptDirectives(v.adoptRcLocalLines);
   problems.push(...boot.problems, ...rc.problems);
-  if (problems.length > 0 || !plan) throw inputError(`NicQueues "${name}"`, problems, ARG_NAMES);
+  if (problems.length > 0 || !plan) throw inputError(`NicQueues "${name}"`, problems, [...ARG_NAMES, "livePreview"]);
   return { ...plan, stdin: `${plan.stdin}${[...boot.lines, ...rc.lines].map((l) => `${l}\n`).join("")}` };
 }
 
@@ -163,13 +164,14 @@ export class NicQueues extends pulumi.ComponentResource {
       o.connection = a.connection;
       return o;
     };
-    livePreviewProblem(`NicQueues "${name}"`, a.livePreview);
+    // livePreview's problem joins the others: one list (livePreview is not part of the plan).
+    const liveProblems = livePreviewProblem(a.livePreview);
     // Known at preview: fail now, in the program, with every problem listed (nothing reaches a host); the result is
     // reused below.
-    const early = isPlain(values) ? validate(name, owner, named(values)) : undefined;
+    const early = isPlain(values) ? validate(name, owner, named(values), liveProblems) : undefined;
     // Values known only later are validated here, once, before any child Command can be registered.
     const plan = pulumi.all(values).apply((v) => {
-      const p = early ?? validate(name, owner, named(v as unknown[]));
+      const p = early ?? validate(name, owner, named(v as unknown[]), liveProblems);
       warnAll(this, p.warnings);
       // what adoption takes over, as a diagnostic of the preview (the plan's lines say it in the diff)
       const adopted = named(v as unknown[]).adoptRcLocalLines;

@@ -55,10 +55,13 @@ const GROUP_EXAMPLE: Partial<Record<NicGroup, string>> = {
   coalesce: `must be an object of ethtool -C parameters (${settingsOf("coalesce").map((s) => s.arg).join(", ")})`,
 };
 
-/** The strict object schema of a group's settings. */
-function groupSchema(group: NicGroup) {
+/**
+ * The strict object schema of a group's settings. `requireAll: false` leaves the spec's required settings optional:
+ * NicQueues' arguments may override a preset's group field by field, and `requiredAfterMerge` checks them after.
+ */
+function groupSchema(group: NicGroup, requireAll = true) {
   const shape: Record<string, z.ZodType> = {};
-  for (const s of settingsOf(group)) shape[s.arg] = s.required ? settingSchema(s) : settingSchema(s).optional();
+  for (const s of settingsOf(group)) shape[s.arg] = s.required && requireAll ? settingSchema(s) : settingSchema(s).optional();
   const fields = settingsOf(group).map((s) => s.arg);
   return z.strictObject(shape, { error: GROUP_EXAMPLE[group] ?? `must be an object with ${fields.join(", ")}` });
 }
@@ -91,8 +94,26 @@ const settingsShape = {
   [NIC_GROUP_SPECS.irq.arg as string]: irqAffinitySchema.optional(),
 };
 
-/** The settings part of NicQueues' arguments (plain values, after Pulumi resolved them). */
-export const nicSettingsSchema = z.strictObject({ interface: interfaceSchema, ...settingsShape, persistence: persistenceSchema.optional() });
+/** The groups whose spec has a required setting: in the arguments they are checked only after the merge with a preset. */
+const REQUIRED_GROUPS = (Object.keys(NIC_GROUP_SPECS) as NicGroup[]).filter((g) => NIC_GROUP_SPECS[g].arg !== undefined && settingsOf(g).some((s) => s.required));
+
+/** The settings part of NicQueues' arguments (plain values, after Pulumi resolved them); required fields may come from a preset. */
+export const nicSettingsSchema = z.strictObject({
+  interface: interfaceSchema,
+  ...settingsShape,
+  ...Object.fromEntries(REQUIRED_GROUPS.map((g) => [NIC_GROUP_SPECS[g].arg as string, groupSchema(g, false).optional()])),
+  persistence: persistenceSchema.optional(),
+});
+
+/** Problems of the merged settings (preset, then arguments): a group given without its required setting (e.g. rps.cpus). */
+export function requiredAfterMerge(merged: Record<string, unknown>): string[] {
+  return REQUIRED_GROUPS.flatMap((g) => {
+    const arg = NIC_GROUP_SPECS[g].arg as string;
+    if (merged[arg] === undefined) return [];
+    const r = groupSchema(g).safeParse(merged[arg]);
+    return r.success ? [] : formatIssues(r.error.issues, arg);
+  });
+}
 
 /** A NIC preset: the same settings schema (ranges included), plus its metadata. */
 export const nicPresetSchema = z.strictObject({

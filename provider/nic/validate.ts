@@ -7,7 +7,7 @@ import type { NicPreset } from "../sizing/nic";
 import type { NicSettingsValues } from "./values.generated";
 import { kernelPow2 } from "../sysctl/readback";
 import { canonicalFeature, FEATURE_SHORT_NAMES } from "./features";
-import { formatIssues, NicPersistence, nicPresetSchema, nicSettingsSchema } from "./schema";
+import { formatIssues, NicPersistence, nicPresetSchema, nicSettingsSchema, requiredAfterMerge } from "./schema";
 import { NIC_GROUPS, NIC_GROUP_SPECS, settingByArg, settingsOf } from "./spec";
 
 /** The argument names of the settings (from the spec's groups), plus interface, persistence and preset. */
@@ -96,6 +96,7 @@ export function validateNic(input: NicInput, resource: string): NicRequest {
   const s = parsed.data as { interface: string; persistence?: NicPersistence } & NicSettingsValues;
   const warnings: string[] = [];
   const m = mergePreset(preset, s);
+  problems.push(...requiredAfterMerge(m as Record<string, unknown>));
 
   const rings = byHostName<number | "max">("rings", m.rings);
   const channels = byHostName<number>("channels", m.channels);

@@ -6,6 +6,8 @@
 import { InputError } from "../errors";
 import { NicPreset, nicPresets } from "./nic";
 import { combine, isSysctlProfile, SysctlProfile } from "./profile";
+import { SysctlProfileSchema } from "./schemas";
+import { formatIssues } from "../nic/schema";
 import { database, longFatFlows, manySmallFlows, nvmeTcpLatency, nvmeTcpThroughput, proxyGateway, webServer } from "./profiles";
 
 /**
@@ -54,7 +56,13 @@ const SPEC_FIELDS = ["name", "bandwidth", "rtt", "concurrency", "memory", "guard
 
 /** One profile spec (or an already resolved profile) → the profile, or problems prefixed by `path`. */
 function resolveOne(value: unknown, path: string, problems: string[]): SysctlProfile | undefined {
-  if (isSysctlProfile(value)) return value;
+  if (isSysctlProfile(value)) {
+    // A resolved profile is checked whole (untyped JavaScript may build one): every problem, named by its path.
+    const r = SysctlProfileSchema.safeParse(value);
+    if (r.success) return value;
+    problems.push(...formatIssues(r.error.issues, path));
+    return undefined;
+  }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     problems.push(`${path}: must be a profile spec such as { name: "webServer" } or { name: "longFatFlows", bandwidth: "10Gbit", rtt: "40ms" }`);
     return undefined;

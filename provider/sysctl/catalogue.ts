@@ -40,8 +40,11 @@ export interface CatalogueEntry {
   scope: "netns" | "host";
   /** Kernel version that introduced the key (only when later than 3.10, the oldest supported host, or notable). */
   since?: string;
-  /** Module that provides the key or its values (net.netfilter.* → "nf_conntrack"). */
-  module?: string;
+  /**
+   * Module that provides the key (net.netfilter.* → "nf_conntrack"), or that a value needs: `{ perValue: "tcp_{value}",
+   * builtin }` names the module of each value except the built-in ones (tcp_congestion_control = bbr → tcp_bbr).
+   */
+  module?: string | { perValue: string; builtin: readonly string[] };
   /**
    * How the value reads back when it is not the text written (see provider/sysctl/readback.ts): pow2 = rounded up
    * to a power of two; msJiffies = milliseconds kept in jiffies, rounded up to the next jiffy. Multi-value keys
@@ -312,6 +315,7 @@ const ENTRIES: CatalogueEntry[] = [
   },
   {
     key: "net.ipv4.tcp_congestion_control", type: "string", pattern: NAME, known: KNOWN_CONGESTION_CONTROL, scope: "netns",
+    module: { perValue: "tcp_{value}", builtin: ["reno", "cubic"] },
     description: "Default congestion control for new connections; the kernel loads tcp_<name> on demand (bbr since 4.9). Default cubic. Per netns since 4.15.",
     advice: "the kernel loads tcp_<name> on demand; the host preflight checks net.ipv4.tcp_available_congestion_control and the module before anything changes",
     example: '"bbr"',
@@ -520,8 +524,24 @@ export function lookup(key: string): CatalogueEntry | undefined {
 
 /** Read-back forms of keys that cannot be catalogued one by one (per-interface keys). */
 const READBACK_PATTERNS: readonly { pattern: RegExp; form: "msJiffies" }[] = [
-  { pattern: /^net\.ipv[46]\.neigh\.[^.]+\.(retrans_time_ms|base_reachable_time_ms|delay_first_probe_time_ms|interval_probe_time_ms|locktime_ms)$/, form: "msJiffies" },
+  // Documentation/networking/ip-sysctl.rst: neigh/<dev>/{retrans_time_ms,base_reachable_time_ms,interval_probe_time_ms}
+  // (milliseconds, kept in jiffies; delay_first_probe_time and locktime are in seconds/USER_HZ and have no _ms form),
+  // conf/<dev>/mldv{1,2}_unsolicited_report_interval (milliseconds) and route/gc_min_interval_ms.
+  { pattern: /^net\.ipv[46]\.neigh\.[^.]+\.(retrans_time_ms|base_reachable_time_ms|interval_probe_time_ms)$/, form: "msJiffies" },
+  { pattern: /^net\.ipv6\.conf\.[^.]+\.mldv[12]_unsolicited_report_interval$/, form: "msJiffies" },
+  { pattern: /^net\.ipv[46]\.route\.gc_min_interval_ms$/, form: "msJiffies" },
 ];
+
+/** Modules of keys that cannot be catalogued one by one (every conntrack key, catalogued or not). */
+const MODULE_PATTERNS: readonly { pattern: RegExp; module: string }[] = [{ pattern: /^net\.netfilter\.nf_conntrack/, module: "nf_conntrack" }];
+
+/** The kernel module a key (or its value) needs, from its entry or a pattern; undefined when none. */
+export function moduleOf(key: string, value: string): string | undefined {
+  const m = lookup(key)?.module;
+  if (typeof m === "string") return m;
+  if (m) return m.builtin.includes(value) ? undefined : m.perValue.replace("{value}", value);
+  return MODULE_PATTERNS.find((p) => p.pattern.test(key))?.module;
+}
 
 /** The read-back form of a key matched by a pattern rather than catalogued, or undefined. */
 export function readbackPattern(key: string): "msJiffies" | undefined {

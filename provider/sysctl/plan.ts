@@ -3,9 +3,9 @@ import { origLines, planHeader } from "../planText";
 import { Owner, safeName } from "../owner";
 import { PACKAGE_NAME } from "../version";
 import type { SysctlProfile } from "../sizing/profile";
-import { lookup } from "./catalogue";
+import { lookup, moduleOf } from "./catalogue";
 import { readbackDirective } from "./readback";
-import { reconcileAdvice, validateSysctls } from "./validate";
+import { canonicalKey, reconcileAdvice, validateSysctls } from "./validate";
 import { adoptDirectives, validateAdopt } from "./adopt";
 
 /** What bootOverride does when a file read later at boot sets one of our keys to another value. */
@@ -51,9 +51,7 @@ const FILE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*\.conf$/;
 
 /** The kernel module a key or value needs, loaded at apply time and listed in /etc/modules-load.d. */
 function moduleFor(key: string, value: string): string | undefined {
-  if (key === "net.ipv4.tcp_congestion_control" && !["reno", "cubic"].includes(value)) return `tcp_${value}`;
-  if (key.startsWith("net.netfilter.nf_conntrack") || key === "net.nf_conntrack_max") return "nf_conntrack";
-  return lookup(key)?.module;
+  return moduleOf(key, value);
 }
 
 /** A rationale as one safe comment line (no control characters, bounded). */
@@ -114,8 +112,8 @@ export function planSysctls(input: SysctlPlanInput): SysctlPlan {
   if (problems.length > 0) throw new InputError(resource, problems);
 
   const values = validated.values;
-  const own = new Set(Object.keys(input.sysctls ?? {}).map((k) => k.replace(/\//g, ".")));
-  const fromProfile = new Set(Object.keys(input.profile?.sysctls ?? {}).filter((k) => !own.has(k)));
+  const own = new Set(Object.keys(input.sysctls ?? {}).map(canonicalKey));
+  const fromProfile = new Set(Object.keys(input.profile?.sysctls ?? {}).map(canonicalKey).filter((k) => !own.has(k)));
   const keys = Object.keys(values).sort();
   const modules = [...new Set(keys.map((k) => moduleFor(k, values[k])).filter((m): m is string => !!m))].sort();
   const fileContent =

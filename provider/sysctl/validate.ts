@@ -646,7 +646,13 @@ export function validateSysctls(input: Record<string, unknown>, resource = "sysc
 
 /** The sysctl key an advisory warning is about (warnings start with `key = value`), or undefined. */
 export function warningKey(warning: string): string | undefined {
-  return /^([a-z0-9_-]+(?:\.[A-Za-z0-9_@:+-]+)+) = /.exec(warning)?.[1];
+  return /^([a-z0-9_-]+(?:\.[A-Za-z0-9_@:+/-]+)+) = /.exec(warning)?.[1];
+}
+
+/** The canonical form of a key as the validator writes it ("/" kept inside a VLAN interface name), or the key itself when malformed. */
+export function canonicalKey(key: string): string {
+  const a = analyseKey(key);
+  return a.ok ? a.key : key;
 }
 
 /**
@@ -659,9 +665,9 @@ export function reconcileAdvice(
   warnings: string[],
   opts: { profileKeys?: Iterable<string>; ownKeys?: Iterable<string>; acknowledge?: string[] },
 ): { warnings: string[]; acknowledged: string[] } {
-  const own = new Set([...(opts.ownKeys ?? [])].map((k) => k.replace(/\//g, ".")));
-  const covered = new Set([...(opts.profileKeys ?? [])].filter((k) => !own.has(k)));
-  const ack = new Set((opts.acknowledge ?? []).map((k) => k.replace(/\//g, ".")));
+  const own = new Set([...(opts.ownKeys ?? [])].map(canonicalKey));
+  const covered = new Set([...(opts.profileKeys ?? [])].map(canonicalKey).filter((k) => !own.has(k)));
+  const ack = new Set((opts.acknowledge ?? []).map(canonicalKey));
   const kept: string[] = [];
   const acknowledged: string[] = [];
   const used = new Set<string>();

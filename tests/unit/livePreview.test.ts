@@ -24,6 +24,8 @@ pulumi.runtime.setMocks(
   true,
 );
 import { NetTuning } from "../../components/netTuning";
+import { NicQueues } from "../../components/nicQueues";
+import { InputError } from "../../provider/errors";
 import { liveEnabled, liveStats } from "../../components/live";
 import * as command from "@pulumi/command";
 
@@ -75,6 +77,25 @@ test("livePreview must be a boolean", () => {
   expect(() => new NetTuning("bad", { connection: { host: "198.18.9.10" }, sysctls: { "net.core.somaxconn": 4096 }, livePreview: "yes" as never })).toThrow(
     /livePreview must be true or false \(got "yes"\)/,
   );
+});
+test("livePreview's problem is one of the resource's list: with become: \"doas\" one InputError names both (NetTuning, NicQueues)", () => {
+  const thrown = (f: () => unknown): InputError => {
+    try {
+      f();
+    } catch (e) {
+      return e as InputError;
+    }
+    throw new Error("did not throw");
+  };
+  const conn = { host: "198.18.9.11" };
+  const t = thrown(() => new NetTuning("bad2", { connection: conn, sysctls: { "net.core.somaxconn": 4096 }, livePreview: "yes" as never, become: "doas" as never }));
+  const n = thrown(() => new NicQueues("bad3", { connection: conn, interface: "eth0", txQueueLength: 1000, livePreview: "yes" as never, become: "doas" as never }));
+  for (const e of [t, n]) {
+    expect(e).toBeInstanceOf(InputError);
+    expect(e.problems).toHaveLength(2);
+    expect(e.problems).toContain('livePreview must be true or false (got "yes")');
+    expect(e.problems.some((p) => p.startsWith("become"))).toBe(true);
+  }
 });
 afterAll(() => {
   delete process.env.NET_TUNING_LIVE_PREVIEW;

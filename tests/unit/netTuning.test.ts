@@ -190,6 +190,22 @@ describe("every route is validated before any remote call, with one message list
     nothingRegistered("unk");
   });
 
+  test("a resolved profile built in JavaScript is checked whole: warnings: 5 is one InputError naming profile.warnings", () => {
+    const bad = { ...longFatFlows({ bandwidth: "10Gbit", rtt: "40ms" }), warnings: 5 } as any;
+    let err: unknown;
+    try {
+      new NetTuning("badwarn", { connection: another(), profile: bad });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(InputError);
+    expect((err as InputError).problems).toEqual(['profile.warnings must be a list of strings, e.g. ["tcp_mem is sized for 64 GiB"] (or [])']);
+    nothingRegistered("badwarn");
+    // The keys analyseKey accepts (a VLAN interface's "/") pass the profile's schema.
+    const vlan = { kind: "net-tuning/sysctl-profile", name: "vlan", sysctls: { "net.ipv4.conf.eth0/100.rp_filter": 2 }, rationale: {}, warnings: [] } as any;
+    expect(() => new NetTuning("vlanprof", { connection: another(), profile: vlan })).not.toThrow();
+  });
+
   test("profile and validator agree: no warning contradicts the profile's own choices; acknowledge moves advice aside", async () => {
     const profile = { name: "longFatFlows", bandwidth: "10Gbit", rtt: "40ms", concurrency: 2000, memory: "128GiB" };
     const t = new NetTuning("agree", { connection: another(), profile });

@@ -116,6 +116,15 @@ describe("validation messages", () => {
       'preset(lowLatency): unknown field "bogus" (check the spelling)',
     ]);
   });
+  test("a partial rps over a preset: arguments override field by field, cpus is required only after the merge", () => {
+    const r = plan({ preset: throughput(), rps: { flowEntriesPerQueue: 8192 } as never });
+    expect(r.request.rps).toEqual({ cpus: "all", flowEntriesPerQueue: 8192, sockFlowEntries: 32768, onlyWhenQueuesBelowCpus: true });
+    expect(r.stdin).toContain("@rps-cpus all\n");
+    expect(r.stdin).toContain("@rps-flow-cnt 8192\n");
+    // without a preset that supplies it, cpus is still required (same message as before)
+    expect(problems({ rps: { flowEntriesPerQueue: 8192 } as never })).toEqual(['rps.cpus must be "all" or a list of CPU numbers such as [0, 1, 2]']);
+    expect(problems({ irqAffinity: {} as never })).toEqual(['irqAffinity.cpus must be "spread" or a list of CPU numbers']);
+  });
   test("the error names the resource and counts problems", () => {
     expect(() => plan({ txQueueLength: 0, persistence: "x" as never })).toThrow(/^NicQueues "nq": 2 invalid inputs:\n  - txQueueLength/);
   });

@@ -8,7 +8,7 @@ import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { CATALOGUE, lookup } from "../../provider/sysctl/catalogue";
+import { CATALOGUE, lookup, moduleOf } from "../../provider/sysctl/catalogue";
 import { planSysctls } from "../../provider/sysctl/plan";
 import { expectedReadback, kernelPow2, readbackForm, sameValue } from "../../provider/sysctl/readback";
 import { validateSysctls } from "../../provider/sysctl/validate";
@@ -44,10 +44,24 @@ describe("the catalogue carries the rules", () => {
   });
 });
 
+describe("modules come from the catalogue", () => {
+  test("tcp_congestion_control's entry names tcp_<value> except the built-in ones; conntrack keys need nf_conntrack", () => {
+    expect(lookup("net.ipv4.tcp_congestion_control")!.module).toEqual({ perValue: "tcp_{value}", builtin: ["reno", "cubic"] });
+    expect([moduleOf("net.ipv4.tcp_congestion_control", "bbr"), moduleOf("net.ipv4.tcp_congestion_control", "cubic")]).toEqual(["tcp_bbr", undefined]);
+    expect([moduleOf("net.netfilter.nf_conntrack_buckets", "1"), moduleOf("net.nf_conntrack_max", "1"), moduleOf("net.core.somaxconn", "1")]).toEqual(["nf_conntrack", "nf_conntrack", undefined]);
+    expect(fs.readFileSync(path.join(REPO, "provider/sysctl/plan.ts"), "utf8")).not.toMatch(/nf_conntrack|"reno"|tcp_\$\{/);
+  });
+});
+
 describe("one comparator per read-back form", () => {
   test.each([
     ["net.ipv4.tcp_rmem", "whitespace"], ["net.core.rps_sock_flow_entries", "pow2"], ["net.ipv4.tcp_invalid_ratelimit", "msJiffies"],
     ["net.ipv6.icmp.ratelimit", "msJiffies"], ["net.ipv4.neigh.eth0.retrans_time_ms", "msJiffies"], ["net.core.somaxconn", "exact"],
+    ["net.ipv6.conf.eth0.mldv1_unsolicited_report_interval", "msJiffies"], ["net.ipv6.conf.all.mldv2_unsolicited_report_interval", "msJiffies"],
+    ["net.ipv4.route.gc_min_interval_ms", "msJiffies"], ["net.ipv6.route.gc_min_interval_ms", "msJiffies"],
+    ["net.ipv4.neigh.eth0/100.base_reachable_time_ms", "msJiffies"], ["net.ipv6.neigh.default.interval_probe_time_ms", "msJiffies"],
+    // not kernel keys with a milliseconds form (ip-sysctl.rst: delay_first_probe_time is seconds, locktime is USER_HZ)
+    ["net.ipv4.neigh.eth0.delay_first_probe_time_ms", "exact"], ["net.ipv4.neigh.eth0.locktime_ms", "exact"],
   ])("%s is %s", (key, form) => expect(readbackForm(key)).toBe(form));
   test("pow2: 0 stays 0 (rps_sock_flow_entries = 0 turns RFS off), 1 is 1, 30000 reads back 32768", () => {
     expect([kernelPow2(0), kernelPow2(1), kernelPow2(30000)]).toEqual([0, 1, 32768]);

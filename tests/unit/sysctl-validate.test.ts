@@ -711,4 +711,13 @@ describe("reconcileAdvice: the validator's advice against a profile and acknowle
       acknowledged: [`net.ipv4.tcp_fin_timeout (acknowledged): ${fin}`],
     });
   });
+  test("VLAN keys keep their \"/\": advice on net.ipv4.conf.eth0/100.rp_filter can be acknowledged in either form, or be a profile's", () => {
+    const vlan = "net.ipv4.conf.eth0/100.rp_filter = 0: reverse-path filtering is off on this interface. Fix: use 2 (loose).";
+    expect(warningKey(vlan)).toBe("net.ipv4.conf.eth0/100.rp_filter");
+    for (const k of ["net.ipv4.conf.eth0/100.rp_filter", "net/ipv4/conf/eth0.100/rp_filter"]) {
+      expect(reconcileAdvice([vlan], { acknowledge: [k] })).toEqual({ warnings: [], acknowledged: [`net.ipv4.conf.eth0/100.rp_filter (acknowledged): ${vlan}`] });
+    }
+    expect(reconcileAdvice([vlan], { profileKeys: ["net/ipv4/conf/eth0.100/rp_filter"] }).acknowledged).toHaveLength(1);
+    expect(reconcileAdvice([vlan], { profileKeys: ["net.ipv4.conf.eth0/100.rp_filter"], ownKeys: ["net/ipv4/conf/eth0.100/rp_filter"] })).toEqual({ warnings: [vlan], acknowledged: [] });
+  });
 });
