@@ -207,6 +207,15 @@ export function settingByArg(group: NicGroup, arg: string): NicSetting | undefin
   return NIC_SETTINGS.find((s) => s.group === group && s.arg === arg);
 }
 
+/**
+ * The NicQueues argument names of the settings, in the spec's group order: a group's object argument (`rings`), or
+ * for a group without one (`link`) its settings' own top-level arguments (`txQueueLength`).
+ */
+export const NIC_SETTING_ARGS: readonly string[] = NIC_GROUPS.flatMap((g) => {
+  const arg = NIC_GROUP_SPECS[g].arg;
+  return arg !== undefined ? [arg] : settingsOf(g).map((s) => s.arg);
+});
+
 /** The host key prefix of a group's settings in the plan (`@set channel.rx 2`), or the key itself (link). */
 export const HOST_PREFIX: Readonly<Partial<Record<NicGroup, string>>> = Object.fromEntries(
   (["channels", "rings", "features", "coalesce"] as const).map((g) => [g, `${NIC_GROUP_SPECS[g].host}.`]),

@@ -8,10 +8,10 @@ import type { NicSettingsValues } from "./values.generated";
 import { kernelPow2 } from "../sysctl/readback";
 import { canonicalFeature, FEATURE_SHORT_NAMES } from "./features";
 import { formatIssues, NicPersistence, nicPresetSchema, nicSettingsSchema } from "./schema";
-import { NIC_GROUPS, NIC_GROUP_SPECS, settingByArg, settingsOf } from "./spec";
+import { NIC_GROUPS, NIC_GROUP_SPECS, NIC_SETTING_ARGS, settingByArg, settingsOf } from "./spec";
 
-/** The argument names of the settings (from the spec's groups), plus interface, persistence and preset. */
-type SettingArg = "rings" | "channels" | "features" | "coalesce" | "txQueueLength" | "rps" | "irqAffinity";
+/** The argument names of the settings: the keys of the plain value type generated from the spec (values.generated.ts). */
+type SettingArg = keyof NicSettingsValues;
 /** Plain NicQueues settings as the user declared them (before validation). */
 export type NicInput = { interface: unknown; persistence?: unknown; preset?: unknown } & { [K in SettingArg]?: unknown };
 
@@ -33,7 +33,8 @@ export interface NicRequest {
   warnings: string[];
 }
 
-const SETTING_ARGS: SettingArg[] = ["rings", "channels", "features", "coalesce", "txQueueLength", "rps", "irqAffinity"];
+/** The setting arguments, from the spec (NIC_SETTING_ARGS). */
+const SETTING_ARGS = NIC_SETTING_ARGS as readonly SettingArg[];
 
 /** A group's merged values keyed by the spec's host name (`rx-usecs`, `rx-mini`). */
 function byHostName<T>(group: "rings" | "channels" | "coalesce", merged: object | undefined): Record<string, T> {
@@ -166,7 +167,7 @@ export function validateNic(input: NicInput, resource: string): NicRequest {
     m.irqAffinity === undefined
   ) {
     throw new InputError(resource, [
-      "nothing to set: give at least one of rings, channels, features, coalesce, txQueueLength, rps, irqAffinity or preset (e.g. preset: nicPresets.throughput())",
+      `nothing to set: give at least one of ${SETTING_ARGS.join(", ")} or preset (e.g. preset: nicPresets.throughput())`,
     ]);
   }
   return {

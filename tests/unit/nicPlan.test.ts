@@ -94,7 +94,7 @@ describe("validation messages", () => {
   });
   test("nothing to set", () => {
     expect(problems({})).toEqual([
-      "nothing to set: give at least one of rings, channels, features, coalesce, txQueueLength, rps, irqAffinity or preset (e.g. preset: nicPresets.throughput())",
+      "nothing to set: give at least one of channels, rings, features, coalesce, txQueueLength, rps, irqAffinity or preset (e.g. preset: nicPresets.throughput())",
     ]);
   });
   test("a preset that is not one", () => {
