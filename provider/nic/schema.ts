@@ -3,7 +3,7 @@
  * profiles' `nic` parts. Messages name the input, the accepted range and the fix; `formatIssues` lists every problem.
  */
 import { z } from "zod";
-import { NIC_GROUP_SPECS, NicGroup, NicSetting, settingsOf } from "./spec";
+import { NIC_GROUPS, NIC_GROUP_SPECS, NicGroup, NicSetting, settingsOf } from "./spec";
 
 /** An integer in [min, max] with a message a user can act on. */
 function intIn(min: number, max: number, unit: string) {
@@ -77,19 +77,20 @@ export const persistenceSchema = z.enum(["systemd", "rc.local", "none", "auto"],
 });
 export type NicPersistence = z.infer<typeof persistenceSchema>;
 
-/** Top-level settings of the `link` group (txQueueLength). */
-const linkShape: Record<string, z.ZodType> = Object.fromEntries(settingsOf("link").map((s) => [s.arg, settingSchema(s).optional()]));
+/** Top-level settings of a group without an object argument (`link`: txQueueLength). */
+const linkShapeOf = (g: NicGroup): Record<string, z.ZodType> => Object.fromEntries(settingsOf(g).map((s) => [s.arg, settingSchema(s).optional()]));
 
-/** The settings a preset or profile `nic` part may hold: every group (same checks as the arguments). */
-const settingsShape = {
-  [NIC_GROUP_SPECS.rings.arg as string]: ringsSchema.optional(),
-  [NIC_GROUP_SPECS.channels.arg as string]: channelsSchema.optional(),
-  [NIC_GROUP_SPECS.features.arg as string]: featuresSchema.optional(),
-  [NIC_GROUP_SPECS.coalesce.arg as string]: coalesceSchema.optional(),
-  ...linkShape,
-  [NIC_GROUP_SPECS.rps.arg as string]: rpsSchema.optional(),
-  [NIC_GROUP_SPECS.irq.arg as string]: irqAffinitySchema.optional(),
-};
+/**
+ * The settings a preset or profile `nic` part may hold: every group of the spec (same checks as the arguments), in
+ * the spec's group order; a group without an object argument (`link`) contributes its settings as top-level fields.
+ */
+const settingsShape: Record<string, z.ZodType> = Object.fromEntries(
+  NIC_GROUPS.flatMap((g): [string, z.ZodType][] => {
+    const arg = NIC_GROUP_SPECS[g].arg;
+    if (arg === undefined) return Object.entries(linkShapeOf(g));
+    return [[arg, (g === "features" ? featuresSchema : groupSchema(g)).optional()]];
+  }),
+);
 
 /** The settings part of NicQueues' arguments (plain values, after Pulumi resolved them). */
 export const nicSettingsSchema = z.strictObject({ interface: interfaceSchema, ...settingsShape, persistence: persistenceSchema.optional() });

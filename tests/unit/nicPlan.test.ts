@@ -49,11 +49,11 @@ describe("validation messages", () => {
       persistence: "initd" as never,
     });
     expect(p).toEqual([
+      "channels.combined must be an integer from 0 to 4096 (queues)",
+      'channels: unknown field "bogus" (check the spelling)',
       "rings.rx must be an integer from 1 to 1048576 (descriptors)",
       'rings.rxMini must be a number of descriptors from 1 to 1048576 or "max" (the driver\'s pre-set maximum)',
       'rings.tx must be a number of descriptors from 1 to 1048576 or "max" (the driver\'s pre-set maximum)',
-      "channels.combined must be an integer from 0 to 4096 (queues)",
-      'channels: unknown field "bogus" (check the spelling)',
       "features.gro must be true (on) or false (off)",
       "coalesce.adaptiveRx must be true (on) or false (off)",
       "coalesce.rxUsecs must be an integer from 0 to 4294967295 (microseconds)",
