@@ -246,6 +246,8 @@ describe("restore stdin", () => {
         "eth0/ring.rx": "512",
         "eth0/channel.combined": "8",
         "eth0/irq.45": "ffffffff",
+        "eth0/rfs.rx-0": "0",
+        "eth0/coalesce.rx-usecs": "50",
       },
       true,
     );
@@ -260,10 +262,13 @@ describe("restore stdin", () => {
         "@orig eth0/channel.combined\t8",
         "@orig eth0/ring.rx\t512",
         "@orig eth0/feature.generic-receive-offload\ton",
+        "@orig eth0/coalesce.rx-usecs\t50",
         "@orig eth0/txqueuelen\t1000",
+        // the one exception to the spec's order (plan.ts KEY_RANK): the host-wide key before the per-queue rps/rfs keys
         "@orig net.core.rps_sock_flow_entries\t0",
         "@orig eth0/rps.rx-2\t-",
         "@orig eth0/rps.rx-10\t0",
+        "@orig eth0/rfs.rx-0\t0",
         "@orig eth0/irq.45\tffffffff",
         "",
       ].join("\n"),
