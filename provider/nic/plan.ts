@@ -68,7 +68,8 @@ export function planNic(input: NicPlanInput): NicPlan {
   }
   if (r.rps) {
     lines.push(`# ${NIC_GROUP_SPECS.rps.planTitle}`);
-    const cpus = r.rps.cpus === "all" ? "all" : [...r.rps.cpus].sort((a, b) => a - b).join(",");
+    // a string is the spec's keyword ("all"), passed on for the host to compute (the schema admits no other string)
+    const cpus = typeof r.rps.cpus === "string" ? r.rps.cpus : [...r.rps.cpus].sort((a, b) => a - b).join(",");
     lines.push(`@rps-cpus ${cpus}`);
     settings[`${iface}/${settingByArg("rps", "cpus")!.journal}rx-*`] = cpus;
     if (r.rps.flowEntriesPerQueue !== undefined) {
@@ -80,7 +81,7 @@ export function planNic(input: NicPlanInput): NicPlan {
   }
   if (r.irqAffinity) {
     lines.push(`# ${NIC_GROUP_SPECS.irq.planTitle}`);
-    const cpus = r.irqAffinity.cpus === "spread" ? "spread" : r.irqAffinity.cpus.join(",");
+    const cpus = typeof r.irqAffinity.cpus === "string" ? r.irqAffinity.cpus : r.irqAffinity.cpus.join(","); // the keyword ("spread")
     lines.push(`@irq-cpus ${cpus}`);
     settings[`${iface}/${settingByArg("irq", "cpus")!.journal}*`] = cpus;
   }

@@ -3,7 +3,7 @@
  * profiles' `nic` parts. Messages name the input, the accepted range and the fix; `formatIssues` lists every problem.
  */
 import { z } from "zod";
-import { NIC_GROUPS, NIC_GROUP_SPECS, NicGroup, NicSetting, settingsOf } from "./spec";
+import { NIC_GROUPS, NIC_GROUP_SPECS, NicGroup, NicSetting, settingByArg, settingsOf } from "./spec";
 
 /** An integer in [min, max] with a message a user can act on. */
 function intIn(min: number, max: number, unit: string) {
@@ -50,8 +50,8 @@ function settingSchema(s: NicSetting): z.ZodType {
 
 /** The example of a group object in the "must be an object …" message. */
 const GROUP_EXAMPLE: Partial<Record<NicGroup, string>> = {
-  rps: 'must be an object such as { cpus: "all", flowEntriesPerQueue: 4096, sockFlowEntries: 32768 }',
-  irq: 'must be an object such as { cpus: "spread" }',
+  rps: `must be an object such as { cpus: "${settingByArg("rps", "cpus")?.keyword}", flowEntriesPerQueue: 4096, sockFlowEntries: 32768 }`,
+  irq: `must be an object such as { cpus: "${settingByArg("irq", "cpus")?.keyword}" }`,
   coalesce: `must be an object of ethtool -C parameters (${settingsOf("coalesce").map((s) => s.arg).join(", ")})`,
 };
 

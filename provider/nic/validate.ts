@@ -4,7 +4,7 @@
  */
 import { InputError } from "../errors";
 import type { NicPreset } from "../sizing/nic";
-import type { NicSettingsValues } from "./values.generated";
+import type { NicIrqAffinityValues, NicRpsValues, NicSettingsValues } from "./values.generated";
 import { kernelPow2 } from "../sysctl/readback";
 import { canonicalFeature, FEATURE_SHORT_NAMES } from "./features";
 import { formatIssues, NicPersistence, nicPresetSchema, nicSettingsSchema } from "./schema";
@@ -27,8 +27,9 @@ export interface NicRequest {
   /** `ethtool -C` parameter → number, or boolean for adaptive-rx/adaptive-tx. */
   coalesce: Record<string, number | boolean>;
   txQueueLength?: number;
-  rps?: { cpus: "all" | number[]; flowEntriesPerQueue?: number; sockFlowEntries?: number; onlyWhenQueuesBelowCpus: boolean };
-  irqAffinity?: { cpus: "spread" | number[] };
+  /** cpus: the spec's keyword (a host-computed set) or CPU numbers; the types are generated from the spec. */
+  rps?: { cpus: NicRpsValues["cpus"]; flowEntriesPerQueue?: number; sockFlowEntries?: number; onlyWhenQueuesBelowCpus: boolean };
+  irqAffinity?: { cpus: NicIrqAffinityValues["cpus"] };
   persistence: NicPersistence;
   warnings: string[];
 }
