@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import type * as command from "@pulumi/command";
 import { NicPlan, planNic, renderNicRestoreStdin } from "../provider/nic/plan";
-import { NIC_SETTING_ARGS } from "../provider/nic/spec";
+import { NIC_SETTING_ARGS, Persistence } from "../provider/nic/spec";
 import type { NicInput } from "../provider/nic/validate";
 import { nicBootDirectives, rcAdoptedRestoreNote, rcLocalAdoptDirectives } from "../provider/nic/adopt";
 import { PresetSpec, resolvePreset } from "../provider/sizing/spec";
@@ -15,19 +15,8 @@ import { BootOverride } from "./netTuning";
 // The settings' interfaces are generated from the NIC spec (provider/nic/spec.ts) by `npm run gen`.
 export type { NicChannels, NicCoalesce, NicIrqAffinity, NicRings, NicRps, NicSettingsArgs } from "./nicArgs.generated";
 
-/** How NicQueues settings survive a reboot. */
-export const Persistence = {
-  /** A oneshot systemd unit running the boot script, enabled. */
-  Systemd: "systemd",
-  /** A marked block in /etc/rc.d/rc.local or /etc/rc.local. */
-  RcLocal: "rc.local",
-  /** Not persisted (runtime only). */
-  None: "none",
-  /** systemd when /run/systemd/system exists, else rc.local (the default). */
-  Auto: "auto",
-} as const;
-/** A value of {@link Persistence}. */
-export type Persistence = (typeof Persistence)[keyof typeof Persistence];
+// How NicQueues settings survive a reboot: the `Persistence` object and type are declared in the NIC spec.
+export { Persistence };
 
 /** Arguments of {@link NicQueues}: the NIC settings (generated from the NIC spec) and how to reach and persist them. */
 export interface NicQueuesArgs extends NicSettingsArgs {
@@ -36,8 +25,9 @@ export interface NicQueuesArgs extends NicSettingsArgs {
   /** `"sudo"` when the SSH user is not root: runs `sudo -n` (never prompts). Defaults to `"none"` (the user must be root). */
   become?: pulumi.Input<Become>;
   /**
-   * The network interface, e.g. `"eth0"`: 1-15 characters from letters, digits, `.`, `_`, `-`, `@`, `+`
-   * (no `/`, `:`, whitespace or quotes; not `.`/`..`). It must exist on the host. Required.
+   * The network interface, e.g. `"eth0"`: a Linux interface name (the rule: `INTERFACE_NAME_CHARS` and
+   * `INTERFACE_NAME_MAX` of the NIC spec, stated in the README table and in the message for a bad name). It must
+   * exist on the host. Required.
    * One NicQueues per interface and host: a second one is refused, naming the first.
    */
   interface: pulumi.Input<string>;

@@ -3,7 +3,7 @@
  * profiles' `nic` parts. Messages name the input, the accepted range and the fix; `formatIssues` lists every problem.
  */
 import { z } from "zod";
-import { NIC_GROUPS, NIC_GROUP_SPECS, NicGroup, NicSetting, settingByArg, settingsOf } from "./spec";
+import { INTERFACE_NAME, interfaceNameRule, NIC_GROUPS, NIC_GROUP_SPECS, NIC_PERSISTENCE_VALUES, NicGroup, NicPersistence, NicSetting, settingByArg, settingsOf } from "./spec";
 
 /** An integer in [min, max] with a message a user can act on. */
 function intIn(min: number, max: number, unit: string) {
@@ -11,13 +11,13 @@ function intIn(min: number, max: number, unit: string) {
   return z.number({ error: msg }).int({ error: msg }).min(min, { error: msg }).max(max, { error: msg });
 }
 
-/** Linux interface names: 1-15 characters; we also keep them to characters safe in file and unit names. */
-export const INTERFACE_NAME = /^[A-Za-z0-9._@+-]{1,15}$/;
+/** Linux interface names (the rule is declared in the spec). */
+export { INTERFACE_NAME };
 export const interfaceSchema = z
   .string({ error: 'must be a string such as "eth0"' })
   .refine((s) => INTERFACE_NAME.test(s) && s !== "." && s !== "..", {
     error: (iss) =>
-      `"${String(iss.input)}" is not a valid Linux interface name: 1-15 characters from letters, digits, ".", "_", "-", "@", "+" (no "/", ":", whitespace or quotes; not "." or "..")`,
+      `"${String(iss.input)}" is not a valid Linux interface name: ${interfaceNameRule((c) => `"${c}"`)} (no "/", ":", whitespace or quotes; not "." or "..")`,
   });
 
 const onOff = z.boolean({ error: "must be true (on) or false (off)" });
@@ -72,10 +72,11 @@ export const featuresSchema = z.record(z.string(), onOff, {
   error: "must be an object of feature name → true/false, e.g. { gro: true, lro: false }",
 });
 
-export const persistenceSchema = z.enum(["systemd", "rc.local", "none", "auto"], {
-  error: 'must be "systemd", "rc.local", "none" or "auto"',
+const quotedPersistence = NIC_PERSISTENCE_VALUES.map((v) => `"${v}"`);
+export const persistenceSchema = z.enum(NIC_PERSISTENCE_VALUES, {
+  error: `must be ${quotedPersistence.slice(0, -1).join(", ")} or ${quotedPersistence[quotedPersistence.length - 1]}`,
 });
-export type NicPersistence = z.infer<typeof persistenceSchema>;
+export type { NicPersistence };
 
 /** Top-level settings of a group without an object argument (`link`: txQueueLength). */
 const linkShapeOf = (g: NicGroup): Record<string, z.ZodType> => Object.fromEntries(settingsOf(g).map((s) => [s.arg, settingSchema(s).optional()]));

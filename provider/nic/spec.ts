@@ -250,3 +250,39 @@ export function rangeWords(s: NicSetting): string {
     case "cpus": return `"${s.keyword}" or a list of CPU numbers (${span})`;
   }
 }
+
+/**
+ * How NicQueues settings survive a reboot: the values of the `persistence` argument, declared once. components/nicQueues.ts
+ * re-exports this object and type as its public `Persistence` (the Pulumi schema analyzer reads the enum from this
+ * `as const` object and its same-named type); the zod enum, the README row and the default derive from it.
+ */
+export const Persistence = {
+  /** A oneshot systemd unit running the boot script, enabled. */
+  Systemd: "systemd",
+  /** A marked block in /etc/rc.d/rc.local or /etc/rc.local. */
+  RcLocal: "rc.local",
+  /** Not persisted (runtime only). */
+  None: "none",
+  /** systemd when /run/systemd/system exists, else rc.local (the default). */
+  Auto: "auto",
+} as const;
+/** A value of {@link Persistence}. */
+export type Persistence = (typeof Persistence)[keyof typeof Persistence];
+export type NicPersistence = Persistence;
+/** The persistence values, in the order messages and docs list them. */
+export const NIC_PERSISTENCE_VALUES = Object.values(Persistence) as [Persistence, ...Persistence[]];
+/** The persistence when none is given. */
+export const NIC_PERSISTENCE_DEFAULT: Persistence = Persistence.Auto;
+
+/**
+ * Linux interface names as NicQueues accepts them: 1-INTERFACE_NAME_MAX characters from letters, digits and
+ * INTERFACE_NAME_CHARS (also kept to characters safe in file and unit names). The regexp, the schema's message,
+ * the JSDoc reference and the README row derive from these.
+ */
+export const INTERFACE_NAME_MAX = 15;
+export const INTERFACE_NAME_CHARS = [".", "_", "-", "@", "+"] as const;
+export const INTERFACE_NAME = new RegExp(`^[A-Za-z0-9${INTERFACE_NAME_CHARS.map((c) => (c === "-" ? "\\-" : c)).join("")}]{1,${INTERFACE_NAME_MAX}}$`);
+/** The rule in words, each extra character formatted by `q` (`"."` in messages, `` `.` `` in Markdown). */
+export function interfaceNameRule(q: (c: string) => string, sep = ", "): string {
+  return `1-${INTERFACE_NAME_MAX} characters from letters, digits, ${INTERFACE_NAME_CHARS.map(q).join(sep)}`;
+}

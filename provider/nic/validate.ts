@@ -8,7 +8,7 @@ import type { NicIrqAffinityValues, NicRpsValues, NicSettingsValues } from "./va
 import { kernelPow2 } from "../sysctl/readback";
 import { canonicalFeature, FEATURE_SHORT_NAMES } from "./features";
 import { formatIssues, NicPersistence, nicPresetSchema, nicSettingsSchema } from "./schema";
-import { NIC_GROUPS, NIC_GROUP_SPECS, NIC_SETTING_ARGS, settingByArg, settingsOf } from "./spec";
+import { NIC_GROUPS, NIC_GROUP_SPECS, NIC_PERSISTENCE_DEFAULT, NIC_SETTING_ARGS, settingByArg, settingsOf } from "./spec";
 
 /** The argument names of the settings: the keys of the plain value type generated from the spec (values.generated.ts). */
 type SettingArg = keyof NicSettingsValues;
@@ -180,7 +180,7 @@ export function validateNic(input: NicInput, resource: string): NicRequest {
     txQueueLength,
     rps,
     irqAffinity: m.irqAffinity as NicRequest["irqAffinity"],
-    persistence: s.persistence ?? "auto",
+    persistence: s.persistence ?? NIC_PERSISTENCE_DEFAULT,
     warnings,
   };
 }
