@@ -8,7 +8,7 @@ import type { NicIrqAffinityValues, NicRpsValues, NicSettingsValues } from "./va
 import { kernelPow2 } from "../sysctl/readback";
 import { canonicalFeature, FEATURE_SHORT_NAMES } from "./features";
 import { formatIssues, NicPersistence, nicPresetSchema, nicSettingsSchema } from "./schema";
-import { NIC_GROUPS, NIC_GROUP_SPECS, NIC_PERSISTENCE_DEFAULT, NIC_SETTING_ARGS, settingByArg, settingsOf } from "./spec";
+import { NIC_GROUPS, NIC_GROUP_SPECS, NIC_PERSISTENCE_DEFAULT, NIC_SETTING_ARGS, NicGroup, settingByArg, settingsOf } from "./spec";
 
 /** The argument names of the settings: the keys of the plain value type generated from the spec (values.generated.ts). */
 type SettingArg = keyof NicSettingsValues;
@@ -161,12 +161,17 @@ export function validateNic(input: NicInput, resource: string): NicRequest {
   }
 
   if (problems.length > 0) throw new InputError(resource, problems);
-  if (
-    Object.keys(rings).length + Object.keys(channels).length + Object.keys(features).length + Object.keys(coalesce).length === 0 &&
-    txQueueLength === undefined &&
-    rps === undefined &&
-    m.irqAffinity === undefined
-  ) {
+  // Nothing to set when every group of the spec is empty: a keyed group's map has no entry, another group's
+  // argument (or, for `link`, each of its settings) is absent.
+  const keyedMaps: Partial<Record<NicGroup, object>> = { rings, channels, features, coalesce };
+  const mm = m as Record<string, unknown>;
+  const empty = NIC_GROUPS.every((g) => {
+    const map = keyedMaps[g];
+    if (map !== undefined) return Object.keys(map).length === 0;
+    const arg = NIC_GROUP_SPECS[g].arg;
+    return arg !== undefined ? mm[arg] === undefined : settingsOf(g).every((st) => mm[st.arg] === undefined);
+  });
+  if (empty) {
     throw new InputError(resource, [
       `nothing to set: give at least one of ${SETTING_ARGS.join(", ")} or preset (e.g. preset: nicPresets.throughput())`,
     ]);

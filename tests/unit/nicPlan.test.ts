@@ -92,6 +92,10 @@ describe("validation messages", () => {
       "channels: every count is 0; a NIC needs at least one rx and one tx queue (e.g. { combined: 4 })",
     ]);
   });
+  test("empty group objects are nothing to set; any one group is something", () => {
+    expect(problems({ rings: {}, channels: {}, features: {}, coalesce: {} })[0]).toMatch(/^nothing to set: /);
+    for (const one of [{ txQueueLength: 1000 }, { rps: { cpus: "all" as const } }, { irqAffinity: { cpus: [0] } }, { features: { gro: true } }]) expect(() => plan(one)).not.toThrow();
+  });
   test("nothing to set", () => {
     expect(problems({})).toEqual([
       "nothing to set: give at least one of channels, rings, features, coalesce, txQueueLength, rps, irqAffinity or preset (e.g. preset: nicPresets.throughput())",
