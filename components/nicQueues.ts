@@ -1,6 +1,8 @@
 import * as pulumi from "@pulumi/pulumi";
 import type * as command from "@pulumi/command";
 import { NicPlan, planNic, renderNicRestoreStdin } from "../provider/nic/plan";
+import { NIC_SETTING_ARGS, Persistence } from "../provider/nic/spec";
+import type { NicInput } from "../provider/nic/validate";
 import { nicBootDirectives, rcAdoptedRestoreNote, rcLocalAdoptDirectives } from "../provider/nic/adopt";
 import { PresetSpec, resolvePreset } from "../provider/sizing/spec";
 import { applyAndRestore, isPlain, ownerFor, warnAll } from "./common";
@@ -13,19 +15,8 @@ import { BootOverride } from "./netTuning";
 // The settings' interfaces are generated from the NIC spec (provider/nic/spec.ts) by `npm run gen`.
 export type { NicChannels, NicCoalesce, NicIrqAffinity, NicRings, NicRps, NicSettingsArgs } from "./nicArgs.generated";
 
-/** How NicQueues settings survive a reboot. */
-export const Persistence = {
-  /** A oneshot systemd unit running the boot script, enabled. */
-  Systemd: "systemd",
-  /** A marked block in /etc/rc.d/rc.local or /etc/rc.local. */
-  RcLocal: "rc.local",
-  /** Not persisted (runtime only). */
-  None: "none",
-  /** systemd when /run/systemd/system exists, else rc.local (the default). */
-  Auto: "auto",
-} as const;
-/** A value of {@link Persistence}. */
-export type Persistence = (typeof Persistence)[keyof typeof Persistence];
+// How NicQueues settings survive a reboot: the `Persistence` object and type are declared in the NIC spec.
+export { Persistence };
 
 /** Arguments of {@link NicQueues}: the NIC settings (generated from the NIC spec) and how to reach and persist them. */
 export interface NicQueuesArgs extends NicSettingsArgs {
@@ -34,8 +25,9 @@ export interface NicQueuesArgs extends NicSettingsArgs {
   /** `"sudo"` when the SSH user is not root: runs `sudo -n` (never prompts). Defaults to `"none"` (the user must be root). */
   become?: pulumi.Input<Become>;
   /**
-   * The network interface, e.g. `"eth0"`: 1-15 characters from letters, digits, `.`, `_`, `-`, `@`, `+`
-   * (no `/`, `:`, whitespace or quotes; not `.`/`..`). It must exist on the host. Required.
+   * The network interface, e.g. `"eth0"`: a Linux interface name (the rule: `INTERFACE_NAME_CHARS` and
+   * `INTERFACE_NAME_MAX` of the NIC spec, stated in the README table and in the message for a bad name). It must
+   * exist on the host. Required.
    * One NicQueues per interface and host: a second one is refused, naming the first.
    */
   interface: pulumi.Input<string>;
@@ -80,9 +72,15 @@ export interface NicQueuesArgs extends NicSettingsArgs {
   adoptRcLocalLines?: pulumi.Input<pulumi.Input<string>[]>;
 }
 
+/**
+ * The arguments planNic validates: interface, the setting arguments of the NIC spec (NIC_SETTING_ARGS: a group added
+ * to the spec reaches the schema and the plan without an edit here) and persistence. Exported for the unit test.
+ */
+export const SETTINGS: readonly (keyof NicQueuesArgs)[] = ["interface", ...(NIC_SETTING_ARGS as readonly (keyof NicSettingsArgs)[]), "persistence"];
+/** The arguments that are not NIC settings (checked here, not by planNic). */
+const OTHER_ARGS = ["become", "restoreOnDelete", "preset", "bootOverride", "adoptRcLocalLines"] as const;
 /** Argument names, for property paths in errors. */
-const ARG_NAMES = ["connection", "become", "interface", "rings", "channels", "features", "coalesce", "txQueueLength", "rps", "irqAffinity", "persistence", "restoreOnDelete", "preset", "bootOverride", "adoptRcLocalLines"] as const;
-const SETTINGS = ["interface", "rings", "channels", "features", "coalesce", "txQueueLength", "rps", "irqAffinity", "persistence"] as const;
+const ARG_NAMES: readonly string[] = ["connection", ...SETTINGS, ...OTHER_ARGS];
 
 /** Every problem of the resolved arguments, or the plan. */
 function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<string, unknown>, extra: string[] = []): NicPlan {
@@ -93,20 +91,9 @@ function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<st
   let plan: NicPlan | undefined;
   problems.push(
     ...problemsOf(() => {
-      plan = planNic({
-        owner,
-        name,
-        interface: v.interface,
-        rings: v.rings,
-        channels: v.channels,
-        features: v.features,
-        coalesce: v.coalesce,
-        txQueueLength: v.txQueueLength,
-        rps: v.rps,
-        irqAffinity: v.irqAffinity,
-        persistence: v.persistence,
-        preset: preset.preset,
-      });
+      const settings: Record<string, unknown> = {};
+      for (const k of SETTINGS) settings[k] = v[k];
+      plan = planNic({ ...(settings as NicInput), owner, name, preset: preset.preset });
     }).filter((p) => !(preset.problems.length > 0 && p.startsWith("nothing to set"))),
   );
   const host = knownHost(v.connection);
@@ -156,11 +143,11 @@ export class NicQueues extends pulumi.ComponentResource {
     super("net-tuning:index:NicQueues", name, {}, opts);
     const owner = ownerFor(name);
     const a = (args ?? {}) as NicQueuesArgs;
-    const values = [...SETTINGS.map((k) => a[k]), a.become, a.restoreOnDelete, a.preset, a.bootOverride, a.adoptRcLocalLines];
+    const names = [...SETTINGS, ...OTHER_ARGS];
+    const values: unknown[] = names.map((k) => a[k]);
     const named = (v: unknown[]): Record<string, unknown> => {
       const o: Record<string, unknown> = {};
-      SETTINGS.forEach((k, i) => (o[k] = v[i]));
-      [o.become, o.restoreOnDelete, o.preset, o.bootOverride, o.adoptRcLocalLines] = v.slice(SETTINGS.length);
+      names.forEach((k, i) => (o[k] = v[i]));
       o.connection = a.connection;
       return o;
     };

@@ -6,7 +6,7 @@
 import { origLines, planHeader } from "../planText";
 import { Owner } from "../owner";
 import type { NicPreset } from "../sizing/nic";
-import { HOST_PREFIX, NIC_GROUP_SPECS, NicGroup, settingByArg, settingsOf } from "./spec";
+import { HOST_PREFIX, JOURNAL_KEY_ORDER, NIC_GROUPS, NIC_GROUP_SPECS, NicGroup, settingByArg, settingsOf } from "./spec";
 import { NicInput, NicRequest, validateNic } from "./validate";
 
 /** Plain (resolved) inputs of a NicQueues resource. */
@@ -55,13 +55,10 @@ export function planNic(input: NicPlanInput): NicPlan {
   const section = (title: string, n: number) => {
     if (n > 0) lines.push(`# ${title}`);
   };
-  const groups: [NicGroup, Record<string, number | boolean | string>][] = [
-    ["channels", r.channels],
-    ["rings", r.rings],
-    ["features", r.features],
-    ["coalesce", r.coalesce],
-  ];
-  for (const [g, values] of groups) {
+  // The keyed groups (channels, rings, features, coalesce), in the spec's order; NicRequest holds each by group name.
+  const keyed = NIC_GROUPS.filter((g) => HOST_PREFIX[g] !== undefined) as ("channels" | "rings" | "features" | "coalesce")[];
+  for (const g of keyed) {
+    const values: Record<string, number | boolean | string> = r[g];
     section(NIC_GROUP_SPECS[g].planTitle, Object.keys(values).length);
     for (const [k, v] of inApplyOrder(g, values)) set(`${HOST_PREFIX[g]}${k}`, typeof v === "boolean" ? onOff(v) : String(v));
   }
@@ -71,28 +68,41 @@ export function planNic(input: NicPlanInput): NicPlan {
   }
   if (r.rps) {
     lines.push(`# ${NIC_GROUP_SPECS.rps.planTitle}`);
-    const cpus = r.rps.cpus === "all" ? "all" : [...r.rps.cpus].sort((a, b) => a - b).join(",");
+    // a string is the spec's keyword ("all"), passed on for the host to compute (the schema admits no other string)
+    const cpus = typeof r.rps.cpus === "string" ? r.rps.cpus : [...r.rps.cpus].sort((a, b) => a - b).join(",");
     lines.push(`@rps-cpus ${cpus}`);
-    settings[`${iface}/rps.rx-*`] = cpus;
+    settings[`${iface}/${settingByArg("rps", "cpus")!.journal}rx-*`] = cpus;
     if (r.rps.flowEntriesPerQueue !== undefined) {
       lines.push(`@rps-flow-cnt ${r.rps.flowEntriesPerQueue}`);
-      settings[`${iface}/rfs.rx-*`] = String(r.rps.flowEntriesPerQueue);
+      settings[`${iface}/${settingByArg("rps", "flowEntriesPerQueue")!.journal}rx-*`] = String(r.rps.flowEntriesPerQueue);
     }
     if (r.rps.onlyWhenQueuesBelowCpus) lines.push("@rps-only-below-cpus 1");
     if (r.rps.sockFlowEntries !== undefined) set(settingByArg("rps", "sockFlowEntries")!.ethtool, String(r.rps.sockFlowEntries));
   }
   if (r.irqAffinity) {
     lines.push(`# ${NIC_GROUP_SPECS.irq.planTitle}`);
-    const cpus = r.irqAffinity.cpus === "spread" ? "spread" : r.irqAffinity.cpus.join(",");
+    const cpus = typeof r.irqAffinity.cpus === "string" ? r.irqAffinity.cpus : r.irqAffinity.cpus.join(","); // the keyword ("spread")
     lines.push(`@irq-cpus ${cpus}`);
-    settings[`${iface}/irq.*`] = cpus;
+    settings[`${iface}/${settingByArg("irq", "cpus")!.journal}*`] = cpus;
   }
   const warnings = [...r.warnings];
   return { request: r, settings, stdin: lines.join("\n") + "\n", warnings, persistence: r.persistence };
 }
 
-/** Keys in the order the host applies them (the spec's group order: channels first), so a restore follows it too. */
-const KEY_RANK = [HOST_PREFIX.channels, HOST_PREFIX.rings, HOST_PREFIX.features, HOST_PREFIX.coalesce, "txqueuelen", "net.core.", "rps.", "rfs.", "irq."] as string[];
+/** The host-wide key of the rps group (`net.core.rps_sock_flow_entries`). */
+const SOCK_FLOW = settingByArg("rps", "sockFlowEntries")!.ethtool;
+/**
+ * The restore plan's key order: the spec's apply order (JOURNAL_KEY_ORDER: channels first), with ONE documented
+ * exception: the host-wide net.core key comes before the rps group's per-queue keys (`rps.`, `rfs.`), not after them
+ * as its rank in the spec says. That is the order restore plans already stored in Pulumi state were written in;
+ * following the spec's rank would reorder their lines, so every existing resource with rps.sockFlowEntries would
+ * see a -restore update. The host applies the restore by key, so the order of these lines has no other effect.
+ */
+const KEY_RANK: readonly string[] = (() => {
+  const order = JOURNAL_KEY_ORDER.filter((k) => k !== SOCK_FLOW);
+  const firstRps = order.indexOf(settingByArg("rps", "cpus")!.journal!);
+  return [...order.slice(0, firstRps), SOCK_FLOW, ...order.slice(firstRps)];
+})();
 function rank(key: string): number {
   const sub = key.startsWith("net.core.") ? key : key.slice(key.indexOf("/") + 1);
   const i = KEY_RANK.findIndex((p) => sub.startsWith(p));

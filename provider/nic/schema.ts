@@ -3,7 +3,7 @@
  * profiles' `nic` parts. Messages name the input, the accepted range and the fix; `formatIssues` lists every problem.
  */
 import { z } from "zod";
-import { NIC_GROUP_SPECS, NicGroup, NicSetting, settingsOf } from "./spec";
+import { INTERFACE_NAME, interfaceNameRule, NIC_GROUPS, NIC_GROUP_SPECS, NIC_PERSISTENCE_VALUES, NicGroup, NicPersistence, NicSetting, settingByArg, settingsOf } from "./spec";
 
 /** An integer in [min, max] with a message a user can act on. */
 function intIn(min: number, max: number, unit: string) {
@@ -11,13 +11,13 @@ function intIn(min: number, max: number, unit: string) {
   return z.number({ error: msg }).int({ error: msg }).min(min, { error: msg }).max(max, { error: msg });
 }
 
-/** Linux interface names: 1-15 characters; we also keep them to characters safe in file and unit names. */
-export const INTERFACE_NAME = /^[A-Za-z0-9._@+-]{1,15}$/;
+/** Linux interface names (the rule is declared in the spec). */
+export { INTERFACE_NAME };
 export const interfaceSchema = z
   .string({ error: 'must be a string such as "eth0"' })
   .refine((s) => INTERFACE_NAME.test(s) && s !== "." && s !== "..", {
     error: (iss) =>
-      `"${String(iss.input)}" is not a valid Linux interface name: 1-15 characters from letters, digits, ".", "_", "-", "@", "+" (no "/", ":", whitespace or quotes; not "." or "..")`,
+      `"${String(iss.input)}" is not a valid Linux interface name: ${interfaceNameRule((c) => `"${c}"`)} (no "/", ":", whitespace or quotes; not "." or "..")`,
   });
 
 const onOff = z.boolean({ error: "must be true (on) or false (off)" });
@@ -50,8 +50,8 @@ function settingSchema(s: NicSetting): z.ZodType {
 
 /** The example of a group object in the "must be an object …" message. */
 const GROUP_EXAMPLE: Partial<Record<NicGroup, string>> = {
-  rps: 'must be an object such as { cpus: "all", flowEntriesPerQueue: 4096, sockFlowEntries: 32768 }',
-  irq: 'must be an object such as { cpus: "spread" }',
+  rps: `must be an object such as { cpus: "${settingByArg("rps", "cpus")?.keyword}", flowEntriesPerQueue: 4096, sockFlowEntries: 32768 }`,
+  irq: `must be an object such as { cpus: "${settingByArg("irq", "cpus")?.keyword}" }`,
   coalesce: `must be an object of ethtool -C parameters (${settingsOf("coalesce").map((s) => s.arg).join(", ")})`,
 };
 
@@ -75,24 +75,26 @@ export const featuresSchema = z.record(z.string(), onOff, {
   error: "must be an object of feature name → true/false, e.g. { gro: true, lro: false }",
 });
 
-export const persistenceSchema = z.enum(["systemd", "rc.local", "none", "auto"], {
-  error: 'must be "systemd", "rc.local", "none" or "auto"',
+const quotedPersistence = NIC_PERSISTENCE_VALUES.map((v) => `"${v}"`);
+export const persistenceSchema = z.enum(NIC_PERSISTENCE_VALUES, {
+  error: `must be ${quotedPersistence.slice(0, -1).join(", ")} or ${quotedPersistence[quotedPersistence.length - 1]}`,
 });
-export type NicPersistence = z.infer<typeof persistenceSchema>;
+export type { NicPersistence };
 
-/** Top-level settings of the `link` group (txQueueLength). */
-const linkShape: Record<string, z.ZodType> = Object.fromEntries(settingsOf("link").map((s) => [s.arg, settingSchema(s).optional()]));
+/** Top-level settings of a group without an object argument (`link`: txQueueLength). */
+const linkShapeOf = (g: NicGroup): Record<string, z.ZodType> => Object.fromEntries(settingsOf(g).map((s) => [s.arg, settingSchema(s).optional()]));
 
-/** The settings a preset or profile `nic` part may hold: every group (same checks as the arguments). */
-const settingsShape = {
-  [NIC_GROUP_SPECS.rings.arg as string]: ringsSchema.optional(),
-  [NIC_GROUP_SPECS.channels.arg as string]: channelsSchema.optional(),
-  [NIC_GROUP_SPECS.features.arg as string]: featuresSchema.optional(),
-  [NIC_GROUP_SPECS.coalesce.arg as string]: coalesceSchema.optional(),
-  ...linkShape,
-  [NIC_GROUP_SPECS.rps.arg as string]: rpsSchema.optional(),
-  [NIC_GROUP_SPECS.irq.arg as string]: irqAffinitySchema.optional(),
-};
+/**
+ * The settings a preset or profile `nic` part may hold: every group of the spec (same checks as the arguments), in
+ * the spec's group order; a group without an object argument (`link`) contributes its settings as top-level fields.
+ */
+const settingsShape: Record<string, z.ZodType> = Object.fromEntries(
+  NIC_GROUPS.flatMap((g): [string, z.ZodType][] => {
+    const arg = NIC_GROUP_SPECS[g].arg;
+    if (arg === undefined) return Object.entries(linkShapeOf(g));
+    return [[arg, (g === "features" ? featuresSchema : groupSchema(g)).optional()]];
+  }),
+);
 
 /** The groups whose spec has a required setting: in the arguments they are checked only after the merge with a preset. */
 const REQUIRED_GROUPS = (Object.keys(NIC_GROUP_SPECS) as NicGroup[]).filter((g) => NIC_GROUP_SPECS[g].arg !== undefined && settingsOf(g).some((s) => s.required));

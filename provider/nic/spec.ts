@@ -42,6 +42,11 @@ export interface NicSetting {
   doc: string;
   /** The default, in words, when not "none (left as it is)". */
   default?: string;
+  /**
+   * The key (prefix) of the setting in the host's journal, `previous` and the plan's settings when it is neither
+   * `<group host>.<ethtool>` (keyed groups) nor `ethtool` itself: the per-queue/per-IRQ settings (`rps.rx-0`, `irq.24`).
+   */
+  journal?: string;
 }
 
 export const MAX_RING = 1048576;
@@ -105,11 +110,11 @@ export const NIC_SETTINGS: readonly NicSetting[] = [
   },
 
   {
-    group: "rps", arg: "cpus", ethtool: "rps_cpus", type: "cpus", keyword: "all", min: 0, max: MAX_CPU, unit: "CPU number", required: true, rank: 0,
+    group: "rps", arg: "cpus", ethtool: "rps_cpus", type: "cpus", keyword: "all", min: 0, max: MAX_CPU, unit: "CPU number", required: true, rank: 0, journal: "rps.",
     doc: '`"all"` = every possible CPU of the host, or a list of CPU numbers; the hex mask is computed on the host (32-bit comma groups), a CPU the host lacks is refused.',
   },
   {
-    group: "rps", arg: "flowEntriesPerQueue", ethtool: "rps_flow_cnt", type: "count", min: 0, max: MAX_FLOW_CNT, unit: "flow entries per rx queue", rank: 1,
+    group: "rps", arg: "flowEntriesPerQueue", ethtool: "rps_flow_cnt", type: "count", min: 0, max: MAX_FLOW_CNT, unit: "flow entries per rx queue", rank: 1, journal: "rfs.",
     doc: "`rps_flow_cnt` of every rx queue; the kernel rounds it up to a power of 2.",
   },
   {
@@ -122,7 +127,7 @@ export const NIC_SETTINGS: readonly NicSetting[] = [
   },
 
   {
-    group: "irq", arg: "cpus", ethtool: "smp_affinity", type: "cpus", keyword: "spread", min: 0, max: MAX_CPU, unit: "CPU number", required: true, rank: 0,
+    group: "irq", arg: "cpus", ethtool: "smp_affinity", type: "cpus", keyword: "spread", min: 0, max: MAX_CPU, unit: "CPU number", required: true, rank: 0, journal: "irq.",
     doc: 'A list of CPU numbers (one CPU per IRQ, round-robin), or `"spread"` = over every online CPU.',
   },
 ];
@@ -140,27 +145,29 @@ export interface NicGroupSpec {
   host: string;
   /** The comment line above the group in the plan. */
   planTitle: string;
+  /** The plan sets each of the group's values as `@set <host>.<name> <value>` (HOST_PREFIX); other groups have their own lines. */
+  keyed?: boolean;
   doc: string;
 }
 
 export const NIC_GROUP_SPECS: Readonly<Record<NicGroup, NicGroupSpec>> = {
   channels: {
-    group: "channels", host: "channel", arg: "channels", type: "NicChannels", tool: "ethtool -L",
+    group: "channels", host: "channel", keyed: true, arg: "channels", type: "NicChannels", tool: "ethtool -L",
     planTitle: "channels (ethtool -L), applied first: they change the number of queues",
     doc: `Queue counts (\`ethtool -L\`), 0-${MAX_CHANNELS} each, within the driver's maximums from \`ethtool -l\`; applied before everything else, since they change the rx queues RPS is set on.`,
   },
   rings: {
-    group: "rings", host: "ring", arg: "rings", type: "NicRings", tool: "ethtool -G",
+    group: "rings", host: "ring", keyed: true, arg: "rings", type: "NicRings", tool: "ethtool -G",
     planTitle: 'rings (ethtool -G), descriptors; "max" = the driver\'s pre-set maximum',
     doc: `Ring buffer sizes (\`ethtool -G\`): each 1-${MAX_RING} descriptors or \`"max"\` (the driver's pre-set maximum from \`ethtool -g\`), within the driver's maximum (checked on the host before anything changes).`,
   },
   features: {
-    group: "features", host: "feature", arg: "features", tool: "ethtool -K",
+    group: "features", host: "feature", keyed: true, arg: "features", tool: "ethtool -K",
     planTitle: "offload features (ethtool -K), by the name ethtool -k shows",
     doc: "Offload features (`ethtool -K`): `true` = on, `false` = off, by short name, the name `ethtool -k` shows or a kernel alias. A `[fixed]` feature cannot change.",
   },
   coalesce: {
-    group: "coalesce", host: "coalesce", arg: "coalesce", type: "NicCoalesce", tool: "ethtool -C",
+    group: "coalesce", host: "coalesce", keyed: true, arg: "coalesce", type: "NicCoalesce", tool: "ethtool -C",
     planTitle: "interrupt coalescing (ethtool -C)",
     doc: "Interrupt coalescing (`ethtool -C`). Parameters or values the driver refuses are reported before anything changes (rx-usecs/tx-usecs: e1000e accepts 0, 1, 3, 4 or 10-10000, igb 0, 1, 3 or 10-10000).",
   },
@@ -207,10 +214,30 @@ export function settingByArg(group: NicGroup, arg: string): NicSetting | undefin
   return NIC_SETTINGS.find((s) => s.group === group && s.arg === arg);
 }
 
+/**
+ * The NicQueues argument names of the settings, in the spec's group order: a group's object argument (`rings`), or
+ * for a group without one (`link`) its settings' own top-level arguments (`txQueueLength`).
+ */
+export const NIC_SETTING_ARGS: readonly string[] = NIC_GROUPS.flatMap((g) => {
+  const arg = NIC_GROUP_SPECS[g].arg;
+  return arg !== undefined ? [arg] : settingsOf(g).map((s) => s.arg);
+});
+
 /** The host key prefix of a group's settings in the plan (`@set channel.rx 2`), or the key itself (link). */
 export const HOST_PREFIX: Readonly<Partial<Record<NicGroup, string>>> = Object.fromEntries(
-  (["channels", "rings", "features", "coalesce"] as const).map((g) => [g, `${NIC_GROUP_SPECS[g].host}.`]),
+  NIC_GROUPS.filter((g) => NIC_GROUP_SPECS[g].keyed).map((g) => [g, `${NIC_GROUP_SPECS[g].host}.`]),
 );
+
+/**
+ * The keys (or key prefixes) of the host's journal in the spec's apply order: a keyed group's prefix (`ring.`: its
+ * keys sort by name within it), else each host setting's journal key (`txqueuelen`, `rps.`, `rfs.`,
+ * `net.core.rps_sock_flow_entries`, `irq.`); flags (switches of the plan) have none.
+ */
+export const JOURNAL_KEY_ORDER: readonly string[] = NIC_GROUPS.flatMap((g) => {
+  const prefix = HOST_PREFIX[g];
+  if (prefix !== undefined) return [prefix];
+  return settingsOf(g).filter((s) => s.type !== "flag").map((s) => s.journal ?? s.ethtool);
+});
 
 /** The range of a setting in words: "1-1048576 descriptors or \"max\"", "on/off", … (docs). */
 export function rangeWords(s: NicSetting): string {
@@ -222,4 +249,40 @@ export function rangeWords(s: NicSetting): string {
     case "flag": return "true / false";
     case "cpus": return `"${s.keyword}" or a list of CPU numbers (${span})`;
   }
+}
+
+/**
+ * How NicQueues settings survive a reboot: the values of the `persistence` argument, declared once. components/nicQueues.ts
+ * re-exports this object and type as its public `Persistence` (the Pulumi schema analyzer reads the enum from this
+ * `as const` object and its same-named type); the zod enum, the README row and the default derive from it.
+ */
+export const Persistence = {
+  /** A oneshot systemd unit running the boot script, enabled. */
+  Systemd: "systemd",
+  /** A marked block in /etc/rc.d/rc.local or /etc/rc.local. */
+  RcLocal: "rc.local",
+  /** Not persisted (runtime only). */
+  None: "none",
+  /** systemd when /run/systemd/system exists, else rc.local (the default). */
+  Auto: "auto",
+} as const;
+/** A value of {@link Persistence}. */
+export type Persistence = (typeof Persistence)[keyof typeof Persistence];
+export type NicPersistence = Persistence;
+/** The persistence values, in the order messages and docs list them. */
+export const NIC_PERSISTENCE_VALUES = Object.values(Persistence) as [Persistence, ...Persistence[]];
+/** The persistence when none is given. */
+export const NIC_PERSISTENCE_DEFAULT: Persistence = Persistence.Auto;
+
+/**
+ * Linux interface names as NicQueues accepts them: 1-INTERFACE_NAME_MAX characters from letters, digits and
+ * INTERFACE_NAME_CHARS (also kept to characters safe in file and unit names). The regexp, the schema's message,
+ * the JSDoc reference and the README row derive from these.
+ */
+export const INTERFACE_NAME_MAX = 15;
+export const INTERFACE_NAME_CHARS = [".", "_", "-", "@", "+"] as const;
+export const INTERFACE_NAME = new RegExp(`^[A-Za-z0-9${INTERFACE_NAME_CHARS.map((c) => (c === "-" ? "\\-" : c)).join("")}]{1,${INTERFACE_NAME_MAX}}$`);
+/** The rule in words, each extra character formatted by `q` (`"."` in messages, `` `.` `` in Markdown). */
+export function interfaceNameRule(q: (c: string) => string, sep = ", "): string {
+  return `1-${INTERFACE_NAME_MAX} characters from letters, digits, ${INTERFACE_NAME_CHARS.map(q).join(sep)}`;
 }

@@ -4,14 +4,14 @@
  */
 import { InputError } from "../errors";
 import type { NicPreset } from "../sizing/nic";
-import type { NicSettingsValues } from "./values.generated";
+import type { NicIrqAffinityValues, NicRpsValues, NicSettingsValues } from "./values.generated";
 import { kernelPow2 } from "../sysctl/readback";
 import { canonicalFeature, FEATURE_SHORT_NAMES } from "./features";
 import { formatIssues, NicPersistence, nicPresetSchema, nicSettingsSchema, requiredAfterMerge } from "./schema";
-import { NIC_GROUPS, NIC_GROUP_SPECS, settingByArg, settingsOf } from "./spec";
+import { NIC_GROUPS, NIC_GROUP_SPECS, NIC_PERSISTENCE_DEFAULT, NIC_SETTING_ARGS, NicGroup, settingByArg, settingsOf } from "./spec";
 
-/** The argument names of the settings (from the spec's groups), plus interface, persistence and preset. */
-type SettingArg = "rings" | "channels" | "features" | "coalesce" | "txQueueLength" | "rps" | "irqAffinity";
+/** The argument names of the settings: the keys of the plain value type generated from the spec (values.generated.ts). */
+type SettingArg = keyof NicSettingsValues;
 /** Plain NicQueues settings as the user declared them (before validation). */
 export type NicInput = { interface: unknown; persistence?: unknown; preset?: unknown } & { [K in SettingArg]?: unknown };
 
@@ -27,13 +27,15 @@ export interface NicRequest {
   /** `ethtool -C` parameter → number, or boolean for adaptive-rx/adaptive-tx. */
   coalesce: Record<string, number | boolean>;
   txQueueLength?: number;
-  rps?: { cpus: "all" | number[]; flowEntriesPerQueue?: number; sockFlowEntries?: number; onlyWhenQueuesBelowCpus: boolean };
-  irqAffinity?: { cpus: "spread" | number[] };
+  /** cpus: the spec's keyword (a host-computed set) or CPU numbers; the types are generated from the spec. */
+  rps?: { cpus: NicRpsValues["cpus"]; flowEntriesPerQueue?: number; sockFlowEntries?: number; onlyWhenQueuesBelowCpus: boolean };
+  irqAffinity?: { cpus: NicIrqAffinityValues["cpus"] };
   persistence: NicPersistence;
   warnings: string[];
 }
 
-const SETTING_ARGS: SettingArg[] = ["rings", "channels", "features", "coalesce", "txQueueLength", "rps", "irqAffinity"];
+/** The setting arguments, from the spec (NIC_SETTING_ARGS). */
+const SETTING_ARGS = NIC_SETTING_ARGS as readonly SettingArg[];
 
 /** A group's merged values keyed by the spec's host name (`rx-usecs`, `rx-mini`). */
 function byHostName<T>(group: "rings" | "channels" | "coalesce", merged: object | undefined): Record<string, T> {
@@ -160,14 +162,19 @@ export function validateNic(input: NicInput, resource: string): NicRequest {
   }
 
   if (problems.length > 0) throw new InputError(resource, problems);
-  if (
-    Object.keys(rings).length + Object.keys(channels).length + Object.keys(features).length + Object.keys(coalesce).length === 0 &&
-    txQueueLength === undefined &&
-    rps === undefined &&
-    m.irqAffinity === undefined
-  ) {
+  // Nothing to set when every group of the spec is empty: a keyed group's map has no entry, another group's
+  // argument (or, for `link`, each of its settings) is absent.
+  const keyedMaps: Partial<Record<NicGroup, object>> = { rings, channels, features, coalesce };
+  const mm = m as Record<string, unknown>;
+  const empty = NIC_GROUPS.every((g) => {
+    const map = keyedMaps[g];
+    if (map !== undefined) return Object.keys(map).length === 0;
+    const arg = NIC_GROUP_SPECS[g].arg;
+    return arg !== undefined ? mm[arg] === undefined : settingsOf(g).every((st) => mm[st.arg] === undefined);
+  });
+  if (empty) {
     throw new InputError(resource, [
-      "nothing to set: give at least one of rings, channels, features, coalesce, txQueueLength, rps, irqAffinity or preset (e.g. preset: nicPresets.throughput())",
+      `nothing to set: give at least one of ${SETTING_ARGS.join(", ")} or preset (e.g. preset: nicPresets.throughput())`,
     ]);
   }
   return {
@@ -179,7 +186,7 @@ export function validateNic(input: NicInput, resource: string): NicRequest {
     txQueueLength,
     rps,
     irqAffinity: m.irqAffinity as NicRequest["irqAffinity"],
-    persistence: s.persistence ?? "auto",
+    persistence: s.persistence ?? NIC_PERSISTENCE_DEFAULT,
     warnings,
   };
 }

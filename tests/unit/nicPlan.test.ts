@@ -49,11 +49,11 @@ describe("validation messages", () => {
       persistence: "initd" as never,
     });
     expect(p).toEqual([
+      "channels.combined must be an integer from 0 to 4096 (queues)",
+      'channels: unknown field "bogus" (check the spelling)',
       "rings.rx must be an integer from 1 to 1048576 (descriptors)",
       'rings.rxMini must be a number of descriptors from 1 to 1048576 or "max" (the driver\'s pre-set maximum)',
       'rings.tx must be a number of descriptors from 1 to 1048576 or "max" (the driver\'s pre-set maximum)',
-      "channels.combined must be an integer from 0 to 4096 (queues)",
-      'channels: unknown field "bogus" (check the spelling)',
       "features.gro must be true (on) or false (off)",
       "coalesce.adaptiveRx must be true (on) or false (off)",
       "coalesce.rxUsecs must be an integer from 0 to 4294967295 (microseconds)",
@@ -92,9 +92,13 @@ describe("validation messages", () => {
       "channels: every count is 0; a NIC needs at least one rx and one tx queue (e.g. { combined: 4 })",
     ]);
   });
+  test("empty group objects are nothing to set; any one group is something", () => {
+    expect(problems({ rings: {}, channels: {}, features: {}, coalesce: {} })[0]).toMatch(/^nothing to set: /);
+    for (const one of [{ txQueueLength: 1000 }, { rps: { cpus: "all" as const } }, { irqAffinity: { cpus: [0] } }, { features: { gro: true } }]) expect(() => plan(one)).not.toThrow();
+  });
   test("nothing to set", () => {
     expect(problems({})).toEqual([
-      "nothing to set: give at least one of rings, channels, features, coalesce, txQueueLength, rps, irqAffinity or preset (e.g. preset: nicPresets.throughput())",
+      "nothing to set: give at least one of channels, rings, features, coalesce, txQueueLength, rps, irqAffinity or preset (e.g. preset: nicPresets.throughput())",
     ]);
   });
   test("a preset that is not one", () => {
@@ -255,6 +259,8 @@ describe("restore stdin", () => {
         "eth0/ring.rx": "512",
         "eth0/channel.combined": "8",
         "eth0/irq.45": "ffffffff",
+        "eth0/rfs.rx-0": "0",
+        "eth0/coalesce.rx-usecs": "50",
       },
       true,
     );
@@ -269,10 +275,13 @@ describe("restore stdin", () => {
         "@orig eth0/channel.combined\t8",
         "@orig eth0/ring.rx\t512",
         "@orig eth0/feature.generic-receive-offload\ton",
+        "@orig eth0/coalesce.rx-usecs\t50",
         "@orig eth0/txqueuelen\t1000",
+        // the one exception to the spec's order (plan.ts KEY_RANK): the host-wide key before the per-queue rps/rfs keys
         "@orig net.core.rps_sock_flow_entries\t0",
         "@orig eth0/rps.rx-2\t-",
         "@orig eth0/rps.rx-10\t0",
+        "@orig eth0/rfs.rx-0\t0",
         "@orig eth0/irq.45\tffffffff",
         "",
       ].join("\n"),

@@ -8,7 +8,9 @@ import { mockCommands, promiseOf, settleAfterAll } from "../../testkit/mocks";
 const { resources, byName, registered } = mockCommands(NIC_REPORT.report);
 settleAfterAll();
 
-import { NicQueues } from "../../components/nicQueues";
+import { NicQueues, SETTINGS } from "../../components/nicQueues";
+import { NIC_GROUPS, NIC_GROUP_SPECS, NIC_SETTINGS } from "../../provider/nic/spec";
+import { nicSettingsSchema } from "../../provider/nic/schema";
 import { engineStdin, restoreCommand, restoreStdin } from "../../provider/host/programs";
 import { throughput } from "../../provider/sizing/nic";
 import { NetTuning } from "../../components/netTuning";
@@ -160,5 +162,18 @@ describe("every route is validated before any remote call", () => {
       'NicQueues "rfs-n2": 1 invalid input:\n  - rps.sockFlowEntries writes the host-wide net.core.rps_sock_flow_entries, which NetTuning "sfe-t2" also sets on the same host (198.18.3.4:22): set it in only one resource (drop rps.sockFlowEntries here or the key from NetTuning "sfe-t2")',
     );
     nothingRegistered("rfs-n2");
+  });
+});
+
+describe("the setting arguments come from the NIC spec", () => {
+  // Computed here from the spec's raw tables (not through NIC_SETTING_ARGS), so a group added to the spec must reach
+  // NicQueues' arguments and the strict schema without an edit of components/nicQueues.ts or schema.ts.
+  const fromSpec = NIC_GROUPS.flatMap((g) => NIC_GROUP_SPECS[g].arg ?? NIC_SETTINGS.filter((s) => s.group === g).map((s) => s.arg));
+  test("SETTINGS = interface, every group's argument (top-level settings for a group without one), persistence", () => {
+    expect(fromSpec).toEqual(["channels", "rings", "features", "coalesce", "txQueueLength", "rps", "irqAffinity"]);
+    expect([...SETTINGS]).toEqual(["interface", ...fromSpec, "persistence"]);
+  });
+  test("the strict schema accepts exactly those fields", () => {
+    expect(Object.keys(nicSettingsSchema.shape)).toEqual(["interface", ...fromSpec, "persistence"]);
   });
 });
