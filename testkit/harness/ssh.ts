@@ -27,15 +27,10 @@
 import * as fs from "fs";
 import * as net from "net";
 import { Client, ClientChannel, ConnectConfig, SFTPWrapper } from "ssh2";
+import type { ReadConnection } from "../../provider/live/ssh";
 
-export interface ConnectionBase {
-  host: string;
-  port?: number;
-  user?: string;
-  password?: string;
-  privateKey?: string;
-  privateKeyPassword?: string;
-  agentSocketPath?: string;
+/** remote.ConnectionArgs as the provider reads them: the fields a live read uses too, plus the dial tuning and hostKey. */
+export interface ConnectionBase extends Omit<ReadConnection, "proxy"> {
   dialErrorLimit?: number;
   perDialTimeout?: number;
   hostKey?: string;
