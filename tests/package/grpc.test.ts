@@ -156,9 +156,9 @@ describe("GetSchema", () => {
   test("every documented argument and output, with its type and a description", () => {
     const nt = schema.resources["net-tuning:index:NetTuning"];
     const nq = schema.resources["net-tuning:index:NicQueues"];
-    expect(Object.keys(nt.inputProperties).sort()).toEqual(["acknowledge", "become", "bootOverride", "connection", "fileName", "livePreview", "persist", "profile", "profiles", "restoreOnDelete", "sysctls"]);
+    expect(Object.keys(nt.inputProperties).sort()).toEqual(["acknowledge", "adopt", "become", "bootOverride", "connection", "fileName", "livePreview", "persist", "profile", "profiles", "restoreOnDelete", "sysctls"]);
     expect(Object.keys(nq.inputProperties).sort()).toEqual(
-      ["become", "channels", "coalesce", "connection", "features", "interface", "irqAffinity", "livePreview", "persistence", "preset", "restoreOnDelete", "rings", "rps", "txQueueLength"],
+      ["adoptRcLocalLines", "become", "bootOverride", "channels", "coalesce", "connection", "features", "interface", "irqAffinity", "livePreview", "persistence", "preset", "restoreOnDelete", "rings", "rps", "txQueueLength"],
     );
     expect(nt.requiredInputs).toEqual(["connection"]);
     expect(nq.requiredInputs.sort()).toEqual(["connection", "interface"]);
@@ -170,6 +170,8 @@ describe("GetSchema", () => {
     expect(nt.inputProperties.profiles).toMatchObject({ type: "array", items: { $ref: "#/types/net-tuning:index:ProfileSpec" } });
     expect(nq.inputProperties.rings.$ref).toBe("#/types/net-tuning:index:NicRings");
     expect(nq.inputProperties.preset.$ref).toBe("#/types/net-tuning:index:PresetSpec");
+    expect(nt.inputProperties.adopt).toMatchObject({ type: "array", items: { type: "string" } });
+    expect(nq.inputProperties.adoptRcLocalLines).toMatchObject({ type: "array", items: { type: "string" } });
     const t = schema.types;
     expect(t["net-tuning:index:Become"].enum.map((e: any) => e.value).sort()).toEqual(["none", "sudo"]);
     expect(t["net-tuning:index:BootOverride"].enum.map((e: any) => e.value).sort()).toEqual(["error", "ignore", "warn"]);
