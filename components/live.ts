@@ -5,7 +5,7 @@
  * its repair token (see ARCHITECTURE.md, "Live previews and drift").
  */
 import * as pulumi from "@pulumi/pulumi";
-import { LIVE_READ_TIMEOUT_MS, readOverSshLimited, ReadConnection } from "../provider/live/ssh";
+import { endpoint, LIVE_READ_TIMEOUT_MS, readOverSshLimited, ReadConnection } from "../provider/live/ssh";
 import {
   compareLive, DriftItem, driftOf, LIVE_READ_COMMAND, NO_TOKEN, LiveKind, LiveRequest, LiveSection, parseLiveRead, renderLive, renderLiveRead, repairToken,
 } from "../provider/live/read";
@@ -39,7 +39,6 @@ export interface LiveOutcome {
   secret: boolean;
 }
 
-// eslint-disable-next-line @typescript-eslint/no-var-requires
 // eslint-disable-next-line @typescript-eslint/no-var-requires
 const settingsMod = require("@pulumi/pulumi/runtime/settings") as { getMonitor(): unknown; getProject(): string; getStack(): string; isDryRun(): boolean };
 // eslint-disable-next-line @typescript-eslint/no-var-requires
@@ -95,9 +94,7 @@ function endpointKey(c: ReadConnection): string {
   return JSON.stringify([c.host, c.port ?? 22, c.user ?? "root", p ? [p.host, p.port ?? 22, p.user ?? "root"] : null]);
 }
 export function endpointLabel(c: ReadConnection): string {
-  const port = c.port ?? 22;
-  const h = c.host.includes(":") ? `[${c.host}]:${port}` : `${c.host}:${port}`;
-  return c.proxy ? `${h} (via ${c.proxy.host})` : h;
+  return c.proxy ? `${endpoint(c)} (via ${c.proxy.host})` : endpoint(c);
 }
 
 /** Joins the host's pending read of this program run (one session per host), or starts one. */

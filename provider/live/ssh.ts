@@ -77,7 +77,8 @@ export function readOverSshLimited(conn: ReadConnection, command: string, stdin:
   return slots.run(() => readOverSsh(conn, command, stdin, timeoutMs));
 }
 
-function endpoint(c: ReadConnection): string {
+/** `host:port` (`[v6]:port`) of a connection, as messages name it. */
+export function endpoint(c: ReadConnection): string {
   const port = c.port ?? 22;
   return c.host.includes(":") ? `[${c.host}]:${port}` : `${c.host}:${port}`;
 }
