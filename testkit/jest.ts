@@ -2,6 +2,7 @@
  * Jest wiring shared by the lab test files: a lab for the whole file, and stacks that are destroyed after each test
  * whatever it left (so one failure does not poison the next test). Call at the top level of a test file.
  */
+import * as pulumi from "@pulumi/pulumi";
 import { Stack } from "./harness";
 import { LabHost, Lab, startLab } from "./lab";
 
@@ -32,4 +33,19 @@ export function stacksDestroyedAfterEach(project: string): (name: string) => Sta
     stacks.push(s);
     return s;
   };
+}
+
+/** Runs `f` with `pulumi.log.info` and `pulumi.log.warn` collected instead of printed (the components' diagnostics). */
+export async function withLogs<T>(f: () => Promise<T>): Promise<{ r: T; info: string[]; warn: string[] }> {
+  const info: string[] = [];
+  const warn: string[] = [];
+  const spies = [
+    jest.spyOn(pulumi.log, "info").mockImplementation(((m: string) => (info.push(m), Promise.resolve())) as never),
+    jest.spyOn(pulumi.log, "warn").mockImplementation(((m: string) => (warn.push(m), Promise.resolve())) as never),
+  ];
+  try {
+    return { r: await f(), info, warn };
+  } finally {
+    for (const s of spies) s.mockRestore();
+  }
 }

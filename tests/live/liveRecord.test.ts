@@ -6,12 +6,12 @@
  * stages the adopted file) and a read as the sudo user (no sudo) shows no drift and no change.
  */
 process.env.NET_TUNING_LIVE_PREVIEW = "1"; // the harness evaluates programs under setMocks, where live reads are off by default
-import * as pulumi from "@pulumi/pulumi";
 import { NetTuning } from "../../components/netTuning";
 import { CONVERGED_DIR } from "../../provider/live/read";
 import { Stack, UpResult } from "../../testkit/harness";
 import { Lab, startLab } from "../../testkit/lab";
 import { ok } from "../../testkit/host";
+import { withLogs } from "../../testkit/jest";
 
 jest.setTimeout(180_000);
 let lab: Lab;
@@ -42,14 +42,7 @@ test("a 0600 sysctl is recorded as unknown, without its value; the next preview 
     expect(mode).toBe("644");
     expect(rest).toEqual(expect.arrayContaining(["value\tnet.core.somaxconn\t4096", `unknown\t${KEY}`]));
     expect(rec.stdout).not.toContain("0123abcd");
-    const warn: string[] = [];
-    const spy = jest.spyOn(pulumi.log, "warn").mockImplementation(((m: string) => (warn.push(m), Promise.resolve())) as never);
-    let p: UpResult;
-    try {
-      p = ok(await stack.preview(program));
-    } finally {
-      spy.mockRestore();
-    }
+    const { r: p, warn } = await withLogs(async () => ok(await stack.preview(program)));
     expect(p.steps.find((s) => s.urn.endsWith("::tfo-apply"))?.kind).toBe("same");
     expect(warn.filter((m) => m.includes("drift since"))).toEqual([]);
   } finally {
@@ -73,14 +66,7 @@ test("become sudo after an adopting apply: no state-dir file in the record; the 
     expect(rec.code).toBe(0);
     expect(rec.stdout).toMatch(/^file\t\/etc\/sysctl\.d\/90-net-tuning-ad\.conf\t\d+ \d+$/m);
     expect(rec.stdout).not.toContain("/var/lib/pulumi-net-tuning/");
-    const warn: string[] = [];
-    const spy = jest.spyOn(pulumi.log, "warn").mockImplementation(((m: string) => (warn.push(m), Promise.resolve())) as never);
-    let p: UpResult;
-    try {
-      p = ok(await stack.preview(program));
-    } finally {
-      spy.mockRestore();
-    }
+    const { r: p, warn } = await withLogs(async () => ok(await stack.preview(program)));
     expect(warn.filter((m) => m.includes("drift since"))).toEqual([]);
     expect(p.steps.find((s) => s.urn.endsWith("::ad-apply"))?.kind).toBe("same");
   } finally {

@@ -17,6 +17,7 @@ import { readOverSsh } from "../../provider/live/ssh";
 import { Stack, UpResult } from "../../testkit/harness";
 import { Lab, LabHost, startLab, Who } from "../../testkit/lab";
 import { ok, snapshot, sysctl } from "../../testkit/host";
+import { withLogs } from "../../testkit/jest";
 
 jest.setTimeout(180_000);
 let lab: Lab;
@@ -31,21 +32,11 @@ afterAll(async () => {
 const SOMAXCONN = "net.core.somaxconn";
 const FIN = "net.ipv4.tcp_fin_timeout";
 
-/** Runs a harness operation with pulumi.log.info/warn collected. */
+/** Runs a harness operation with pulumi.log.info/warn collected, and the number of host reads it made. */
 async function logged(f: () => Promise<UpResult>): Promise<{ r: UpResult; info: string[]; warn: string[]; reads: number }> {
-  const info: string[] = [];
-  const warn: string[] = [];
-  const spies = [
-    jest.spyOn(pulumi.log, "info").mockImplementation(((m: string) => (info.push(m), Promise.resolve())) as never),
-    jest.spyOn(pulumi.log, "warn").mockImplementation(((m: string) => (warn.push(m), Promise.resolve())) as never),
-  ];
   const reads0 = liveStats.reads;
-  try {
-    const r = await f();
-    return { r, info, warn, reads: liveStats.reads - reads0 };
-  } finally {
-    for (const s of spies) s.mockRestore();
-  }
+  const l = await withLogs(f);
+  return { ...l, reads: liveStats.reads - reads0 };
 }
 /** The drift warnings among the logged ones (validation advice is logged too). */
 const drifts = (warn: string[]) => warn.filter((m) => m.includes(": drift since its last apply"));

@@ -5,9 +5,9 @@
  * Read as root and as the sudo user (who reads without sudo).
  */
 process.env.NET_TUNING_LIVE_PREVIEW = "1"; // the harness evaluates programs under setMocks, where live reads are off by default
-import * as pulumi from "@pulumi/pulumi";
 import { NicQueues } from "../../components/nicQueues";
 import { Stack, UpResult } from "../../testkit/harness";
+import { withLogs } from "../../testkit/jest";
 import type { VmHost } from "../../testkit/vm";
 import { ok, sh as shOn, useGuest } from "./lifecycle";
 
@@ -18,19 +18,7 @@ afterAll(() => {
 });
 const sh = (cmd: string) => shOn(vm, cmd);
 
-async function logged(f: () => Promise<UpResult>): Promise<{ r: UpResult; info: string[]; warn: string[] }> {
-  const info: string[] = [];
-  const warn: string[] = [];
-  const spies = [
-    jest.spyOn(pulumi.log, "info").mockImplementation(((m: string) => (info.push(m), Promise.resolve())) as never),
-    jest.spyOn(pulumi.log, "warn").mockImplementation(((m: string) => (warn.push(m), Promise.resolve())) as never),
-  ];
-  try {
-    return { r: await f(), info, warn };
-  } finally {
-    for (const s of spies) s.mockRestore();
-  }
-}
+const logged = withLogs;
 const driftOf = (r: UpResult, name: string) => r.resources.find((x) => !x.custom && x.name === name)?.outputs?.drift as Record<string, string> | undefined;
 const stepOf = (r: UpResult, name: string) => r.steps.find((s) => s.urn.endsWith(`::${name}`))?.kind;
 
