@@ -124,7 +124,10 @@ function login(c: ReadConnection, sock: ConnectConfig["sock"], readyTimeout: num
     try {
       client.connect(sshConfig(c, sock, readyTimeout));
     } catch (e) {
-      reject(new Error(`${endpoint(c)}: ${(e as Error).message.replace(/\s+/g, " ")}`));
+      const m = (e as Error).message.replace(/\s+/g, " ");
+      // ssh2: "Cannot parse privateKey: OpenSSH key integrity check failed -- bad passphrase?" / "... but no passphrase given"
+      const why = /passphrase/i.test(m) ? "cannot decrypt the private key (check privateKeyPassword)" : m;
+      reject(new Error(`${endpoint(c)}: ${why}`));
     }
   });
 }
