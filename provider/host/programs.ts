@@ -254,3 +254,48 @@ function packedProgram(kind: HostKind, gzip: boolean, adopted: boolean): string 
   }
   return text;
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// The live read of previews (issue #13; provider/live/read.ts sends it on stdin to `/bin/sh -s live live`).
+
+/** Functions the live read never calls although their names appear in code it runs (none so far: every name it reaches stays). */
+const LIVE_NEVER: string[] = [];
+/** A top-level line that marks where a kind's text starts in the text tree-shaken by {@link liveProgram}. */
+const LIVE_KIND_MARK = ": nt-live-kind";
+/** The number of comment lines {@link liveProgram} starts with. */
+export const LIVE_PROGRAM_HEAD = 3;
+
+/**
+ * The read-only program of a live read: the engine's runtime and both kinds tree-shaken to what `nt_live_main`
+ * reaches (the same getters, normaliser and digest as the installed engine, so values and file digests compare with
+ * the apply's record), each kind in its loader function (`nt_kind_sysctl`, `nt_kind_nic`) as in the engine file, then
+ * the call of `nt_live_main`. The reachable set is computed over runtime + both kinds at once (a name reaches every
+ * definition of it, in either kind). Deterministic (the same sources give the same bytes) and assembled once per
+ * process. Starts with comment lines only (a title and the file-wide shellcheck directives): a caller puts its variable
+ * assignments after them ({@link LIVE_PROGRAM_HEAD} lines).
+ */
+export function liveProgram(): string {
+  const key = "program:live";
+  let text = cache.get(key);
+  if (text === undefined) {
+    const kinds = (["sysctl", "nic"] as const).map((k) => KIND_FILES[k].map(sh).join("\n"));
+    const source = [sh("runtime.sh"), ...kinds].join(`\n${LIVE_KIND_MARK}\n`);
+    const shaken = compactProgram(`${source}\n`, "nt_live_main", LIVE_NEVER).split("\n");
+    // compactProgram's output: title, its shellcheck header, the kept lines, "nt_live_main", ""
+    if (shaken.pop() !== "" || shaken.pop() !== "nt_live_main") throw new Error("liveProgram: unexpected compactProgram output");
+    const marks = shaken.flatMap((l, i) => (l === LIVE_KIND_MARK ? [i] : []));
+    if (marks.length !== 2) throw new Error(`liveProgram: expected 2 kind marks, found ${marks.length}`);
+    const [head, sysctlPart, nicPart] = [shaken.slice(0, marks[0]), shaken.slice(marks[0] + 1, marks[1]), shaken.slice(marks[1] + 1)];
+    const loader = (k: string, body: string[]) => `nt_kind_${k}() {\n${body.join("\n")}\n:\n}`;
+    text = [
+      "# pulumi-net-tuning live read (read-only), tree-shaken from the host engine by provider/host/programs.ts (liveProgram)",
+      "# shellcheck disable=SC2317 # functions are called indirectly (hooks, kind loaders)",
+      head[1], // compactProgram's shellcheck header (SC2034); head[0] is runtime.sh's title
+      // $1 $2 of `/bin/sh -s live live` are not the runtime's input dir and staging dir (the engine's prelude does the same)
+      "set --", ...head.slice(2),
+      loader("sysctl", sysctlPart), loader("nic", nicPart), "nt_live_main", "",
+    ].join("\n");
+    cache.set(key, text);
+  }
+  return text;
+}

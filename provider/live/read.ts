@@ -11,7 +11,7 @@
  * Pure: no I/O here (`provider/live/ssh.ts` runs it).
  */
 import { createHash } from "crypto";
-import { engine } from "../host/engine";
+import { LIVE_PROGRAM_HEAD, liveProgram } from "../host/programs";
 import { shQuote } from "../shell";
 import { sameValue } from "./sysctl";
 
@@ -35,7 +35,7 @@ export interface LiveRequest {
 const KEY = /^[A-Za-z0-9._:/@+*-]+$/;
 const OWNER_ID = /^[A-Za-z0-9._-]+$/;
 
-/** stdin of {@link LIVE_READ_COMMAND}: the requests as one quoted variable, then the engine file. */
+/** stdin of {@link LIVE_READ_COMMAND}: the read program ({@link liveProgram}) with the requests as one quoted variable. */
 export function renderLiveRead(requests: LiveRequest[]): string {
   const lines = requests.map((r) => {
     if (!OWNER_ID.test(r.ownerId)) throw new Error(`pulumi-net-tuning: invalid owner id ${JSON.stringify(r.ownerId)}`);
@@ -43,8 +43,9 @@ export function renderLiveRead(requests: LiveRequest[]): string {
     if (bad !== undefined) throw new Error(`pulumi-net-tuning: invalid key ${JSON.stringify(bad)} for a live read`);
     return `${r.kind}\t${r.ownerId}\t${[...new Set(r.keys)].sort().join(" ")}`;
   });
-  // the engine's file-wide shellcheck directive follows this line, so it is repeated above it
-  return `# shellcheck disable=SC2317\nNT_LIVE_REQ=${shQuote(lines.join("\n"))}\n${engine().text}`;
+  // after the program's title and file-wide shellcheck directives, before its first command
+  const program = liveProgram().split("\n");
+  return [...program.slice(0, LIVE_PROGRAM_HEAD), `NT_LIVE_REQ=${shQuote(lines.join("\n"))}`, ...program.slice(LIVE_PROGRAM_HEAD)].join("\n");
 }
 
 /** The host's record of what an owner's last successful apply left there. */

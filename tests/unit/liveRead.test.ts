@@ -1,8 +1,12 @@
 /** Pure parts of the live preview (issue #13): the read's answer, drift against the record, the repair token, the lines. */
 import { execFileSync } from "child_process";
-import { compareLive, driftOf, LiveSection, NO_TOKEN, parseLiveRead, renderLive, renderLiveRead, repairToken } from "../../provider/live/read";
+import { compareLive, CONVERGED_DIR, driftOf, LiveSection, NO_TOKEN, parseLiveRead, renderLive, renderLiveRead, repairToken } from "../../provider/live/read";
 import { engine } from "../../provider/host/engine";
-import { engineCommand } from "../../provider/host/programs";
+import { createHash } from "crypto";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { engineCommand, LIVE_PROGRAM_HEAD, liveProgram } from "../../provider/host/programs";
 import { execShell, SHELLS } from "../../testkit/shells";
 
 const ANSWER = [
@@ -122,17 +126,62 @@ test("renderLive: changes, host-resolved values, one summary line, unknowns; dri
 });
 
 describe("renderLiveRead", () => {
-  test("the requests in one quoted variable, then the engine file; keys and owner ids are checked", () => {
+  test("the requests in one quoted variable after the program's comment lines, then the program; keys and owner ids are checked", () => {
     const text = renderLiveRead([{ kind: "sysctl", ownerId: "p.s.web-1", keys: ["net.core.somaxconn", "net.core.somaxconn"] }, { kind: "nic", ownerId: "p.s.n-2", keys: ["eth0/rps.rx-*"] }]);
-    expect(text.split("\n")[1]).toBe("NT_LIVE_REQ='sysctl\tp.s.web-1\tnet.core.somaxconn");
-    expect(text.split("\n")[2]).toBe("nic\tp.s.n-2\teth0/rps.rx-*'");
-    expect(text.endsWith(engine().text)).toBe(true);
+    const lines = text.split("\n");
+    const program = liveProgram().split("\n");
+    expect(lines.slice(0, LIVE_PROGRAM_HEAD)).toEqual(program.slice(0, LIVE_PROGRAM_HEAD));
+    expect(program.slice(0, LIVE_PROGRAM_HEAD).every((l) => l.startsWith("# "))).toBe(true);
+    expect(lines[LIVE_PROGRAM_HEAD]).toBe("NT_LIVE_REQ='sysctl\tp.s.web-1\tnet.core.somaxconn");
+    expect(lines[LIVE_PROGRAM_HEAD + 1]).toBe("nic\tp.s.n-2\teth0/rps.rx-*'");
+    expect(lines.slice(LIVE_PROGRAM_HEAD + 2).join("\n")).toBe(program.slice(LIVE_PROGRAM_HEAD).join("\n"));
     expect(() => renderLiveRead([{ kind: "sysctl", ownerId: "a b", keys: [] }])).toThrow(/invalid owner id/);
     expect(() => renderLiveRead([{ kind: "sysctl", ownerId: "a", keys: ["x'y"] }])).toThrow(/invalid key/);
   });
   test("the program passes shellcheck -s sh", () => {
     const text = renderLiveRead([{ kind: "sysctl", ownerId: "p.s.web-1", keys: ["net.core.somaxconn"] }]);
     expect(() => execFileSync("shellcheck", ["-s", "sh", "-"], { input: text, encoding: "utf8" })).not.toThrow();
+  });
+});
+
+describe("liveProgram: the engine tree-shaken to the live read", () => {
+  test("deterministic, cached, and a small part of the engine: no apply, restore or lock code", () => {
+    const p = liveProgram();
+    expect(liveProgram()).toBe(p);
+    expect(createHash("sha256").update(p).digest("hex")).toBe(createHash("sha256").update(liveProgram()).digest("hex"));
+    expect(Buffer.byteLength(p)).toBeLessThan(Buffer.byteLength(engine().text) / 8);
+    for (const f of ["nt_live_main", "nt_live_key", "nt_digest", "nt_norm", "nt_kind_sysctl", "nt_kind_nic"]) expect(p).toMatch(new RegExp(`^${f}\\(\\) \\{`, "m"));
+    for (const f of ["nt_apply_main", "nt_restore_main", "nt_lock", "nt_commit", "nt_write_atomic", "kind_set", "nt_converged_write"]) expect(p).not.toMatch(new RegExp(`^${f}\\(\\) \\{`, "m"));
+    expect(p.endsWith("\nnt_live_main\n")).toBe(true);
+  });
+
+  test("the same answer as the whole engine's `live` operation, under every supported shell (this machine's /proc/sys, lo, a fake record)", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "nt-liveprog-"));
+    try {
+      // a record (the answer echoes it and digests its files): the converged dir is a constant of the runtime, so the
+      // record dir is swapped in both texts alike
+      const conf = path.join(dir, "90-x.conf");
+      fs.writeFileSync(conf, "net.core.somaxconn = 4096\n");
+      fs.writeFileSync(path.join(dir, "a.b.c-1"), `net-tuning-converged v1\ta.b.c-1\t0\ta/b/c\nvalue\tnet.core.somaxconn\t4096\nfile\t${conf}\t1 2\n`);
+      const req = [
+        { kind: "sysctl" as const, ownerId: "a.b.c-1", keys: ["net.core.somaxconn", "net.ipv4.tcp_rmem", "net.core.nosuch_key", "net.ipv4.tcp_fastopen_key"] },
+        { kind: "nic" as const, ownerId: "a.b.d-2", keys: ["lo/txqueuelen", "lo/rps.rx-*", "lo/rfs.rx-*", "lo/feature.generic-receive-offload", "lo/channel.rx", "lo/ring.rx", "lo/coalesce.rx-usecs", "lo/irq.*", "net.core.rps_sock_flow_entries"] },
+      ];
+      const swap = (t: string) => t.split(CONVERGED_DIR).join(dir);
+      const shaken = swap(renderLiveRead(req));
+      // the whole engine with the same assignment (two requests: its two lines) before it
+      const whole = swap(`${renderLiveRead(req).split("\n").slice(LIVE_PROGRAM_HEAD, LIVE_PROGRAM_HEAD + 2).join("\n")}\n${engine().text}`);
+      expect(whole.startsWith("NT_LIVE_REQ='sysctl\ta.b.c-1\t") && whole.includes("net.core.rps_sock_flow_entries'\n#!/bin/sh\n")).toBe(true);
+      expect(shaken).not.toBe(whole);
+      const answers = SHELLS.flatMap((sh) => [shaken, whole].map((input) => execShell(sh, ["-s", "live", "live"], { input, encoding: "utf8" })));
+      for (const a of answers) expect(a).toBe(answers[0]);
+      const s = parseLiveRead(answers[0]);
+      expect(s["a.b.c-1"].recordState).toBe("ok");
+      expect(s["a.b.c-1"].digests[conf]).toMatch(/^\d+ \d+$/);
+      expect(s["a.b.d-2"].values["lo/txqueuelen"]).toMatch(/^\d+$/);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
