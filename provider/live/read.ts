@@ -2,11 +2,12 @@
  * The live read of previews (issue #13), for both kinds at once: the program, its answer, drift against the host's
  * converged record, the repair token and the lines a reviewer reads.
  *
- * The program is the engine file itself (`provider/host/engine.ts`), run with the operation `live`
- * (`nt_live_main` in `provider/host/sh/runtime.sh`): it reads every value with the same getters (`kind_get`: /proc/sys,
- * the ethtool text parsers of nic.sh, /sys queues, /proc/irq) and the same file digests (`nt_digest`) as the apply
- * that wrote the record, so "what converged" and "what is there now" are compared in one format. It travels on stdin
- * (`/bin/sh -s live live`): nothing is installed, locked or written on the host.
+ * The program is the engine (`provider/host/engine.ts`) tree-shaken to its `live` operation (`liveProgram` in
+ * `provider/host/programs.ts`: `nt_live_main` of `provider/host/sh/runtime.sh` and what it reaches, about 10 KB of the
+ * engine's 140 KB): it reads every value with the same getters (`kind_get`: /proc/sys, the ethtool text parsers of
+ * nic.sh, /sys queues, /proc/irq) and the same file digests (`nt_digest`) as the apply that wrote the record, so "what
+ * converged" and "what is there now" are compared in one format. It travels on stdin (`/bin/sh -s live live`):
+ * nothing is installed, locked or written on the host.
  *
  * Pure: no I/O here (`provider/live/ssh.ts` runs it).
  */
