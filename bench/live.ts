@@ -26,7 +26,10 @@ export interface LiveSample {
   sessions: number;
   /** per-host read time: connect + run + answer (ms) */
   readMs: number[];
+  /** stdin of one read (the program and the requests) */
   stdinBytes: number;
+  /** TCP bytes this machine sent per read (SSH handshake, login, command, stdin), per host */
+  sentBytes: number[];
   failed: number;
 }
 
@@ -57,10 +60,10 @@ export async function liveBench(opts: { sizes: number[]; repeats?: number; outDi
             const reads = liveStats.samples.slice(s0);
             const sample: LiveSample = {
               hosts: n, repeat: rep, live, ok: r.ok, ms, sessions: liveStats.reads - r0,
-              readMs: reads.map((x) => x.ms), stdinBytes: reads[0]?.stdinBytes ?? 0, failed: reads.filter((x) => !x.ok).length,
+              readMs: reads.map((x) => x.ms), stdinBytes: reads[0]?.stdinBytes ?? 0, sentBytes: reads.map((x) => x.sentBytes), failed: reads.filter((x) => !x.ok).length,
             };
             samples.push(sample);
-            opts.log(`live: ${n} hosts, live ${live ? "on " : "off"}: preview ${ms} ms, ${sample.sessions} read sessions, read per host ${fmtSummary(summarize(sample.readMs), 0, " ms")}${sample.failed ? `, ${sample.failed} failed` : ""}`);
+            opts.log(`live: ${n} hosts, live ${live ? "on " : "off"}: preview ${ms} ms, ${sample.sessions} read sessions, read per host ${fmtSummary(summarize(sample.readMs), 0, " ms")}, sent ${fmtSummary(summarize(sample.sentBytes), 0, " B")}${sample.failed ? `, ${sample.failed} failed` : ""}`);
           }
         }
       } finally {
@@ -82,17 +85,19 @@ export function liveMarkdown(samples: LiveSample[]): string {
     "# Live-read cost (BENCH_PARTS=live)",
     "",
     "`pulumi preview` (harness) of NetTuning (40 keys) + NicQueues on every host, live previews on vs off. Lab hosts on",
-    "one machine (loopback); median [min–max] over the repeats.",
+    "one machine (loopback); median [min–max] over the repeats. At most 32 reads in flight (`LIVE_READ_CONCURRENCY`);",
+    "a read's time counts from its dial, not from its wait for a slot. stdin = the tree-shaken read program and the",
+    "requests; sent = TCP bytes this machine wrote per read (SSH handshake, login, command, stdin).",
     "",
-    "| hosts | read sessions per host | read per host (connect + read), ms | stdin per read, bytes | preview, live off, ms | preview, live on, ms | added per preview, ms |",
-    "|---|---|---|---|---|---|---|",
+    "| hosts | read sessions per host | read per host (connect + read), ms | stdin per read, bytes | sent per read, bytes | preview, live off, ms | preview, live on, ms | added per preview, ms |",
+    "|---|---|---|---|---|---|---|---|",
   ];
   for (const n of [...new Set(samples.map((s) => s.hosts))]) {
     const on = samples.filter((s) => s.hosts === n && s.live && s.ok);
     const off = samples.filter((s) => s.hosts === n && !s.live && s.ok);
     const per = on.map((s) => s.sessions / n);
     const added = summarize(on.map((s) => s.ms)).median - summarize(off.map((s) => s.ms)).median;
-    md.push(`| ${n} | ${fmtSummary(summarize(per), 2)} | ${fmtSummary(summarize(on.flatMap((s) => s.readMs)), 0)} | ${on[0]?.stdinBytes ?? 0} | ${fmtSummary(summarize(off.map((s) => s.ms)), 0)} | ${fmtSummary(summarize(on.map((s) => s.ms)), 0)} | ${Math.round(added)} |`);
+    md.push(`| ${n} | ${fmtSummary(summarize(per), 2)} | ${fmtSummary(summarize(on.flatMap((s) => s.readMs)), 0)} | ${on[0]?.stdinBytes ?? 0} | ${fmtSummary(summarize(on.flatMap((s) => s.sentBytes ?? [])), 0)} | ${fmtSummary(summarize(off.map((s) => s.ms)), 0)} | ${fmtSummary(summarize(on.map((s) => s.ms)), 0)} | ${Math.round(added)} |`);
   }
   const failed = samples.reduce((a, s) => a + s.failed, 0);
   md.push("", failed ? `${failed} reads failed.` : "Every read succeeded.", "");

@@ -86,8 +86,8 @@ function runKey(): string {
 }
 /** How long the first resource of a host waits for the others of the same host to join its read. */
 const GATHER_MS = 50;
-/** Counters for tests and the bench, per process: reads started, and each finished read (endpoint, ms, ok, stdin bytes). */
-export const liveStats = { reads: 0, samples: [] as { endpoint: string; ms: number; ok: boolean; stdinBytes: number; resources: number }[] };
+/** Counters for tests and the bench, per process: reads started, and each finished read (endpoint, ms, ok, stdin bytes, TCP bytes sent). */
+export const liveStats = { reads: 0, samples: [] as { endpoint: string; ms: number; ok: boolean; stdinBytes: number; sentBytes: number; resources: number }[] };
 
 function endpointKey(c: ReadConnection): string {
   const p = c.proxy;
@@ -133,7 +133,7 @@ async function runRead(b: Batch): Promise<Answer> {
     return { ok: false, reason: `${endpointLabel(b.conn)}: ${(e as Error).message}`, ms: 0 };
   }
   const r = await readOverSshLimited(b.conn, LIVE_READ_COMMAND, stdin, LIVE_READ_TIMEOUT_MS);
-  if (liveStats.samples.length < 10_000) liveStats.samples.push({ endpoint: endpointLabel(b.conn), ms: r.ms, ok: r.ok && r.code === 0, stdinBytes: Buffer.byteLength(stdin), resources: b.requests.length });
+  if (liveStats.samples.length < 10_000) liveStats.samples.push({ endpoint: endpointLabel(b.conn), ms: r.ms, ok: r.ok && r.code === 0, stdinBytes: Buffer.byteLength(stdin), sentBytes: r.sentBytes ?? 0, resources: b.requests.length });
   if (!r.ok) return { ok: false, reason: r.reason, ms: r.ms };
   if (r.code !== 0) return { ok: false, reason: `${endpointLabel(b.conn)}: the read program exited ${r.code}: ${r.stderr.trim().split("\n").slice(-1)[0] ?? ""}`.trim(), ms: r.ms };
   try {

@@ -22,9 +22,10 @@ export interface ReadConnection {
   proxy?: ReadConnection;
 }
 
+/** `sentBytes`: TCP bytes this machine wrote for the read (handshake, login, command, stdin; to the proxy when there is one). */
 export type ReadResult =
-  | { ok: true; code: number; stdout: string; stderr: string; ms: number }
-  | { ok: false; reason: string; ms: number };
+  | { ok: true; code: number; stdout: string; stderr: string; ms: number; sentBytes?: number }
+  | { ok: false; reason: string; ms: number; sentBytes?: number };
 
 /** Default bound for connect + read of one host, in milliseconds. */
 export const LIVE_READ_TIMEOUT_MS = 10_000;
@@ -190,12 +191,13 @@ export async function readOverSsh(conn: ReadConnection, command: string, stdin: 
     }
     return exec(client, command, stdin);
   })();
+  const sentBytes = () => sockets.reduce((a, s) => a + s.bytesWritten, 0);
   try {
     const r = await Promise.race([work, deadline]);
-    return { ok: true, ...r, ms: Date.now() - t0 };
+    return { ok: true, ...r, ms: Date.now() - t0, sentBytes: sentBytes() };
   } catch (e) {
     work.catch(() => undefined);
-    return { ok: false, reason: (e as Error).message, ms: Date.now() - t0 };
+    return { ok: false, reason: (e as Error).message, ms: Date.now() - t0, sentBytes: sentBytes() };
   } finally {
     if (timer) clearTimeout(timer);
     for (const c of clients) c.end();

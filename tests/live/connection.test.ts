@@ -11,6 +11,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import * as pulumi from "@pulumi/pulumi";
+import type { ConnectionInput } from "../../components/common";
 import { NetTuning } from "../../components/netTuning";
 import { liveStats } from "../../components/live";
 import { UpResult } from "../../testkit/harness";
@@ -79,7 +80,7 @@ function expectNoSecret(text: string, secrets: string[]): void {
   for (const s of secrets) expect(text).not.toContain(s);
 }
 /** preview (live → declared shown, one read) → up (the apply logs in the same way) → preview clean. */
-async function previewUpClean(host: LabHost, name: string, connection: Record<string, unknown>, become: "sudo" | undefined, secrets: string[]) {
+async function previewUpClean(host: LabHost, name: string, connection: ConnectionInput, become: "sudo" | undefined, secrets: string[]) {
   await host.exec(`echo 1111 > /proc/sys/net/core/somaxconn`);
   const stack = newStack(name);
   const program = () => {
@@ -182,6 +183,12 @@ describe("dialErrorLimit and perDialTimeout govern the apply, not the read", () 
     ok(p.r);
     expect(p.reads).toBe(1);
     expect(p.info.join("\n")).toContain(`NetTuning "dt" on ${h.address}:${h.port}: `);
+    // what the read sent: its stdin (the tree-shaken program, about 10 KB) plus SSH's handshake and login
+    const sample = liveStats.samples[liveStats.samples.length - 1];
+    expect(sample.ok).toBe(true);
+    expect(sample.stdinBytes).toBeLessThan(16_000);
+    expect(sample.sentBytes).toBeGreaterThan(sample.stdinBytes);
+    expect(sample.sentBytes).toBeLessThan(sample.stdinBytes + 16_000);
     const apply = p.r.resources.find((r) => r.name === "dt-apply")!;
     expect(apply.inputs.connection).toMatchObject({ dialErrorLimit: 1, perDialTimeout: 1 });
   });
