@@ -263,7 +263,7 @@ const LIVE_NEVER: string[] = [];
 /** A top-level line that marks where a kind's text starts in the text tree-shaken by {@link liveProgram}. */
 const LIVE_KIND_MARK = ": nt-live-kind";
 /** The number of comment lines {@link liveProgram} starts with. */
-export const LIVE_PROGRAM_HEAD = 3;
+export const LIVE_PROGRAM_HEAD = 2;
 
 /**
  * The read-only program of a live read: the engine's runtime and both kinds tree-shaken to what `nt_live_main`
@@ -286,13 +286,17 @@ export function liveProgram(): string {
     const marks = shaken.flatMap((l, i) => (l === LIVE_KIND_MARK ? [i] : []));
     if (marks.length !== 2) throw new Error(`liveProgram: expected 2 kind marks, found ${marks.length}`);
     const [head, sysctlPart, nicPart] = [shaken.slice(0, marks[0]), shaken.slice(marks[0] + 1, marks[1]), shaken.slice(marks[1] + 1)];
-    const loader = (k: string, body: string[]) => `nt_kind_${k}() {\n${body.join("\n")}\n:\n}`;
+    // compactProgram's leading comments (runtime.sh's title, its own and runtime.sh's shellcheck directives) give way
+    // to this program's title and one file-wide directive covering them: LIVE_PROGRAM_HEAD lines, always
+    const first = head.findIndex((l) => !l.startsWith("#"));
+    if (first < 0) throw new Error("liveProgram: the runtime has no top-level command");
+    const body = head.slice(first);
+    const loader = (k: string, lines: string[]) => `nt_kind_${k}() {\n${lines.join("\n")}\n:\n}`;
     text = [
       "# pulumi-net-tuning live read (read-only), tree-shaken from the host engine by provider/host/programs.ts (liveProgram)",
-      "# shellcheck disable=SC2317 # functions are called indirectly (hooks, kind loaders)",
-      head[1], // compactProgram's shellcheck header (SC2034); head[0] is runtime.sh's title
+      "# shellcheck disable=SC2317,SC2034 # functions are called indirectly (hooks, kind loaders); some variables only serve dropped functions",
       // $1 $2 of `/bin/sh -s live live` are not the runtime's input dir and staging dir (the engine's prelude does the same)
-      "set --", ...head.slice(2),
+      "set --", ...body,
       loader("sysctl", sysctlPart), loader("nic", nicPart), "nt_live_main", "",
     ].join("\n");
     cache.set(key, text);
