@@ -44,15 +44,20 @@ beforeAll(async () => {
   encKey = fs.readFileSync(keyFile, "utf8");
   const add = await lab.hosts[1].exec(`cat >> /root/.ssh/authorized_keys`, { stdin: fs.readFileSync(`${keyFile}.pub`, "utf8") });
   if (add.code !== 0) throw new Error(`authorized_keys: ${add.stderr}`);
-  // host 2: a real ssh-agent holding the lab's root key (foreground -D: its lifetime is this file's; keys expire in 10 min)
+  // host 2: a real ssh-agent holding the lab's root key: in the foreground (-D) under timeout(1), so it ends with this
+  // file (afterAll) or after 15 min at the latest, even when jest is killed; the key expires after 10 min
   agentSock = path.join(tmp, "agent.sock");
-  agent = spawn("ssh-agent", ["-D", "-a", agentSock], { stdio: "ignore" });
+  agent = spawn("timeout", ["-s", "TERM", "900", "ssh-agent", "-D", "-a", agentSock], { stdio: "ignore" });
   for (let i = 0; i < 100 && !fs.existsSync(agentSock); i++) await new Promise((r) => setTimeout(r, 50));
   if (!fs.existsSync(agentSock)) throw new Error("ssh-agent did not create its socket within 5 s");
   execFileSync("ssh-add", ["-q", "-t", "600", lab.hosts[2].root.keyPath], { env: { ...process.env, SSH_AUTH_SOCK: agentSock }, stdio: "pipe" });
 }, 120_000);
 afterAll(async () => {
-  if (agent?.pid !== undefined && agent.exitCode === null) agent.kill("SIGTERM");
+  if (agent?.pid !== undefined && agent.exitCode === null) {
+    const exited = new Promise((r) => agent!.once("exit", r));
+    agent.kill("SIGTERM"); // timeout(1) passes it on to ssh-agent
+    await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+  }
   if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
   delete process.env.NET_TUNING_LIVE_PREVIEW; // jest runs other files in this worker
   await lab?.stop();
