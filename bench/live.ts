@@ -6,6 +6,7 @@
  * directory. Hosts are lab hosts (network namespaces with their own sshd, loopback latency).
  */
 import * as fs from "fs";
+import * as os from "os";
 import * as path from "path";
 import { NetTuning } from "../components/netTuning";
 import { NicQueues } from "../components/nicQueues";
@@ -31,6 +32,8 @@ export interface LiveSample {
   /** TCP bytes this machine sent per read (SSH handshake, login, command, stdin), per host */
   sentBytes: number[];
   failed: number;
+  /** the machine's 1-minute load average after the preview (the machine is shared: other work slows the reads) */
+  load1: number;
 }
 
 export async function liveBench(opts: { sizes: number[]; repeats?: number; outDir: string; log: (s: string) => void }): Promise<LiveSample[]> {
@@ -60,7 +63,7 @@ export async function liveBench(opts: { sizes: number[]; repeats?: number; outDi
             const reads = liveStats.samples.slice(s0);
             const sample: LiveSample = {
               hosts: n, repeat: rep, live, ok: r.ok, ms, sessions: liveStats.reads - r0,
-              readMs: reads.map((x) => x.ms), stdinBytes: reads[0]?.stdinBytes ?? 0, sentBytes: reads.map((x) => x.sentBytes), failed: reads.filter((x) => !x.ok).length,
+              readMs: reads.map((x) => x.ms), stdinBytes: reads[0]?.stdinBytes ?? 0, sentBytes: reads.map((x) => x.sentBytes), failed: reads.filter((x) => !x.ok).length, load1: os.loadavg()[0],
             };
             samples.push(sample);
             opts.log(`live: ${n} hosts, live ${live ? "on " : "off"}: preview ${ms} ms, ${sample.sessions} read sessions, read per host ${fmtSummary(summarize(sample.readMs), 0, " ms")}, sent ${fmtSummary(summarize(sample.sentBytes), 0, " B")}${sample.failed ? `, ${sample.failed} failed` : ""}`);
@@ -100,6 +103,8 @@ export function liveMarkdown(samples: LiveSample[]): string {
     md.push(`| ${n} | ${fmtSummary(summarize(per), 2)} | ${fmtSummary(summarize(on.flatMap((s) => s.readMs)), 0)} | ${on[0]?.stdinBytes ?? 0} | ${fmtSummary(summarize(on.flatMap((s) => s.sentBytes ?? [])), 0)} | ${fmtSummary(summarize(off.map((s) => s.ms)), 0)} | ${fmtSummary(summarize(on.map((s) => s.ms)), 0)} | ${Math.round(added)} |`);
   }
   const failed = samples.reduce((a, s) => a + s.failed, 0);
+  const load = summarize(samples.map((s) => s.load1 ?? NaN));
   md.push("", failed ? `${failed} reads failed.` : "Every read succeeded.", "");
+  if (load.n) md.push(`1-minute load average of the machine during the runs: ${fmtSummary(load, 2)} (${os.cpus().length} CPUs).`, "");
   return md.join("\n");
 }
