@@ -217,17 +217,16 @@ export const GZIP_MARKER = "@gzip-base64";
 /**
  * The restore bootstrap (`delete` of the -restore child; $1 kind, $2 the SSH user's staging directory or nothing):
  * saves stdin in a private temp dir; runs `/usr/local/lib/pulumi-net-tuning/engine-<sha256>.sh KIND restore DIR
- * STAGE` when the plan's first line names an installed engine owned by root (in a root-owned directory); else cuts
- * the fallback off after `@program`, unpacks it when it starts with `@gzip-base64`, runs it with /bin/sh.
+ * STAGE` when the plan's first line `@engine <version> <sha256>` (hex digits only) names an installed engine owned by
+ * root in a root-owned directory (the apply bootstrap's check); else cuts the fallback off after `@program`, unpacks
+ * it when it starts with `@gzip-base64`, runs it with /bin/sh. As another user than root nothing is owned, so the
+ * fallback runs and says it must run as root (exit 3).
  */
 export const RESTORE_BOOT =
-  `umask 077;d=$(mktemp -d /tmp/net-tuning-in.XXXXXX)||exit 1;cat >"$d/in"||exit 1;read -r t v s <"$d/in";` +
-  `case $s in *[!0-9a-f]*) s=;;esac;e=${ENGINE_INSTALL_DIR}/engine-$s.sh;` +
-  `[ "$t:\${#s}" = @engine:64 ]&&[ -f "$e" ]&&[ -O "$e" ]&&[ -O "\${e%/*}" ]&&exec /bin/sh "$e" "$1" restore "$d" "\${2:-}" <"$d/in";` +
-  `sed '1,/^${PROGRAM_MARKER}$/d' "$d/in" >"$d/p"&&` +
-  `{ IFS= read -r l <"$d/p";[ "$l" != ${GZIP_MARKER} ]||{ sed 1d "$d/p"|base64 -d|gzip -dc >"$d/q"&&mv "$d/q" "$d/p";}||` +
-  `{ echo "net-tuning: cannot unpack the restore program on $(uname -n) (gzip or base64 missing?)" >&2;false;};}&&` +
-  `exec /bin/sh "$d/p" "$d" "\${2:-}" <"$d/in";rm -rf "$d";exit 1`;
+  `umask 077;d=$(mktemp -d /tmp/net-tuning-in.XXXXXX)&&cd "$d"&&cat >in||exit 1;read -r _ _ s <in;` +
+  `case $s in *[!0-9a-f]*);;*)e=${ENGINE_INSTALL_DIR}/engine-$s.sh;[ -O "$e" ]&&[ -O "\${e%/*}" ]&&exec /bin/sh "$e" "$1" restore "$d" "$2" <in;esac;` +
+  `sed '1,/^${PROGRAM_MARKER}$/d' in >p&&{ read -r l <p;[ "$l" != ${GZIP_MARKER} ]||{ sed 1d p|base64 -d|gzip -dc >q&&mv q p;};}&&` +
+  `exec /bin/sh p "$d" "$2" <in;echo "net-tuning: cannot unpack the restore program (gzip, base64?)" >&2;rm -rf "$d";exit 1`;
 
 /**
  * The `delete` of the -restore child. `home` (default: become "sudo"): the SSH user's staging directory is passed
@@ -261,7 +260,10 @@ export function fallbackProgram(kind: HostKind, adopted = false): string {
   const key = `fallback:${kind}`;
   let text = cache.get(key);
   if (text === undefined) {
-    text = compactProgram(FALLBACK_FILES[kind].map(sh).join("\n"), "r_main");
+    // of nicspec.sh only its NN_FEATURE_ARGS line (the ethtool -K names), the rest is the apply's
+    const src = FALLBACK_FILES[kind].map((f) => (f === "nicspec.sh" ? /^NN_FEATURE_ARGS=.*$/m.exec(sh(f))![0] : sh(f))).join("\n");
+    // compactProgram's "tree-shaken" directive is covered by restore.sh's own
+    text = compactProgram(src, "r_main").replace(/^# shellcheck disable=SC2034 # tree-shaken.*\n/m, "");
     cache.set(key, text);
   }
   return text;

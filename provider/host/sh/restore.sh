@@ -1,13 +1,15 @@
-# pulumi-net-tuning fallback restore (POSIX sh), run when the engine the plan names is not installed on the host.
-# A second, minimal implementation of the engine's restore (runtime.sh nt_restore_main), written for size: it travels
-# gzip|base64 in the -restore child's stdin (Pulumi state). provider/host/programs.ts assembles it from this file and
-# restore-<kind>.sh (comments and indentation stripped). Same host lock, exit codes (1 failed, 2 flock missing,
-# 3 not root, 4 lock busy, 5 bad plan) and generation check as the engine; every value read back.
+# pulumi-net-tuning fallback restore (provider/host/sh/restore*.sh)
+# Run by the restore bootstrap (provider/host/programs.ts RESTORE_BOOT) when the engine the plan names is not
+# installed on the host. A second, minimal implementation of the engine's restore (runtime.sh nt_restore_main),
+# written for size: it travels gzip|base64 in the -restore child's stdin (Pulumi state), assembled from this file and
+# restore-<kind>.sh with comments and indentation stripped. Same host lock, exit codes (1 failed, 2 flock missing,
+# 3 not root, 4 lock busy, 5 bad plan) and generation check as the engine; every value is read back.
 # The kind part defines: RK (its kind), k_dir LINE (a kind directive; 1 = unknown), k_ok KEY VALUE (valid?),
-# k_get KEY (g = live value; 1 = absent), k_exp KEY VALUE (e = the value it reads back as), k_set KEY VALUE
-# (z = the tool's answer on failure), k_files (removes the files this owner wrote, with ours/rmf; artefacts in $D/a).
+# k_get KEY ORIGINAL (g = the live value, e = the original as it reads back; 1 = the key is absent), k_set KEY
+# ORIGINAL (called after k_get of the same key; z = the tool's answer on failure), k_files (removes the files this owner wrote, with ours/rmf;
+# the journal's artefacts are in $D/a).
 # $1: the bootstrap's private directory (this program, its stdin); $2: the SSH user's staging directory (sudo).
-# shellcheck disable=SC2317,SC2034,SC2154 # functions called from r_main; variables shared with the kind part
+# shellcheck disable=SC2317,SC2034,SC2154,SC2231 # functions called from r_main; variables shared with the kind part
 set -u
 umask 022
 PATH=/usr/sbin:/usr/bin:/sbin:/bin:$PATH
@@ -19,14 +21,13 @@ S=
 case ${2:-} in /*/.cache/pulumi-net-tuning) [ -L "$2" ] || S=$2 ;; esac
 H=$(uname -n)
 B=/var/lib/pulumi-net-tuning
-k_exp() { e=$2; }
+# messages go to fd 3 (the real stderr); everything else a tool says on stderr is dropped
+exec 3>&2 2> /dev/null
 # x CODE MESSAGE: says it (naming the host), removes the work directory, exits CODE
 x() {
-  c=$1
-  shift
-  echo "net-tuning: $* on $H (fallback restore)" >&2
+  echo "net-tuning: $2 on $H (fallback restore)" >&3
   rm -rf "$D"
-  exit "$c"
+  exit "$1"
 }
 w() { echo "$*" >> "$D/w"; }
 # y VALUE: n = its words joined by single spaces (the kernel reads multi-values back tab-separated)
@@ -36,6 +37,13 @@ y() {
   set -- $1
   set +f
   n="$*"
+}
+# c: the live value g equals the expected e (both whitespace-folded)
+c() {
+  y "$e"
+  e=$n
+  y "$g"
+  [ "$n" = "$e" ]
 }
 ours() { [ -f "$1" ] && grep -qxF "# pulumi-net-tuning owner: $O" "$1"; }
 rmf() {
@@ -52,13 +60,14 @@ rep() {
 }
 r_main() {
   trap '' HUP PIPE
-  case $D in /tmp/net-tuning-in.*) [ -O "$D" ] && [ ! -L "$D" ] || exit 1 ;; *) exit 1 ;; esac
-  [ "$(id -u)" = 0 ] || x 3 "must run as root: connect as root or set become: \"sudo\" (NOPASSWD)"
-  : > "$D/o"
-  : > "$D/w"
-  : > "$D/a"
+  case $D in /tmp/net-tuning-in.*) [ -O "$D" ] || exit 1 ;; *) exit 1 ;; esac
+  [ "$(id -u)" = 0 ] || x 3 'must run as root: connect as root or set become: "sudo" (NOPASSWD)'
+  cd "$D" || exit 1
+  : > o
+  : > w
+  : > a
   K='' O='' I='' G='' R=1 h=0
-  while IFS= read -r l; do
+  while read -r l; do
     v=${l#* }
     case $l in
       @program) break ;;
@@ -69,7 +78,7 @@ r_main() {
       '@owner-id '*) I=$v ;;
       '@generation '*) G=$v ;;
       '@restore '*) R=$v ;;
-      '@orig '*) echo "$v" >> "$D/o" ;;
+      '@orig '*) echo "$v" >> o ;;
       *) k_dir "$l" || x 5 "bad plan line '$l'" ;;
     esac
   done
@@ -81,7 +90,7 @@ r_main() {
   command -v flock > /dev/null || x 2 "flock missing: install util-linux"
   L=/run/pulumi-net-tuning.lock
   [ -d /run ] || L=$B/.flock
-  { exec 9>> "$L"; } 2> /dev/null || x 1 "cannot open $L"
+  exec 9>> $L || x 1 "cannot open $L"
   i=0
   until flock -n 9; do
     i=$((i + 1))
@@ -92,13 +101,13 @@ r_main() {
   j=/dev/null
   if [ -e "$J" ]; then
     j=$J
-    IFS= read -r l < "$J"
+    read -r l < "$J"
     case $l in
       "net-tuning-journal v2$T$I$T"*)
         l=${l##*"$T"}
         if [ -n "$G" ] && [ -n "$l" ] && [ "$G" != "$l" ]; then
           w "restore skipped on $H: a newer apply of this resource (generation $l, not $G) owns this machine now; nothing was changed"
-          cat "$D/w" >&2
+          cat w >&3
           rep
         fi ;;
       net-tuning-journal*) x 1 "$J is another owner's; nothing restored" ;;
@@ -106,42 +115,36 @@ r_main() {
   else
     w "the host's journal $J is missing; restoring the originals kept in Pulumi state"
   fi
-  awk -F "$T" -v a="$D/a" 'FNR == 1 && /^net-tuning-journal/ { next } $1 == "artefact" { print $2 > a; next } $1 != "" && !s[$1]++' "$j" "$D/o" > "$D/k" || x 1 "cannot read $J"
+  awk -F "$T" 'FNR == 1 && /^net-tuning-journal/ { next } $1 == "artefact" { print $2 > "a"; next } $1 != "" && !s[$1]++' "$j" o > kv || x 1 "cannot read $J"
   # every original validated before anything changes
-  while IFS="$T" read -r k v; do k_ok "$k" "$v" || x 5 "bad original $k = '$v'; nothing restored"; done < "$D/k"
+  while IFS=$T read -r k v; do k_ok "$k" "$v" || x 5 "bad original $k = '$v'; nothing restored"; done < kv
   f=
-  while [ "$R" = 1 ] && IFS="$T" read -r k v; do
-    if ! k_get "$k"; then
+  while [ "$R" = 1 ] && IFS=$T read -r k v; do
+    if ! k_get "$k" "$v"; then
       w "$k no longer exists on $H: its original '$v' was not restored"
-      continue
+    elif ! c; then
+      z=
+      k_set "$k" "$v" < /dev/null || z="refused: $z"
+      k_get "$k" "$v"
+      c || { f="$f $k"; echo "net-tuning: $k = '$v' not restored on $H: reads '$g' $z" >&3; }
     fi
-    k_exp "$k" "$v"
-    y "$e"
-    e=$n
-    y "$g"
-    [ "$n" = "$e" ] && continue
-    k_set "$k" "$v" < /dev/null || z="refused: $z"
-    k_get "$k"
-    y "$g"
-    [ "$n" = "$e" ] || { f="$f $k"; echo "net-tuning: $k = '$v' not restored on $H: reads '$g' ${z:-}" >&2; }
-    z=
-  done < "$D/k"
+  done < kv
   [ -z "$f" ] || x 1 "could not restore$f; journal and boot files kept: run the delete again"
   k_files
-  rm -f "$J" "${J%.orig}.owner" /var/lib/pulumi-net-tuning-converged/"$I"
+  rm -f "$J" "${J%.orig}.owner" $B-converged/"$I"
   [ ! -e "$J" ] || x 1 "values and files restored, but cannot remove $J: remove it by hand"
-  rmdir /var/lib/pulumi-net-tuning-converged 2> /dev/null
+  rmdir $B-converged
   # this owner's staged engine copies (engine-<sha256>.<owner id>.sh only), then the empty staging directory
-  for f in "$B"/incoming/engine-*."$I".sh "${S:-/-}"/engine-*."$I".sh; do
+  for f in $B/incoming/engine-*."$I".sh "${S:-/-}"/engine-*."$I".sh; do
     l=${f##*/engine-}
     l=${l%."$I".sh}
     case $l in *[!0-9a-f]*) ;; *) [ ${#l} != 64 ] || rm -f "$f" ;; esac
   done
-  rmdir "${S:-/-}" 2> /dev/null
+  rmdir "$S"
   # no journal of any owner left: the installed engines and the empty directories this product made go too
-  for f in "$B"/*/*.orig; do [ ! -e "$f" ] || rep; done
+  for f in $B/*/*.orig; do [ ! -e "$f" ] || rep; done
   l=/usr/local/lib/pulumi-net-tuning
   [ ! -O $l ] || [ -L $l ] || rm -f $l/engine-*.sh
-  rmdir $l $B/incoming $B/sysctl $B/nic $B 2> /dev/null
+  rmdir $l $B/incoming $B/sysctl $B/nic $B
   rep
 }
