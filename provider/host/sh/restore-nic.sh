@@ -93,39 +93,42 @@ k_unit() {
   rmf "$1"
   u=1
 }
+# k_rc RC.LOCAL: our block goes; rc.local as before it: gone if we created it, else its mode (and time when unchanged)
+k_rc() {
+  : > r
+  [ -f "$1" ] && grep -qxF "$b" "$1" || return 0
+  p=$(awk -v b="$b" -v e="# END pulumi-net-tuning $O $N" '
+    $0 == b { s = 1 }
+    !s { print > "r" }
+    s && sub(/^# rc.local before this block: /, "") { print }
+    $0 == e { s = 0; n = 1 }
+    END { exit !n }' "$1") || x 1 "no END line of '$b' in $1: fix it by hand, then run the delete again"
+  if [ "$p" = absent ] && printf '#!/bin/sh -e\nexit 0\n' | cmp -s - r; then rmf "$1"; else
+    f=${p#mode }
+    f=${f%%,*}
+    case $f in [0-7][0-7][0-7] | [0-7][0-7][0-7][0-7]) ;; *) f=755 ;; esac
+    a=${1%/*}/.rc.local.net-tuning-new
+    { cat r > "$a" && chmod "$f" "$a" && mv -f "$a" "$1" && ! grep -qxF "$b" "$1"; } || { rm -f "$a"; x 1 "values restored, but cannot write $1"; }
+    case $p in *", cksum "*", modified "*)
+      f=${p#*, cksum }
+      [ "$(cksum < "$1")" != "${f%%, modified *}" ] || touch -d "${p#*, modified }" "$1" ;;
+    esac
+  fi
+}
 k_files() {
   [ -n "$N" ] || x 5 "no @interface"
   u=0
-  k_unit "/etc/systemd/system/net-tuning-nic-$(printf %s "$N" | tr @+ __).service"
-  f=/usr/local/libexec/net-tuning/nic-$N.sh
-  ! ours "$f" || rmf "$f"
-  while read -r f; do
-    case $f in */rc.local) ;; *.service) k_unit "$f" ;; *) ! ours "$f" || rmf "$f" ;; esac
-  done < a
-  # our rc.local block goes; rc.local as before it: gone if we created it, else its mode (and time when unchanged)
+  b="# BEGIN pulumi-net-tuning $O $N"
   r=/etc/rc.local
   [ ! -d /etc/rc.d ] || r=/etc/rc.d/rc.local
   [ ! -L $r ] || r=$(readlink -f $r)
-  b="# BEGIN pulumi-net-tuning $O $N"
-  : > r
-  if [ -f "$r" ] && grep -qxF "$b" "$r"; then
-    p=$(awk -v b="$b" -v e="# END pulumi-net-tuning $O $N" '
-      $0 == b { s = 1 }
-      !s { print > "r" }
-      s && sub(/^# rc.local before this block: /, "") { print }
-      $0 == e { s = 0; n = 1 }
-      END { exit !n }' "$r") || x 1 "no END line of '$b' in $r: fix it by hand, then run the delete again"
-    if [ "$p" = absent ] && printf '#!/bin/sh -e\nexit 0\n' | cmp -s - r; then rmf "$r"; else
-      f=${p#mode }
-      f=${f%%,*}
-      case $f in [0-7][0-7][0-7] | [0-7][0-7][0-7][0-7]) ;; *) f=755 ;; esac
-      a=${r%/*}/.rc.local.net-tuning-new
-      { cat r > "$a" && chmod "$f" "$a" && mv -f "$a" "$r" && ! grep -qxF "$b" "$r"; } || { rm -f "$a"; x 1 "values restored, but cannot write $r"; }
-      case $p in *", cksum "*", modified "*)
-        f=${p#*, cksum }
-        [ "$(cksum < "$r")" != "${f%%, modified *}" ] || touch -d "${p#*, modified }" "$r" ;;
-      esac
-    fi
-  fi
+  k_rc "$r"
+  k_unit "/etc/systemd/system/net-tuning-nic-$(printf %s "$N" | tr @+ __).service"
+  f=/usr/local/libexec/net-tuning/nic-$N.sh
+  ! ours "$f" || rmf "$f"
+  # the journal's artefacts: a unit, script or rc.local of an earlier run under another name or path
+  while read -r f; do
+    case $f in */rc.local) [ "$f" = "$r" ] || k_rc "$f" ;; *.service) k_unit "$f" ;; *) ! ours "$f" || rmf "$f" ;; esac
+  done < a
   [ $u = 0 ] || [ ! -d /run/systemd/system ] || systemctl daemon-reload || w "systemctl daemon-reload failed on $H"
 }
