@@ -1,4 +1,4 @@
-# pulumi-net-tuning fallback restore (provider/host/sh/restore*.sh)
+# pulumi-net-tuning fallback restore
 # Run by the restore bootstrap (provider/host/programs.ts RESTORE_BOOT) when the engine the plan names is not
 # installed on the host. A second, minimal implementation of the engine's restore (runtime.sh nt_restore_main),
 # written for size: it travels gzip|base64 in the -restore child's stdin (Pulumi state), assembled from this file and
@@ -9,7 +9,8 @@
 # ORIGINAL (called after k_get of the same key; z = the tool's answer on failure), k_files (removes the files this owner wrote, with ours/rmf;
 # the journal's artefacts are in $D/a).
 # $1: the bootstrap's private directory (this program, its stdin); $2: the SSH user's staging directory (sudo).
-# shellcheck disable=SC2317,SC2034,SC2154,SC2231 # functions called from r_main; variables shared with the kind part
+# (shellcheck: functions are called from r_main; variables are shared with the kind part; $B needs no quotes)
+# shellcheck disable=SC2317,SC2034,SC2154,SC2231
 set -u
 umask 022
 PATH=/usr/sbin:/usr/bin:/sbin:/bin:$PATH
