@@ -53,10 +53,10 @@ describe.each<[Who, "rc.local" | "systemd"]>([
     const rs = String(stack.get("t-restore")!.inputs.stdin);
     expect(rs.split("\n")[0]).toBe(`@engine ${E.version} ${E.sha256}`);
     const d = ok(await stack.destroy());
-    expect(d.runs.map((r) => [r.name, restoredBy(r.stdout)])).toEqual([
-      ["q-restore", `engine engine-${E.sha256}.sh`],
-      ["t-restore", `engine engine-${E.sha256}.sh`],
-    ].sort((a, b) => d.runs.findIndex((r) => r.name === a[0]) - d.runs.findIndex((r) => r.name === b[0])));
+    expect(d.runs.map((r) => [r.name, restoredBy(r.stdout)]).sort()).toEqual([
+      ["q-restore", `engine ${E.fileName}`],
+      ["t-restore", `engine ${E.fileName}`],
+    ]);
     expect(await snapshot(host, { delivery: true })).toBe(full);
   });
 
@@ -84,14 +84,34 @@ describe.each<[Who, "rc.local" | "systemd"]>([
   });
 });
 
+test("an rc.local that existed before, journal and engine gone: the fallback gives back its content, mode and time", async () => {
+  const host = lab.hosts[2];
+  expect((await host.exec("printf '#!/bin/sh -e\\necho hello\\nexit 0\\n' > /etc/rc.local && chmod 700 /etc/rc.local && touch -d '2021-03-04 05:06:07' /etc/rc.local")).code).toBe(0);
+  try {
+    const full = await snapshot(host, { delivery: true });
+    const stack = new Stack({ project: "fb", stack: "rclocal" });
+    ok(await stack.up(nicProgram(host, "q", { persistence: "rc.local", txQueueLength: 2346, features: { gro: true } })));
+    expect((await host.exec("grep -c '^# BEGIN pulumi-net-tuning' /etc/rc.local")).stdout.trim()).toBe("1");
+    expect((await host.exec(GONE)).code).toBe(0);
+    const d = ok(await stack.destroy());
+    expect(restoredBy(d.runs[0].stdout)).toBe("fallback");
+    expect((await host.exec("stat -c %a /etc/rc.local && cat /etc/rc.local")).stdout).toBe("700\n#!/bin/sh -e\necho hello\nexit 0\n");
+    expect(await snapshot(host, { delivery: true })).toBe(full); // the modification time too (the snapshot lists it)
+  } finally {
+    await host.exec("rm -f /etc/rc.local");
+  }
+});
+
 test("engine removed, journal of a newer generation (the resource moved to another address of this machine): nothing restored", async () => {
   const host = lab.hosts[2];
+  const full = await snapshot(host, { delivery: true });
   const stack = new Stack({ project: "fb", stack: "moved" });
   ok(await stack.up(both(host, "root", "rc.local")));
   const before = await snapshot(host);
+  const stored = ["t-restore", "q-restore"].map((n) => ({ cmd: String(stack.get(n)!.inputs.delete), stdin: String(stack.get(n)!.inputs.stdin) }));
   // a newer apply of the same resource took the machine over: the journals carry another generation
   const gen = await host.exec(
-    `rm -rf /usr/local/lib/pulumi-net-tuning && for j in /var/lib/pulumi-net-tuning/*/*.orig; do sed -i '1s/\\t[^\\t]*$/\\tnewer-generation-1/' "$j"; done && head -qn1 /var/lib/pulumi-net-tuning/*/*.orig`,
+    `rm -rf /usr/local/lib/pulumi-net-tuning && for j in /var/lib/pulumi-net-tuning/*/*.orig; do head -n1 "$j" > "$j.head"; sed -i '1s/\t[^\t]*$/\tnewer-generation-1/' "$j"; done && head -qn1 /var/lib/pulumi-net-tuning/*/*.orig`,
   );
   expect(gen.stdout.trim().split("\n").map((l) => l.split("\t")[2])).toEqual(["newer-generation-1", "newer-generation-1"]);
   const after = await snapshot(host);
@@ -102,8 +122,13 @@ test("engine removed, journal of a newer generation (the resource moved to anoth
   }
   expect(await snapshot(host)).toBe(after); // values, files and journals untouched
   expect(after.split("\n").filter((l) => !l.includes("/var/lib/pulumi-net-tuning/"))).toEqual(before.split("\n").filter((l) => !l.includes("/var/lib/pulumi-net-tuning/")));
-  // clean up: the journals back to their own generation, then a restore by a fresh stack is not possible; reset by hand
-  await host.exec(`${GONE} /etc/sysctl.d/90-net-tuning-t.conf /etc/rc.local /var/lib/pulumi-net-tuning-converged`);
+  // negative control: the journals back at this apply's generation, the same stored deletes restore everything
+  expect((await host.exec(`for j in /var/lib/pulumi-net-tuning/*/*.orig; do { cat "$j.head"; sed 1d "$j"; } > "$j.new" && mv "$j.new" "$j" && rm "$j.head"; done`)).code).toBe(0);
+  for (const s of stored) {
+    const r = await host.ssh(s.cmd, { who: "root", stdin: s.stdin });
+    expect([r.code, restoredBy(r.stdout)]).toEqual([0, "fallback"]);
+  }
+  expect(await snapshot(host, { delivery: true })).toBe(full);
 });
 
 test("the plan's engine (an older version) is no longer installed, another version is: the fallback restores", async () => {
@@ -160,6 +185,6 @@ describe("a value that cannot be written back: non-zero exit naming the key, jou
   });
 });
 
-test("the fallback programs are shellcheck clean as assembled (see tests/unit/programs.test.ts for the parse in every shell)", () => {
+test("the fallback programs end with their entry point (shellcheck and the three shells: tests/unit/programs.test.ts)", () => {
   for (const k of ["sysctl", "nic"] as const) expect(fallbackProgram(k)).toMatch(/\nr_main\n$/);
 });
