@@ -9,8 +9,9 @@
 # ORIGINAL (called after k_get of the same key; z = the tool's answer on failure), k_files (removes the files this owner wrote, with ours/rmf;
 # the journal's artefacts are in $D/a).
 # $1: the bootstrap's private directory (this program, its stdin); $2: the SSH user's staging directory (sudo).
-# (shellcheck: functions are called from r_main; variables are shared with the kind part; $B needs no quotes)
-# shellcheck disable=SC2317,SC2034,SC2154,SC2231
+# (shellcheck: functions are called from r_main; variables are shared with the kind part; $B needs no quotes;
+# y splits words on purpose)
+# shellcheck disable=SC2317,SC2034,SC2154,SC2231,SC2086
 set -u
 umask 022
 PATH=/usr/sbin:/usr/bin:/sbin:/bin:$PATH
@@ -34,7 +35,6 @@ w() { echo "$*" >> "$D/w"; }
 # y VALUE: n = its words joined by single spaces (the kernel reads multi-values back tab-separated)
 y() {
   set -f
-  # shellcheck disable=SC2086 # word splitting is the point
   set -- $1
   set +f
   n="$*"
