@@ -29,12 +29,12 @@ const FIN = "net.ipv4.tcp_fin_timeout";
 const RMEM = "net.ipv4.tcp_rmem";
 const GONE = "rm -rf /var/lib/pulumi-net-tuning /usr/local/lib/pulumi-net-tuning";
 
-/** NetTuning (3 keys, one multi-value) and NicQueues (features, txqueuelen, RPS/RFS) on one host as `who`. */
+/** NetTuning (3 keys, one multi-value) and NicQueues (channels, features, txqueuelen, RPS/RFS) on one host as `who`. */
 function both(host: LabHost, who: Who, persistence: "rc.local" | "systemd") {
   const become = who === "sudo" ? ("sudo" as const) : undefined;
   return () => {
     sysProgram(host, "t", { become, sysctls: { [SOMAXCONN]: 8123, [FIN]: 17, [RMEM]: "4096 99999 6291456" } }, who)();
-    nicProgram(host, "q", { become, persistence, features: { gro: true, tso: false }, txQueueLength: 2345, rps: { cpus: [1], flowEntriesPerQueue: 2048 } }, who)();
+    nicProgram(host, "q", { become, persistence, channels: { rx: 2 }, features: { gro: true, tso: false }, txQueueLength: 2345, rps: { cpus: [1], flowEntriesPerQueue: 2048 } }, who)();
   };
 }
 const restoredBy = (out: string | undefined) => /^restored-by\t(.*)$/m.exec(out ?? "")?.[1];
