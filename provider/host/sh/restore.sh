@@ -90,8 +90,10 @@ r_main() {
   # the engine's host lock (runtime.sh nt_lock)
   command -v flock > /dev/null || x 2 "flock missing: install util-linux"
   L=/run/pulumi-net-tuning.lock
-  [ -d /run ] || L=$B/.flock
-  exec 9>> $L || x 1 "cannot open $L"
+  [ -d /run ] || { L=$B/.flock; mkdir -p $B; }
+  # (a failing redirection of exec would end the shell without a word: try it on a regular builtin first)
+  true >> $L || x 1 "cannot open $L"
+  exec 9>> $L
   i=0
   until flock -n 9; do
     i=$((i + 1))
