@@ -59,8 +59,9 @@ export function isPlain(value: unknown): boolean {
  *   staging path; copied again only when the engine's hash changes (a package upgrade) or the resource moves.
  * - `<name>-apply`: runs the installed engine (installing the staged copy first when needed) with the plan on stdin;
  *   `create` and `update` differ only in apply-create / apply-update.
- * - `<name>-restore`: only a `delete`, whose stdin (stored in state) carries the originals from the apply report and
- *   a self-contained restore program, so rollback needs neither the host's journal nor the installed engine.
+ * - `<name>-restore`: only a `delete`, whose stdin (stored in state) carries the `@engine` line of the apply, the
+ *   originals from the apply report and a fallback restore program: the installed engine restores when it is there,
+ *   else the fallback, so rollback needs neither the host's journal nor the installed engine.
  * `declared` (key → canonical value) completes the report: the host leaves out applied values equal to the declared
  * ones. Returns the parsed apply report (empty during preview).
  */
@@ -123,7 +124,7 @@ export function applyAndRestore(
       connection: args.connection,
       delete: pulumi.all([become, home]).apply(([b, h]) => restoreCommand(kind, b, h)),
       stdin: report.apply((r) =>
-        pulumi.output(restorePlan(r)).apply((p) => restoreStdin(kind, withGeneration(p, r), !!r.hostTools?.includes("gzip") && r.hostTools.includes("base64"))),
+        pulumi.output(restorePlan(r)).apply((p) => restoreStdin(kind, withGeneration(p, r), !!r.hostTools?.includes("gzip") && r.hostTools.includes("base64"), e)),
       ),
       addPreviousOutputInEnv: false,
       logging: "stderr",

@@ -206,43 +206,75 @@ export function engineStdin(plan: string, e: Engine = engine()): string {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// The -restore child: originals + "@program" + the self-contained restore program (hostProgram(kind, "restore")),
+// The -restore child (two tiers, ARCHITECTURE.md "Restore without the host"): its stdin is `@engine <version>
+// <sha256>`, the originals, `@program` and a FALLBACK restore program. The bootstrap runs the installed engine named by
+// the @engine line (`restore` operation) when that exact file is installed and root-owned; otherwise the fallback,
 // stored gzip|base64 when the apply reported both tools on the host ("@gzip-base64" line), else as plain text.
 
 /** The line after `@program` that marks a gzip|base64 program. */
 export const GZIP_MARKER = "@gzip-base64";
 
 /**
- * The restore bootstrap (`delete` of the -restore child): saves stdin in a private temp dir, cuts the program off
- * after `@program`, unpacks it when it starts with `@gzip-base64`, runs it with /bin/sh on the originals.
+ * The restore bootstrap (`delete` of the -restore child; $1 kind, $2 the SSH user's staging directory or nothing):
+ * saves stdin in a private temp dir; runs `/usr/local/lib/pulumi-net-tuning/engine-<sha256>.sh KIND restore DIR
+ * STAGE` when the plan's first line `@engine <version> <sha256>` (hex digits only) names an installed engine owned by
+ * root in a root-owned directory (the apply bootstrap's check); else cuts the fallback off after `@program`, unpacks
+ * it when it starts with `@gzip-base64`, runs it with /bin/sh. As another user than root nothing is owned, so the
+ * fallback runs and says it must run as root (exit 3).
  */
 export const RESTORE_BOOT =
-  `umask 077;d=$(mktemp -d /tmp/net-tuning-in.XXXXXX)||exit 1;cat >"$d/in"&&sed '1,/^${PROGRAM_MARKER}$/d' "$d/in" >"$d/p"&&` +
-  `{ IFS= read -r l <"$d/p";[ "$l" != ${GZIP_MARKER} ]||{ sed 1d "$d/p"|base64 -d|gzip -dc >"$d/q"&&mv "$d/q" "$d/p";}||` +
-  `{ echo "net-tuning: cannot unpack the restore program on $(uname -n) (gzip or base64 missing?)" >&2;false;};}&&` +
-  `exec /bin/sh "$d/p" "$d" "$@" <"$d/in";rm -rf "$d";exit 1`;
+  `umask 077;d=$(mktemp -d /tmp/net-tuning-in.XXXXXX)&&cd "$d"&&cat >in||exit 1;read -r _ _ s <in;` +
+  `case $s in *[!0-9a-f]*);;*)e=${ENGINE_INSTALL_DIR}/engine-$s.sh;[ -O "$e" ]&&[ -O "\${e%/*}" ]&&exec /bin/sh "$e" "$1" restore "$d" "$2" <in;esac;` +
+  `sed '1,/^${PROGRAM_MARKER}$/d' in >p&&{ read -r l <p;[ "$l" != ${GZIP_MARKER} ]||{ sed 1d p|base64 -d|gzip -dc >q&&mv q p;};}&&` +
+  `exec /bin/sh p "$d" "$2" <in;echo "net-tuning: cannot unpack the restore program (gzip, base64?)" >&2;rm -rf "$d";exit 1`;
 
 /**
  * The `delete` of the -restore child. `home` (default: become "sudo"): the SSH user's staging directory is passed
  * (expanded before sudo) so that the restore removes this owner's staged engine copies there too.
  */
 export function restoreCommand(kind: HostKind, become?: Become, home = become === "sudo"): string {
-  const run = `/bin/sh -c ${shQuote(RESTORE_BOOT)} net-tuning-${kind}-restore${home ? ` "$HOME"/${ENGINE_STAGE_HOME}` : ""}`;
+  const run = `/bin/sh -c ${shQuote(RESTORE_BOOT)} net-tuning ${kind}${home ? ` "$HOME"/${ENGINE_STAGE_HOME}` : ""}`;
   return become === "sudo" ? withSudo(run) : run;
 }
 
-/** The -restore child's stdin: the originals, `@program`, then the restore program (compressed when `gzip`). */
-export function restoreStdin(kind: HostKind, plan: string, gzip: boolean): string {
+/**
+ * The -restore child's stdin: `@engine <version> <sha256>` (the engine that restores when installed), the originals,
+ * `@program`, then the fallback restore program (compressed when `gzip`).
+ */
+export function restoreStdin(kind: HostKind, plan: string, gzip: boolean, e: Engine = engine()): string {
   const body = plan.endsWith("\n") ? plan : `${plan}\n`;
-  return `${body}${PROGRAM_MARKER}\n${packedProgram(kind, gzip, ADOPTED_PLAN.test(body))}`;
+  return `${engineLine(e)}\n${body}${PROGRAM_MARKER}\n${packedProgram(kind, gzip, ADOPTED_PLAN.test(body))}`;
 }
 
-/** The restore program as stored after `@program`: plain, or `@gzip-base64` and its base64 lines (once per process). */
+/** The sources of each kind's fallback restore: the shared part, the kind's name lists it needs, the kind part. */
+const FALLBACK_FILES: Record<HostKind, string[]> = { sysctl: ["restore.sh", "restore-sysctl.sh"], nic: ["restore.sh", "nicspec.sh", "restore-nic.sh"] };
+
+/**
+ * The fallback restore program of a kind (provider/host/sh/restore*.sh: a second, minimal implementation of the
+ * engine's restore, written for size), compacted like the tree-shaken programs. `adopted`: a plan that gives adopted
+ * files or rc.local lines back needs the engine's full restore (the adopted-file and rc.local code), so its fallback
+ * is the tree-shaken engine restore ({@link hostProgram}) instead.
+ */
+export function fallbackProgram(kind: HostKind, adopted = false): string {
+  if (adopted) return hostProgram(kind, "restore", true);
+  const key = `fallback:${kind}`;
+  let text = cache.get(key);
+  if (text === undefined) {
+    // of nicspec.sh only its NN_FEATURE_ARGS line (the ethtool -K names), the rest is the apply's
+    const src = FALLBACK_FILES[kind].map((f) => (f === "nicspec.sh" ? /^NN_FEATURE_ARGS=.*$/m.exec(sh(f))![0] : sh(f))).join("\n");
+    // compactProgram's "tree-shaken" directive is covered by restore.sh's own
+    text = compactProgram(src, "r_main").replace(/^# shellcheck disable=SC2034 # tree-shaken.*\n/m, "");
+    cache.set(key, text);
+  }
+  return text;
+}
+
+/** The fallback program as stored after `@program`: plain, or `@gzip-base64` and its base64 line (once per process). */
 function packedProgram(kind: HostKind, gzip: boolean, adopted: boolean): string {
   const key = `packed:${kind}:${gzip}:${adopted}`;
   let text = cache.get(key);
   if (text === undefined) {
-    const program = hostProgram(kind, "restore", adopted);
+    const program = fallbackProgram(kind, adopted);
     if (!gzip) text = program;
     else {
       const gz = gzipSync(Buffer.from(program, "utf8"), { level: 9 });

@@ -86,7 +86,8 @@ describe.each<Who>(["root", "sudo"])("engine delivery as %s", (who) => {
     expect(await values(host)).toBe(before);
     // the host is left clean: staged copy, installed engine and the directories this product created are gone
     expect(await snapshot(host, { delivery: true })).toBe(full);
-    expect(d.runs[0].stdout).toBe("net-tuning-report v1\nend"); // no warning: every removal succeeded
+    // the installed engine restored (two-tier restore: tests/engine/fallback.test.ts); no warning: every removal succeeded
+    expect(d.runs[0].stdout).toBe(`net-tuning-report v1\nrestored-by\tengine ${E.fileName}\nend`);
     expect(await stat(host, "/usr/local/lib/pulumi-net-tuning")).toMatch(/^absent/);
     expect(await stat(host, "/var/lib/pulumi-net-tuning")).toMatch(/^absent/);
     if (who === "sudo") expect(await stat(host, `/home/${host.sudoUser.user}/.cache/pulumi-net-tuning`)).toMatch(/^absent/);
@@ -104,7 +105,7 @@ test("two resources on one host: the first destroy removes only its staged copy 
   const stagedB = String(b.get("db-engine")!.inputs.remotePath);
   expect(stagedA).not.toBe(stagedB);
   const da = ok(await a.destroy());
-  expect(da.runs[0].stdout).toBe("net-tuning-report v1\nend");
+  expect(da.runs[0].stdout).toBe(`net-tuning-report v1\nrestored-by\tengine ${E.fileName}\nend`);
   expect(await stat(host, stagedA)).toMatch(/^absent/);
   expect(await stat(host, stagedB)).toBe("root 644");
   expect(await stat(host, INSTALLED)).toBe("root 644");

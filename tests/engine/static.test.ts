@@ -9,7 +9,7 @@ import * as os from "os";
 import * as path from "path";
 import { assembleEngine, engine, enginePath } from "../../provider/host/engine";
 import { completeApplied, parseReport } from "../../provider/report";
-import { ENGINE_BOOT, engineCommand, engineStdin, GZIP_MARKER, hostProgram, RESTORE_BOOT, restoreCommand, restoreStdin } from "../../provider/host/programs";
+import { ENGINE_BOOT, engineCommand, engineStdin, fallbackProgram, GZIP_MARKER, hostProgram, RESTORE_BOOT, restoreCommand, restoreStdin } from "../../provider/host/programs";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "nt-static-"));
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
@@ -54,23 +54,27 @@ test("the bootstraps (root, sudo, restore): shellcheck clean and parse in dash/b
   }
   // the provider repeats the command in every error: keep it short
   expect(cmds.root.length).toBeLessThan(1200); // about 1,100 with a 100-character URN
-  expect(cmds.restore.length).toBeLessThan(500);
+  expect(cmds.restore.length).toBeLessThan(550); // 526: +60 for running the installed engine when the plan names it
   expect(() => engineCommand("sysctl", "create", "bad id;rm", URN)).toThrow(/invalid owner id/);
 });
 
-test("the restore program round-trips through gzip|base64 as the restore bootstrap unpacks it", () => {
+test("the restore stdin: the @engine line, the plan, the fallback program round-tripping through gzip|base64 as the bootstrap unpacks it", () => {
+  const e = engine();
   for (const kind of ["sysctl", "nic"] as const) {
     const stdin = restoreStdin(kind, "@net-tuning v1\n@kind " + kind + "\n", true);
     const [plan, rest] = stdin.split("\n@program\n");
-    expect(plan).toBe(`@net-tuning v1\n@kind ${kind}`);
+    expect(plan).toBe(`@engine ${e.version} ${e.sha256}\n@net-tuning v1\n@kind ${kind}`);
     expect(rest.split("\n")[0]).toBe(GZIP_MARKER);
     const f = path.join(tmp, `${kind}.in`);
     fs.writeFileSync(f, stdin);
     const r = spawnSync("sh", ["-c", `sed '1,/^@program$/d' "$1" | sed 1d | base64 -d | gzip -dc`, "x", f], { encoding: "utf8" });
     expect(r.status).toBe(0);
-    expect(r.stdout).toBe(hostProgram(kind, "restore"));
-    expect(restoreStdin(kind, "p\n", true)).toBe(stdin.replace(/^[^]*?\n@program\n/, "p\n@program\n")); // deterministic
-    expect(restoreStdin(kind, "p\n", false)).toBe(`p\n@program\n${hostProgram(kind, "restore")}`);
+    expect(r.stdout).toBe(fallbackProgram(kind));
+    expect(restoreStdin(kind, "p\n", true)).toBe(stdin.replace(/^[^]*?\n@program\n/, `@engine ${e.version} ${e.sha256}\np\n@program\n`)); // deterministic
+    expect(restoreStdin(kind, "p\n", false)).toBe(`@engine ${e.version} ${e.sha256}\np\n@program\n${fallbackProgram(kind)}`);
+    // a plan that gives adopted files or rc.local lines back carries the engine's full (tree-shaken) restore instead
+    const adopted = kind === "sysctl" ? "@adopted /etc/sysctl.d/10-x.conf\tfile\t644\t0:0\t1\t0\n" : "# adopted: rc.local lines (adoptRcLocalLines) of /etc/rc.local, given back from the host's journal on delete\n";
+    expect(restoreStdin(kind, adopted, false)).toBe(`@engine ${e.version} ${e.sha256}\n${adopted}@program\n${hostProgram(kind, "restore", true)}`);
   }
 });
 

@@ -55,13 +55,14 @@ test("0.2.0 → 0.2.1 (another engine): only the @engine line and the delivery c
 
   useEngine(v2);
   const p = ok(await stack.preview(prog));
-  // preview, per resource: the engine child (new hash) and the apply (its stdin) change; the -restore child shows an
-  // update only because its stdin comes from the apply's report, unknown until the apply ran (it stays the same)
+  // preview, per resource: the engine child (new hash), the apply (its stdin) and the -restore child (its @engine line;
+  // its stdin also comes from the apply's report, unknown until the apply ran) change
   const changes = (x: UpResult) =>
     x.steps.filter((s) => s.kind !== "same" && (s.type === COMMAND_TYPE || s.type === COPY_TYPE)).map((s) => `${s.urn.split("::").pop()} ${s.kind}`).sort();
   expect(changes(p)).toEqual(["q-apply update", "q-engine update", "q-restore update", "t-apply update", "t-engine update", "t-restore update"]);
   const r = ok(await stack.up(prog));
-  expect(changes(r)).toEqual(["q-apply update", "q-engine update", "t-apply update", "t-engine update"]);
+  // the -restore children: a state-only update (their plan names the engine that restores), no session
+  expect(changes(r)).toEqual(["q-apply update", "q-engine update", "q-restore update", "t-apply update", "t-engine update", "t-restore update"]);
   expect(r.copies.map((c) => c.name).sort()).toEqual(["q-engine", "t-engine"]);
   expect(r.runs.map((x) => [x.name, x.op]).sort()).toEqual([["q-apply", "update"], ["t-apply", "update"]]);
   for (const name of ["t-apply", "q-apply"]) {
@@ -74,15 +75,24 @@ test("0.2.0 → 0.2.1 (another engine): only the @engine line and the delivery c
     const o = old.find((e) => e.name === name)!;
     expect([stack.get(name)!.inputs.create, stack.get(name)!.inputs.update]).toEqual([o.inputs.create, o.inputs.update]);
   }
-  // the restore children keep their stored originals and program (no session, nothing new in state)
-  for (const name of ["t-restore", "q-restore"]) expect(stack.get(name)!.inputs).toEqual(old.find((e) => e.name === name)!.inputs);
+  // the restore children keep their stored originals and fallback program: only their @engine line changes
+  for (const name of ["t-restore", "q-restore"]) {
+    const o = old.find((e) => e.name === name)!.inputs;
+    const n = stack.get(name)!.inputs;
+    expect({ ...n, stdin: undefined }).toEqual({ ...o, stdin: undefined });
+    const [a, b] = [String(o.stdin).split("\n"), String(n.stdin).split("\n")];
+    expect([a[0], b[0]]).toEqual([`@engine ${v1.version} ${v1.sha256}`, `@engine ${v2.version} ${v2.sha256}`]);
+    expect(b.slice(1)).toEqual(a.slice(1));
+  }
   // the host: every value, file content and mode as after the first apply; both engines installed side by side
   expect(hostContent(await snapshot(host))).toBe(hostContent(applied));
   const ls = (await host.exec("ls /usr/local/lib/pulumi-net-tuning")).stdout.split("\n").filter(Boolean).sort();
   expect(ls).toEqual([`engine-${v1.sha256}.sh`, `engine-${v2.sha256}.sh`].sort());
   // the next up is quiet
   expect((await stack.up(prog)).sessions.total).toBe(0);
-  ok(await stack.destroy());
+  const d = ok(await stack.destroy());
+  // the engine the restore plans name (the new one) restores
+  expect(d.runs.map((x) => /^restored-by\t(.*)$/m.exec(x.stdout ?? "")?.[1])).toEqual([`engine ${v2.fileName}`, `engine ${v2.fileName}`]);
   expect(await sysctl(host, "net.core.somaxconn")).toBe(orig.somaxconn);
   expect(await sysctl(host, "net.ipv4.tcp_fin_timeout")).toBe(orig.fin);
   expect(hostFiles(await snapshot(host))).toBe(hostFiles(before));

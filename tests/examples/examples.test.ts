@@ -52,9 +52,10 @@ function expectWiring(c: Awaited<ReturnType<typeof run>>, name: string, host: st
     expect(r.type).toBe(COMMAND);
     expect(r.inputs.addPreviousOutputInEnv).toBe(false);
   }
-  // the apply runs the delivered engine named by the plan's first line; the restore carries its own program
+  // the apply runs the delivered engine named by the plan's first line; the restore names it too (it restores when
+  // installed) and carries the fallback restore program
   expect(String(apply.inputs.stdin)).toMatch(/^@engine \S+ [0-9a-f]{64}\n@net-tuning v1\n/);
-  expect(String(restore.inputs.stdin)).toMatch(/\n@program\n# pulumi-net-tuning host runtime/);
+  expect(String(restore.inputs.stdin)).toMatch(/^@engine \S+ [0-9a-f]{64}\n@net-tuning v1\n[^]*\n@program\n# pulumi-net-tuning fallback restore\n/);
   expect(typeof apply.inputs.create).toBe("string");
   expect(apply.inputs.update).toBe(String(apply.inputs.create).replace(" apply-create ", " apply-update "));
   expect(apply.inputs.delete).toBeUndefined();

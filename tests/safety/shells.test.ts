@@ -38,7 +38,7 @@ function forApply(restore: string, applyStdout: string): string {
   return g ? restore.replace(/^@generation .*$/m, `@generation ${g[1]}`) : restore;
 }
 
-/** The restore stdin carries its own program after "@program" (plain or gzip|base64): run that under `shell`. */
+/** The restore stdin carries the fallback program after "@program" (plain or gzip|base64): run that under `shell`. */
 async function run(shell: string, stdin: string): Promise<{ code: number; stdout: string; stderr: string }> {
   const unpack = `if grep -q '^@gzip-base64$' "$d/in"; then sed '1,/^@gzip-base64$/d' "$d/in" | base64 -d | gunzip > "$d/program"; else sed '1,/^@program$/d' "$d/in" > "$d/program"; fi`;
   return h0.exec(`d=$(mktemp -d /tmp/net-tuning-in.XXXXXX) && cat > "$d/in" && { ${unpack}; } && ${shell} "$d/program" "$d" < "$d/in"`, { stdin, timeoutMs: 60000 });
@@ -51,6 +51,14 @@ async function runEngine(shell: string, kind: string, stdin: string): Promise<{ 
   const put = await h0.exec(`mkdir -p /tmp/nt-shells && cat > /tmp/nt-shells/${e.fileName}`, { stdin: e.text });
   if (put.code !== 0) throw new Error(put.stderr);
   return h0.exec(`${shell} /tmp/nt-shells/${e.fileName} ${kind} apply-create; c=$?; rm -rf /tmp/nt-shells; exit $c`, { stdin: plan, timeoutMs: 60000 });
+}
+
+/** The installed engine's restore (the two-tier restore's first tier): the engine file, operation `restore`, under `shell`. */
+async function runEngineRestore(shell: string, kind: string, stdin: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  const e = engine();
+  const put = await h0.exec(`mkdir -p /tmp/nt-shells && cat > /tmp/nt-shells/${e.fileName}`, { stdin: e.text });
+  if (put.code !== 0) throw new Error(put.stderr);
+  return h0.exec(`d=$(mktemp -d /tmp/net-tuning-in.XXXXXX) && cat > "$d/in" && ${shell} /tmp/nt-shells/${e.fileName} ${kind} restore "$d" "" < "$d/in"; c=$?; rm -rf /tmp/nt-shells; exit $c`, { stdin, timeoutMs: 60000 });
 }
 
 const SHELLS = ["dash", "bash --posix", "busybox sh"];
@@ -72,7 +80,15 @@ test.each(SHELLS)("NetTuning 40 keys under %s: apply, report, restore", async (s
   expect(previous).toEqual(orig);
   const r = await run(shell, forApply(s.restore, a.stdout));
   expect(r.code).toBe(0);
+  expect(r.stdout).toMatch(/^restored-by\tfallback$/m);
   expect(await readValues(h0)).toEqual(orig);
+  expect(await snapshot(h0)).toBe(before);
+  // again, restored by the engine's own restore under the same shell
+  const a2 = await runEngine(shell, "sysctl", s.apply);
+  expect(a2.code).toBe(0);
+  const r2 = await runEngineRestore(shell, "sysctl", forApply(s.restore, a2.stdout));
+  expect([r2.code, r2.stderr]).toEqual([0, ""]);
+  expect(r2.stdout).toMatch(/^restored-by\tengine engine-[0-9a-f]{64}\.sh$/m);
   expect(await snapshot(h0)).toBe(before);
 });
 
@@ -87,5 +103,12 @@ test.each(SHELLS)("NicQueues under %s: apply (rc.local), restore", async (shell)
   expect((await h0.exec("grep -c '^# BEGIN pulumi-net-tuning' /etc/rc.local")).stdout.trim()).toBe("1");
   const r = await run(shell, forApply(s.restore, a.stdout));
   expect(r.code).toBe(0);
+  expect(r.stdout).toMatch(/^restored-by\tfallback$/m);
+  expect(await snapshot(h0)).toBe(before);
+  const a2 = await runEngine(shell, "nic", s.apply);
+  expect(a2.code).toBe(0);
+  const r2 = await runEngineRestore(shell, "nic", forApply(s.restore, a2.stdout));
+  expect([r2.code, r2.stderr]).toEqual([0, ""]);
+  expect(r2.stdout).toMatch(/^restored-by\tengine engine-[0-9a-f]{64}\.sh$/m);
   expect(await snapshot(h0)).toBe(before);
 });

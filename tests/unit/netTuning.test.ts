@@ -55,8 +55,9 @@ describe("NetTuning resource graph", () => {
     const engineUrn = "urn:pulumi:dev::proj::net-tuning:index:NetTuning$command:remote:CopyToRemote::web-engine";
     expect(apply.inputs.create).toBe(engineCommand("sysctl", "create", ownerOf("proj", "dev", "web").id, engineUrn));
     // stdin: the @engine line, then the plan (what reviewers see in a diff); the restore carries its own program.
-    // The host reported gzip and base64: the restore program is stored compressed; the plan carries the generation.
-    expect(restore.inputs.stdin).toMatch(/^@net-tuning v1\n[^]*\n@generation 00000000-0000-4000-8000-000000000000\n@program\n@gzip-base64\n[A-Za-z0-9+/=]+\n$/);
+    // The host reported gzip and base64: the fallback restore program is stored compressed; the plan names the engine
+    // that restores when installed and carries the generation.
+    expect(restore.inputs.stdin).toMatch(/^@engine \S+ [0-9a-f]{64}\n@net-tuning v1\n[^]*\n@generation 00000000-0000-4000-8000-000000000000\n@program\n@gzip-base64\n[A-Za-z0-9+/=]+\n$/);
     expect(apply.inputs.stdin).toMatch(/^@engine \S+ [0-9a-f]{64}\n@net-tuning v1\n/);
     expect(apply.inputs.stdin).not.toContain("@program");
     expect(apply.inputs.addPreviousOutputInEnv).toBe(false);

@@ -48,10 +48,11 @@ describe("NicQueues resource graph", () => {
     expect(restore.inputs.update).toBeUndefined();
     expect(restore.inputs.delete).toBe(restoreCommand("nic"));
     expect(restore.inputs.addPreviousOutputInEnv).toBe(false);
-    // apply stdin = the @engine line and the plan; restore stdin = the originals, "@program" and the restore program.
+    // apply stdin = the @engine line and the plan; restore stdin = the @engine line, the originals, "@program" and the
+    // fallback restore program.
     expect(apply.inputs.stdin).toBe(engineStdin(apply.inputs.stdin.split("\n").slice(1).join("\n")));
     expect(restore.inputs.stdin.split("@program\n")[0]).toMatch(/@interface eth0\n@restore 1\n@orig eth0\/channel\.rx\t4\n@orig eth0\/txqueuelen\t1000\n@orig eth0\/rps\.rx-0\t0\n@orig eth0\/rps\.rx-1\t0\n@orig eth0\/rfs\.rx-0\t0\n@orig eth0\/rfs\.rx-1\t0\n@generation 00000000-0000-4000-8000-000000000000\n$/);
-    expect(restore.inputs.stdin).toBe(restoreStdin("nic", restore.inputs.stdin.split("@program\n")[0], true));
+    expect(restore.inputs.stdin).toBe(restoreStdin("nic", restore.inputs.stdin.split("@program\n")[0].split("\n").slice(1).join("\n"), true));
   });
 
   test("become sudo wraps both programs; restoreOnDelete false; a preset is merged", async () => {

@@ -10,7 +10,12 @@
 #         apply-update            the Command's update: NT_APPLY_MODE=update, the journal's generation is kept
 #   stdin the plan without its first line: the bootstrap has read and checked "@engine <version> <sha256>"
 #         (that line names this file; the rest is "@directive value" lines, then "@content" and the content).
-# Restores never use this file: the -restore child carries its own program (provider/host/programs.ts).
+#         restore         the -restore child's delete (RESTORE_BOOT of programs.ts) when this exact engine is
+#                               installed: nt_restore_main with the kind loaded; arguments 3 and 4 are the bootstrap's
+#                               private directory and the SSH user's staging directory (runtime.sh $1, $2); stdin
+#                               starts with the plan's "@engine" line (ignored by nt_read_stdin). Only the engine the
+#                               plan names restores: a plan is only ever read by the engine version that wrote it.
+#                               Without it the fallback program in the plan restores (provider/host/sh/restore*.sh).
 # Exit codes: those of runtime.sh; 5 for a bad KIND or OP (a bug in the bootstrap).
 # stdout: the report of runtime.sh (for sysctl with NT_REPORT_SAME=omit: applied values equal to the plan's are
 #   left out, the component fills them in from its plan); after a successful run one more line follows its "end":
@@ -25,6 +30,16 @@ nt_engine_exit() {
 # "live": the read-only live read (nt_live_main), sent on stdin, never installed. "apply-*@TOKEN": the repair token
 # of a live preview (recorded by nt_converged_write).
 if [ "$NT_ENGINE_OP" = live ]; then nt_live_main; exit 0; fi
+if [ "$NT_ENGINE_OP" = restore ]; then
+  case "$NT_ENGINE_KIND" in
+    sysctl) nt_kind_sysctl ;;
+    nic) nt_kind_nic ;;
+    *) printf 'net-tuning: engine called for kind "%s" (expected sysctl or nic)\n' "$NT_ENGINE_KIND" >&2; exit 5 ;;
+  esac
+  # shellcheck disable=SC2034 # read by nt_restore_report (runtime.sh)
+  NT_RESTORED_BY="engine ${0##*/}"
+  nt_restore_main
+fi
 case "$NT_ENGINE_OP" in *@*) NT_REPAIR=${NT_ENGINE_OP#*@}; NT_ENGINE_OP=${NT_ENGINE_OP%%@*} ;; esac
 trap 'nt_engine_exit $?' EXIT
 

@@ -202,6 +202,7 @@ nt_read_stdin() {
           owner-id) NT_OWNER_ID=$nt_value ;;
           orig) printf '%s\n' "$nt_value" >> "$NT_TMP/orig.state" ;;
           restore) NT_RESTORE=$nt_value ;;
+          engine) ;; # the -restore plan's first line: read by the restore bootstrap (provider/host/programs.ts)
           generation) case "$nt_value" in ''|*[!A-Za-z0-9-]*) nt_die 5 "invalid generation '$nt_value'" ;; esac; NT_RESTORE_GEN=$nt_value ;;
           *) kind_directive "$nt_name" "$nt_value" || nt_die 5 "unknown plan directive @$nt_name (plan written by a newer pulumi-net-tuning?)" ;;
         esac ;;
@@ -795,6 +796,7 @@ nt_rm_file() { # PATH: removes a file or symlink if present; a failure is a warn
 nt_restore_report() {
   {
     printf 'net-tuning-report v1\n'
+    [ -z "${NT_RESTORED_BY:-}" ] || printf 'restored-by\t%s\n' "$NT_RESTORED_BY"
     while IFS= read -r nt_w; do printf 'warning\t%s\n' "$nt_w"; done < "$NT_TMP/warnings"
     printf 'end\n'
   } 2>/dev/null

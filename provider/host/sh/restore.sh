@@ -1,0 +1,153 @@
+# pulumi-net-tuning fallback restore
+# Run by the restore bootstrap (provider/host/programs.ts RESTORE_BOOT) when the engine the plan names is not
+# installed on the host. A second, minimal implementation of the engine's restore (runtime.sh nt_restore_main),
+# written for size: it travels gzip|base64 in the -restore child's stdin (Pulumi state), assembled from this file and
+# restore-<kind>.sh with comments and indentation stripped. Same host lock, exit codes (1 failed, 2 flock missing,
+# 3 not root, 4 lock busy, 5 bad plan) and generation check as the engine; every value is read back.
+# The kind part defines: RK (its kind), k_dir LINE (a kind directive; 1 = unknown), k_ok KEY VALUE (valid?),
+# k_get KEY ORIGINAL (g = the live value, e = the original as it reads back; 1 = the key is absent), k_set KEY
+# ORIGINAL (called after k_get of the same key; z = the tool's answer on failure), k_files (removes the files this owner wrote, with ours/rmf;
+# the journal's artefacts are in $D/a).
+# $1: the bootstrap's private directory (this program, its stdin); $2: the SSH user's staging directory (sudo).
+# (shellcheck: functions are called from r_main; variables are shared with the kind part; $B needs no quotes;
+# y splits words on purpose)
+# shellcheck disable=SC2317,SC2034,SC2154,SC2231,SC2086
+set -u
+umask 022
+PATH=/usr/sbin:/usr/bin:/sbin:/bin:$PATH
+LC_ALL=C
+export PATH LC_ALL
+T=$(printf '\t')
+D=$1
+S=
+case ${2:-} in /*/.cache/pulumi-net-tuning) [ -L "$2" ] || S=$2 ;; esac
+H=$(uname -n)
+B=/var/lib/pulumi-net-tuning
+# messages go to fd 3 (the real stderr); everything else a tool says on stderr is dropped
+exec 3>&2 2> /dev/null
+# x CODE MESSAGE: says it (naming the host), removes the work directory, exits CODE
+x() {
+  echo "net-tuning: $2 on $H (fallback restore)" >&3
+  rm -rf "$D"
+  exit "$1"
+}
+w() { echo "$*" >> "$D/w"; }
+# y VALUE: n = its words joined by single spaces (the kernel reads multi-values back tab-separated)
+y() {
+  set -f
+  set -- $1
+  set +f
+  n="$*"
+}
+# c: the live value g equals the expected e (both whitespace-folded)
+c() {
+  y "$e"
+  e=$n
+  y "$g"
+  [ "$n" = "$e" ]
+}
+ours() { [ -f "$1" ] && grep -qxF "# pulumi-net-tuning owner: $O" "$1"; }
+rmf() {
+  rm -f "$1"
+  if [ -e "$1" ] || [ -L "$1" ]; then x 1 "values restored, but cannot remove $1"; fi
+}
+# the report (nobody parses a delete's output): which program ran, the warnings
+rep() {
+  printf 'net-tuning-report v1\nrestored-by\tfallback\n'
+  sed 's/^/warning\t/' "$D/w"
+  echo end
+  rm -rf "$D"
+  exit 0
+}
+r_main() {
+  trap '' HUP PIPE
+  case $D in /tmp/net-tuning-in.*) [ -O "$D" ] || exit 1 ;; *) exit 1 ;; esac
+  [ "$(id -u)" = 0 ] || x 3 'must run as root: connect as root or set become: "sudo" (NOPASSWD)'
+  cd "$D" || exit 1
+  : > o
+  : > w
+  : > a
+  K='' O='' I='' G='' R=1 h=0
+  while read -r l; do
+    v=${l#* }
+    case $l in
+      @program) break ;;
+      '@net-tuning v1') h=1 ;;
+      '@engine '* | '#'* | '') ;;
+      '@kind '*) K=$v ;;
+      '@owner '*) O=$v ;;
+      '@owner-id '*) I=$v ;;
+      '@generation '*) G=$v ;;
+      '@restore '*) R=$v ;;
+      '@orig '*) echo "$v" >> o ;;
+      *) k_dir "$l" || x 5 "bad plan line '$l'" ;;
+    esac
+  done
+  [ "$h$K" = "1$RK" ] || x 5 "stdin is not a $RK plan"
+  case $I$O$G in *[!A-Za-z0-9._:/@\ -]*) x 5 "bad owner or generation" ;; esac
+  case $I in '' | *[!A-Za-z0-9._-]*) x 5 "bad owner id" ;; esac
+  J=$B/$K/$I.orig
+  # the engine's host lock (runtime.sh nt_lock)
+  command -v flock > /dev/null || x 2 "flock missing: install util-linux"
+  L=/run/pulumi-net-tuning.lock
+  [ -d /run ] || { L=$B/.flock; mkdir -p $B; }
+  # (a failing redirection of exec would end the shell without a word: try it on a regular builtin first)
+  true >> $L || x 1 "cannot open $L"
+  exec 9>> $L
+  i=0
+  until flock -n 9; do
+    i=$((i + 1))
+    [ $i -le 120 ] || x 4 "$L held by another run for 60 s; nothing changed: retry"
+    sleep 0.5 || sleep 1
+  done
+  # the journal: its generation decides, its originals (the first recorded here) win over the plan's
+  j=/dev/null
+  if [ -e "$J" ]; then
+    j=$J
+    read -r l < "$J"
+    case $l in
+      "net-tuning-journal v2$T$I$T"*)
+        l=${l##*"$T"}
+        if [ -n "$G" ] && [ -n "$l" ] && [ "$G" != "$l" ]; then
+          w "restore skipped on $H: a newer apply of this resource (generation $l, not $G) owns this machine now; nothing was changed"
+          cat w >&3
+          rep
+        fi ;;
+      net-tuning-journal*) x 1 "$J is another owner's; nothing restored" ;;
+    esac
+  else
+    w "the host's journal $J is missing; restoring the originals kept in Pulumi state"
+  fi
+  awk -F "$T" 'FNR == 1 && /^net-tuning-journal/ { next } $1 == "artefact" { print $2 > "a"; next } $1 != "" && !s[$1]++' "$j" o > kv || x 1 "cannot read $J"
+  # every original validated before anything changes
+  while IFS=$T read -r k v; do k_ok "$k" "$v" || x 5 "bad original $k = '$v'; nothing restored"; done < kv
+  f=
+  while [ "$R" = 1 ] && IFS=$T read -r k v; do
+    if ! k_get "$k" "$v"; then
+      w "$k no longer exists on $H: its original '$v' was not restored"
+    elif ! c; then
+      z=
+      k_set "$k" "$v" < /dev/null || z="refused: $z"
+      k_get "$k" "$v"
+      c || { f="$f $k"; echo "net-tuning: $k = '$v' not restored on $H: reads '$g' $z" >&3; }
+    fi
+  done < kv
+  [ -z "$f" ] || x 1 "could not restore$f; journal and boot files kept: run the delete again"
+  k_files
+  rm -f "$J" "${J%.orig}.owner" $B-converged/"$I"
+  [ ! -e "$J" ] || x 1 "values and files restored, but cannot remove $J: remove it by hand"
+  rmdir $B-converged
+  # this owner's staged engine copies (engine-<sha256>.<owner id>.sh only), then the empty staging directory
+  for f in $B/incoming/engine-*."$I".sh "${S:-/-}"/engine-*."$I".sh; do
+    l=${f##*/engine-}
+    l=${l%."$I".sh}
+    case $l in *[!0-9a-f]*) ;; *) [ ${#l} != 64 ] || rm -f "$f" ;; esac
+  done
+  rmdir "$S"
+  # no journal of any owner left: the installed engines and the empty directories this product made go too
+  for f in $B/*/*.orig; do [ ! -e "$f" ] || rep; done
+  l=/usr/local/lib/pulumi-net-tuning
+  [ ! -O $l ] || [ -L $l ] || rm -f $l/engine-*.sh
+  rmdir $l $B/incoming $B/sysctl $B/nic $B
+  rep
+}
