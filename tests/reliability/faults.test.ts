@@ -322,6 +322,26 @@ test("a SIGKILLed lock holder blocks nobody (flock: the kernel releases it); a l
   await host.exec("rm -rf /var/lib/pulumi-net-tuning");
 });
 
+test("a lock file that cannot be opened: exit 1 naming it, nothing changed (dash ended silently on the failed exec redirection)", async () => {
+  const host = h1;
+  const orig = await values(host);
+  const before = await snapshot(host);
+  await sh(host, "mkdir /run/pulumi-net-tuning.lock.d && mv /run/pulumi-net-tuning.lock /run/pulumi-net-tuning.lock.saved 2>/dev/null; mv /run/pulumi-net-tuning.lock.d /run/pulumi-net-tuning.lock");
+  try {
+    const stack = newStack("lockdir");
+    const r = await stack.up(sysProgram(host, "ld", ARGS));
+    expect(r.ok).toBe(false);
+    expect(r.error).toMatch(/cannot open the lock file \/run\/pulumi-net-tuning\.lock on \S+/);
+    expect(await values(host)).toEqual(orig);
+  } finally {
+    await sh(host, "rmdir /run/pulumi-net-tuning.lock; mv /run/pulumi-net-tuning.lock.saved /run/pulumi-net-tuning.lock 2>/dev/null; true");
+  }
+  // a failed first apply keeps its staged copy and installed engine (README: rollback limits); nothing else changed
+  const strip = (t: string) => t.replace(/^\/(var\/lib|usr\/local\/lib)\/pulumi-net-tuning[^\n]*\n/gm, "");
+  expect(strip(await snapshot(host))).toBe(strip(before));
+  if (!/^\/usr\/local\/lib\/pulumi-net-tuning/m.test(before)) await host.exec("rm -rf /var/lib/pulumi-net-tuning /usr/local/lib/pulumi-net-tuning");
+});
+
 describe("NicQueues killed mid-apply (paused by the test hook after the channel change)", () => {
   const NIC = { interface: "eth0", persistence: "rc.local" as const, channels: { rx: 2 }, features: { gro: true }, txQueueLength: 3000 };
   async function nicState(host: LabHost): Promise<string> {

@@ -232,7 +232,9 @@ nt_lock() {
     exit 2
   fi
   if [ -d /run ]; then NT_LOCKFILE=/run/pulumi-net-tuning.lock; else NT_LOCKFILE=$NT_ROOT/.flock; fi
-  { exec 9>>"$NT_LOCKFILE"; } 2>/dev/null || nt_die 1 "cannot open the lock file $NT_LOCKFILE on $NT_HOSTNAME"
+  # A failing redirection of the special builtin exec ends dash without a word: try it on a regular builtin first.
+  true 2>/dev/null >>"$NT_LOCKFILE" || nt_die 1 "cannot open the lock file $NT_LOCKFILE on $NT_HOSTNAME"
+  exec 9>>"$NT_LOCKFILE"
   nt_i=0
   until flock -n 9 2>/dev/null; do
     nt_i=$((nt_i + 1))
