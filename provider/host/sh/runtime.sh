@@ -267,13 +267,75 @@ nt_problems_exit() {
 nt_want() { printf '%s\t%s\n' "$1" "$2" >> "$NT_TMP/desired"; }
 
 # nt_lookup FILE KEY: sets NT_FOUND to the value of KEY in a key<TAB>value file; returns 1 when absent.
+# A file of $NT_TMP indexed by nt_index is answered from shell variables (no read of the file).
 nt_lookup() {
   NT_FOUND=''
+  if [ "$NT_IXS" != ' ' ] && [ "${1%/*}" = "$NT_TMP" ]; then
+    case $NT_IXS in
+      *" ${1##*/} "*)
+        nt_vname "${1##*/}"; ntl_s=''; eval "ntl_s=\$NTIS_$NT_VN"
+        # a key that cannot be encoded is in no indexed file (every key of an indexed file was encoded)
+        nt_vname "$2" || return 1
+        eval "ntl_x=\${NTI_${ntl_s}_$NT_VN+x}; NT_FOUND=\${NTI_${ntl_s}_$NT_VN-}"
+        [ -n "$ntl_x" ]; return ;;
+    esac
+  fi
   [ -f "$1" ] || return 1
   while IFS="$NT_TAB" read -r ntl_k ntl_v; do
     if [ "$ntl_k" = "$2" ]; then NT_FOUND=$ntl_v; return 0; fi
   done < "$1"
   return 1
+}
+
+# In-memory index (CPU: the read builtin costs one read(2) per byte, so scanning a key<TAB>value file for every
+# lookup costs keys x bytes system calls). nt_index NAME loads $NT_TMP/NAME once (the first value of each key wins, as
+# in nt_lookup) into variables NTI_<name>_g<n>_<key> (names from nt_vname, n counts the nt_index calls, so a file
+# indexed again starts empty); nt_lookup then answers for that file from them. Only for files that no longer change,
+# or whose every later append also goes through nt_index_put. Values are only assigned and expanded, never
+# evaluated; when a key cannot be encoded the file stays unindexed.
+NT_IXS=' '
+NT_IXG=0
+nt_vname() { # WORD: NT_VN = WORD with . _ - / : @ as _d _u _h _s _c _a (injective); returns 1 for any other character
+  ntv_r=$1; NT_VN=''
+  while :; do
+    ntv_h=${ntv_r%%[!A-Za-z0-9]*}
+    NT_VN=$NT_VN$ntv_h
+    ntv_r=${ntv_r#"$ntv_h"}
+    case $ntv_r in
+      '') return 0 ;;
+      .*) NT_VN=${NT_VN}_d ;; _*) NT_VN=${NT_VN}_u ;; -*) NT_VN=${NT_VN}_h ;;
+      /*) NT_VN=${NT_VN}_s ;; :*) NT_VN=${NT_VN}_c ;; @*) NT_VN=${NT_VN}_a ;;
+      *) return 1 ;;
+    esac
+    ntv_r=${ntv_r#?}
+  done
+}
+nt_index() { # NAME: index $NT_TMP/NAME (a no-op when that fails: nt_lookup then reads the file)
+  nt_index_drop "$1"
+  nt_vname "$1" || return 0
+  NT_IXG=$((NT_IXG + 1)); ntx_s=${NT_VN}_g$NT_IXG; ntx_n=$NT_VN
+  while IFS="$NT_TAB" read -r ntx_k ntx_v; do
+    nt_vname "$ntx_k" || return 0
+    eval "[ -n \"\${NTI_${ntx_s}_$NT_VN+x}\" ] || NTI_${ntx_s}_$NT_VN=\$ntx_v"
+  done < "$NT_TMP/$1"
+  eval "NTIS_$ntx_n=\$ntx_s"
+  NT_IXS="$NT_IXS$1 "
+}
+# nt_index_put NAME KEY VALUE: the line "KEY<TAB>VALUE" was appended to $NT_TMP/NAME (first value wins); VALUE as
+# the read of nt_lookup gives it back (no tab at either end: e.g. a value nt_lookup found).
+nt_index_put() {
+  case $NT_IXS in *" $1 "*) ;; *) return 0 ;; esac
+  nt_vname "$1"; ntx_s=''; eval "ntx_s=\$NTIS_$NT_VN"
+  # shellcheck disable=SC2034 # read by the eval below
+  ntx_v=$3
+  if nt_vname "$2"; then
+    eval "[ -n \"\${NTI_${ntx_s}_$NT_VN+x}\" ] || NTI_${ntx_s}_$NT_VN=\$ntx_v"
+  else
+    nt_index_drop "$1"
+  fi
+}
+nt_index_drop() { # NAME: nt_lookup reads $NT_TMP/NAME again (its variables stay, unused until the next nt_index)
+  case $NT_IXS in *" $1 "*) NT_IXS="${NT_IXS%%" $1 "*} ${NT_IXS#*" $1 "}" ;; esac
 }
 
 # Words of a value joined by single spaces (the kernel reads back multi-values tab-separated).
@@ -540,6 +602,7 @@ nt_verify_later() {
 nt_verify_batch() {
   [ -s "$NT_TMP/verify" ] || return 0
   kind_get_many "$NT_TMP/verify" "$NT_TMP/verify.got"
+  nt_index verify.got
   while IFS="$NT_TAB" read -r nt_k nt_v nt_e; do
     nt_lookup "$NT_TMP/verify.got" "$nt_k" || nt_die 1 "$nt_k cannot be read back on $NT_HOSTNAME after writing '$nt_v'"
     nt_same "$nt_e" "$NT_FOUND" "$nt_k" || nt_die 1 "$nt_k = '$nt_v' did not stick on $NT_HOSTNAME: read back '$NT_FOUND' (expected '$nt_e')"
@@ -579,6 +642,7 @@ nt_apply_main() {
   nt_check_owners
   nt_problems_exit
   [ "$NT_BATCH" = 1 ] || nt_snapshot
+  nt_index live; nt_index desired # final from here on
   while IFS="$NT_TAB" read -r nt_k _; do
     nt_lookup "$NT_TMP/live" "$nt_k" || nt_die 2 "$nt_k cannot be read on $NT_HOSTNAME; nothing was changed"
   done < "$NT_TMP/desired"
@@ -604,10 +668,12 @@ nt_apply_main() {
   # Journal first (originals of keys this resource has not touched before, every artefact that may exist), then the changes.
   NT_PHASE=apply
   { while IFS= read -r nt_l; do printf '%s\n' "$nt_l"; done < "$NT_TMP/j.keys"; } > "$NT_TMP/journal.new" || nt_die 1 "cannot prepare the journal in $NT_TMP on $NT_HOSTNAME (/tmp full?)"
+  nt_index journal.new
   while IFS="$NT_TAB" read -r nt_k nt_v; do
     nt_lookup "$NT_TMP/journal.new" "$nt_k" && continue
     nt_lookup "$NT_TMP/live" "$nt_k"
     printf '%s\t%s\n' "$nt_k" "$NT_FOUND" >> "$NT_TMP/journal.new"
+    nt_index_put journal.new "$nt_k" "$NT_FOUND"
   done < "$NT_TMP/desired"
   printf '%s\n' "$NT_OWNER" > "$NT_TMP/owner"
   if ! nt_same_file "$NT_TMP/owner" "${NT_JOURNAL%.orig}.owner"; then
@@ -641,6 +707,7 @@ nt_apply_main() {
   nt_journal_write "$NT_TMP/journal.final" "$NT_TMP/arts.new" "after the commit"
   kind_after_commit
   NT_PHASE=finished
+  nt_index got # the report's values (final)
   nt_report "$NT_TMP/journal.final"
   nt_converged_write
   nt_cleanup
@@ -883,10 +950,12 @@ nt_world_readable_list() {
   while read -r ntw_m ntw_rest; do
     case "$ntw_m" in ???????r*) printf '%s\n' "${ntw_rest##* }" ;; esac
   done < "$NT_TMP/conv.modes" > "$NT_TMP/conv.readable"
+  nt_index conv.readable # paths (no tab): a line is its own key
 }
 
 # nt_world_readable PATH: PATH is in $NT_TMP/conv.readable (builtins only).
 nt_world_readable() {
+  case $NT_IXS in *" conv.readable "*) nt_lookup "$NT_TMP/conv.readable" "$1"; return ;; esac
   while IFS= read -r ntw_p; do [ "$ntw_p" = "$1" ] && return 0; done < "$NT_TMP/conv.readable"
   return 1
 }
@@ -898,6 +967,7 @@ nt_converged_write() {
   {
     printf 'net-tuning-converged v1\t%s\t%s\t%s\n' "$NT_OWNER_ID" "$NT_REPAIR" "$NT_OWNER"
     while IFS="$NT_TAB" read -r ntc_t ntc_k ntc_v; do [ "$ntc_t" = applied ] && printf '%s\t%s\n' "$ntc_k" "$ntc_v"; done < "$NT_TMP/report" > "$NT_TMP/conv.applied"
+    nt_index conv.applied
     nt_world_readable_list
     while IFS="$NT_TAB" read -r ntc_k ntc_v; do
       if [ "$NT_KIND" = sysctl ] && nts_path "$ntc_k" && ! nt_world_readable "$NTS_PATH"; then
