@@ -12,7 +12,7 @@ export PATH
 LC_ALL=C
 export LC_ALL
 
-NT_TAB=$(printf '\t')
+NT_TAB='	' # a literal tab (no subshell)
 NT_ROOT=/var/lib/pulumi-net-tuning
 NT_KIND=''
 NT_OWNER=''
@@ -272,8 +272,8 @@ nt_lookup() {
   NT_FOUND=''
   if [ "$NT_IXS" != ' ' ] && [ "${1%/*}" = "$NT_TMP" ]; then
     case $NT_IXS in
-      *" ${1##*/} "*)
-        nt_vname "${1##*/}"; ntl_s=''; eval "ntl_s=\$NTIS_$NT_VN"
+      *" ${1##*/}:"*)
+        ntl_s=${NT_IXS#*" ${1##*/}:"}; ntl_s=${ntl_s%% *}
         # a key that cannot be encoded is in no indexed file (every key of an indexed file was encoded)
         nt_vname "$2" || return 1
         eval "ntl_x=\${NTI_${ntl_s}_$NT_VN+x}; NT_FOUND=\${NTI_${ntl_s}_$NT_VN-}"
@@ -290,19 +290,21 @@ nt_lookup() {
 # In-memory index (CPU: the read builtin costs one read(2) per byte, so scanning a key<TAB>value file for every
 # lookup costs keys x bytes system calls). nt_index NAME loads $NT_TMP/NAME once (the first value of each key wins, as
 # in nt_lookup) into variables NTI_<name>_g<n>_<key> (names from nt_vname, n counts the nt_index calls, so a file
-# indexed again starts empty); nt_lookup then answers for that file from them. Only for files that no longer change,
+# indexed again starts empty; NT_IXS lists " name:<name>_g<n>"); nt_lookup then answers for that file from them. Only for files that no longer change,
 # or whose every later append also goes through nt_index_put. Values are only assigned and expanded, never
 # evaluated; when a key cannot be encoded the file stays unindexed.
 NT_IXS=' '
 NT_IXG=0
+NT_VW=''; NT_VN=''
 nt_vname() { # WORD: NT_VN = WORD with . _ - / : @ as _d _u _h _s _c _a (injective); returns 1 for any other character
-  ntv_r=$1; NT_VN=''
+  [ "$1" = "$NT_VW" ] && [ -n "$1" ] && return 0 # the last word again (a loop looks one key up in several files)
+  NT_VW=''; ntv_r=$1; NT_VN=''
   while :; do
     ntv_h=${ntv_r%%[!A-Za-z0-9]*}
     NT_VN=$NT_VN$ntv_h
     ntv_r=${ntv_r#"$ntv_h"}
     case $ntv_r in
-      '') return 0 ;;
+      '') NT_VW=$1; return 0 ;;
       .*) NT_VN=${NT_VN}_d ;; _*) NT_VN=${NT_VN}_u ;; -*) NT_VN=${NT_VN}_h ;;
       /*) NT_VN=${NT_VN}_s ;; :*) NT_VN=${NT_VN}_c ;; @*) NT_VN=${NT_VN}_a ;;
       *) return 1 ;;
@@ -313,19 +315,18 @@ nt_vname() { # WORD: NT_VN = WORD with . _ - / : @ as _d _u _h _s _c _a (injecti
 nt_index() { # NAME: index $NT_TMP/NAME (a no-op when that fails: nt_lookup then reads the file)
   nt_index_drop "$1"
   nt_vname "$1" || return 0
-  NT_IXG=$((NT_IXG + 1)); ntx_s=${NT_VN}_g$NT_IXG; ntx_n=$NT_VN
+  NT_IXG=$((NT_IXG + 1)); ntx_s=${NT_VN}_g$NT_IXG
   while IFS="$NT_TAB" read -r ntx_k ntx_v; do
     nt_vname "$ntx_k" || return 0
     eval "[ -n \"\${NTI_${ntx_s}_$NT_VN+x}\" ] || NTI_${ntx_s}_$NT_VN=\$ntx_v"
   done < "$NT_TMP/$1"
-  eval "NTIS_$ntx_n=\$ntx_s"
-  NT_IXS="$NT_IXS$1 "
+  NT_IXS="$NT_IXS$1:$ntx_s "
 }
 # nt_index_put NAME KEY VALUE: the line "KEY<TAB>VALUE" was appended to $NT_TMP/NAME (first value wins); VALUE as
 # the read of nt_lookup gives it back (no tab at either end: e.g. a value nt_lookup found).
 nt_index_put() {
-  case $NT_IXS in *" $1 "*) ;; *) return 0 ;; esac
-  nt_vname "$1"; ntx_s=''; eval "ntx_s=\$NTIS_$NT_VN"
+  case $NT_IXS in *" $1:"*) ;; *) return 0 ;; esac
+  ntx_s=${NT_IXS#*" $1:"}; ntx_s=${ntx_s%% *}
   # shellcheck disable=SC2034 # read by the eval below
   ntx_v=$3
   if nt_vname "$2"; then
@@ -335,7 +336,7 @@ nt_index_put() {
   fi
 }
 nt_index_drop() { # NAME: nt_lookup reads $NT_TMP/NAME again (its variables stay, unused until the next nt_index)
-  case $NT_IXS in *" $1 "*) NT_IXS="${NT_IXS%%" $1 "*} ${NT_IXS#*" $1 "}" ;; esac
+  case $NT_IXS in *" $1:"*) ntx_d=${NT_IXS#*" $1:"}; NT_IXS="${NT_IXS%%" $1:"*} ${ntx_d#* }" ;; esac
 }
 
 # Words of a value joined by single spaces (the kernel reads back multi-values tab-separated).
@@ -945,17 +946,23 @@ nt_world_readable_list() {
   set --
   while IFS="$NT_TAB" read -r ntw_k _; do nts_path "$ntw_k" && set -- "$@" "$NTS_PATH"; done < "$NT_TMP/desired"
   [ $# -gt 0 ] || return 0
-  # shellcheck disable=SC2012 # /proc/sys paths: no blanks; ls is one process for every mode
-  ls -ldL -- "$@" > "$NT_TMP/conv.modes" 2>/dev/null
+  # The sysctl preflight's `ls -lLd` of the same paths (every desired key, checked to exist) when this run made it:
+  # a value written does not change a mode, so no second ls.
+  ntw_src=$NT_TMP/ro
+  if [ ! -s "$ntw_src" ]; then
+    ntw_src=$NT_TMP/conv.modes
+    # shellcheck disable=SC2012 # /proc/sys paths: no blanks; ls is one process for every mode
+    ls -ldL -- "$@" > "$ntw_src" 2>/dev/null
+  fi
   while read -r ntw_m ntw_rest; do
     case "$ntw_m" in ???????r*) printf '%s\n' "${ntw_rest##* }" ;; esac
-  done < "$NT_TMP/conv.modes" > "$NT_TMP/conv.readable"
+  done < "$ntw_src" > "$NT_TMP/conv.readable"
   nt_index conv.readable # paths (no tab): a line is its own key
 }
 
 # nt_world_readable PATH: PATH is in $NT_TMP/conv.readable (builtins only).
 nt_world_readable() {
-  case $NT_IXS in *" conv.readable "*) nt_lookup "$NT_TMP/conv.readable" "$1"; return ;; esac
+  case $NT_IXS in *" conv.readable:"*) nt_lookup "$NT_TMP/conv.readable" "$1"; return ;; esac
   while IFS= read -r ntw_p; do [ "$ntw_p" = "$1" ] && return 0; done < "$NT_TMP/conv.readable"
   return 1
 }
