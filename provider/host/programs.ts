@@ -42,9 +42,10 @@ export function hostProgram(kind: HostKind, op: HostOp, adopted = false): string
 
 /**
  * Functions a restore never calls although their names appear in code it runs (apply-only branches; kind_same only
- * answers for keys with a @readback form, which only apply plans carry, and nt_same asks `command -v` first).
+ * answers for keys with a @readback form, which only apply plans carry, and nt_same asks `command -v` first;
+ * nt_ix_get answers nt_lookup from the in-memory index, which only the apply fills).
  */
-const RESTORE_NEVER = ["nt_rollback", "nt_outcome", "kind_rollback", "nn_apply_directive", "kind_same"];
+const RESTORE_NEVER = ["nt_rollback", "nt_outcome", "kind_rollback", "nn_apply_directive", "kind_same", "nt_ix_get"];
 /** The restore of adopted files (NetTuning `adopt`): in the restore program only when its plan has `@adopted` lines. */
 const ADOPT_ONLY = ["nts_adopt_restore", "nts_adopt_directive", "nn_rc_adopt_restore"];
 /** A restore plan that gives adopted files or rc.local lines back (NetTuning `adopt`, NicQueues `adoptRcLocalLines`). */
@@ -187,7 +188,7 @@ export const ENGINE_BOOT =
  */
 function withSudo(run: string): string {
   return (
-    `s=exec;[ -O / ]||s='sudo -n';$s ${run}||{ c=$?;[ $c = 1 ]&&! e=$(sudo -n true 2>&1)&&{ ` +
+    `s='exec';[ -O / ]||s='sudo -n';$s ${run}||{ c=$?;[ $c = 1 ]&&! e=$(sudo -n true 2>&1)&&{ ` +
     `echo "net-tuning: become \\"sudo\\" failed for user $(id -un): $e. Give this user passwordless sudo (NOPASSWD) or connect as root." >&2;exit 3;};exit $c;}`
   );
 }

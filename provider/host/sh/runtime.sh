@@ -269,17 +269,8 @@ nt_want() { printf '%s\t%s\n' "$1" "$2" >> "$NT_TMP/desired"; }
 # nt_lookup FILE KEY: sets NT_FOUND to the value of KEY in a key<TAB>value file; returns 1 when absent.
 # A file of $NT_TMP indexed by nt_index is answered from shell variables (no read of the file).
 nt_lookup() {
+  case $NT_IXS in *" $1:"*) nt_ix_get "$@"; return ;; esac
   NT_FOUND=''
-  if [ "$NT_IXS" != ' ' ] && [ "${1%/*}" = "$NT_TMP" ]; then
-    case $NT_IXS in
-      *" ${1##*/}:"*)
-        ntl_s=${NT_IXS#*" ${1##*/}:"}; ntl_s=${ntl_s%% *}
-        # a key that cannot be encoded is in no indexed file (every key of an indexed file was encoded)
-        nt_vname "$2" || return 1
-        eval "ntl_x=\${NTI_${ntl_s}_$NT_VN+x}; NT_FOUND=\${NTI_${ntl_s}_$NT_VN-}"
-        [ -n "$ntl_x" ]; return ;;
-    esac
-  fi
   [ -f "$1" ] || return 1
   while IFS="$NT_TAB" read -r ntl_k ntl_v; do
     if [ "$ntl_k" = "$2" ]; then NT_FOUND=$ntl_v; return 0; fi
@@ -288,16 +279,15 @@ nt_lookup() {
 }
 
 # In-memory index (CPU: the read builtin costs one read(2) per byte, so scanning a key<TAB>value file for every
-# lookup costs keys x bytes system calls). nt_index NAME loads $NT_TMP/NAME once (the first value of each key wins, as
-# in nt_lookup) into variables NTI_<name>_g<n>_<key> (names from nt_vname, n counts the nt_index calls, so a file
-# indexed again starts empty; NT_IXS lists " name:<name>_g<n>"); nt_lookup then answers for that file from them. Only for files that no longer change,
-# or whose every later append also goes through nt_index_put. Values are only assigned and expanded, never
-# evaluated; when a key cannot be encoded the file stays unindexed.
+# lookup costs keys x bytes system calls). nt_index NAME loads $NT_TMP/NAME once (the first value of each key wins,
+# as in nt_lookup) into variables NTI_<name>_g<n>_<key> (names from nt_vname; n counts the nt_index calls, so a file
+# indexed again starts empty; NT_IXS lists " $NT_TMP/NAME:<name>_g<n>"); nt_lookup then answers for that file from
+# them (nt_ix_get). Only for files that no longer change, or whose every later append also goes through
+# nt_index_put. Values are only assigned and expanded, never evaluated; when a key cannot be encoded the file stays
+# unindexed. The apply indexes; a restore never does (its program leaves nt_ix_get out).
 NT_IXS=' '
-NT_IXG=0
-NT_VW=''; NT_VN=''
 nt_vname() { # WORD: NT_VN = WORD with . _ - / : @ as _d _u _h _s _c _a (injective); returns 1 for any other character
-  [ "$1" = "$NT_VW" ] && [ -n "$1" ] && return 0 # the last word again (a loop looks one key up in several files)
+  [ "$1" = "${NT_VW:-}" ] && [ -n "$1" ] && return 0 # the last word again (a loop looks one key up in several files)
   NT_VW=''; ntv_r=$1; NT_VN=''
   while :; do
     ntv_h=${ntv_r%%[!A-Za-z0-9]*}
@@ -312,21 +302,29 @@ nt_vname() { # WORD: NT_VN = WORD with . _ - / : @ as _d _u _h _s _c _a (injecti
     ntv_r=${ntv_r#?}
   done
 }
+nt_ix_get() { # FILE KEY: nt_lookup for an indexed file of $NT_TMP
+  NT_FOUND=''
+  ntl_s=${NT_IXS#*" $1:"}; ntl_s=${ntl_s%% *}
+  # a key that cannot be encoded is in no indexed file (every key of an indexed file was encoded)
+  nt_vname "$2" || return 1
+  eval "ntl_x=\${NTI_${ntl_s}_$NT_VN+x}; NT_FOUND=\${NTI_${ntl_s}_$NT_VN-}"
+  [ -n "$ntl_x" ]
+}
 nt_index() { # NAME: index $NT_TMP/NAME (a no-op when that fails: nt_lookup then reads the file)
   nt_index_drop "$1"
   nt_vname "$1" || return 0
-  NT_IXG=$((NT_IXG + 1)); ntx_s=${NT_VN}_g$NT_IXG
+  NT_IXG=$((${NT_IXG:-0} + 1)); ntx_s=${NT_VN}_g$NT_IXG
   while IFS="$NT_TAB" read -r ntx_k ntx_v; do
     nt_vname "$ntx_k" || return 0
     eval "[ -n \"\${NTI_${ntx_s}_$NT_VN+x}\" ] || NTI_${ntx_s}_$NT_VN=\$ntx_v"
   done < "$NT_TMP/$1"
-  NT_IXS="$NT_IXS$1:$ntx_s "
+  NT_IXS="$NT_IXS$NT_TMP/$1:$ntx_s "
 }
 # nt_index_put NAME KEY VALUE: the line "KEY<TAB>VALUE" was appended to $NT_TMP/NAME (first value wins); VALUE as
 # the read of nt_lookup gives it back (no tab at either end: e.g. a value nt_lookup found).
 nt_index_put() {
-  case $NT_IXS in *" $1:"*) ;; *) return 0 ;; esac
-  ntx_s=${NT_IXS#*" $1:"}; ntx_s=${ntx_s%% *}
+  case $NT_IXS in *" $NT_TMP/$1:"*) ;; *) return 0 ;; esac
+  ntx_s=${NT_IXS#*" $NT_TMP/$1:"}; ntx_s=${ntx_s%% *}
   # shellcheck disable=SC2034 # read by the eval below
   ntx_v=$3
   if nt_vname "$2"; then
@@ -336,7 +334,7 @@ nt_index_put() {
   fi
 }
 nt_index_drop() { # NAME: nt_lookup reads $NT_TMP/NAME again (its variables stay, unused until the next nt_index)
-  case $NT_IXS in *" $1:"*) ntx_d=${NT_IXS#*" $1:"}; NT_IXS="${NT_IXS%%" $1:"*} ${ntx_d#* }" ;; esac
+  case $NT_IXS in *" $NT_TMP/$1:"*) ntx_d=${NT_IXS#*" $NT_TMP/$1:"}; NT_IXS="${NT_IXS%%" $NT_TMP/$1:"*} ${ntx_d#* }" ;; esac
 }
 
 # Words of a value joined by single spaces (the kernel reads back multi-values tab-separated).
@@ -962,7 +960,7 @@ nt_world_readable_list() {
 
 # nt_world_readable PATH: PATH is in $NT_TMP/conv.readable (builtins only).
 nt_world_readable() {
-  case $NT_IXS in *" conv.readable:"*) nt_lookup "$NT_TMP/conv.readable" "$1"; return ;; esac
+  case $NT_IXS in *" $NT_TMP/conv.readable:"*) nt_lookup "$NT_TMP/conv.readable" "$1"; return ;; esac
   while IFS= read -r ntw_p; do [ "$ntw_p" = "$1" ] && return 0; done < "$NT_TMP/conv.readable"
   return 1
 }
