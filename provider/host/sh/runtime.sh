@@ -13,6 +13,8 @@ LC_ALL=C
 export LC_ALL
 
 NT_TAB='	' # a literal tab (no subshell)
+NT_NL='
+'
 NT_ROOT=/var/lib/pulumi-net-tuning
 NT_KIND=''
 NT_OWNER=''
@@ -310,14 +312,17 @@ nt_ix_get() { # FILE KEY: nt_lookup for an indexed file of $NT_TMP
   eval "ntl_x=\${NTI_${ntl_s}_$NT_VN+x}; NT_FOUND=\${NTI_${ntl_s}_$NT_VN-}"
   [ -n "$ntl_x" ]
 }
-nt_index() { # NAME: index $NT_TMP/NAME (a no-op when that fails: nt_lookup then reads the file)
+nt_index() { # NAME: index $NT_TMP/NAME (a no-op when that fails or it is absent: nt_lookup then reads the file)
   nt_index_drop "$1"
+  [ -f "$NT_TMP/$1" ] || return 0
   nt_vname "$1" || return 0
-  NT_IXG=$((${NT_IXG:-0} + 1)); ntx_s=${NT_VN}_g$NT_IXG
+  NT_IXG=$((${NT_IXG:-0} + 1)); ntx_s=${NT_VN}_g$NT_IXG; ntx_t=''
   while IFS="$NT_TAB" read -r ntx_k ntx_v; do
     nt_vname "$ntx_k" || return 0
     eval "[ -n \"\${NTI_${ntx_s}_$NT_VN+x}\" ] || NTI_${ntx_s}_$NT_VN=\$ntx_v"
+    ntx_t=$ntx_t$ntx_k$NT_TAB$ntx_v$NT_NL
   done < "$NT_TMP/$1"
+  eval "NTL_$ntx_s=\$ntx_t"
   NT_IXS="$NT_IXS$NT_TMP/$1:$ntx_s "
 }
 # nt_index_put NAME KEY VALUE: the line "KEY<TAB>VALUE" was appended to $NT_TMP/NAME (first value wins); VALUE as
@@ -326,12 +331,27 @@ nt_index_put() {
   case $NT_IXS in *" $NT_TMP/$1:"*) ;; *) return 0 ;; esac
   ntx_s=${NT_IXS#*" $NT_TMP/$1:"}; ntx_s=${ntx_s%% *}
   # shellcheck disable=SC2034 # read by the eval below
-  ntx_v=$3
+  ntx_v=$3; ntx_t=$2$NT_TAB$3$NT_NL
   if nt_vname "$2"; then
-    eval "[ -n \"\${NTI_${ntx_s}_$NT_VN+x}\" ] || NTI_${ntx_s}_$NT_VN=\$ntx_v"
+    eval "[ -n \"\${NTI_${ntx_s}_$NT_VN+x}\" ] || NTI_${ntx_s}_$NT_VN=\$ntx_v; NTL_$ntx_s=\$NTL_$ntx_s\$ntx_t"
   else
     nt_index_drop "$1"
   fi
+}
+# nt_lines NAME: NT_LINES = the lines of $NT_TMP/NAME as "key<TAB>value" (as the read of nt_lookup splits them), from
+# its index when indexed (no read of the file), for loops of the form
+#   nt_lines NAME; nt_ifs=$IFS; IFS=$NT_NL; set -f
+#   for nt_l in $NT_LINES; do IFS=$nt_ifs; set +f; nt_kv "$nt_l"; ...; done; IFS=$nt_ifs; set +f
+# (the list is split once, on newlines only, without globbing; the body runs with IFS and globbing as before).
+nt_lines() {
+  case $NT_IXS in
+    *" $NT_TMP/$1:"*) ntx_s=${NT_IXS#*" $NT_TMP/$1:"}; ntx_s=${ntx_s%% *}; eval "NT_LINES=\$NTL_$ntx_s"; return 0 ;;
+  esac
+  NT_LINES=''
+  while IFS="$NT_TAB" read -r ntx_k ntx_v; do NT_LINES=$NT_LINES$ntx_k$NT_TAB$ntx_v$NT_NL; done < "$NT_TMP/$1"
+}
+nt_kv() { # LINE of nt_lines: nt_k = the key, nt_v = the value
+  case $1 in *"$NT_TAB"*) nt_k=${1%%"$NT_TAB"*}; nt_v=${1#*"$NT_TAB"} ;; *) nt_k=$1; nt_v='' ;; esac
 }
 nt_index_drop() { # NAME: nt_lookup reads $NT_TMP/NAME again (its variables stay, unused until the next nt_index)
   case $NT_IXS in *" $NT_TMP/$1:"*) ntx_d=${NT_IXS#*" $NT_TMP/$1:"}; NT_IXS="${NT_IXS%%" $NT_TMP/$1:"*} ${ntx_d#* }" ;; esac
@@ -628,6 +648,7 @@ nt_snapshot() {
 nt_apply_main() {
   nt_init
   nt_read_stdin
+  nt_index readback # the read-back forms (sysctl @readback lines; final once the plan is read)
   nt_lock
   NT_PHASE=preflight
   NT_BATCH=0
@@ -642,9 +663,10 @@ nt_apply_main() {
   nt_problems_exit
   [ "$NT_BATCH" = 1 ] || nt_snapshot
   nt_index live; nt_index desired # final from here on
-  while IFS="$NT_TAB" read -r nt_k _; do
+  nt_lines desired; nt_ifs=$IFS; IFS=$NT_NL; set -f
+  for nt_l in $NT_LINES; do IFS=$nt_ifs; set +f; nt_kv "$nt_l"
     nt_lookup "$NT_TMP/live" "$nt_k" || nt_die 2 "$nt_k cannot be read on $NT_HOSTNAME; nothing was changed"
-  done < "$NT_TMP/desired"
+  done; IFS=$nt_ifs; set +f
   while IFS="$NT_TAB" read -r nt_k _; do
     nt_lookup "$NT_TMP/live" "$nt_k" || nt_die 2 "$nt_k (recorded in the journal) cannot be read on $NT_HOSTNAME; nothing was changed"
   done < "$NT_TMP/j.keys"
@@ -668,12 +690,13 @@ nt_apply_main() {
   NT_PHASE=apply
   { while IFS= read -r nt_l; do printf '%s\n' "$nt_l"; done < "$NT_TMP/j.keys"; } > "$NT_TMP/journal.new" || nt_die 1 "cannot prepare the journal in $NT_TMP on $NT_HOSTNAME (/tmp full?)"
   nt_index journal.new
-  while IFS="$NT_TAB" read -r nt_k nt_v; do
+  nt_lines desired; nt_ifs=$IFS; IFS=$NT_NL; set -f
+  for nt_l in $NT_LINES; do IFS=$nt_ifs; set +f; nt_kv "$nt_l"
     nt_lookup "$NT_TMP/journal.new" "$nt_k" && continue
     nt_lookup "$NT_TMP/live" "$nt_k"
     printf '%s\t%s\n' "$nt_k" "$NT_FOUND" >> "$NT_TMP/journal.new"
     nt_index_put journal.new "$nt_k" "$NT_FOUND"
-  done < "$NT_TMP/desired"
+  done; IFS=$nt_ifs; set +f
   printf '%s\n' "$NT_OWNER" > "$NT_TMP/owner"
   if ! nt_same_file "$NT_TMP/owner" "${NT_JOURNAL%.orig}.owner"; then
     NT_JOURNAL_TOUCHED=1
@@ -683,24 +706,26 @@ nt_apply_main() {
   nt_journal_write "$NT_TMP/journal.new" "$NT_TMP/arts.all" "before the changes"
   : > "$NT_TMP/deferred"
   NT_DEFER=1
-  while IFS="$NT_TAB" read -r nt_k nt_v; do
+  nt_lines desired; nt_ifs=$IFS; IFS=$NT_NL; set -f
+  for nt_l in $NT_LINES; do IFS=$nt_ifs; set +f; nt_kv "$nt_l"
     nt_lookup "$NT_TMP/live" "$nt_k"
     nt_apply_one "$nt_k" "$nt_v" "$NT_FOUND"
-  done < "$NT_TMP/desired"
+  done; IFS=$nt_ifs; set +f
   NT_DEFER=0
   while IFS="$NT_TAB" read -r nt_k nt_v nt_live; do
     nt_apply_one "$nt_k" "$nt_v" "$nt_live"
   done < "$NT_TMP/deferred"
   # Keys this resource no longer declares go back to their originals.
   : > "$NT_TMP/journal.final"
-  while IFS="$NT_TAB" read -r nt_k nt_v; do
+  nt_lines journal.new; nt_ifs=$IFS; IFS=$NT_NL; set -f
+  for nt_l in $NT_LINES; do IFS=$nt_ifs; set +f; nt_kv "$nt_l"
     if nt_lookup "$NT_TMP/desired" "$nt_k"; then
       printf '%s\t%s\n' "$nt_k" "$nt_v" >> "$NT_TMP/journal.final"
     else
       nt_lookup "$NT_TMP/live" "$nt_k"
       nt_apply_one "$nt_k" "$nt_v" "$NT_FOUND"
     fi
-  done < "$NT_TMP/journal.new"
+  done; IFS=$nt_ifs; set +f
   nt_verify_batch
   nt_commit_files
   nt_journal_write "$NT_TMP/journal.final" "$NT_TMP/arts.new" "after the commit"
@@ -727,7 +752,8 @@ nt_report_body() {
   # NT_REPORT_SAME=omit (set by main.sh for kinds whose plan keys and values the component knows): an applied
   # value that reads back equal to the plan's is left out ("same-as-plan" says so); a key not read is "unread".
   [ "${NT_REPORT_SAME:-}" = omit ] && printf 'same-as-plan\t1\n'
-  while IFS="$NT_TAB" read -r nt_k nt_v; do
+  nt_lines desired; nt_ifs=$IFS; IFS=$NT_NL; set -f
+  for nt_l in $NT_LINES; do IFS=$nt_ifs; set +f; nt_kv "$nt_l"
     if kind_report_value "$nt_k"; then
       [ "${NT_REPORT_SAME:-}" = omit ] && nt_same "$nt_v" "$NT_GOT" && continue
       nt_norm "$NT_GOT"; printf 'applied\t%s\t%s\n' "$nt_k" "$NT_NORM"
@@ -735,7 +761,7 @@ nt_report_body() {
       [ "${NT_REPORT_SAME:-}" = omit ] && printf 'unread\t%s\n' "$nt_k"
       printf 'warning\t%s\n' "$nt_k cannot be read back on $NT_HOSTNAME for this report (it read back as set right after the change); check it by hand"
     fi
-  done < "$NT_TMP/desired"
+  done; IFS=$nt_ifs; set +f
   while IFS="$NT_TAB" read -r nt_k nt_v; do
     nt_norm "$nt_v"; printf 'previous\t%s\t%s\n' "$nt_k" "$NT_NORM"
   done < "$1"
@@ -942,7 +968,8 @@ nt_world_readable_list() {
   : > "$NT_TMP/conv.readable"
   [ "$NT_KIND" = sysctl ] || return 0
   set --
-  while IFS="$NT_TAB" read -r ntw_k _; do nts_path "$ntw_k" && set -- "$@" "$NTS_PATH"; done < "$NT_TMP/desired"
+  nt_lines desired; ntw_ifs=$IFS; IFS=$NT_NL; set -f
+  for ntw_l in $NT_LINES; do IFS=$ntw_ifs; set +f; nt_kv "$ntw_l"; nts_path "$nt_k" && set -- "$@" "$NTS_PATH"; done; IFS=$ntw_ifs; set +f
   [ $# -gt 0 ] || return 0
   # The sysctl preflight's `ls -lLd` of the same paths (every desired key, checked to exist) when this run made it:
   # a value written does not change a mode, so no second ls.
@@ -974,13 +1001,14 @@ nt_converged_write() {
     while IFS="$NT_TAB" read -r ntc_t ntc_k ntc_v; do [ "$ntc_t" = applied ] && printf '%s\t%s\n' "$ntc_k" "$ntc_v"; done < "$NT_TMP/report" > "$NT_TMP/conv.applied"
     nt_index conv.applied
     nt_world_readable_list
-    while IFS="$NT_TAB" read -r ntc_k ntc_v; do
+    nt_lines desired; ntc_ifs=$IFS; IFS=$NT_NL; set -f
+    for ntc_l in $NT_LINES; do IFS=$ntc_ifs; set +f; nt_kv "$ntc_l"; ntc_k=$nt_k; ntc_v=$nt_v
       if [ "$NT_KIND" = sysctl ] && nts_path "$ntc_k" && ! nt_world_readable "$NTS_PATH"; then
         printf 'unknown\t%s\n' "$ntc_k"; continue
       fi
       nt_lookup "$NT_TMP/conv.applied" "$ntc_k" && ntc_v=$NT_FOUND
       nt_norm "$ntc_v"; printf 'value\t%s\t%s\n' "$ntc_k" "$NT_NORM"
-    done < "$NT_TMP/desired"
+    done; IFS=$ntc_ifs; set +f
     # not the files under the 0700 state dir (adoption stages originals there): no other user can read them
     while IFS= read -r ntc_a; do
       case "$ntc_a" in "$NT_ROOT"/*) continue ;; esac
