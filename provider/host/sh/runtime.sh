@@ -265,8 +265,12 @@ nt_problems_exit() {
   exit 2
 }
 
-# nt_want KEY VALUE: adds a desired setting.
-nt_want() { printf '%s\t%s\n' "$1" "$2" >> "$NT_TMP/desired"; }
+# nt_want KEY VALUE: adds a desired setting (and keeps the index of $NT_TMP/desired, once built, in step). A kind that
+# appends to $NT_TMP/desired itself calls nt_index_drop desired (the apply indexes it again after the preflight).
+nt_want() {
+  printf '%s\t%s\n' "$1" "$2" >> "$NT_TMP/desired"
+  case $2 in "$NT_TAB"* | *"$NT_TAB") nt_index_drop desired ;; *) nt_index_put desired "$1" "$2" ;; esac
+}
 
 # nt_lookup FILE KEY: sets NT_FOUND to the value of KEY in a key<TAB>value file; returns 1 when absent.
 # A file of $NT_TMP indexed by nt_index is answered from shell variables (no read of the file).
@@ -282,35 +286,31 @@ nt_lookup() {
 
 # In-memory index (CPU: the read builtin costs one read(2) per byte, so scanning a key<TAB>value file for every
 # lookup costs keys x bytes system calls). nt_index NAME loads $NT_TMP/NAME once (the first value of each key wins,
-# as in nt_lookup) into variables NTI_<name>_g<n>_<key> (names from nt_vname; n counts the nt_index calls, so a file
-# indexed again starts empty; NT_IXS lists " $NT_TMP/NAME:<name>_g<n>"); nt_lookup then answers for that file from
-# them (nt_ix_get). Only for files that no longer change, or whose every later append also goes through
-# nt_index_put. Values are only assigned and expanded, never evaluated; when a key cannot be encoded the file stays
-# unindexed. The apply indexes; a restore never does (its program leaves nt_ix_get out).
+# as in nt_lookup) into variables NTI_<name>_g<n>_<key> holding "key<TAB>value" (names from nt_vname; n counts the
+# nt_index calls, so a file indexed again starts empty; NT_IXS lists " $NT_TMP/NAME:<name>_g<n>"); nt_lookup then
+# answers for that file from them (nt_ix_get). Only for files that no longer change, or whose every later append
+# also goes through nt_index_put. Values are only assigned and expanded, never evaluated; when a key cannot be
+# indexed (a character nt_vname refuses, or two keys with one variable name) the file stays unindexed. The apply indexes; a restore never does (its program leaves nt_ix_get out).
 NT_IXS=' '
-nt_vname() { # WORD: NT_VN = WORD with . _ - / : @ as _d _u _h _s _c _a (injective); returns 1 for any other character
-  [ "$1" = "${NT_VW:-}" ] && [ -n "$1" ] && return 0 # the last word again (a loop looks one key up in several files)
-  NT_VW=''; ntv_r=$1; NT_VN=''
-  while :; do
-    ntv_h=${ntv_r%%[!A-Za-z0-9]*}
-    NT_VN=$NT_VN$ntv_h
-    ntv_r=${ntv_r#"$ntv_h"}
-    case $ntv_r in
-      '') NT_VW=$1; return 0 ;;
-      .*) NT_VN=${NT_VN}_d ;; _*) NT_VN=${NT_VN}_u ;; -*) NT_VN=${NT_VN}_h ;;
-      /*) NT_VN=${NT_VN}_s ;; :*) NT_VN=${NT_VN}_c ;; @*) NT_VN=${NT_VN}_a ;;
-      *) return 1 ;;
-    esac
-    ntv_r=${ntv_r#?}
-  done
+nt_vname() { # WORD: NT_VN = WORD with each of . _ - / : @ as _ (not injective: the index keeps the key and compares
+  # it); returns 1 for any other character. The last word is remembered (a loop looks one key up in several files).
+  [ "$1" = "${NT_VW:-}" ] && [ -n "$1" ] && return 0
+  case $1 in *[!A-Za-z0-9._/:@-]*) NT_VW=''; return 1 ;; esac
+  ntv_w=$1; ntv_ifs=$IFS; IFS='._/:@-'; set -f
+  # shellcheck disable=SC2086 # splitting on those characters is the point
+  set -- $1
+  IFS=_; NT_VN="$*"; IFS=$ntv_ifs; set +f
+  NT_VW=$ntv_w
 }
 nt_ix_get() { # FILE KEY: nt_lookup for an indexed file of $NT_TMP
   NT_FOUND=''
   ntl_s=${NT_IXS#*" $1:"}; ntl_s=${ntl_s%% *}
   # a key that cannot be encoded is in no indexed file (every key of an indexed file was encoded)
   nt_vname "$2" || return 1
-  eval "ntl_x=\${NTI_${ntl_s}_$NT_VN+x}; NT_FOUND=\${NTI_${ntl_s}_$NT_VN-}"
-  [ -n "$ntl_x" ]
+  ntl_e=''; eval "ntl_x=\${NTI_${ntl_s}_$NT_VN+x}; ntl_e=\${NTI_${ntl_s}_$NT_VN-}"
+  # the entry is "key<TAB>value": another key of the same variable name is not this one
+  [ -n "$ntl_x" ] && [ "${ntl_e%%"$NT_TAB"*}" = "$2" ] || return 1
+  NT_FOUND=${ntl_e#*"$NT_TAB"}
 }
 nt_index() { # NAME: index $NT_TMP/NAME (a no-op when that fails or it is absent: nt_lookup then reads the file)
   nt_index_drop "$1"
@@ -318,8 +318,7 @@ nt_index() { # NAME: index $NT_TMP/NAME (a no-op when that fails or it is absent
   nt_vname "$1" || return 0
   NT_IXG=$((${NT_IXG:-0} + 1)); ntx_s=${NT_VN}_g$NT_IXG; ntx_t=''
   while IFS="$NT_TAB" read -r ntx_k ntx_v; do
-    nt_vname "$ntx_k" || return 0
-    eval "[ -n \"\${NTI_${ntx_s}_$NT_VN+x}\" ] || NTI_${ntx_s}_$NT_VN=\$ntx_v"
+    nt_ix_set "$ntx_s" "$ntx_k" "$ntx_v" || return 0
     ntx_t=$ntx_t$ntx_k$NT_TAB$ntx_v$NT_NL
   done < "$NT_TMP/$1"
   eval "NTL_$ntx_s=\$ntx_t"
@@ -331,12 +330,15 @@ nt_index_put() {
   case $NT_IXS in *" $NT_TMP/$1:"*) ;; *) return 0 ;; esac
   ntx_s=${NT_IXS#*" $NT_TMP/$1:"}; ntx_s=${ntx_s%% *}
   # shellcheck disable=SC2034 # read by the eval below
-  ntx_v=$3; ntx_t=$2$NT_TAB$3$NT_NL
-  if nt_vname "$2"; then
-    eval "[ -n \"\${NTI_${ntx_s}_$NT_VN+x}\" ] || NTI_${ntx_s}_$NT_VN=\$ntx_v; NTL_$ntx_s=\$NTL_$ntx_s\$ntx_t"
-  else
-    nt_index_drop "$1"
-  fi
+  ntx_t=$2$NT_TAB$3$NT_NL
+  if nt_ix_set "$ntx_s" "$2" "$3"; then eval "NTL_$ntx_s=\$NTL_$ntx_s\$ntx_t"; else nt_index_drop "$1"; fi
+}
+nt_ix_set() { # SLOT KEY VALUE: the first entry of KEY; 1 when KEY cannot be indexed (a character nt_vname refuses,
+  # or another key already holds its variable name)
+  nt_vname "$2" || return 1
+  ntx_e=''; eval "ntx_x=\${NTI_${1}_$NT_VN+x}; ntx_e=\${NTI_${1}_$NT_VN-}"
+  if [ -z "$ntx_x" ]; then ntx_e=$2$NT_TAB$3; eval "NTI_${1}_$NT_VN=\$ntx_e"; return 0; fi
+  [ "${ntx_e%%"$NT_TAB"*}" = "$2" ] # the same key again: the first value stays
 }
 # nt_lines NAME: NT_LINES = the lines of $NT_TMP/NAME as "key<TAB>value" (as the read of nt_lookup splits them), from
 # its index when indexed (no read of the file), for loops of the form
@@ -359,6 +361,8 @@ nt_index_drop() { # NAME: nt_lookup reads $NT_TMP/NAME again (its variables stay
 
 # Words of a value joined by single spaces (the kernel reads back multi-values tab-separated).
 nt_norm() {
+  # already normal (no tab, no blank at either end, no two blanks in a row): as it is, without splitting
+  case $1 in *"$NT_TAB"* | " "* | *" " | *"  "*) ;; *) NT_NORM=$1; return 0 ;; esac
   nt_save_ifs=$IFS; IFS=" $NT_TAB"
   set -f
   # shellcheck disable=SC2086 # word splitting is the point
@@ -632,7 +636,7 @@ nt_verify_batch() {
 # Live values of the keys in $NT_TMP/keys into $NT_TMP/live (unreadable keys are absent).
 nt_snapshot() {
   {
-    while IFS= read -r nt_l; do printf '%s\n' "$nt_l"; done < "$NT_TMP/desired"
+    nt_lines desired; printf '%s' "$NT_LINES"
     while IFS= read -r nt_l; do printf '%s\n' "$nt_l"; done < "$NT_TMP/j.keys"
     if command -v kind_snapshot_keys >/dev/null 2>&1; then kind_snapshot_keys; fi
   } > "$NT_TMP/keys"
@@ -649,6 +653,7 @@ nt_apply_main() {
   nt_init
   nt_read_stdin
   nt_index readback # the read-back forms (sysctl @readback lines; final once the plan is read)
+  nt_index desired # kept in step by nt_want; indexed again after the preflight
   nt_lock
   NT_PHASE=preflight
   NT_BATCH=0
@@ -741,6 +746,7 @@ nt_apply_main() {
 # The report is assembled in a file and printed in one go at the very end. A closed stdout (lost session) is
 # ignored: the run is complete on the host, and the next `up` converges.
 nt_report() { # JOURNAL
+  : > "$NT_TMP/conv.applied"
   nt_report_body "$1" > "$NT_TMP/report"
   { while IFS= read -r nt_l; do printf '%s\n' "$nt_l"; done < "$NT_TMP/report"; } 2>/dev/null
   return 0
@@ -757,6 +763,7 @@ nt_report_body() {
     if kind_report_value "$nt_k"; then
       [ "${NT_REPORT_SAME:-}" = omit ] && nt_same "$nt_v" "$NT_GOT" && continue
       nt_norm "$NT_GOT"; printf 'applied\t%s\t%s\n' "$nt_k" "$NT_NORM"
+      printf '%s\t%s\n' "$nt_k" "$NT_NORM" >> "$NT_TMP/conv.applied" # for the converged record (no re-read of the report)
     else
       [ "${NT_REPORT_SAME:-}" = omit ] && printf 'unread\t%s\n' "$nt_k"
       printf 'warning\t%s\n' "$nt_k cannot be read back on $NT_HOSTNAME for this report (it read back as set right after the change); check it by hand"
@@ -998,7 +1005,7 @@ nt_converged_write() {
   case "$NT_REPAIR" in '' | *[!0-9a-f]*) NT_REPAIR=0 ;; esac
   {
     printf 'net-tuning-converged v1\t%s\t%s\t%s\n' "$NT_OWNER_ID" "$NT_REPAIR" "$NT_OWNER"
-    while IFS="$NT_TAB" read -r ntc_t ntc_k ntc_v; do [ "$ntc_t" = applied ] && printf '%s\t%s\n' "$ntc_k" "$ntc_v"; done < "$NT_TMP/report" > "$NT_TMP/conv.applied"
+    # conv.applied: the report's applied lines (written by nt_report_body)
     nt_index conv.applied
     nt_world_readable_list
     nt_lines desired; ntc_ifs=$IFS; IFS=$NT_NL; set -f
