@@ -43,9 +43,10 @@ export function hostProgram(kind: HostKind, op: HostOp, adopted = false): string
 /**
  * Functions a restore never calls although their names appear in code it runs (apply-only branches; kind_same only
  * answers for keys with a @readback form, which only apply plans carry, and nt_same asks `command -v` first;
- * nt_ix_get answers nt_lookup from the in-memory index, which only the apply fills).
+ * nt_ix_get and nt_want_ix serve the in-memory index, which only the apply fills: nt_lookup and nt_want call them
+ * only when a file is indexed).
  */
-const RESTORE_NEVER = ["nt_rollback", "nt_outcome", "kind_rollback", "nn_apply_directive", "kind_same", "nt_ix_get"];
+const RESTORE_NEVER = ["nt_rollback", "nt_outcome", "kind_rollback", "nn_apply_directive", "kind_same", "nt_ix_get", "nt_want_ix"];
 /** The restore of adopted files (NetTuning `adopt`): in the restore program only when its plan has `@adopted` lines. */
 const ADOPT_ONLY = ["nts_adopt_restore", "nts_adopt_directive", "nn_rc_adopt_restore"];
 /** A restore plan that gives adopted files or rc.local lines back (NetTuning `adopt`, NicQueues `adoptRcLocalLines`). */

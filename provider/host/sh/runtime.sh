@@ -12,7 +12,8 @@ export PATH
 LC_ALL=C
 export LC_ALL
 
-NT_TAB='	' # a literal tab (no subshell)
+# a literal tab (no subshell)
+NT_TAB='	'
 NT_NL='
 '
 NT_ROOT=/var/lib/pulumi-net-tuning
@@ -269,6 +270,10 @@ nt_problems_exit() {
 # appends to $NT_TMP/desired itself calls nt_index_drop desired (the apply indexes it again after the preflight).
 nt_want() {
   printf '%s\t%s\n' "$1" "$2" >> "$NT_TMP/desired"
+  # only the apply indexes (the restore program leaves nt_want_ix out)
+  [ "$NT_IXS" = ' ' ] || nt_want_ix "$1" "$2"
+}
+nt_want_ix() {
   case $2 in "$NT_TAB"* | *"$NT_TAB") nt_index_drop desired ;; *) nt_index_put desired "$1" "$2" ;; esac
 }
 
@@ -361,8 +366,6 @@ nt_index_drop() { # NAME: nt_lookup reads $NT_TMP/NAME again (its variables stay
 
 # Words of a value joined by single spaces (the kernel reads back multi-values tab-separated).
 nt_norm() {
-  # already normal (no tab, no blank at either end, no two blanks in a row): as it is, without splitting
-  case $1 in *"$NT_TAB"* | " "* | *" " | *"  "*) ;; *) NT_NORM=$1; return 0 ;; esac
   nt_save_ifs=$IFS; IFS=" $NT_TAB"
   set -f
   # shellcheck disable=SC2086 # word splitting is the point

@@ -37,15 +37,13 @@ kind_content() {
 # separator is "." is dotted and a "/" inside it stands for a literal "." (net.ipv4.conf.eth0/100.rp_filter);
 # a key whose first separator is "/" is already a path.
 nts_path() {
-  [ "$1" = "${NTS_PATH_OF:-}" ] && [ -n "$1" ] && return 0 # the last key again (loops ask for one key's path twice)
-  NTS_PATH_OF=''
   case "${1%%[./]*}" in
     "$1") NTS_PATH=/proc/sys/$1; return 0 ;;
   esac
   case "$1" in
     "${1%%[./]*}/"*) NTS_PATH=/proc/sys/$1; return 0 ;;
   esac
-  nts_k1=$1; nts_ifs=$IFS; IFS=.; set -f
+  nts_ifs=$IFS; IFS=.; set -f
   # shellcheck disable=SC2086 # split on dots
   set -- $1
   NTS_PATH=/proc/sys
@@ -59,7 +57,6 @@ nts_path() {
     NTS_PATH=$NTS_PATH/$nts_c
   done
   set +f; IFS=$nts_ifs
-  NTS_PATH_OF=$nts_k1
 }
 
 kind_get() {
