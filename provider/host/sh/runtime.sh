@@ -975,23 +975,20 @@ nt_digest() {
 # nt_world_readable_list: $NT_TMP/conv.readable = the /proc/sys files of the desired sysctl keys that exist and that
 # any user may read ("r" in the others' triplet of ls -l), one path a line; one ls for all keys (no fork per key).
 nt_world_readable_list() {
+  [ "$NT_KIND" = sysctl ] || { : > "$NT_TMP/conv.readable"; return 0; }
+  # The sysctl preflight listed the modes of the same paths (`ls -lLd` of every desired key, checked to exist) and
+  # wrote this list while checking them: a value written does not change a mode, so no second ls or pass.
+  if [ -s "$NT_TMP/ro" ] && [ -f "$NT_TMP/conv.readable" ]; then nt_index conv.readable; return 0; fi
   : > "$NT_TMP/conv.readable"
-  [ "$NT_KIND" = sysctl ] || return 0
   set --
   nt_lines desired; ntw_ifs=$IFS; IFS=$NT_NL; set -f
   for ntw_l in $NT_LINES; do IFS=$ntw_ifs; set +f; nt_kv "$ntw_l"; nts_path "$nt_k" && set -- "$@" "$NTS_PATH"; done; IFS=$ntw_ifs; set +f
   [ $# -gt 0 ] || return 0
-  # The sysctl preflight's `ls -lLd` of the same paths (every desired key, checked to exist) when this run made it:
-  # a value written does not change a mode, so no second ls.
-  ntw_src=$NT_TMP/ro
-  if [ ! -s "$ntw_src" ]; then
-    ntw_src=$NT_TMP/conv.modes
-    # shellcheck disable=SC2012 # /proc/sys paths: no blanks; ls is one process for every mode
-    ls -ldL -- "$@" > "$ntw_src" 2>/dev/null
-  fi
+  # shellcheck disable=SC2012 # /proc/sys paths: no blanks; ls is one process for every mode
+  ls -ldL -- "$@" > "$NT_TMP/conv.modes" 2>/dev/null
   while read -r ntw_m ntw_rest; do
     case "$ntw_m" in ???????r*) printf '%s\n' "${ntw_rest##* }" ;; esac
-  done < "$ntw_src" > "$NT_TMP/conv.readable"
+  done < "$NT_TMP/conv.modes" > "$NT_TMP/conv.readable"
   nt_index conv.readable # paths (no tab): a line is its own key
 }
 
