@@ -117,8 +117,13 @@ export async function costBench(opts: {
   const sysctls = netTuningSysctls();
   const ssh = (cmd: string, stdin?: string) => runCommand({ connection: h.connection("root"), cmd, stdin, addPreviousOutputInEnv: false }, defaultSshTuning);
 
+  // BENCH_COST_VARIANTS=a,b,...: only these variants (e.g. the apply-alone rows against the naive loop); default all
+  const only = process.env.BENCH_COST_VARIANTS?.split(",").map((v) => v.trim()).filter(Boolean);
+  const bad = only?.filter((v) => !(COST_VARIANTS as string[]).includes(v));
+  if (bad?.length) throw new Error(`BENCH_COST_VARIANTS: unknown variant(s) ${bad.join(", ")} (known: ${COST_VARIANTS.join(", ")})`);
+  const variants = only ? COST_VARIANTS.filter((v) => only.includes(v)) : COST_VARIANTS;
   for (let rep = 0; rep < opts.repeats; rep++) {
-    const order = COST_VARIANTS.map((_, i) => COST_VARIANTS[(i + rep) % COST_VARIANTS.length]);
+    const order = variants.map((_, i) => variants[(i + rep) % variants.length]);
     for (const variant of order) {
       // apply-only variants: capture the exact apply command and stdin (untimed; installs the engine)
       let captured: { cmd: string; stdin?: string; who: "root" | "sudo" } | undefined;

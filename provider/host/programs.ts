@@ -42,9 +42,11 @@ export function hostProgram(kind: HostKind, op: HostOp, adopted = false): string
 
 /**
  * Functions a restore never calls although their names appear in code it runs (apply-only branches; kind_same only
- * answers for keys with a @readback form, which only apply plans carry, and nt_same asks `command -v` first).
+ * answers for keys with a @readback form, which only apply plans carry, and nt_same asks `command -v` first;
+ * nt_ix_get and nt_want_ix serve the in-memory index, which only the apply fills: nt_lookup and nt_want call them
+ * only when a file is indexed).
  */
-const RESTORE_NEVER = ["nt_rollback", "nt_outcome", "kind_rollback", "nn_apply_directive", "kind_same"];
+const RESTORE_NEVER = ["nt_rollback", "nt_outcome", "kind_rollback", "nn_apply_directive", "kind_same", "nt_ix_get", "nt_want_ix"];
 /** The restore of adopted files (NetTuning `adopt`): in the restore program only when its plan has `@adopted` lines. */
 const ADOPT_ONLY = ["nts_adopt_restore", "nts_adopt_directive", "nn_rc_adopt_restore"];
 /** A restore plan that gives adopted files or rc.local lines back (NetTuning `adopt`, NicQueues `adoptRcLocalLines`). */
@@ -155,32 +157,40 @@ export function engineRemotePath(sha256: string, ownerId: string, home: boolean)
 }
 
 /**
- * The apply bootstrap (run as root by /bin/sh whatever the login shell): reads the `@engine` line, runs the installed
- * engine `/usr/local/lib/pulumi-net-tuning/engine-<sha256>.sh`; when absent, copies the staged file into a root-owned
- * temporary file in that root-owned directory, checks the sha256 of THAT copy and renames it into place (atomic), so
- * nothing ever runs from a path another user can write. Arguments: $1 kind, $2 op, $3 staging dir, $4 owner id,
- * $5 the URN of the `-engine` child (named in the recovery command when the host lost both copies).
+ * The apply bootstrap (run as root by /bin/sh whatever the login shell): reads the `@engine` line (exit 5 without
+ * one), refuses to go on unless root (exit 3; the builtin test `-O /`: the effective user owns `/`), runs the
+ * installed engine `/usr/local/lib/pulumi-net-tuning/engine-<sha256>.sh`; when absent, copies the staged file into a
+ * root-owned temporary file in that root-owned directory (created 0755 by `umask 022`), checks the sha256 of THAT
+ * copy and renames it into place (atomic), so nothing ever runs from a path another user can write (exit 6 naming
+ * the recovery command when the copy is missing or differs; exit 6 when the directory or file is not root's).
+ * Arguments: $1 kind, $2 op, $3 staging dir, $4 owner id, $5 the URN of the `-engine` child (named in the recovery
+ * command when the host lost both copies); the engine reads $1 and $2 only. At most 700 characters: the command
+ * holding it is stored 8 times per host (create and update of two -apply children, inputs and outputs).
  */
 export const ENGINE_BOOT =
   `umask 022;m(){ echo "net-tuning: $*" >&2;};read -r t v s;` +
-  `case $s in *[!0-9a-f]*) s=;;esac;[ "$t:\${#s}" = @engine:64 ]||{ m stdin lacks the @engine line;exit 5;};` +
-  `e=${ENGINE_INSTALL_DIR}/engine-$s.sh;d=\${e%/*};` +
-  `[ -f "$e" ]||{ [ "$(id -u)" = 0 ]||{ m "must run as root, but runs as $(id -un) on $(uname -n): connect as root or set become: \\"sudo\\" with passwordless sudo (NOPASSWD) for this user";exit 3;};` +
-  `f=$3/engine-$s.$4.sh;n=$d/.new.$$;` +
-  `{ [ -f "$f" ]&&{ [ -d "$d" ]||mkdir -m 755 "$d"||[ -d "$d" ];}&&cat "$f" >"$n"&&[ "$(sha256sum <"$n")" = "$s  -" ]&&mv -f "$n" "$e";}||` +
-  `{ rm -f "$n";m "cannot install engine $v from $f on $(uname -n) (missing: host rebuilt? or sha256 differs): run pulumi up --replace '$5'";exit 6;};};` +
-  `[ -O "$d" ]&&[ -O "$e" ]||[ "$(id -u)" != 0 ]||{ m "not running $e: not owned by root";exit 6;};` +
-  `exec /bin/sh "$e" "$1" "$2"`;
+  `[ "$t:\${#s}:\${s%%[!0-9a-f]*}" = "@engine:64:$s" ]||{ m stdin lacks the @engine line;exit 5;};` +
+  `[ -O / ]||{ m "must run as root, but runs as $(id -un) on $(uname -n): connect as root or set become: \\"sudo\\"";exit 3;};` +
+  `d=${ENGINE_INSTALL_DIR};e=$d/engine-$s.sh;` +
+  `[ -f "$e" ]||{ f=$3/engine-$s.$4.sh;n=$d/.new.$$;` +
+  `{ [ -f "$f" ]&&mkdir -p $d&&cat "$f" >$n&&[ "$(sha256sum <$n)" = "$s  -" ]&&mv -f $n "$e";}||` +
+  `{ rm -f $n;m "cannot install engine $v from $f on $(uname -n) (missing or sha256 differs): run pulumi up --replace '$5'";exit 6;};};` +
+  `{ [ -O $d ]&&[ -O "$e" ];}||{ m "not running $e: not owned by root";exit 6;};` +
+  `exec /bin/sh "$e" "$@"`;
 
 /**
  * With become "sudo": `run` under `sudo -n` unless already root; a password prompt or a denial is reported with
- * exit 3 before anything runs. Shared by the apply and restore commands.
+ * exit 3 before anything runs. Shared by the apply and restore commands. Cheap on the way that works (processes:
+ * sudo's own, nothing else): "already root" is the builtin test `-O /` (the effective user owns `/`; root then
+ * `exec`s the program, as without become), and sudo's failure is recognised after the fact: sudo exits 1 when it
+ * refuses, so only an exit 1 asks `sudo -n true` whether sudo itself refused (then exit 3 with sudo's message, the
+ * user and the fix) or the program failed (its status is kept). Runs under dash, bash and busybox ash as the login
+ * shell.
  */
 function withSudo(run: string): string {
   return (
-    `s=;[ "$(id -u)" = 0 ]||{ NT_E=$(sudo -n true 2>&1)||{ ` +
-    `echo "net-tuning: become \\"sudo\\" failed for user $(id -un): $NT_E. Give this user passwordless sudo (NOPASSWD) or connect as root." >&2;exit 3;};s='sudo -n';};` +
-    `$s ${run}`
+    `s='exec';[ -O / ]||s='sudo -n';$s ${run}||{ c=$?;[ $c = 1 ]&&! e=$(sudo -n true 2>&1)&&{ ` +
+    `echo "net-tuning: become \\"sudo\\" failed for user $(id -un): $e. Give this user passwordless sudo (NOPASSWD) or connect as root." >&2;exit 3;};exit $c;}`
   );
 }
 

@@ -150,7 +150,7 @@ test("a host rebuilt under the same address: the next update names the exact rec
   const urn = stack.get("web-engine")!.urn;
   const staged = String(stack.get("web-engine")!.inputs.remotePath);
   expect(r.error!.split("\n").slice(1).join("\n")).toBe(
-    `net-tuning: cannot install engine ${E.version} from ${staged} on ${(await host.exec("uname -n")).stdout.trim()} (missing: host rebuilt? or sha256 differs): run pulumi up --replace '${urn}'\n`,
+    `net-tuning: cannot install engine ${E.version} from ${staged} on ${(await host.exec("uname -n")).stdout.trim()} (missing or sha256 differs): run pulumi up --replace '${urn}'\n`,
   );
   expect(await sysctl(host, SOMAXCONN)).toBe(o); // nothing changed
   // the recovery: `pulumi up --replace <urn>` = the engine child is replaced (copied again), then the apply updates
@@ -250,7 +250,7 @@ describe("the apply bootstrap on a lab host (the exact command and stdin of a cr
     const r = await host.ssh(run.cmd, { stdin: run.stdin });
     expect(r.code).toBe(6);
     expect(r.stderr).toContain(`net-tuning: cannot install engine ${E.version} from ${staged} on `);
-    expect(r.stderr).toContain(`(missing: host rebuilt? or sha256 differs): run pulumi up --replace '${urn}'\n`);
+    expect(r.stderr).toContain(`(missing or sha256 differs): run pulumi up --replace '${urn}'\n`);
     expect((await host.exec("ls -A /usr/local/lib/pulumi-net-tuning")).stdout).toBe("");
     expect((await host.exec("test -e /tmp/pwned")).code).not.toBe(0);
     expect(await sysctl(host, SOMAXCONN)).toBe(o);

@@ -708,6 +708,7 @@ kind_preflight() {
   nn_check_persistence
   # The order changes are applied in (NIC spec): channels (queues) before rings before features/coalescing/RPS.
   for nn_g in $NN_APPLY_ORDER; do cat "$NT_TMP/want.$nn_g"; done >> "$NT_TMP/desired"
+  nt_index_drop desired # appended here, not through nt_want: nt_lookup reads the file until the apply indexes it again
   nn_boot_overrides
   [ -s "$NT_TMP/desired" ] || [ "$NT_PROBLEMS" != 0 ] || nt_problem "nothing to set on $NN_IF: every requested setting was skipped"
 }

@@ -12,7 +12,10 @@ export PATH
 LC_ALL=C
 export LC_ALL
 
-NT_TAB=$(printf '\t')
+# a literal tab (no subshell)
+NT_TAB='	'
+NT_NL='
+'
 NT_ROOT=/var/lib/pulumi-net-tuning
 NT_KIND=''
 NT_OWNER=''
@@ -266,17 +269,102 @@ nt_problems_exit() {
   exit 2
 }
 
-# nt_want KEY VALUE: adds a desired setting.
-nt_want() { printf '%s\t%s\n' "$1" "$2" >> "$NT_TMP/desired"; }
+# nt_want KEY VALUE: adds a desired setting (and keeps the index of $NT_TMP/desired, once built, in step). A kind that
+# appends to $NT_TMP/desired itself calls nt_index_drop desired (the apply indexes it again after the preflight).
+nt_want() {
+  printf '%s\t%s\n' "$1" "$2" >> "$NT_TMP/desired"
+  # only the apply indexes (the restore program leaves nt_want_ix out)
+  [ "$NT_IXS" = ' ' ] || nt_want_ix "$1" "$2"
+}
+nt_want_ix() {
+  case $2 in "$NT_TAB"* | *"$NT_TAB") nt_index_drop desired ;; *) nt_index_put desired "$1" "$2" ;; esac
+}
 
 # nt_lookup FILE KEY: sets NT_FOUND to the value of KEY in a key<TAB>value file; returns 1 when absent.
+# A file of $NT_TMP indexed by nt_index is answered from shell variables (no read of the file).
 nt_lookup() {
+  case $NT_IXS in *" $1:"*) nt_ix_get "$@"; return ;; esac
   NT_FOUND=''
   [ -f "$1" ] || return 1
   while IFS="$NT_TAB" read -r ntl_k ntl_v; do
     if [ "$ntl_k" = "$2" ]; then NT_FOUND=$ntl_v; return 0; fi
   done < "$1"
   return 1
+}
+
+# In-memory index (CPU: the read builtin costs one read(2) per byte, so scanning a key<TAB>value file for every
+# lookup costs keys x bytes system calls). nt_index NAME loads $NT_TMP/NAME once (the first value of each key wins,
+# as in nt_lookup) into variables NTI_<name>_g<n>_<key> holding "key<TAB>value" (names from nt_vname; n counts the
+# nt_index calls, so a file indexed again starts empty; NT_IXS lists " $NT_TMP/NAME:<name>_g<n>"); nt_lookup then
+# answers for that file from them (nt_ix_get). Only for files that no longer change, or whose every later append
+# also goes through nt_index_put. Values are only assigned and expanded, never evaluated; when a key cannot be
+# indexed (a character nt_vname refuses, or two keys with one variable name) the file stays unindexed. The apply indexes; a restore never does (its program leaves nt_ix_get out).
+NT_IXS=' '
+nt_vname() { # WORD: NT_VN = WORD with each of . _ - / : @ as _ (not injective: the index keeps the key and compares
+  # it); returns 1 for any other character. The last word is remembered (a loop looks one key up in several files).
+  [ "$1" = "${NT_VW:-}" ] && [ -n "$1" ] && return 0
+  case $1 in *[!A-Za-z0-9._/:@-]*) NT_VW=''; return 1 ;; esac
+  ntv_w=$1; ntv_ifs=$IFS; IFS='._/:@-'; set -f
+  # shellcheck disable=SC2086 # splitting on those characters is the point
+  set -- $1
+  IFS=_; NT_VN="$*"; IFS=$ntv_ifs; set +f
+  NT_VW=$ntv_w
+}
+nt_ix_get() { # FILE KEY: nt_lookup for an indexed file of $NT_TMP
+  NT_FOUND=''
+  ntl_s=${NT_IXS#*" $1:"}; ntl_s=${ntl_s%% *}
+  # a key that cannot be encoded is in no indexed file (every key of an indexed file was encoded)
+  nt_vname "$2" || return 1
+  ntl_e=''; eval "ntl_x=\${NTI_${ntl_s}_$NT_VN+x}; ntl_e=\${NTI_${ntl_s}_$NT_VN-}"
+  # the entry is "key<TAB>value": another key of the same variable name is not this one
+  [ -n "$ntl_x" ] && [ "${ntl_e%%"$NT_TAB"*}" = "$2" ] || return 1
+  NT_FOUND=${ntl_e#*"$NT_TAB"}
+}
+nt_index() { # NAME: index $NT_TMP/NAME (a no-op when that fails or it is absent: nt_lookup then reads the file)
+  nt_index_drop "$1"
+  [ -f "$NT_TMP/$1" ] || return 0
+  nt_vname "$1" || return 0
+  NT_IXG=$((${NT_IXG:-0} + 1)); ntx_s=${NT_VN}_g$NT_IXG; ntx_t=''
+  while IFS="$NT_TAB" read -r ntx_k ntx_v; do
+    nt_ix_set "$ntx_s" "$ntx_k" "$ntx_v" || return 0
+    ntx_t=$ntx_t$ntx_k$NT_TAB$ntx_v$NT_NL
+  done < "$NT_TMP/$1"
+  eval "NTL_$ntx_s=\$ntx_t"
+  NT_IXS="$NT_IXS$NT_TMP/$1:$ntx_s "
+}
+# nt_index_put NAME KEY VALUE: the line "KEY<TAB>VALUE" was appended to $NT_TMP/NAME (first value wins); VALUE as
+# the read of nt_lookup gives it back (no tab at either end: e.g. a value nt_lookup found).
+nt_index_put() {
+  case $NT_IXS in *" $NT_TMP/$1:"*) ;; *) return 0 ;; esac
+  ntx_s=${NT_IXS#*" $NT_TMP/$1:"}; ntx_s=${ntx_s%% *}
+  # shellcheck disable=SC2034 # read by the eval below
+  ntx_t=$2$NT_TAB$3$NT_NL
+  if nt_ix_set "$ntx_s" "$2" "$3"; then eval "NTL_$ntx_s=\$NTL_$ntx_s\$ntx_t"; else nt_index_drop "$1"; fi
+}
+nt_ix_set() { # SLOT KEY VALUE: the first entry of KEY; 1 when KEY cannot be indexed (a character nt_vname refuses,
+  # or another key already holds its variable name)
+  nt_vname "$2" || return 1
+  ntx_e=''; eval "ntx_x=\${NTI_${1}_$NT_VN+x}; ntx_e=\${NTI_${1}_$NT_VN-}"
+  if [ -z "$ntx_x" ]; then ntx_e=$2$NT_TAB$3; eval "NTI_${1}_$NT_VN=\$ntx_e"; return 0; fi
+  [ "${ntx_e%%"$NT_TAB"*}" = "$2" ] # the same key again: the first value stays
+}
+# nt_lines NAME: NT_LINES = the lines of $NT_TMP/NAME as "key<TAB>value" (as the read of nt_lookup splits them), from
+# its index when indexed (no read of the file), for loops of the form
+#   nt_lines NAME; nt_ifs=$IFS; IFS=$NT_NL; set -f
+#   for nt_l in $NT_LINES; do IFS=$nt_ifs; set +f; nt_kv "$nt_l"; ...; done; IFS=$nt_ifs; set +f
+# (the list is split once, on newlines only, without globbing; the body runs with IFS and globbing as before).
+nt_lines() {
+  case $NT_IXS in
+    *" $NT_TMP/$1:"*) ntx_s=${NT_IXS#*" $NT_TMP/$1:"}; ntx_s=${ntx_s%% *}; eval "NT_LINES=\$NTL_$ntx_s"; return 0 ;;
+  esac
+  NT_LINES=''
+  while IFS="$NT_TAB" read -r ntx_k ntx_v; do NT_LINES=$NT_LINES$ntx_k$NT_TAB$ntx_v$NT_NL; done < "$NT_TMP/$1"
+}
+nt_kv() { # LINE of nt_lines: nt_k = the key, nt_v = the value
+  case $1 in *"$NT_TAB"*) nt_k=${1%%"$NT_TAB"*}; nt_v=${1#*"$NT_TAB"} ;; *) nt_k=$1; nt_v='' ;; esac
+}
+nt_index_drop() { # NAME: nt_lookup reads $NT_TMP/NAME again (its variables stay, unused until the next nt_index)
+  case $NT_IXS in *" $NT_TMP/$1:"*) ntx_d=${NT_IXS#*" $NT_TMP/$1:"}; NT_IXS="${NT_IXS%%" $NT_TMP/$1:"*} ${ntx_d#* }" ;; esac
 }
 
 # Words of a value joined by single spaces (the kernel reads back multi-values tab-separated).
@@ -543,6 +631,7 @@ nt_verify_later() {
 nt_verify_batch() {
   [ -s "$NT_TMP/verify" ] || return 0
   kind_get_many "$NT_TMP/verify" "$NT_TMP/verify.got"
+  nt_index verify.got
   while IFS="$NT_TAB" read -r nt_k nt_v nt_e; do
     nt_lookup "$NT_TMP/verify.got" "$nt_k" || nt_die 1 "$nt_k cannot be read back on $NT_HOSTNAME after writing '$nt_v'"
     nt_same "$nt_e" "$NT_FOUND" "$nt_k" || nt_die 1 "$nt_k = '$nt_v' did not stick on $NT_HOSTNAME: read back '$NT_FOUND' (expected '$nt_e')"
@@ -553,7 +642,7 @@ nt_verify_batch() {
 # Live values of the keys in $NT_TMP/keys into $NT_TMP/live (unreadable keys are absent).
 nt_snapshot() {
   {
-    while IFS= read -r nt_l; do printf '%s\n' "$nt_l"; done < "$NT_TMP/desired"
+    nt_lines desired; printf '%s' "$NT_LINES"
     while IFS= read -r nt_l; do printf '%s\n' "$nt_l"; done < "$NT_TMP/j.keys"
     if command -v kind_snapshot_keys >/dev/null 2>&1; then kind_snapshot_keys; fi
   } > "$NT_TMP/keys"
@@ -569,6 +658,8 @@ nt_snapshot() {
 nt_apply_main() {
   nt_init
   nt_read_stdin
+  nt_index readback # the read-back forms (sysctl @readback lines; final once the plan is read)
+  nt_index desired # kept in step by nt_want; indexed again after the preflight
   nt_lock
   NT_PHASE=preflight
   NT_BATCH=0
@@ -582,9 +673,11 @@ nt_apply_main() {
   nt_check_owners
   nt_problems_exit
   [ "$NT_BATCH" = 1 ] || nt_snapshot
-  while IFS="$NT_TAB" read -r nt_k _; do
+  nt_index live; nt_index desired # final from here on
+  nt_lines desired; nt_ifs=$IFS; IFS=$NT_NL; set -f
+  for nt_l in $NT_LINES; do IFS=$nt_ifs; set +f; nt_kv "$nt_l"
     nt_lookup "$NT_TMP/live" "$nt_k" || nt_die 2 "$nt_k cannot be read on $NT_HOSTNAME; nothing was changed"
-  done < "$NT_TMP/desired"
+  done; IFS=$nt_ifs; set +f
   while IFS="$NT_TAB" read -r nt_k _; do
     nt_lookup "$NT_TMP/live" "$nt_k" || nt_die 2 "$nt_k (recorded in the journal) cannot be read on $NT_HOSTNAME; nothing was changed"
   done < "$NT_TMP/j.keys"
@@ -607,11 +700,14 @@ nt_apply_main() {
   # Journal first (originals of keys this resource has not touched before, every artefact that may exist), then the changes.
   NT_PHASE=apply
   { while IFS= read -r nt_l; do printf '%s\n' "$nt_l"; done < "$NT_TMP/j.keys"; } > "$NT_TMP/journal.new" || nt_die 1 "cannot prepare the journal in $NT_TMP on $NT_HOSTNAME (/tmp full?)"
-  while IFS="$NT_TAB" read -r nt_k nt_v; do
+  nt_index journal.new
+  nt_lines desired; nt_ifs=$IFS; IFS=$NT_NL; set -f
+  for nt_l in $NT_LINES; do IFS=$nt_ifs; set +f; nt_kv "$nt_l"
     nt_lookup "$NT_TMP/journal.new" "$nt_k" && continue
     nt_lookup "$NT_TMP/live" "$nt_k"
     printf '%s\t%s\n' "$nt_k" "$NT_FOUND" >> "$NT_TMP/journal.new"
-  done < "$NT_TMP/desired"
+    nt_index_put journal.new "$nt_k" "$NT_FOUND"
+  done; IFS=$nt_ifs; set +f
   printf '%s\n' "$NT_OWNER" > "$NT_TMP/owner"
   if ! nt_same_file "$NT_TMP/owner" "${NT_JOURNAL%.orig}.owner"; then
     NT_JOURNAL_TOUCHED=1
@@ -621,29 +717,32 @@ nt_apply_main() {
   nt_journal_write "$NT_TMP/journal.new" "$NT_TMP/arts.all" "before the changes"
   : > "$NT_TMP/deferred"
   NT_DEFER=1
-  while IFS="$NT_TAB" read -r nt_k nt_v; do
+  nt_lines desired; nt_ifs=$IFS; IFS=$NT_NL; set -f
+  for nt_l in $NT_LINES; do IFS=$nt_ifs; set +f; nt_kv "$nt_l"
     nt_lookup "$NT_TMP/live" "$nt_k"
     nt_apply_one "$nt_k" "$nt_v" "$NT_FOUND"
-  done < "$NT_TMP/desired"
+  done; IFS=$nt_ifs; set +f
   NT_DEFER=0
   while IFS="$NT_TAB" read -r nt_k nt_v nt_live; do
     nt_apply_one "$nt_k" "$nt_v" "$nt_live"
   done < "$NT_TMP/deferred"
   # Keys this resource no longer declares go back to their originals.
   : > "$NT_TMP/journal.final"
-  while IFS="$NT_TAB" read -r nt_k nt_v; do
+  nt_lines journal.new; nt_ifs=$IFS; IFS=$NT_NL; set -f
+  for nt_l in $NT_LINES; do IFS=$nt_ifs; set +f; nt_kv "$nt_l"
     if nt_lookup "$NT_TMP/desired" "$nt_k"; then
       printf '%s\t%s\n' "$nt_k" "$nt_v" >> "$NT_TMP/journal.final"
     else
       nt_lookup "$NT_TMP/live" "$nt_k"
       nt_apply_one "$nt_k" "$nt_v" "$NT_FOUND"
     fi
-  done < "$NT_TMP/journal.new"
+  done; IFS=$nt_ifs; set +f
   nt_verify_batch
   nt_commit_files
   nt_journal_write "$NT_TMP/journal.final" "$NT_TMP/arts.new" "after the commit"
   kind_after_commit
   NT_PHASE=finished
+  nt_index got # the report's values (final)
   nt_report "$NT_TMP/journal.final"
   nt_converged_write
   nt_cleanup
@@ -653,6 +752,7 @@ nt_apply_main() {
 # The report is assembled in a file and printed in one go at the very end. A closed stdout (lost session) is
 # ignored: the run is complete on the host, and the next `up` converges.
 nt_report() { # JOURNAL
+  : > "$NT_TMP/conv.applied"
   nt_report_body "$1" > "$NT_TMP/report"
   { while IFS= read -r nt_l; do printf '%s\n' "$nt_l"; done < "$NT_TMP/report"; } 2>/dev/null
   return 0
@@ -664,15 +764,17 @@ nt_report_body() {
   # NT_REPORT_SAME=omit (set by main.sh for kinds whose plan keys and values the component knows): an applied
   # value that reads back equal to the plan's is left out ("same-as-plan" says so); a key not read is "unread".
   [ "${NT_REPORT_SAME:-}" = omit ] && printf 'same-as-plan\t1\n'
-  while IFS="$NT_TAB" read -r nt_k nt_v; do
+  nt_lines desired; nt_ifs=$IFS; IFS=$NT_NL; set -f
+  for nt_l in $NT_LINES; do IFS=$nt_ifs; set +f; nt_kv "$nt_l"
     if kind_report_value "$nt_k"; then
       [ "${NT_REPORT_SAME:-}" = omit ] && nt_same "$nt_v" "$NT_GOT" && continue
       nt_norm "$NT_GOT"; printf 'applied\t%s\t%s\n' "$nt_k" "$NT_NORM"
+      printf '%s\t%s\n' "$nt_k" "$NT_NORM" >> "$NT_TMP/conv.applied" # for the converged record (no re-read of the report)
     else
       [ "${NT_REPORT_SAME:-}" = omit ] && printf 'unread\t%s\n' "$nt_k"
       printf 'warning\t%s\n' "$nt_k cannot be read back on $NT_HOSTNAME for this report (it read back as set right after the change); check it by hand"
     fi
-  done < "$NT_TMP/desired"
+  done; IFS=$nt_ifs; set +f
   while IFS="$NT_TAB" read -r nt_k nt_v; do
     nt_norm "$nt_v"; printf 'previous\t%s\t%s\n' "$nt_k" "$NT_NORM"
   done < "$1"
@@ -877,20 +979,26 @@ nt_digest() {
 # nt_world_readable_list: $NT_TMP/conv.readable = the /proc/sys files of the desired sysctl keys that exist and that
 # any user may read ("r" in the others' triplet of ls -l), one path a line; one ls for all keys (no fork per key).
 nt_world_readable_list() {
+  [ "$NT_KIND" = sysctl ] || { : > "$NT_TMP/conv.readable"; return 0; }
+  # The sysctl preflight listed the modes of the same paths (`ls -lLd` of every desired key, checked to exist) and
+  # wrote this list while checking them: a value written does not change a mode, so no second ls or pass.
+  if [ -s "$NT_TMP/ro" ] && [ -f "$NT_TMP/conv.readable" ]; then nt_index conv.readable; return 0; fi
   : > "$NT_TMP/conv.readable"
-  [ "$NT_KIND" = sysctl ] || return 0
   set --
-  while IFS="$NT_TAB" read -r ntw_k _; do nts_path "$ntw_k" && set -- "$@" "$NTS_PATH"; done < "$NT_TMP/desired"
+  nt_lines desired; ntw_ifs=$IFS; IFS=$NT_NL; set -f
+  for ntw_l in $NT_LINES; do IFS=$ntw_ifs; set +f; nt_kv "$ntw_l"; nts_path "$nt_k" && set -- "$@" "$NTS_PATH"; done; IFS=$ntw_ifs; set +f
   [ $# -gt 0 ] || return 0
   # shellcheck disable=SC2012 # /proc/sys paths: no blanks; ls is one process for every mode
   ls -ldL -- "$@" > "$NT_TMP/conv.modes" 2>/dev/null
   while read -r ntw_m ntw_rest; do
     case "$ntw_m" in ???????r*) printf '%s\n' "${ntw_rest##* }" ;; esac
   done < "$NT_TMP/conv.modes" > "$NT_TMP/conv.readable"
+  nt_index conv.readable # paths (no tab): a line is its own key
 }
 
 # nt_world_readable PATH: PATH is in $NT_TMP/conv.readable (builtins only).
 nt_world_readable() {
+  case $NT_IXS in *" $NT_TMP/conv.readable:"*) nt_lookup "$NT_TMP/conv.readable" "$1"; return ;; esac
   while IFS= read -r ntw_p; do [ "$ntw_p" = "$1" ] && return 0; done < "$NT_TMP/conv.readable"
   return 1
 }
@@ -901,15 +1009,17 @@ nt_converged_write() {
   case "$NT_REPAIR" in '' | *[!0-9a-f]*) NT_REPAIR=0 ;; esac
   {
     printf 'net-tuning-converged v1\t%s\t%s\t%s\n' "$NT_OWNER_ID" "$NT_REPAIR" "$NT_OWNER"
-    while IFS="$NT_TAB" read -r ntc_t ntc_k ntc_v; do [ "$ntc_t" = applied ] && printf '%s\t%s\n' "$ntc_k" "$ntc_v"; done < "$NT_TMP/report" > "$NT_TMP/conv.applied"
+    # conv.applied: the report's applied lines (written by nt_report_body)
+    nt_index conv.applied
     nt_world_readable_list
-    while IFS="$NT_TAB" read -r ntc_k ntc_v; do
+    nt_lines desired; ntc_ifs=$IFS; IFS=$NT_NL; set -f
+    for ntc_l in $NT_LINES; do IFS=$ntc_ifs; set +f; nt_kv "$ntc_l"; ntc_k=$nt_k; ntc_v=$nt_v
       if [ "$NT_KIND" = sysctl ] && nts_path "$ntc_k" && ! nt_world_readable "$NTS_PATH"; then
         printf 'unknown\t%s\n' "$ntc_k"; continue
       fi
       nt_lookup "$NT_TMP/conv.applied" "$ntc_k" && ntc_v=$NT_FOUND
       nt_norm "$ntc_v"; printf 'value\t%s\t%s\n' "$ntc_k" "$NT_NORM"
-    done < "$NT_TMP/desired"
+    done; IFS=$ntc_ifs; set +f
     # not the files under the 0700 state dir (adoption stages originals there): no other user can read them
     while IFS= read -r ntc_a; do
       case "$ntc_a" in "$NT_ROOT"/*) continue ;; esac

@@ -264,7 +264,10 @@ kind_preflight() {
     # shellcheck disable=SC2086,SC2012 # paths were validated: [A-Za-z0-9._/:-] only
     ls -lLd -- $nts_plist > "$NT_TMP/ro" 2>/dev/null
     set +f
+    # the world-readable ones ("r" in the others' triplet) for the converged record (nt_world_readable_list)
+    : > "$NT_TMP/conv.readable"
     while IFS= read -r nts_l; do
+      case "$nts_l" in ???????r*) printf '%s\n' "${nts_l##* }" >> "$NT_TMP/conv.readable" ;; esac
       case "$nts_l" in ??w*) continue ;; esac
       nts_p=${nts_l##* }
       nt_problem "${nts_p#/proc/sys/} is read-only on this kernel (no write permission on $nts_p): it is host-wide (set it on the host, not inside a network namespace or container) or not settable"

@@ -1,0 +1,91 @@
+/**
+ * The become "sudo" wrapper of the apply and restore commands (provider/host/programs.ts withSudo) under every login
+ * shell (dash, bash --posix, busybox ash), with a stand-in `sudo` first in PATH that logs its arguments: the wrapper
+ * runs the program under `sudo -n` with no check before it (no process on the way that works), recognises sudo's own
+ * refusal after the fact (exit 3, sudo's message, the user and the NOPASSWD fix), keeps a program's own exit 1, and
+ * as root runs the program without sudo. Real sudo on lab hosts: tests/engine/engine.test.ts, tests/safety/procs.test.ts.
+ */
+import { spawnSync } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { engineCommand, restoreCommand } from "../../provider/host/programs";
+import { SHELLS, SHELL_ARGV } from "../../testkit/shells";
+
+const URN = "urn:pulumi:prod::web::net-tuning:index:NetTuning$command:remote:CopyToRemote::web-engine";
+let tmp: string;
+beforeAll(() => {
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), "nt-sudo-"));
+  fs.chmodSync(tmp, 0o755);
+});
+afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+/**
+ * A stand-in sudo: logs "sudo ARGS" to $tmp/log, then "refuse" (sudo's message, exit 1, as sudo -n does when it
+ * would prompt), "fail" (the program under it exits 1; `sudo -n true` works) or "run" (runs the command as is).
+ */
+function fakeSudo(mode: "refuse" | "fail" | "run"): string {
+  const bin = path.join(tmp, `bin-${mode}`);
+  fs.mkdirSync(bin, { recursive: true, mode: 0o755 });
+  const body = {
+    refuse: `echo "sudo: a password is required" >&2; exit 1`,
+    fail: `[ "$*" = "-n true" ] && exit 0; exit 1`,
+    run: `shift; exec "$@"`,
+  }[mode];
+  fs.writeFileSync(path.join(bin, "sudo"), `#!/bin/sh\necho "sudo $*" >> ${tmp}/log\n${body}\n`, { mode: 0o755 });
+  return bin;
+}
+
+function run(shell: (typeof SHELLS)[number], cmd: string, mode: "refuse" | "fail" | "run", asRoot = false): { status: number | null; stderr: string; log: string[] } {
+  fs.writeFileSync(path.join(tmp, "log"), "");
+  fs.chmodSync(path.join(tmp, "log"), 0o666);
+  const who = asRoot ? [] : ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"];
+  const argv = [...who, ...SHELL_ARGV[shell], "-c", cmd];
+  const r = spawnSync(argv[0], argv.slice(1), {
+    input: "",
+    encoding: "utf8",
+    env: { PATH: `${fakeSudo(mode)}:/usr/sbin:/usr/bin:/sbin:/bin`, HOME: tmp, LC_ALL: "C" },
+  });
+  const log = fs.readFileSync(path.join(tmp, "log"), "utf8").split("\n").filter(Boolean);
+  return { status: r.status, stderr: r.stderr, log };
+}
+
+const commands = {
+  apply: engineCommand("sysctl", "create", "web.prod.web-12345678", URN, "sudo"),
+  restore: restoreCommand("nic", "sudo"),
+};
+
+describe.each(SHELLS)("the sudo wrapper with %s as the login shell", (shell) => {
+  test.each(Object.keys(commands) as (keyof typeof commands)[])("%s: sudo refuses: exit 3 naming the user, sudo's message and the fix; nothing else ran", (name) => {
+    const r = run(shell, commands[name], "refuse");
+    expect(r.status).toBe(3);
+    expect(r.stderr).toContain('net-tuning: become "sudo" failed for user nobody: sudo: a password is required. Give this user passwordless sudo (NOPASSWD) or connect as root.\n');
+    // the program under sudo, then the one check that tells sudo's refusal from the program's exit 1
+    expect(r.log).toHaveLength(2);
+    expect(r.log[0]).toMatch(/^sudo -n \/bin\/sh -c /);
+    expect(r.log[1]).toBe("sudo -n true");
+  });
+
+  test("a program's own exit 1 under sudo stays exit 1, without the become message", () => {
+    const r = run(shell, commands.apply, "fail");
+    expect(r.status).toBe(1);
+    expect(r.stderr).not.toContain("become");
+    expect(r.log.map((l) => l.split(" ").slice(0, 3).join(" "))).toEqual(["sudo -n /bin/sh", "sudo -n true"]);
+  });
+
+  test("on the way that works, sudo runs once and nothing checks before it (the program's status is kept)", () => {
+    // the stand-in does not make us root: the bootstrap under it refuses with its own exit 5 (empty stdin)
+    const r = run(shell, commands.apply, "run");
+    expect(r.log).toHaveLength(1);
+    expect(r.log[0]).toMatch(/^sudo -n \/bin\/sh -c /);
+    expect(r.status).toBe(5);
+    expect(r.stderr).toBe("net-tuning: stdin lacks the @engine line\n");
+  });
+
+  test("as root: no sudo at all (the builtin -O / test), the program runs directly", () => {
+    const r = run(shell, commands.apply, "refuse", true);
+    expect(r.log).toEqual([]);
+    expect(r.status).toBe(5);
+    expect(r.stderr).toBe("net-tuning: stdin lacks the @engine line\n");
+  });
+});
