@@ -219,18 +219,20 @@ export const GZIP_MARKER = "@gzip-base64";
 /**
  * The restore bootstrap (`delete` of the -restore child; $1 kind, $2 the SSH user's staging directory or nothing):
  * saves stdin in a private temp dir; when it has a `@gzip-base64` line, replaces it by its plain form (the lines before
- * that line, then the next line base64-decoded and gunzip'd; a failure stops here with exit 1); runs
+ * that line, then the next line base64-decoded and gunzip'd); runs
  * `/usr/local/lib/pulumi-net-tuning/engine-<sha256>.sh KIND restore DIR STAGE` when the plan's first line `@engine
  * <version> <sha256>` (hex digits only) names an installed engine owned by root in a root-owned directory (the apply
  * bootstrap's check); else cuts the fallback off after `@program` and runs it with /bin/sh. Both get the plain stdin.
- * As another user than root nothing is owned, so the fallback runs and says it must run as root (exit 3).
+ * Any failure before either runs (unpacking, the cut, the exec): "cannot unpack the restore stdin", exit 1. As another
+ * user than root nothing is owned, so the fallback runs and says it must run as root (exit 3). Written for size (it is
+ * stored four times per host): one error path, sed scripts unquoted or in double quotes (no single quote, which the
+ * command line's quoting makes 4 characters longer each).
  */
 export const RESTORE_BOOT =
-  `umask 077;d=$(mktemp -d /tmp/net-tuning-in.XXXXXX)&&cd "$d"&&cat >i||exit 1;z=${GZIP_MARKER};` +
-  `if grep -qx $z i;then { sed "/^$z\\$/,\\$d" i&&sed "1,/^$z\\$/d" i|base64 -d|gzip -dc;} >in||` +
-  `{ echo "net-tuning: cannot unpack the restore stdin (gzip, base64?)" >&2;rm -rf "$d";exit 1;};else mv i in;fi;read -r _ _ s <in;` +
+  `umask 077;d=$(mktemp -d /tmp/net-tuning-in.XXXXXX)&&cd "$d"&&cat >in||exit 1;z=${GZIP_MARKER};` +
+  `if grep -qx $z in;then { sed "/^$z\\$/,\\$d" in&&sed "1,/^$z\\$/d" in|base64 -d|gzip -dc;}>u&&mv u in;fi&&read -r _ _ s <in&&{ ` +
   `case $s in *[!0-9a-f]*);;*)e=${ENGINE_INSTALL_DIR}/engine-$s.sh;[ -O "$e" ]&&[ -O "\${e%/*}" ]&&exec /bin/sh "$e" "$1" restore "$d" "$2" <in;esac;` +
-  `sed '1,/^${PROGRAM_MARKER}$/d' in >p&&exec /bin/sh p "$d" "$2" <in;rm -rf "$d";exit 1`;
+  `sed 1,/^${PROGRAM_MARKER}$/d in >p&&exec /bin/sh p "$d" "$2" <in;};echo "net-tuning: cannot unpack the restore stdin (gzip, base64?)" >&2;rm -rf "$d";exit 1`;
 
 /**
  * The `delete` of the -restore child. `home` (default: become "sudo"): the SSH user's staging directory is passed

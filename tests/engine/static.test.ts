@@ -54,7 +54,7 @@ test("the bootstraps (root, sudo, restore): shellcheck clean and parse in dash/b
   }
   // the provider repeats the command in every error: keep it short
   expect(cmds.root.length).toBeLessThan(1200); // about 1,100 with a 100-character URN
-  expect(cmds.restore.length).toBeLessThan(600); // 580: unpacking the gzip|base64 rest, running the installed engine when the plan names it
+  expect(cmds.restore.length).toBeLessThan(560); // 550: unpacking the gzip|base64 rest, running the installed engine when the plan names it
   expect(() => engineCommand("sysctl", "create", "bad id;rm", URN)).toThrow(/invalid owner id/);
 });
 
@@ -70,18 +70,19 @@ test("the restore stdin: the identifying lines plain, the rest (originals, @prog
     // the bootstrap's unpacking, run by sh on the stored text: the plain form, byte for byte
     const f = path.join(tmp, `${kind}.in`);
     fs.writeFileSync(f, stdin);
-    const unpack = /z=[^]*?;fi;/.exec(RESTORE_BOOT)![0];
-    const r = spawnSync("sh", ["-c", `cp "$1" i && ${unpack} cat in`, "x", f], { encoding: "utf8", cwd: tmp });
+    const unpack = `${/z=[^]*?;fi&&/.exec(RESTORE_BOOT)![0]} { `;
+    const fail = `;};${/echo "net-tuning[^]*$/.exec(RESTORE_BOOT)![0]}`;
+    const r = spawnSync("sh", ["-c", `cp "$1" in && ${unpack} cat in&&exit${fail}`, "x", f], { encoding: "utf8", cwd: tmp });
     expect(r.status).toBe(0);
     expect(r.stdout).toBe(plain);
     // a damaged blob: the error, exit 1, nothing run
     fs.writeFileSync(f, stdin.replace(/\n([A-Za-z0-9+/]{20})/, "\nAAAAAAAAAAAAAAAAAAAA"));
-    const bad = spawnSync("sh", ["-c", `d=$(mktemp -d) && cp "$1" i && ${unpack} echo ran`, "x", f], { encoding: "utf8", cwd: tmp });
+    const bad = spawnSync("sh", ["-c", `d=$(mktemp -d) && cp "$1" in && ${unpack} echo ran&&exit${fail}`, "x", f], { encoding: "utf8", cwd: tmp });
     expect(bad.status).toBe(1);
     expect(bad.stdout).toBe("");
     expect(bad.stderr).toContain("net-tuning: cannot unpack the restore stdin (gzip, base64?)");
     fs.writeFileSync(f, plain);
-    expect(spawnSync("sh", ["-c", `cp "$1" i && ${unpack} cat in`, "x", f], { encoding: "utf8", cwd: tmp }).stdout).toBe(plain);
+    expect(spawnSync("sh", ["-c", `cp "$1" in && ${unpack} cat in&&exit${fail}`, "x", f], { encoding: "utf8", cwd: tmp }).stdout).toBe(plain);
     expect(restoreStdin(kind, head + rest, true)).toBe(stdin); // deterministic
     // a plain plan line (an original, the generation) stops the plain head: nothing after it stays readable
     expect(restoreStdin(kind, "p\n", true)).toMatch(new RegExp(`^@engine ${e.version} ${e.sha256}\n${GZIP_MARKER}\n[A-Za-z0-9+/=]+\n$`));
