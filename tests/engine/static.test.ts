@@ -7,6 +7,7 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
+import { gzipSync } from "zlib";
 import { assembleEngine, engine, enginePath } from "../../provider/host/engine";
 import { completeApplied, parseReport } from "../../provider/report";
 import { ENGINE_BOOT, engineCommand, engineStdin, fallbackProgram, GZIP_MARKER, hostProgram, readRestoreStdin, RESTORE_BOOT, restoreCommand, restoreStdin } from "../../provider/host/programs";
@@ -82,6 +83,9 @@ test("the restore stdin: the identifying lines plain, the rest (originals, @prog
     expect(bad.stdout).toBe("");
     expect(bad.stderr).toContain("net-tuning: cannot unpack the restore stdin (gzip, base64?)");
     fs.writeFileSync(f, plain);
+    expect(spawnSync("sh", ["-c", `cp "$1" in && ${unpack} cat in&&exit${fail}`, "x", f], { encoding: "utf8", cwd: tmp }).stdout).toBe(plain);
+    // the layout before the one-stream stdin (plain originals, "@program", then the gzip'd program alone) unpacks to the same plain form
+    fs.writeFileSync(f, `@engine ${e.version} ${e.sha256}\n${head}${rest}@program\n${GZIP_MARKER}\n${gzipSync(Buffer.from(fallbackProgram(kind))).toString("base64")}\n`);
     expect(spawnSync("sh", ["-c", `cp "$1" in && ${unpack} cat in&&exit${fail}`, "x", f], { encoding: "utf8", cwd: tmp }).stdout).toBe(plain);
     expect(restoreStdin(kind, head + rest, true)).toBe(stdin); // deterministic
     // a plain plan line (an original, the generation) stops the plain head: nothing after it stays readable
