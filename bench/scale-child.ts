@@ -6,7 +6,7 @@
  * components: per host one NetTuning (the 40 keys) + one NicQueues (features, txqueuelen, RPS, rc.local).
  * bare: per host the same four command:remote:Command resources without the components (and without the engine
  * deliveries): the same command lines and the same plan-only stdin texts (the restore's stdin cut before its
- * "@program"), taken from a one-host components evaluation done before the clock starts, made distinct per host so
+ * "@program", in its plain form), taken from a one-host components evaluation done before the clock starts, made distinct per host so
  * that nothing is shared that the components would not share.
  * Every `-apply` Command gets, as its stdout, the report the engine printed for the same resource on a lab host
  * (bench/fixtures/reports.json: originals, generation, "host gzip base64"), so each restore stdin holds the originals
@@ -20,6 +20,7 @@ import { NicQueues } from "../components/nicQueues";
 import * as command from "@pulumi/command";
 import * as pulumi from "@pulumi/pulumi";
 import { engine, enginePath } from "../provider/host/engine";
+import { readRestoreStdin } from "../provider/host/programs";
 import { capture } from "../testkit/harness";
 import { netTuningSysctls } from "./keys";
 import * as fs from "fs";
@@ -50,7 +51,7 @@ async function main(): Promise<void> {
   if (one.error) throw one.error;
   const templates = one.resources
     .filter((r) => r.type === "command:remote:Command")
-    .map((r) => ({ name: r.name.replace(/^h0/, ""), create: r.inputs.create, update: r.inputs.update, delete: r.inputs.delete, stdin: String(r.inputs.stdin ?? "").split("\n@program\n")[0] + "\n" }));
+    .map((r) => ({ name: r.name.replace(/^h0/, ""), create: r.inputs.create, update: r.inputs.update, delete: r.inputs.delete, stdin: readRestoreStdin(String(r.inputs.stdin ?? "")).split("\n@program\n")[0] + "\n" }));
   if (templates.length !== 4) throw new Error(`expected 4 commands per host, got ${templates.length}`);
   const copies = one.resources.filter((r) => r.type === "command:remote:CopyToRemote").map((r) => ({ name: r.name.replace(/^h0/, ""), remotePath: String(r.inputs.remotePath) }));
   const file = enginePath(engine());

@@ -3,7 +3,8 @@
  * one lab host through the harness, as root and with become "sudo" (ed25519 keys), counting the inputs plus outputs
  * of every child as the checkpoint stores them (JSON), the components' own inputs and outputs included.
  * Breakdown per child and field: connection, commands (create/update/delete), plan (apply stdin), report (apply
- * stdout/stderr), originals (restore stdin before "@program"), program (restore stdin from "@program"), engine
+ * stdout/stderr), originals (restore stdin before "@program", or before "@gzip-base64" when compressed), program (restore stdin from
+ * "@program", or the gzip|base64 rest: the originals are then compressed with the program), engine
  * (CopyToRemote source asset + remotePath), other (remaining small inputs), component.
  */
 import { NetTuning } from "../components/netTuning";
@@ -62,7 +63,9 @@ function fieldOf(key: string, value: unknown, where: "in" | "out"): Partial<Reco
   if (key === "stdout" || key === "stderr") return { report: b };
   if (key === "source" || key === "remotePath") return { engine: b };
   if (key === "stdin" && typeof value === "string") {
-    const i = value.indexOf("\n@program\n");
+    // a compressed restore stdin: the plain lines before "@gzip-base64" count as originals, the gzip'd rest as program
+    const z = value.indexOf("\n@gzip-base64\n");
+    const i = z >= 0 ? z : value.indexOf("\n@program\n");
     if (i < 0) return where === "in" || where === "out" ? { plan: b } : {};
     const origs = json(value.slice(0, i + 1));
     return { originals: origs, program: b - origs };

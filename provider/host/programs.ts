@@ -1,6 +1,6 @@
 import * as fs from "fs";
 import * as path from "path";
-import { gzipSync } from "zlib";
+import { gunzipSync, gzipSync } from "zlib";
 import { shQuote } from "../shell";
 import { Engine, engine, engineLine, ENGINE_INSTALL_DIR, ENGINE_STAGE_HOME, ENGINE_STAGE_ROOT, KIND_FILES } from "./engine";
 
@@ -218,25 +218,31 @@ export function engineStdin(plan: string, e: Engine = engine()): string {
 // ---------------------------------------------------------------------------------------------------------------
 // The -restore child (two tiers, ARCHITECTURE.md "Restore without the host"): its stdin is `@engine <version>
 // <sha256>`, the originals, `@program` and a FALLBACK restore program. The bootstrap runs the installed engine named by
-// the @engine line (`restore` operation) when that exact file is installed and root-owned; otherwise the fallback,
-// stored gzip|base64 when the apply reported both tools on the host ("@gzip-base64" line), else as plain text.
+// the @engine line (`restore` operation) when that exact file is installed and root-owned; otherwise the fallback.
+// When the apply reported gzip and base64 on the host, everything after the plan's identifying lines (the originals,
+// `@program` and the program) is stored as ONE gzip|base64 line after a `@gzip-base64` line, and the bootstrap puts
+// the plain form back together before either tier reads it.
 
-/** The line after `@program` that marks a gzip|base64 program. */
+/** The line that marks the gzip|base64 rest of a restore stdin (the next, last line). */
 export const GZIP_MARKER = "@gzip-base64";
 
 /**
  * The restore bootstrap (`delete` of the -restore child; $1 kind, $2 the SSH user's staging directory or nothing):
- * saves stdin in a private temp dir; runs `/usr/local/lib/pulumi-net-tuning/engine-<sha256>.sh KIND restore DIR
- * STAGE` when the plan's first line `@engine <version> <sha256>` (hex digits only) names an installed engine owned by
- * root in a root-owned directory (the apply bootstrap's check); else cuts the fallback off after `@program`, unpacks
- * it when it starts with `@gzip-base64`, runs it with /bin/sh. As another user than root nothing is owned, so the
- * fallback runs and says it must run as root (exit 3).
+ * saves stdin in a private temp dir; when it has a `@gzip-base64` line, replaces it by its plain form (the lines before
+ * that line, then the next line base64-decoded and gunzip'd); runs
+ * `/usr/local/lib/pulumi-net-tuning/engine-<sha256>.sh KIND restore DIR STAGE` when the plan's first line `@engine
+ * <version> <sha256>` (hex digits only) names an installed engine owned by root in a root-owned directory (the apply
+ * bootstrap's check); else cuts the fallback off after `@program` and runs it with /bin/sh. Both get the plain stdin.
+ * Any failure before either runs (unpacking, the cut, the exec): "cannot unpack the restore stdin", exit 1. As another
+ * user than root nothing is owned, so the fallback runs and says it must run as root (exit 3). Written for size (it is
+ * stored four times per host): one error path, sed scripts unquoted or in double quotes (no single quote, which the
+ * command line's quoting makes 4 characters longer each).
  */
 export const RESTORE_BOOT =
-  `umask 077;d=$(mktemp -d /tmp/net-tuning-in.XXXXXX)&&cd "$d"&&cat >in||exit 1;read -r _ _ s <in;` +
+  `umask 077;d=$(mktemp -d /tmp/net-tuning-in.XXXXXX)&&cd "$d"&&cat >in||exit 1;z=${GZIP_MARKER};` +
+  `if grep -qx $z in;then { sed "/^$z\\$/,\\$d" in&&sed "1,/^$z\\$/d" in|base64 -d|gzip -dc;}>u&&mv u in;fi&&read -r _ _ s <in&&{ ` +
   `case $s in *[!0-9a-f]*);;*)e=${ENGINE_INSTALL_DIR}/engine-$s.sh;[ -O "$e" ]&&[ -O "\${e%/*}" ]&&exec /bin/sh "$e" "$1" restore "$d" "$2" <in;esac;` +
-  `sed '1,/^${PROGRAM_MARKER}$/d' in >p&&{ read -r l <p;[ "$l" != ${GZIP_MARKER} ]||{ sed 1d p|base64 -d|gzip -dc >q&&mv q p;};}&&` +
-  `exec /bin/sh p "$d" "$2" <in;echo "net-tuning: cannot unpack the restore program (gzip, base64?)" >&2;rm -rf "$d";exit 1`;
+  `sed 1,/^${PROGRAM_MARKER}$/d in >p&&exec /bin/sh p "$d" "$2" <in;};echo "net-tuning: cannot unpack the restore stdin (gzip, base64?)" >&2;rm -rf "$d";exit 1`;
 
 /**
  * The `delete` of the -restore child. `home` (default: become "sudo"): the SSH user's staging directory is passed
@@ -247,13 +253,39 @@ export function restoreCommand(kind: HostKind, become?: Become, home = become ==
   return become === "sudo" ? withSudo(run) : run;
 }
 
+/** The plan's leading lines that stay plain in a compressed restore stdin: what the bootstrap and a reader need. */
+const PLAIN_HEAD = /^@(engine|net-tuning|kind|owner|owner-id) [^\n]*\n/;
+
 /**
  * The -restore child's stdin: `@engine <version> <sha256>` (the engine that restores when installed), the originals,
- * `@program`, then the fallback restore program (compressed when `gzip`).
+ * `@program`, then the fallback restore program. With `gzip` the plan's identifying lines (`@engine`, `@net-tuning`,
+ * `@kind`, `@owner`, `@owner-id`) stay plain, then `@gzip-base64` and one base64 line of the rest gzip'd
+ * ({@link readRestoreStdin} is the inverse).
  */
 export function restoreStdin(kind: HostKind, plan: string, gzip: boolean, e: Engine = engine()): string {
   const body = plan.endsWith("\n") ? plan : `${plan}\n`;
-  return `${engineLine(e)}\n${body}${PROGRAM_MARKER}\n${packedProgram(kind, gzip, ADOPTED_PLAN.test(body))}`;
+  const text = `${engineLine(e)}\n${body}${PROGRAM_MARKER}\n${fallbackProgram(kind, ADOPTED_PLAN.test(body))}`;
+  if (!gzip) return text;
+  let head = 0;
+  for (let m; (m = PLAIN_HEAD.exec(text.slice(head))); ) head += m[0].length;
+  return `${text.slice(0, head)}${GZIP_MARKER}\n${gzipBase64(text.slice(head))}\n`;
+}
+
+/** gzip (level 9, header mtime 0 and OS "Unix": the same bytes on every machine with the same zlib), then base64. */
+function gzipBase64(text: string): string {
+  const gz = gzipSync(Buffer.from(text, "utf8"), { level: 9 });
+  gz.writeUInt32LE(0, 4); // header: no mtime
+  gz[9] = 3; // header: OS "Unix" on every machine (zlib writes the build platform's code)
+  return gz.toString("base64");
+}
+
+/**
+ * The plain form of a restore stdin as the bootstrap rebuilds it (a compressed one: the lines before `@gzip-base64`,
+ * then its next line decoded and gunzip'd; a plain one unchanged). For tests and readers of `pulumi stack export`.
+ */
+export function readRestoreStdin(stdin: string): string {
+  const m = new RegExp(`^([^]*?)(?:^|(?<=\\n))${GZIP_MARKER}\\n([A-Za-z0-9+/=]+)\\n$`).exec(stdin);
+  return m ? `${m[1]}${gunzipSync(Buffer.from(m[2], "base64")).toString("utf8")}` : stdin;
 }
 
 /** The sources of each kind's fallback restore: the shared part, the kind's name lists it needs, the kind part. */
@@ -274,24 +306,6 @@ export function fallbackProgram(kind: HostKind, adopted = false): string {
     const src = FALLBACK_FILES[kind].map((f) => (f === "nicspec.sh" ? /^NN_FEATURE_ARGS=.*$/m.exec(sh(f))![0] : sh(f))).join("\n");
     // compactProgram's "tree-shaken" directive is covered by restore.sh's own
     text = compactProgram(src, "r_main").replace(/^# shellcheck disable=SC2034 # tree-shaken.*\n/m, "");
-    cache.set(key, text);
-  }
-  return text;
-}
-
-/** The fallback program as stored after `@program`: plain, or `@gzip-base64` and its base64 line (once per process). */
-function packedProgram(kind: HostKind, gzip: boolean, adopted: boolean): string {
-  const key = `packed:${kind}:${gzip}:${adopted}`;
-  let text = cache.get(key);
-  if (text === undefined) {
-    const program = fallbackProgram(kind, adopted);
-    if (!gzip) text = program;
-    else {
-      const gz = gzipSync(Buffer.from(program, "utf8"), { level: 9 });
-      gz.writeUInt32LE(0, 4); // header: no mtime
-      gz[9] = 3; // header: OS "Unix" on every machine (zlib writes the build platform's code)
-      text = `${GZIP_MARKER}\n${gz.toString("base64")}\n`;
-    }
     cache.set(key, text);
   }
   return text;

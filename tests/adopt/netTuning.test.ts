@@ -12,6 +12,7 @@ import type { LabHost } from "../../testkit/lab";
 import { stacksDestroyedAfterEach, useLab } from "../../testkit/jest";
 import { ok, readSysctl as sysctl, snapshot, sysProgram, writeSysctl } from "../../testkit/host";
 import { HK_CONF, HK_PATH, HK_VALUES, HOST_WIDE, norm, OURS as ALL_OURS, WEB_SYSCTL_CONF_LINES, writeHkConf } from "./fixtures";
+import { readRestoreStdin } from "../../provider/host/programs";
 
 jest.setTimeout(300_000);
 
@@ -90,7 +91,7 @@ test("adopted: file saved and removed, reboot gives our values; destroy gives th
   expect((await h0.exec(`cat ${dir}/1`)).stdout).toBe(original);
   expect((await h0.exec(`cat ${dir}/index`)).stdout).toMatch(new RegExp(`^${HK_PATH}\tfile\t640\t0:0\t1709618828\\.123456789\t${Buffer.byteLength(original)}\t1\n$`));
   // the restore plan (Pulumi state) carries it too, delimited and base64
-  const restoreIn = String(stack.get("edge-restore")!.inputs.stdin);
+  const restoreIn = readRestoreStdin(String(stack.get("edge-restore")!.inputs.stdin)).split("\n@program\n")[0]; // the plan part
   expect(restoreIn).toContain("# --- adopted files (NetTuning adopt): put back byte for byte on delete ---");
   const data = restoreIn.split("\n").filter((l) => l.startsWith("@adopted-data ")).map((l) => l.slice(14)).join("");
   expect(Buffer.from(data, "base64").toString("utf8")).toBe(original);
@@ -169,7 +170,7 @@ test("a file over 4 KiB: kept only in the host's journal, with a warning; destro
   expect((up.outputs!.warnings as string[]).join("\n")).toContain(
     `adopted ${HK_PATH} (${Buffer.byteLength(big)} bytes) is kept only in the host's journal`,
   );
-  const restoreIn = String(stack.get("edge-restore")!.inputs.stdin);
+  const restoreIn = readRestoreStdin(String(stack.get("edge-restore")!.inputs.stdin)).split("\n@program\n")[0]; // the plan part
   expect(restoreIn).toMatch(new RegExp(`^@adopted ${HK_PATH}\tfile\t644\t0:0\t`, "m"));
   expect(restoreIn).not.toContain("@adopted-data");
   ok(await stack.destroy());

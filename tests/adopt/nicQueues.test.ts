@@ -9,6 +9,7 @@ import type { LabHost } from "../../testkit/lab";
 import { stacksDestroyedAfterEach, useLab } from "../../testkit/jest";
 import { nicProgram, ok, snapshot } from "../../testkit/host";
 import { hkRcLocal } from "./fixtures";
+import { readRestoreStdin } from "../../provider/host/programs";
 
 jest.setTimeout(300_000);
 
@@ -128,7 +129,7 @@ describe("adoptRcLocalLines", () => {
     const up = ok(await stack.up(nicProgram(h0, "q", args)));
     expect(String(stack.get("q-apply")!.inputs.stdin)).toContain("\n@adopt-rc 1 echo ffffffff > $q/rps_cpus\n");
     expect((up.outputs!.warnings as string[]).join("\n")).not.toMatch(/bootOverride/);
-    expect(String(stack.get("q-restore")!.inputs.stdin)).toContain(`# adopted: rc.local lines (adoptRcLocalLines) of ${RC}, given back`);
+    expect(readRestoreStdin(String(stack.get("q-restore")!.inputs.stdin))).toContain(`# adopted: rc.local lines (adoptRcLocalLines) of ${RC}, given back`);
     const edited = (await h0.exec(`cat ${RC}`)).stdout;
     const kept = original.split("\n").filter((l) => !["ip link set dev eth0 txqueuelen 10000", ...LOOP.split("\n")].includes(l));
     expect(edited).toBe(kept.join("\n"));

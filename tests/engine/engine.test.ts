@@ -125,9 +125,9 @@ test("destroy restores every original from state when the journal, the staged co
   const stack = new Stack({ project: "eng", stack: "gone" });
   ok(await stack.up(program(host, "web", { sysctls: { [SOMAXCONN]: 7001, [FIN]: 23 } })));
   expect(await sysctl(host, SOMAXCONN)).toBe("7001");
-  // the restore program is stored gzip|base64 (the apply found both tools): still self-contained
+  // the originals and the restore program are stored as one gzip|base64 line (the apply found both tools): still self-contained
   const restoreIn = String(stack.get("web-restore")!.inputs.stdin);
-  expect(restoreIn).toMatch(/\n@program\n@gzip-base64\n[A-Za-z0-9+/=]+\n$/);
+  expect(restoreIn).toMatch(/\n@owner-id \S+\n@gzip-base64\n[A-Za-z0-9+/=]+\n$/);
   const rm = await host.exec("rm -rf /var/lib/pulumi-net-tuning /usr/local/lib/pulumi-net-tuning");
   expect(rm.code).toBe(0);
   const d = await stack.destroy();

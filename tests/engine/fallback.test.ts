@@ -182,6 +182,13 @@ describe("a value that cannot be written back: non-zero exit naming the key, jou
     const bad = await host.ssh(restoreCommand(kind), { who: "root", stdin: restoreStdin(kind, plan.replace(/\t\S+$/m, "\t$(reboot)"), true) });
     expect(bad.code).toBe(5);
     expect(bad.stderr).toContain(`bad original ${key} = '$(reboot)'; nothing restored`);
+    // a damaged compressed stdin (a blob cut short): exit 1 with the bootstrap's message, nothing run, nothing left in /tmp
+    const cut = restoreStdin(kind, plan, true).replace(/.{40}\n$/, "\n");
+    const dmg = await host.ssh(restoreCommand(kind), { who: "root", stdin: cut });
+    expect([dmg.code, dmg.stdout]).toEqual([1, ""]);
+    expect(dmg.stderr).toContain("net-tuning: cannot unpack the restore stdin (gzip, base64?)");
+    expect((await host.exec("ls -d /tmp/net-tuning-in.* 2>/dev/null | wc -l")).stdout.trim()).toBe("0");
+    expect(await snapshot(host)).toBe(before);
   });
 });
 

@@ -12,6 +12,7 @@ import * as path from "path";
 import { NetTuning } from "../../components/netTuning";
 import { NicQueues } from "../../components/nicQueues";
 import { COMMAND_TYPE, COPY_TYPE, Stack } from "../../testkit/harness";
+import { readRestoreStdin } from "../../provider/host/programs";
 import { Lab, startLab } from "../../testkit/lab";
 import { ok, snapshot, sysctl } from "../../testkit/host";
 
@@ -81,7 +82,7 @@ test("a 0.1.0 stack (NetTuning + NicQueues) upgrades without reverting, restorin
   const v2 = (await host.exec("cat /var/lib/pulumi-net-tuning/sysctl/*.orig")).stdout.split("\n");
   expect(v2[0]).toMatch(/^net-tuning-journal v2\t\S+\t[A-Za-z0-9-]+$/);
   expect(v2.filter((l) => /^net\./.test(l)).sort()).toEqual(journal.split("\n").filter(Boolean).sort());
-  expect(stack.get("t-restore")!.inputs.stdin).toContain(`@orig net.core.somaxconn\t${orig.somaxconn}`);
+  expect(readRestoreStdin(String(stack.get("t-restore")!.inputs.stdin))).toContain(`@orig net.core.somaxconn\t${orig.somaxconn}`);
   expect(String(stack.get("t-apply")!.inputs.stdin)).not.toContain("@program");
 
   const d = ok(await stack.destroy());

@@ -7,9 +7,10 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
+import { gzipSync } from "zlib";
 import { assembleEngine, engine, enginePath } from "../../provider/host/engine";
 import { completeApplied, parseReport } from "../../provider/report";
-import { ENGINE_BOOT, engineCommand, engineStdin, fallbackProgram, GZIP_MARKER, hostProgram, RESTORE_BOOT, restoreCommand, restoreStdin } from "../../provider/host/programs";
+import { ENGINE_BOOT, engineCommand, engineStdin, fallbackProgram, GZIP_MARKER, hostProgram, readRestoreStdin, RESTORE_BOOT, restoreCommand, restoreStdin } from "../../provider/host/programs";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "nt-static-"));
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
@@ -55,23 +56,41 @@ test("the bootstraps (root, sudo, restore): shellcheck clean and parse in dash/b
   // the provider repeats the command in every error: keep it short
   expect(ENGINE_BOOT.length).toBeLessThanOrEqual(700); // stored 8 times per host (issue #12): 697
   expect(cmds.root.length).toBeLessThan(950); // 898 with this URN (was about 1,100)
-  expect(cmds.restore.length).toBeLessThan(550); // 526: +60 for running the installed engine when the plan names it
+  expect(cmds.restore.length).toBeLessThan(560); // 550: unpacking the gzip|base64 rest, running the installed engine when the plan names it
   expect(() => engineCommand("sysctl", "create", "bad id;rm", URN)).toThrow(/invalid owner id/);
 });
 
-test("the restore stdin: the @engine line, the plan, the fallback program round-tripping through gzip|base64 as the bootstrap unpacks it", () => {
+test("the restore stdin: the identifying lines plain, the rest (originals, @program, the fallback) round-tripping through gzip|base64 as the bootstrap unpacks it", () => {
   const e = engine();
   for (const kind of ["sysctl", "nic"] as const) {
-    const stdin = restoreStdin(kind, "@net-tuning v1\n@kind " + kind + "\n", true);
-    const [plan, rest] = stdin.split("\n@program\n");
-    expect(plan).toBe(`@engine ${e.version} ${e.sha256}\n@net-tuning v1\n@kind ${kind}`);
-    expect(rest.split("\n")[0]).toBe(GZIP_MARKER);
+    const head = `@net-tuning v1\n@kind ${kind}\n@owner p/s/r\n@owner-id p.s.r-12345678\n`;
+    const rest = `@restore 1\n@orig a.b\t1 2\n@generation 3f2b8c1e\n`;
+    const stdin = restoreStdin(kind, head + rest, true);
+    const plain = `@engine ${e.version} ${e.sha256}\n${head}${rest}@program\n${fallbackProgram(kind)}`;
+    expect(stdin).toMatch(new RegExp(`^@engine ${e.version} ${e.sha256}\n${head}${GZIP_MARKER}\n[A-Za-z0-9+/=]+\n$`));
+    expect(readRestoreStdin(stdin)).toBe(plain);
+    // the bootstrap's unpacking, run by sh on the stored text: the plain form, byte for byte
     const f = path.join(tmp, `${kind}.in`);
     fs.writeFileSync(f, stdin);
-    const r = spawnSync("sh", ["-c", `sed '1,/^@program$/d' "$1" | sed 1d | base64 -d | gzip -dc`, "x", f], { encoding: "utf8" });
+    const unpack = `${/z=[^]*?;fi&&/.exec(RESTORE_BOOT)![0]} { `;
+    const fail = `;};${/echo "net-tuning[^]*$/.exec(RESTORE_BOOT)![0]}`;
+    const r = spawnSync("sh", ["-c", `cp "$1" in && ${unpack} cat in&&exit${fail}`, "x", f], { encoding: "utf8", cwd: tmp });
     expect(r.status).toBe(0);
-    expect(r.stdout).toBe(fallbackProgram(kind));
-    expect(restoreStdin(kind, "p\n", true)).toBe(stdin.replace(/^[^]*?\n@program\n/, `@engine ${e.version} ${e.sha256}\np\n@program\n`)); // deterministic
+    expect(r.stdout).toBe(plain);
+    // a damaged blob: the error, exit 1, nothing run
+    fs.writeFileSync(f, stdin.replace(/\n([A-Za-z0-9+/]{20})/, "\nAAAAAAAAAAAAAAAAAAAA"));
+    const bad = spawnSync("sh", ["-c", `d=$(mktemp -d) && cp "$1" in && ${unpack} echo ran&&exit${fail}`, "x", f], { encoding: "utf8", cwd: tmp });
+    expect(bad.status).toBe(1);
+    expect(bad.stdout).toBe("");
+    expect(bad.stderr).toContain("net-tuning: cannot unpack the restore stdin (gzip, base64?)");
+    fs.writeFileSync(f, plain);
+    expect(spawnSync("sh", ["-c", `cp "$1" in && ${unpack} cat in&&exit${fail}`, "x", f], { encoding: "utf8", cwd: tmp }).stdout).toBe(plain);
+    // the layout before the one-stream stdin (plain originals, "@program", then the gzip'd program alone) unpacks to the same plain form
+    fs.writeFileSync(f, `@engine ${e.version} ${e.sha256}\n${head}${rest}@program\n${GZIP_MARKER}\n${gzipSync(Buffer.from(fallbackProgram(kind))).toString("base64")}\n`);
+    expect(spawnSync("sh", ["-c", `cp "$1" in && ${unpack} cat in&&exit${fail}`, "x", f], { encoding: "utf8", cwd: tmp }).stdout).toBe(plain);
+    expect(restoreStdin(kind, head + rest, true)).toBe(stdin); // deterministic
+    // a plain plan line (an original, the generation) stops the plain head: nothing after it stays readable
+    expect(restoreStdin(kind, "p\n", true)).toMatch(new RegExp(`^@engine ${e.version} ${e.sha256}\n${GZIP_MARKER}\n[A-Za-z0-9+/=]+\n$`));
     expect(restoreStdin(kind, "p\n", false)).toBe(`@engine ${e.version} ${e.sha256}\np\n@program\n${fallbackProgram(kind)}`);
     // a plan that gives adopted files or rc.local lines back carries the engine's full (tree-shaken) restore instead
     const adopted = kind === "sysctl" ? "@adopted /etc/sysctl.d/10-x.conf\tfile\t644\t0:0\t1\t0\n" : "# adopted: rc.local lines (adoptRcLocalLines) of /etc/rc.local, given back from the host's journal on delete\n";

@@ -5,6 +5,7 @@
 import { Stack } from "../../testkit/harness";
 import { Lab, LabHost, startLab } from "../../testkit/lab";
 import { fileOn, ok, readSysctl as sysctl, snapshot, sysProgram as program, writeSysctl } from "../../testkit/host";
+import { readRestoreStdin } from "../../provider/host/programs";
 
 let lab: Lab;
 let h0: LabHost;
@@ -73,7 +74,7 @@ describe("NetTuning on a lab host", () => {
       ok(await stack.up(program(host, "web", { sysctls: { ...v2.sysctls, [K.somaxconn]: 16384 + i * 100 } })));
       expect(await sysctl(host, K.somaxconn)).toBe(String(16384 + i * 100));
     }
-    expect(stack.get("web-restore")!.inputs.stdin).toContain(`@orig ${K.somaxconn}\t${orig.somaxconn}\n`);
+    expect(readRestoreStdin(String(stack.get("web-restore")!.inputs.stdin))).toContain(`@orig ${K.somaxconn}\t${orig.somaxconn}\n`);
 
     const d = ok(await stack.destroy());
     expect(d.sessions.total).toBe(1);

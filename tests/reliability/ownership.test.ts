@@ -10,6 +10,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { NetTuning } from "../../components/netTuning";
 import { NicQueues } from "../../components/nicQueues";
 import { commands, nicProgram, ok, readSysctl, sh, sysProgram } from "./common";
+import { readRestoreStdin } from "../../provider/host/programs";
 
 jest.setTimeout(300000);
 
@@ -111,7 +112,7 @@ test("one stack, two resources claiming one key: exactly one wins, the other nam
   expect(await readSysctl(host, SOMAX)).toBe(orig);
   const t = ok(await s.up(only(l)));
   expect(t.ok).toBe(true);
-  expect(s.get(`${l}-restore`)!.inputs.stdin as string).toContain(`@orig ${SOMAX}\t${orig}\n`);
+  expect(readRestoreStdin(s.get(`${l}-restore`)!.inputs.stdin as string)).toContain(`@orig ${SOMAX}\t${orig}\n`);
   ok(await s.destroy());
   expect(await snapshot(host)).toBe(before);
 });

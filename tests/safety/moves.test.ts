@@ -6,6 +6,7 @@
  * tests/safety/wiring.ts for the negative control).
  */
 import { Stack, UpResult } from "../../testkit/harness";
+import { readRestoreStdin } from "../../provider/host/programs";
 import type { LabHost } from "../../testkit/lab";
 import { stacksDestroyedAfterEach, useLab } from "../../testkit/jest";
 import { ok, readSysctl as sysctl, snapshot } from "../../testkit/host";
@@ -64,7 +65,7 @@ async function sameMachine(stackName: string, name: string, from: Conn, to: Conn
   expect(moved.outputs!.previous).toEqual(first.outputs!.previous); // the first originals, never the tuned values
   // The new restore carries the new generation: destroy restores the machine.
   const restore = stack.resources().find((e) => e.name === `${name}-restore`)!;
-  expect(String(restore.inputs.stdin)).toContain(`@generation ${g2}\n`);
+  expect(readRestoreStdin(String(restore.inputs.stdin))).toContain(`@generation ${g2}\n`);
   ok(await stack.destroy());
   expect(await snapshot(h0)).toBe(before);
 }

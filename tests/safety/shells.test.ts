@@ -12,6 +12,7 @@ import { netTuningSysctls, readValues, SYSCTLS } from "../../bench/keys";
 import { nicProgram, sysProgram } from "../reliability/common";
 import { engine } from "../../provider/host/engine";
 import { completeApplied, parseReport } from "../../provider/report";
+import { GZIP_MARKER, readRestoreStdin, restoreStdin } from "../../provider/host/programs";
 
 jest.setTimeout(300000);
 
@@ -32,15 +33,24 @@ async function stdins(program: () => unknown, name: string): Promise<{ apply: st
   return { apply, restore };
 }
 
-/** The restore stdin with the generation this apply reported (the one recorded in stdins() belongs to another run). */
+/**
+ * The restore stdin with the generation this apply reported (the one recorded in stdins() belongs to another run):
+ * its plain form edited, then stored again as the component does (compressed when the recorded one was).
+ */
 function forApply(restore: string, applyStdout: string): string {
   const g = /^generation\t(\S+)$/m.exec(applyStdout);
-  return g ? restore.replace(/^@generation .*$/m, `@generation ${g[1]}`) : restore;
+  if (!g) return restore;
+  const plain = readRestoreStdin(restore).replace(/^@generation .*$/m, `@generation ${g[1]}`);
+  if (!restore.includes(`\n${GZIP_MARKER}\n`)) return plain;
+  const kind = /^@kind (sysctl|nic)$/m.exec(plain)![1] as "sysctl" | "nic";
+  const again = restoreStdin(kind, plain.slice(plain.indexOf("\n") + 1, plain.indexOf("\n@program\n") + 1), true);
+  if (readRestoreStdin(again) !== plain) throw new Error("forApply: the restore stdin does not round-trip");
+  return again;
 }
 
-/** The restore stdin carries the fallback program after "@program" (plain or gzip|base64): run that under `shell`. */
+/** The restore stdin carries the fallback program after "@program" (plain, or in the gzip|base64 rest): run that under `shell`, with the plain stdin. */
 async function run(shell: string, stdin: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  const unpack = `if grep -q '^@gzip-base64$' "$d/in"; then sed '1,/^@gzip-base64$/d' "$d/in" | base64 -d | gunzip > "$d/program"; else sed '1,/^@program$/d' "$d/in" > "$d/program"; fi`;
+  const unpack = `if grep -q '^@gzip-base64$' "$d/in"; then { sed '/^@gzip-base64$/,$d' "$d/in" && sed '1,/^@gzip-base64$/d' "$d/in" | base64 -d | gunzip; } > "$d/u" && mv "$d/u" "$d/in"; fi && sed '1,/^@program$/d' "$d/in" > "$d/program"`;
   return h0.exec(`d=$(mktemp -d /tmp/net-tuning-in.XXXXXX) && cat > "$d/in" && { ${unpack}; } && ${shell} "$d/program" "$d" < "$d/in"`, { stdin, timeoutMs: 60000 });
 }
 
@@ -53,12 +63,12 @@ async function runEngine(shell: string, kind: string, stdin: string): Promise<{ 
   return h0.exec(`${shell} /tmp/nt-shells/${e.fileName} ${kind} apply-create; c=$?; rm -rf /tmp/nt-shells; exit $c`, { stdin: plan, timeoutMs: 60000 });
 }
 
-/** The installed engine's restore (the two-tier restore's first tier): the engine file, operation `restore`, under `shell`. */
+/** The installed engine's restore (the two-tier restore's first tier): the engine file, operation `restore`, under `shell`, with the plain stdin (as the bootstrap hands it over). */
 async function runEngineRestore(shell: string, kind: string, stdin: string): Promise<{ code: number; stdout: string; stderr: string }> {
   const e = engine();
   const put = await h0.exec(`mkdir -p /tmp/nt-shells && cat > /tmp/nt-shells/${e.fileName}`, { stdin: e.text });
   if (put.code !== 0) throw new Error(put.stderr);
-  return h0.exec(`d=$(mktemp -d /tmp/net-tuning-in.XXXXXX) && cat > "$d/in" && ${shell} /tmp/nt-shells/${e.fileName} ${kind} restore "$d" "" < "$d/in"; c=$?; rm -rf /tmp/nt-shells; exit $c`, { stdin, timeoutMs: 60000 });
+  return h0.exec(`d=$(mktemp -d /tmp/net-tuning-in.XXXXXX) && cat > "$d/in" && ${shell} /tmp/nt-shells/${e.fileName} ${kind} restore "$d" "" < "$d/in"; c=$?; rm -rf /tmp/nt-shells; exit $c`, { stdin: readRestoreStdin(stdin), timeoutMs: 60000 });
 }
 
 const SHELLS = ["dash", "bash --posix", "busybox sh"];

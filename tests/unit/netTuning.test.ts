@@ -14,7 +14,7 @@ const record: pulumi.ResourceTransformation = (a) => {
 };
 
 import { NetTuning } from "../../components/netTuning";
-import { engineCommand, restoreCommand } from "../../provider/host/programs";
+import { engineCommand, readRestoreStdin, restoreCommand } from "../../provider/host/programs";
 import { ownerOf } from "../../provider/owner";
 import { longFatFlows } from "../../provider/sizing";
 import { InputError } from "../../provider/errors";
@@ -57,7 +57,9 @@ describe("NetTuning resource graph", () => {
     // stdin: the @engine line, then the plan (what reviewers see in a diff); the restore carries its own program.
     // The host reported gzip and base64: the fallback restore program is stored compressed; the plan names the engine
     // that restores when installed and carries the generation.
-    expect(restore.inputs.stdin).toMatch(/^@engine \S+ [0-9a-f]{64}\n@net-tuning v1\n[^]*\n@generation 00000000-0000-4000-8000-000000000000\n@program\n@gzip-base64\n[A-Za-z0-9+/=]+\n$/);
+    // The plan's identifying lines stay plain; the originals and the program are one gzip|base64 line.
+    expect(restore.inputs.stdin).toMatch(/^@engine \S+ [0-9a-f]{64}\n@net-tuning v1\n@kind sysctl\n@owner proj\/dev\/web\n@owner-id \S+\n@gzip-base64\n[A-Za-z0-9+/=]+\n$/);
+    expect(readRestoreStdin(restore.inputs.stdin)).toMatch(/^@engine \S+ [0-9a-f]{64}\n@net-tuning v1\n[^]*\n@orig net\.core\.somaxconn\t[^]*\n@generation 00000000-0000-4000-8000-000000000000\n@program\n# pulumi-net-tuning fallback restore\n/);
     expect(apply.inputs.stdin).toMatch(/^@engine \S+ [0-9a-f]{64}\n@net-tuning v1\n/);
     expect(apply.inputs.stdin).not.toContain("@program");
     expect(apply.inputs.addPreviousOutputInEnv).toBe(false);
@@ -65,9 +67,9 @@ describe("NetTuning resource graph", () => {
     expect(apply.inputs.stdin).toContain("\nnet.core.somaxconn = 65535\nnet.ipv4.ip_local_port_range = 10000 65001\nnet.ipv4.tcp_fin_timeout = 25\n");
     expect(apply.inputs.stdin).toContain("@owner proj/dev/web\n");
     // The restore command carries the originals from the report, so delete works without the host's journal.
-    expect(restore.inputs.stdin).toContain("@orig net.core.somaxconn\t4096\n");
-    expect(restore.inputs.stdin).toContain("@orig net.ipv4.ip_local_port_range\t32768 60999\n");
-    expect(restore.inputs.stdin).toContain("@restore 1\n");
+    expect(readRestoreStdin(restore.inputs.stdin)).toContain("@orig net.core.somaxconn\t4096\n");
+    expect(readRestoreStdin(restore.inputs.stdin)).toContain("@orig net.ipv4.ip_local_port_range\t32768 60999\n");
+    expect(readRestoreStdin(restore.inputs.stdin)).toContain("@restore 1\n");
   });
 
   test("children: named from the component, replaced create-before-delete on a move, restore depends on apply", async () => {
@@ -117,7 +119,7 @@ describe("NetTuning resource graph", () => {
     const t = new NetTuning("rt", { connection: another(), sysctls: { "net.core.somaxconn": 4096 }, persist: false, restoreOnDelete: false });
     expect(await promiseOf(t.filePath)).toBeUndefined();
     expect((await registered("rt-apply")).inputs.stdin).toContain("@persist 0\n");
-    expect((await registered("rt-restore")).inputs.stdin).toContain("@restore 0\n");
+    expect(readRestoreStdin((await registered("rt-restore")).inputs.stdin)).toContain("@restore 0\n");
   });
 });
 

@@ -11,7 +11,7 @@ settleAfterAll();
 import { NicQueues, SETTINGS } from "../../components/nicQueues";
 import { NIC_GROUPS, NIC_GROUP_SPECS, NIC_SETTINGS } from "../../provider/nic/spec";
 import { nicSettingsSchema } from "../../provider/nic/schema";
-import { engineStdin, restoreCommand, restoreStdin } from "../../provider/host/programs";
+import { engineStdin, readRestoreStdin, restoreCommand, restoreStdin } from "../../provider/host/programs";
 import { throughput } from "../../provider/sizing/nic";
 import { NetTuning } from "../../components/netTuning";
 
@@ -51,8 +51,10 @@ describe("NicQueues resource graph", () => {
     // apply stdin = the @engine line and the plan; restore stdin = the @engine line, the originals, "@program" and the
     // fallback restore program.
     expect(apply.inputs.stdin).toBe(engineStdin(apply.inputs.stdin.split("\n").slice(1).join("\n")));
-    expect(restore.inputs.stdin.split("@program\n")[0]).toMatch(/@interface eth0\n@restore 1\n@orig eth0\/channel\.rx\t4\n@orig eth0\/txqueuelen\t1000\n@orig eth0\/rps\.rx-0\t0\n@orig eth0\/rps\.rx-1\t0\n@orig eth0\/rfs\.rx-0\t0\n@orig eth0\/rfs\.rx-1\t0\n@generation 00000000-0000-4000-8000-000000000000\n$/);
-    expect(restore.inputs.stdin).toBe(restoreStdin("nic", restore.inputs.stdin.split("@program\n")[0].split("\n").slice(1).join("\n"), true));
+    const plain = readRestoreStdin(restore.inputs.stdin);
+    expect(restore.inputs.stdin).toMatch(/^@engine [^\n]+\n@net-tuning v1\n@kind nic\n@owner proj\/dev\/nq\n@owner-id \S+\n@gzip-base64\n[A-Za-z0-9+/=]+\n$/);
+    expect(plain.split("@program\n")[0]).toMatch(/@interface eth0\n@restore 1\n@orig eth0\/channel\.rx\t4\n@orig eth0\/txqueuelen\t1000\n@orig eth0\/rps\.rx-0\t0\n@orig eth0\/rps\.rx-1\t0\n@orig eth0\/rfs\.rx-0\t0\n@orig eth0\/rfs\.rx-1\t0\n@generation 00000000-0000-4000-8000-000000000000\n$/);
+    expect(restore.inputs.stdin).toBe(restoreStdin("nic", plain.split("@program\n")[0].split("\n").slice(1).join("\n"), true));
   });
 
   test("become sudo wraps both programs; restoreOnDelete false; a preset is merged", async () => {
@@ -63,7 +65,7 @@ describe("NicQueues resource graph", () => {
     expect(apply.inputs.create).toContain(` nic apply-create "$HOME"/.cache/pulumi-net-tuning proj.dev.s-`);
     expect(apply.inputs.create).toMatch(/^s='exec';\[ -O \/ \]\|\|s='sudo -n';\$s \/bin\/sh -c /);
     expect(restore.inputs.delete).toBe(restoreCommand("nic", "sudo"));
-    expect(restore.inputs.stdin).toContain("@restore 0\n");
+    expect(readRestoreStdin(restore.inputs.stdin)).toContain("@restore 0\n");
     expect(apply.inputs.stdin).toContain("@rps-only-below-cpus 1\n");
   });
 
