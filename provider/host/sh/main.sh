@@ -19,7 +19,8 @@
 # Exit codes: those of runtime.sh; 5 for a bad KIND or OP (a bug in the bootstrap).
 # stdout: the report of runtime.sh (for sysctl with NT_REPORT_SAME=omit: applied values equal to the plan's are
 #   left out, the component fills them in from its plan); after a successful run one more line follows its "end":
-#   host<TAB>gzip base64   when both tools exist here (the component then stores the -restore program compressed)
+#   host<TAB>gzip base64   when both tools exist here (the component then stores the -restore stdin's originals and
+#                          fallback program as one gzip|base64 stream)
 # shellcheck shell=sh
 
 nt_engine_exit() {
@@ -27,7 +28,7 @@ nt_engine_exit() {
     printf 'host\tgzip base64\n' 2>/dev/null || :
   fi
 }
-# "live": the read-only live read (nt_live_main), sent on stdin, never installed. "apply-*@TOKEN": the repair token
+# "live": the read-only live read (nt_live_main); previews send a tree-shaken copy on stdin (programs.ts liveProgram). "apply-*@TOKEN": the repair token
 # of a live preview (recorded by nt_converged_write).
 if [ "$NT_ENGINE_OP" = live ]; then nt_live_main; exit 0; fi
 if [ "$NT_ENGINE_OP" = restore ]; then
