@@ -166,7 +166,7 @@ export function report(res: BenchResults): { markdown: string; ratios: string } 
       md.push(`| ${h.who} | ${(h.totalBytes / 1024).toFixed(1)} KiB | ${(h.checkpointBytes / 1024).toFixed(1)} KiB | ${big.bytes} B (${big.child} ${big.field}) |`);
       ratios.push(`state per host (${h.who}): ${(h.totalBytes / 1024).toFixed(1)} KiB plain, ${(h.checkpointBytes / 1024).toFixed(1)} KiB with the connection encrypted; largest string input ${big.bytes} B`);
     }
-    md.push("", "Fields: bytes of the JSON of each property, inputs and outputs together (a Command's outputs repeat its inputs). `program` = the restore program after `@program` (gzip|base64 when the host has both tools); `originals` = the restore plan before it; `engine` = the CopyToRemote asset (path + sha256) and remotePath.", "");
+    md.push("", "Fields: bytes of the JSON of each property, inputs and outputs together (a Command's outputs repeat its inputs). `program` = the -restore stdin's gzip|base64 stream after `@gzip-base64` (the originals, `@generation` and the fallback restore program together, when the host has both tools; else the plain fallback program after `@program`); `originals` = the plain lines before it (`@engine`, the identifying lines; all originals when stored plain); `engine` = the CopyToRemote asset (path + sha256) and remotePath.", "");
   }
 
   md.push("## Log", "", "```", ...res.log, "```", "");
