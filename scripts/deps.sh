@@ -2,7 +2,7 @@
 # Installs the Debian packages the lab, the VM tier and the demo need, when they are missing.
 # Used by `npm test` / `npm run demo` (pretest / predemo) and by .ci/run. Needs root and apt-get for an install.
 set -u
-PKGS="openssh-server openssh-client ethtool iproute2 procps sudo shellcheck kmod util-linux passwd diffutils systemd busybox"
+PKGS="openssh-server openssh-client ethtool iproute2 procps sudo shellcheck kmod util-linux passwd diffutils systemd busybox zsh"
 PKGS="$PKGS debootstrap qemu-system-x86 qemu-utils e2fsprogs"
 missing=""
 for p in $PKGS; do

@@ -43,7 +43,10 @@ export function assembleEngine(dir: string = SH_DIR, version: string = PACKAGE_V
   const prelude =
     `#!/bin/sh\n# pulumi-net-tuning ${version} host engine (generated from provider/host/sh by provider/host/engine.ts; do not edit)\n` +
     `# shellcheck disable=SC2317 # functions are called indirectly (hooks, traps, kind loaders)\n` +
-    `NT_ENGINE_KIND=\${1:-}\nNT_ENGINE_OP=\${2:-}\nif [ $# -ge 2 ]; then shift 2; else set --; fi\n`;
+    `NT_ENGINE_KIND=\${1:-}\nNT_ENGINE_OP=\${2:-}\n` +
+    // only a restore takes arguments 3 and 4 on (the bootstrap's private directory, the SSH user's staging directory);
+    // the apply bootstrap passes its staging directory and owner id too, which the runtime must not take for its own
+    `if [ $# -ge 2 ] && [ "$2" = restore ]; then shift 2; else set --; fi\n`;
   const kinds = (["sysctl", "nic"] as const).map((k) => `nt_kind_${k}() {\n${KIND_FILES[k].map((f) => read(f, dir)).join("")}:\n}\n`).join("");
   const text = `${prelude}${read("runtime.sh", dir)}${kinds}${read("main.sh", dir)}`;
   const sha256 = createHash("sha256").update(text).digest("hex");

@@ -1,6 +1,6 @@
 /**
  * The become "sudo" wrapper of the apply and restore commands (provider/host/programs.ts withSudo) under every login
- * shell (dash, bash --posix, busybox ash), with a stand-in `sudo` first in PATH that logs its arguments: the wrapper
+ * shell (dash, bash --posix, busybox ash, zsh), with a stand-in `sudo` first in PATH that logs its arguments: the wrapper
  * runs the program under `sudo -n` with no check before it (no process on the way that works), recognises sudo's own
  * refusal after the fact (exit 3, sudo's message, the user and the NOPASSWD fix), keeps a program's own exit 1, and
  * as root runs the program without sudo. Real sudo on lab hosts: tests/engine/engine.test.ts, tests/safety/procs.test.ts.
@@ -10,7 +10,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { engineCommand, restoreCommand } from "../../provider/host/programs";
-import { SHELLS, SHELL_ARGV } from "../../testkit/shells";
+import { SHELL_ARGV } from "../../testkit/shells";
 
 const URN = "urn:pulumi:prod::web::net-tuning:index:NetTuning$command:remote:CopyToRemote::web-engine";
 let tmp: string;
@@ -36,11 +36,15 @@ function fakeSudo(mode: "refuse" | "fail" | "run"): string {
   return bin;
 }
 
-function run(shell: (typeof SHELLS)[number], cmd: string, mode: "refuse" | "fail" | "run", asRoot = false): { status: number | null; stderr: string; log: string[] } {
+/** The login shells: the POSIX ones the host programs run under, and zsh (a common login shell; it does not split
+ * unquoted parameter expansions). */
+const LOGIN: Record<string, readonly string[]> = { ...SHELL_ARGV, zsh: ["zsh"] };
+
+function run(shell: string, cmd: string, mode: "refuse" | "fail" | "run", asRoot = false): { status: number | null; stderr: string; log: string[] } {
   fs.writeFileSync(path.join(tmp, "log"), "");
   fs.chmodSync(path.join(tmp, "log"), 0o666);
   const who = asRoot ? [] : ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"];
-  const argv = [...who, ...SHELL_ARGV[shell], "-c", cmd];
+  const argv = [...who, ...LOGIN[shell], "-c", cmd];
   const r = spawnSync(argv[0], argv.slice(1), {
     input: "",
     encoding: "utf8",
@@ -55,7 +59,7 @@ const commands = {
   restore: restoreCommand("nic", "sudo"),
 };
 
-describe.each(SHELLS)("the sudo wrapper with %s as the login shell", (shell) => {
+describe.each(Object.keys(LOGIN))("the sudo wrapper with %s as the login shell", (shell) => {
   test.each(Object.keys(commands) as (keyof typeof commands)[])("%s: sudo refuses: exit 3 naming the user, sudo's message and the fix; nothing else ran", (name) => {
     const r = run(shell, commands[name], "refuse");
     expect(r.status).toBe(3);

@@ -63,7 +63,7 @@ describe("NicQueues resource graph", () => {
     const apply = await registered("s-apply");
     const restore = await registered("s-restore");
     expect(apply.inputs.create).toContain(` nic apply-create "$HOME"/.cache/pulumi-net-tuning proj.dev.s-`);
-    expect(apply.inputs.create).toMatch(/^s='exec';\[ -O \/ \]\|\|s='sudo -n';\$s \/bin\/sh -c /);
+    expect(apply.inputs.create).toMatch(/^if \[ -O \/ \];then set -- exec;else set -- sudo -n;fi;"\$@" \/bin\/sh -c /);
     expect(restore.inputs.delete).toBe(restoreCommand("nic", "sudo"));
     expect(readRestoreStdin(restore.inputs.stdin)).toContain("@restore 0\n");
     expect(apply.inputs.stdin).toContain("@rps-only-below-cpus 1\n");
