@@ -184,13 +184,13 @@ export const ENGINE_BOOT =
  * sudo's own, nothing else): "already root" is the builtin test `-O /` (the effective user owns `/`; root then
  * `exec`s the program, as without become), and sudo's failure is recognised after the fact: sudo exits 1 when it
  * refuses, so only an exit 1 asks `sudo -n true` whether sudo itself refused (then exit 3 with sudo's message, the
- * user and the fix) or the program failed (its status is kept). Runs under dash, bash, busybox ash and zsh as the
+ * user and the fix) or the program failed (its status is kept); an exit 127 (no sudo on the host) asks the same. Runs under dash, bash, busybox ash and zsh as the
  * login shell: the prefix is a list of words in "$@" (zsh does not split an unquoted `$s`, so `$s` = "sudo -n" would
  * run a command of that name).
  */
 function withSudo(run: string): string {
   return (
-    `if [ -O / ];then set -- exec;else set -- sudo -n;fi;"$@" ${run}||{ c=$?;[ $c = 1 ]&&! e=$(sudo -n true 2>&1)&&{ ` +
+    `if [ -O / ];then set -- exec;else set -- sudo -n;fi;"$@" ${run}||{ c=$?;case $c in 1|127)! e=$(sudo -n true 2>&1);;*)false;;esac&&{ ` +
     `echo "net-tuning: become \\"sudo\\" failed for user $(id -un): $e. Give this user passwordless sudo (NOPASSWD) or connect as root." >&2;exit 3;};exit $c;}`
   );
 }

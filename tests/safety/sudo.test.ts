@@ -5,7 +5,7 @@
  * refusal after the fact (exit 3, sudo's message, the user and the NOPASSWD fix), keeps a program's own exit 1, and
  * as root runs the program without sudo. Real sudo on lab hosts: tests/engine/engine.test.ts, tests/safety/procs.test.ts.
  */
-import { spawnSync } from "child_process";
+import { execFileSync, spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
@@ -24,14 +24,22 @@ afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
  * A stand-in sudo: logs "sudo ARGS" to $tmp/log, then "refuse" (sudo's message, exit 1, as sudo -n does when it
  * would prompt), "fail" (the program under it exits 1; `sudo -n true` works) or "run" (runs the command as is).
  */
-function fakeSudo(mode: "refuse" | "fail" | "run"): string {
+function fakeSudo(mode: "refuse" | "fail" | "run" | "missing"): string {
   const bin = path.join(tmp, `bin-${mode}`);
   fs.mkdirSync(bin, { recursive: true, mode: 0o755 });
+  if (mode === "missing") {
+    // the whole PATH (below): the tools the wrapper and this test start, and no sudo
+    for (const t of ["setpriv", "dash", "bash", "busybox", "zsh", "id", "sh"]) {
+      const to = path.join(bin, t);
+      if (!fs.existsSync(to)) fs.symlinkSync(execFileSync("sh", ["-c", `command -v ${t}`], { encoding: "utf8" }).trim(), to);
+    }
+    return bin;
+  }
   const body = {
     refuse: `echo "sudo: a password is required" >&2; exit 1`,
     fail: `[ "$*" = "-n true" ] && exit 0; exit 1`,
     run: `shift; exec "$@"`,
-  }[mode];
+  }[mode as "refuse" | "fail" | "run"];
   fs.writeFileSync(path.join(bin, "sudo"), `#!/bin/sh\necho "sudo $*" >> ${tmp}/log\n${body}\n`, { mode: 0o755 });
   return bin;
 }
@@ -40,7 +48,7 @@ function fakeSudo(mode: "refuse" | "fail" | "run"): string {
  * unquoted parameter expansions). */
 const LOGIN: Record<string, readonly string[]> = { ...SHELL_ARGV, zsh: ["zsh"] };
 
-function run(shell: string, cmd: string, mode: "refuse" | "fail" | "run", asRoot = false): { status: number | null; stderr: string; log: string[] } {
+function run(shell: string, cmd: string, mode: "refuse" | "fail" | "run" | "missing", asRoot = false): { status: number | null; stderr: string; log: string[] } {
   fs.writeFileSync(path.join(tmp, "log"), "");
   fs.chmodSync(path.join(tmp, "log"), 0o666);
   const who = asRoot ? [] : ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"];
@@ -48,7 +56,7 @@ function run(shell: string, cmd: string, mode: "refuse" | "fail" | "run", asRoot
   const r = spawnSync(argv[0], argv.slice(1), {
     input: "",
     encoding: "utf8",
-    env: { PATH: `${fakeSudo(mode)}:/usr/sbin:/usr/bin:/sbin:/bin`, HOME: tmp, LC_ALL: "C" },
+    env: { PATH: mode === "missing" ? fakeSudo(mode) : `${fakeSudo(mode)}:/usr/sbin:/usr/bin:/sbin:/bin`, HOME: tmp, LC_ALL: "C" },
   });
   const log = fs.readFileSync(path.join(tmp, "log"), "utf8").split("\n").filter(Boolean);
   return { status: r.status, stderr: r.stderr, log };
@@ -84,6 +92,12 @@ describe.each(Object.keys(LOGIN))("the sudo wrapper with %s as the login shell",
     expect(r.log[0]).toMatch(/^sudo -n \/bin\/sh -c /);
     expect(r.status).toBe(5);
     expect(r.stderr).toBe("net-tuning: stdin lacks the @engine line\n");
+  });
+
+  test("no sudo on the host: exit 3 naming the user and the shell's 'not found', not a bare 127", () => {
+    const r = run(shell, commands.apply, "missing");
+    expect(r.status).toBe(3);
+    expect(r.stderr).toMatch(/net-tuning: become "sudo" failed for user nobody: .*(sudo.*not found|not found: sudo).*\. Give this user passwordless sudo \(NOPASSWD\) or connect as root\.\n/);
   });
 
   test("as root: no sudo at all (the builtin -O / test), the program runs directly", () => {
