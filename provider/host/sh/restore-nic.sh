@@ -20,18 +20,26 @@ k_ok() {
 # M = a CPU mask as compared: lowercase hex without commas and leading zeros
 k_mask() { M=$(echo "$1" | sed 'y/ABCDEF/abcdef/;s/,//g;s/^0*//;s/^$/0/'); }
 # k_eth OPT: g = the setting ${s#*.} in `ethtool OPT` (-g/-l: the current settings; -c: "Adaptive RX: off  TX: off",
-# "rx-frame-low" of some versions; "n/a" = not supported), ethtool 4.8-6.x text output
+# "rx-frame-low" of some versions; "n/a" = not supported), ethtool 4.8-6.x text output; 1 = ethtool missing or failed
+# on an interface that exists (z says which)
 k_eth() {
-  g=$(ethtool "$1" "$N" | awk -v f="${s#*.}" -v o="$1" '
+  ethtool "$1" "$N" > t || {
+    z="ethtool $1 $N failed (exit $?)"
+    case $z in *127?) z="ethtool is not installed" ;; esac
+    [ ! -d /sys/class/net/"$N" ]
+    return
+  }
+  g=$(awk -v f="${s#*.}" -v o="$1" '
     /^Current hardware/ { c = 1 }
     /:/ {
       k = $0; sub(/:.*/, "", k); sub(/^[ \t]+/, "", k); k = tolower(k); gsub(/ /, "-", k); sub(/-frame-/, "-frames-", k)
       if (k == "adaptive-rx" && f == "adaptive-tx") { print $5; exit }
       sub(/^[^:]*:[ \t]*/, "")
       if (k == f && (c || o !~ /[gl]/)) { print $1; exit }
-    }')
+    }' t)
 }
-# a queue that does not exist reads as "-" (channels may have removed it); "-" of a queue that exists means 0
+# a queue that does not exist reads as "-" (channels may have removed it); "-" of a queue that exists means 0;
+# 2 = cannot be read now (k_eth)
 k_get() {
   s=${1#"$N"/}
   q=/sys/class/net/$N/queues/${s#*.}
@@ -39,10 +47,10 @@ k_get() {
   g=
   case $s in
     net.core.*) g=$(cat /proc/sys/net/core/rps_sock_flow_entries) ;;
-    channel.*) k_eth -l ;;
-    ring.*) k_eth -g ;;
-    feature.*) k_eth -k ;;
-    coalesce.*) k_eth -c ;;
+    channel.*) k_eth -l || return 2 ;;
+    ring.*) k_eth -g || return 2 ;;
+    feature.*) k_eth -k || return 2 ;;
+    coalesce.*) k_eth -c || return 2 ;;
     txqueuelen) g=$(cat "/sys/class/net/$N/tx_queue_len") ;;
     rps.*) [ -d "$q" ] && g=$(cat "$q/rps_cpus") && k_mask "$g" && g=$M ;;
     rfs.*) [ -d "$q" ] && g=$(cat "$q/rps_flow_cnt") ;;
