@@ -205,45 +205,45 @@ describe.each<["engine" | "fallback", "missing" | "failing"]>([
     const full = await snapshot(host, { delivery: true });
     const stack = new Stack({ project: "fb", stack: `eth-${tier}-${how}` });
     try {
-    ok(await stack.up(nicProgram(host, "e", { persistence: "rc.local", channels: { rx: 2 }, features: { gro: true } })));
-    if (tier === "fallback") expect((await host.exec("rm -rf /usr/local/lib/pulumi-net-tuning")).code).toBe(0);
-    const tuned = await snapshot(host, { delivery: true });
-    const block = (await host.exec("cat /etc/rc.local")).stdout;
-    expect(block).toContain("# BEGIN pulumi-net-tuning fb/eth-");
-    const J = "/var/lib/pulumi-net-tuning/nic/*.orig";
-    const journal = (await host.exec(`cat ${J}`)).stdout;
-    expect(journal).toContain("eth0/channel.rx\t");
-    // missing: renamed inside the lab host's own root; failing: a stub that exits 1 bound over it (EBUSY-like)
-    const broken = how === "missing" ? "mv /usr/sbin/ethtool /usr/sbin/ethtool.away" : "mount --bind /bin/false /usr/sbin/ethtool";
-    const fixed = how === "missing" ? "mv /usr/sbin/ethtool.away /usr/sbin/ethtool" : "umount /usr/sbin/ethtool";
-    expect((await host.exec(broken)).code).toBe(0);
-    try {
-      expect((await host.exec("command -v ethtool >/dev/null && ethtool -l eth0")).code).not.toBe(0);
-      const d = await stack.destroy();
-      expect(d.ok).toBe(false);
-      const run = d.runs.find((r) => r.name === "e-restore")!;
-      expect(run.exitCode).toBe(1);
-      expect(run.stdout).not.toContain("no longer exists");
-      const why = how === "missing" ? "ethtool is not installed" : "ethtool -[lk] eth0 failed \\(exit 1\\)";
-      if (tier === "engine") {
-        expect(run.stderr).toMatch(new RegExp(`cannot read eth0/channel\\.rx to restore '\\d+': ${why}`));
-        expect(run.stderr).toMatch(new RegExp(`cannot read eth0/feature\\.generic-receive-offload to restore '\\w+': ${why}`));
-        expect(run.stderr).toMatch(/could not restore on \S+: eth0\/channel\.rx eth0\/feature\.generic-receive-offload; nothing was restored yet; the journal and the boot files were kept/);
-      } else {
-        expect(run.stderr).toMatch(new RegExp(`net-tuning: eth0/channel\\.rx = '\\d+' not restored on \\S+: ${why}`));
-        expect(run.stderr).toMatch(/could not restore eth0\/channel\.rx eth0\/feature\.generic-receive-offload; journal and boot files kept: run the delete again on \S+ \(fallback restore\)/);
+      ok(await stack.up(nicProgram(host, "e", { persistence: "rc.local", channels: { rx: 2 }, features: { gro: true } })));
+      if (tier === "fallback") expect((await host.exec("rm -rf /usr/local/lib/pulumi-net-tuning")).code).toBe(0);
+      const tuned = await snapshot(host, { delivery: true });
+      const block = (await host.exec("cat /etc/rc.local")).stdout;
+      expect(block).toContain("# BEGIN pulumi-net-tuning fb/eth-");
+      const J = "/var/lib/pulumi-net-tuning/nic/*.orig";
+      const journal = (await host.exec(`cat ${J}`)).stdout;
+      expect(journal).toContain("eth0/channel.rx\t");
+      // missing: renamed inside the lab host's own root; failing: a stub that exits 1 bound over it (EBUSY-like)
+      const broken = how === "missing" ? "mv /usr/sbin/ethtool /usr/sbin/ethtool.away" : "mount --bind /bin/false /usr/sbin/ethtool";
+      const fixed = how === "missing" ? "mv /usr/sbin/ethtool.away /usr/sbin/ethtool" : "umount /usr/sbin/ethtool";
+      expect((await host.exec(broken)).code).toBe(0);
+      try {
+        expect((await host.exec("command -v ethtool >/dev/null && ethtool -l eth0")).code).not.toBe(0);
+        const d = await stack.destroy();
+        expect(d.ok).toBe(false);
+        const run = d.runs.find((r) => r.name === "e-restore")!;
+        expect(run.exitCode).toBe(1);
+        expect(run.stdout).not.toContain("no longer exists");
+        const why = how === "missing" ? "ethtool is not installed" : "ethtool -[lk] eth0 failed \\(exit 1\\)";
+        if (tier === "engine") {
+          expect(run.stderr).toMatch(new RegExp(`cannot read eth0/channel\\.rx to restore '\\d+': ${why}`));
+          expect(run.stderr).toMatch(new RegExp(`cannot read eth0/feature\\.generic-receive-offload to restore '\\w+': ${why}`));
+          expect(run.stderr).toMatch(/could not restore on \S+: eth0\/channel\.rx eth0\/feature\.generic-receive-offload; nothing was restored yet; the journal and the boot files were kept/);
+        } else {
+          expect(run.stderr).toMatch(new RegExp(`net-tuning: eth0/channel\\.rx = '\\d+' not restored on \\S+: ${why}`));
+          expect(run.stderr).toMatch(/could not restore eth0\/channel\.rx eth0\/feature\.generic-receive-offload; journal and boot files kept: run the delete again on \S+ \(fallback restore\)/);
+        }
+        expect(stack.get("e-restore")).toBeDefined(); // Pulumi keeps the resource
+        expect((await host.exec(`cat ${J}`)).stdout).toBe(journal);
+        expect((await host.exec("cat /etc/rc.local")).stdout).toBe(block);
+      } finally {
+        await host.exec(fixed);
       }
-      expect(stack.get("e-restore")).toBeDefined(); // Pulumi keeps the resource
-      expect((await host.exec(`cat ${J}`)).stdout).toBe(journal);
-      expect((await host.exec("cat /etc/rc.local")).stdout).toBe(block);
-    } finally {
-      await host.exec(fixed);
-    }
-    // values, ethtool state, rc.local block, journal: exactly as tuned (nothing restored, nothing removed)
-    expect(await snapshot(host, { delivery: true })).toBe(tuned);
-    const d = ok(await stack.destroy());
-    expect(restoredBy(d.runs.find((r) => r.name === "e-restore")!.stdout)).toBe(tier === "engine" ? `engine ${E.fileName}` : "fallback");
-    expect(await snapshot(host, { delivery: true })).toBe(full);
+      // values, ethtool state, rc.local block, journal: exactly as tuned (nothing restored, nothing removed)
+      expect(await snapshot(host, { delivery: true })).toBe(tuned);
+      const d = ok(await stack.destroy());
+      expect(restoredBy(d.runs.find((r) => r.name === "e-restore")!.stdout)).toBe(tier === "engine" ? `engine ${E.fileName}` : "fallback");
+      expect(await snapshot(host, { delivery: true })).toBe(full);
     } finally {
       if (stack.get("e-restore")) await stack.destroy(); // a failed assertion leaves the next case a clean host
     }
