@@ -84,22 +84,45 @@ describe.each<[Who, "rc.local" | "systemd"]>([
   });
 });
 
-test("an rc.local that existed before, journal and engine gone: the fallback gives back its content, mode and time", async () => {
-  const host = lab.hosts[2];
-  expect((await host.exec("printf '#!/bin/sh -e\\necho hello\\nexit 0\\n' > /etc/rc.local && chmod 700 /etc/rc.local && touch -d '2021-03-04 05:06:07' /etc/rc.local")).code).toBe(0);
-  try {
-    const full = await snapshot(host, { delivery: true });
-    const stack = new Stack({ project: "fb", stack: "rclocal" });
-    ok(await stack.up(nicProgram(host, "q", { persistence: "rc.local", txQueueLength: 2346, features: { gro: true } })));
-    expect((await host.exec("grep -c '^# BEGIN pulumi-net-tuning' /etc/rc.local")).stdout.trim()).toBe("1");
-    expect((await host.exec(GONE)).code).toBe(0);
-    const d = ok(await stack.destroy());
-    expect(restoredBy(d.runs[0].stdout)).toBe("fallback");
-    expect((await host.exec("stat -c %a /etc/rc.local && cat /etc/rc.local")).stdout).toBe("700\n#!/bin/sh -e\necho hello\nexit 0\n");
-    expect(await snapshot(host, { delivery: true })).toBe(full); // the modification time too (the snapshot lists it)
-  } finally {
-    await host.exec("rm -f /etc/rc.local");
-  }
+describe.each<[string, string]>([
+  ["with a final newline", "#!/bin/sh -e\\necho hello\\nexit 0\\n"],
+  ["without a final newline", "#!/bin/sh -e\\necho hi\\nexit 0"],
+])("an rc.local that existed before (%s), journal and engine gone", (_t, content) => {
+  const text = content.replace(/\\n/g, "\n");
+  test("the fallback gives back its bytes, mode and time", async () => {
+    const host = lab.hosts[2];
+    expect((await host.exec(`printf '${content}' > /etc/rc.local && chmod 700 /etc/rc.local && touch -d '2021-03-04 05:06:07' /etc/rc.local`)).code).toBe(0);
+    try {
+      const full = await snapshot(host, { delivery: true });
+      const stack = new Stack({ project: "fb", stack: "rclocal" });
+      ok(await stack.up(nicProgram(host, "q", { persistence: "rc.local", txQueueLength: 2346, features: { gro: true } })));
+      expect((await host.exec("grep -c '^# BEGIN pulumi-net-tuning' /etc/rc.local")).stdout.trim()).toBe("1");
+      expect((await host.exec(GONE)).code).toBe(0);
+      const d = ok(await stack.destroy());
+      expect(restoredBy(d.runs[0].stdout)).toBe("fallback");
+      expect((await host.exec("stat -c %a /etc/rc.local && cat /etc/rc.local")).stdout).toBe(`700\n${text}`);
+      expect(await snapshot(host, { delivery: true })).toBe(full); // the modification time too (the snapshot lists it)
+    } finally {
+      await host.exec("rm -f /etc/rc.local");
+    }
+  });
+
+  test("its recorded prior state unparsable: the fallback keeps the current mode (as the engine does)", async () => {
+    const host = lab.hosts[2];
+    expect((await host.exec(`printf '${content}' > /etc/rc.local && chmod 700 /etc/rc.local`)).code).toBe(0);
+    try {
+      const stack = new Stack({ project: "fb", stack: "rcprior" });
+      ok(await stack.up(nicProgram(host, "q", { persistence: "rc.local", txQueueLength: 2346 })));
+      const edit = "sed -i 's/^# rc.local before this block: .*/# rc.local before this block: ?/' /etc/rc.local && chmod 750 /etc/rc.local && grep -c '^# rc.local before this block: ?$' /etc/rc.local";
+      expect((await host.exec(edit)).stdout.trim()).toBe("1");
+      expect((await host.exec(GONE)).code).toBe(0);
+      const d = ok(await stack.destroy());
+      expect(restoredBy(d.runs[0].stdout)).toBe("fallback");
+      expect((await host.exec("stat -c %a /etc/rc.local && cat /etc/rc.local")).stdout).toBe(`750\n${text}`);
+    } finally {
+      await host.exec("rm -f /etc/rc.local");
+    }
+  });
 });
 
 test("engine removed, journal of a newer generation (the resource moved to another address of this machine): nothing restored", async () => {

@@ -92,7 +92,7 @@ describe("host programs", () => {
     // bounds that catch a regression (the ~1.4 KB target per kind is not reached: see ARCHITECTURE.md)
     const gz = (k: HostKind) => gzipSync(Buffer.from(fallbackProgram(k)), { level: 9 }).length;
     expect(gz("sysctl")).toBeLessThan(2150); // measured 2,085
-    expect(gz("nic")).toBeLessThan(3650); // measured 3,575 (+76: ethtool missing or failing is a failure of the key)
+    expect(gz("nic")).toBeLessThan(3700); // measured 3,647 (+76: ethtool missing or failing is a failure of the key; +72: rc.local bytes and mode kept as the engine does)
     expect(gz("sysctl")).toBeLessThan(gzipSync(Buffer.from(hostProgram("sysctl", "restore")), { level: 9 }).length * 0.4);
   });
 

@@ -99,22 +99,25 @@ k_unit() {
   rmf "$1"
   u=1
 }
-# k_rc RC.LOCAL: our block goes; rc.local as before it: gone if we created it, else its mode (and time when unchanged)
+# k_rc RC.LOCAL: our block goes; rc.local as before it: gone if we created it, else its mode (the current one when
+# not recorded) and time when unchanged; every byte outside the block kept, a missing final newline too (l: the last
+# byte when not a newline)
 k_rc() {
   : > r
   [ -f "$1" ] && grep -qxF "$b" "$1" || return 0
-  p=$(awk -v b="$b" -v e="# END pulumi-net-tuning $O $N" '
+  l=$(tail -c 1 "$1")
+  p=$(awk -v b="$b" -v e="# END pulumi-net-tuning $O $N" -v l="${l:+1}" '
     $0 == b { s = 1 }
-    !s { print > "r" }
+    !s { if (q) print "" > "r"; printf "%s", $0 > "r"; q = NR }
     s && sub(/^# rc.local before this block: /, "") { print }
     $0 == e { s = 0; n = 1 }
-    END { exit !n }' "$1") || x 1 "no END line of '$b' in $1: fix it by hand, then run the delete again"
+    END { if (q && (!l || q < NR)) print "" > "r"; exit !n }' "$1") || x 1 "no END line of '$b' in $1: fix it by hand, then run the delete again"
   if [ "$p" = absent ] && printf '#!/bin/sh -e\nexit 0\n' | cmp -s - r; then rmf "$1"; else
     f=${p#mode }
     f=${f%%,*}
-    case $f in [0-7][0-7][0-7] | [0-7][0-7][0-7][0-7]) ;; *) f=755 ;; esac
+    case $f in [0-7][0-7][0-7] | [0-7][0-7][0-7][0-7]) ;; *) f= ;; esac
     a=${1%/*}/.rc.local.net-tuning-new
-    { cat r > "$a" && chmod "$f" "$a" && mv -f "$a" "$1" && ! grep -qxF "$b" "$1"; } || { rm -f "$a"; x 1 "values restored, but cannot write $1"; }
+    { cp -p "$1" "$a" && cat r > "$a" && { [ -z "$f" ] || chmod "$f" "$a"; } && mv -f "$a" "$1" && ! grep -qxF "$b" "$1"; } || { rm -f "$a"; x 1 "values restored, but cannot write $1"; }
     case $p in *", cksum "*", modified "*)
       f=${p#*, cksum }
       [ "$(cksum < "$1")" != "${f%%, modified *}" ] || touch -d "${p#*, modified }" "$1" ;;
