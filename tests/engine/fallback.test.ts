@@ -84,22 +84,45 @@ describe.each<[Who, "rc.local" | "systemd"]>([
   });
 });
 
-test("an rc.local that existed before, journal and engine gone: the fallback gives back its content, mode and time", async () => {
-  const host = lab.hosts[2];
-  expect((await host.exec("printf '#!/bin/sh -e\\necho hello\\nexit 0\\n' > /etc/rc.local && chmod 700 /etc/rc.local && touch -d '2021-03-04 05:06:07' /etc/rc.local")).code).toBe(0);
-  try {
-    const full = await snapshot(host, { delivery: true });
-    const stack = new Stack({ project: "fb", stack: "rclocal" });
-    ok(await stack.up(nicProgram(host, "q", { persistence: "rc.local", txQueueLength: 2346, features: { gro: true } })));
-    expect((await host.exec("grep -c '^# BEGIN pulumi-net-tuning' /etc/rc.local")).stdout.trim()).toBe("1");
-    expect((await host.exec(GONE)).code).toBe(0);
-    const d = ok(await stack.destroy());
-    expect(restoredBy(d.runs[0].stdout)).toBe("fallback");
-    expect((await host.exec("stat -c %a /etc/rc.local && cat /etc/rc.local")).stdout).toBe("700\n#!/bin/sh -e\necho hello\nexit 0\n");
-    expect(await snapshot(host, { delivery: true })).toBe(full); // the modification time too (the snapshot lists it)
-  } finally {
-    await host.exec("rm -f /etc/rc.local");
-  }
+describe.each<[string, string]>([
+  ["with a final newline", "#!/bin/sh -e\\necho hello\\nexit 0\\n"],
+  ["without a final newline", "#!/bin/sh -e\\necho hi\\nexit 0"],
+])("an rc.local that existed before (%s), journal and engine gone", (_t, content) => {
+  const text = content.replace(/\\n/g, "\n");
+  test("the fallback gives back its bytes, mode and time", async () => {
+    const host = lab.hosts[2];
+    expect((await host.exec(`printf '${content}' > /etc/rc.local && chmod 700 /etc/rc.local && touch -d '2021-03-04 05:06:07' /etc/rc.local`)).code).toBe(0);
+    try {
+      const full = await snapshot(host, { delivery: true });
+      const stack = new Stack({ project: "fb", stack: "rclocal" });
+      ok(await stack.up(nicProgram(host, "q", { persistence: "rc.local", txQueueLength: 2346, features: { gro: true } })));
+      expect((await host.exec("grep -c '^# BEGIN pulumi-net-tuning' /etc/rc.local")).stdout.trim()).toBe("1");
+      expect((await host.exec(GONE)).code).toBe(0);
+      const d = ok(await stack.destroy());
+      expect(restoredBy(d.runs[0].stdout)).toBe("fallback");
+      expect((await host.exec("stat -c %a /etc/rc.local && cat /etc/rc.local")).stdout).toBe(`700\n${text}`);
+      expect(await snapshot(host, { delivery: true })).toBe(full); // the modification time too (the snapshot lists it)
+    } finally {
+      await host.exec("rm -f /etc/rc.local");
+    }
+  });
+
+  test("its recorded prior state unparsable: the fallback keeps the current mode (as the engine does)", async () => {
+    const host = lab.hosts[2];
+    expect((await host.exec(`printf '${content}' > /etc/rc.local && chmod 700 /etc/rc.local`)).code).toBe(0);
+    try {
+      const stack = new Stack({ project: "fb", stack: "rcprior" });
+      ok(await stack.up(nicProgram(host, "q", { persistence: "rc.local", txQueueLength: 2346 })));
+      const edit = "sed -i 's/^# rc.local before this block: .*/# rc.local before this block: ?/' /etc/rc.local && chmod 750 /etc/rc.local && grep -c '^# rc.local before this block: ?$' /etc/rc.local";
+      expect((await host.exec(edit)).stdout.trim()).toBe("1");
+      expect((await host.exec(GONE)).code).toBe(0);
+      const d = ok(await stack.destroy());
+      expect(restoredBy(d.runs[0].stdout)).toBe("fallback");
+      expect((await host.exec("stat -c %a /etc/rc.local && cat /etc/rc.local")).stdout).toBe(`750\n${text}`);
+    } finally {
+      await host.exec("rm -f /etc/rc.local");
+    }
+  });
 });
 
 test("engine removed, journal of a newer generation (the resource moved to another address of this machine): nothing restored", async () => {
@@ -189,6 +212,64 @@ describe("a value that cannot be written back: non-zero exit naming the key, jou
     expect(dmg.stderr).toContain("net-tuning: cannot unpack the restore stdin (gzip, base64?)");
     expect((await host.exec("ls -d /tmp/net-tuning-in.* 2>/dev/null | wc -l")).stdout.trim()).toBe("0");
     expect(await snapshot(host)).toBe(before);
+  });
+});
+
+// A failed ethtool read is a failure of the key, never "no longer exists": exit non-zero naming the key, journal and
+// rc.local block kept, the host still tuned (Pulumi keeps the resource); with ethtool back the destroy finishes the job.
+describe.each<["engine" | "fallback", "missing" | "failing"]>([
+  ["engine", "missing"],
+  ["engine", "failing"],
+  ["fallback", "missing"],
+  ["fallback", "failing"],
+])("NicQueues destroy by the %s with ethtool %s", (tier, how) => {
+  test("fails naming the key, keeps journal and boot files; after ethtool is back it restores every original", async () => {
+    const host = lab.hosts[2];
+    const full = await snapshot(host, { delivery: true });
+    const stack = new Stack({ project: "fb", stack: `eth-${tier}-${how}` });
+    try {
+      ok(await stack.up(nicProgram(host, "e", { persistence: "rc.local", channels: { rx: 2 }, features: { gro: true } })));
+      if (tier === "fallback") expect((await host.exec("rm -rf /usr/local/lib/pulumi-net-tuning")).code).toBe(0);
+      const tuned = await snapshot(host, { delivery: true });
+      const block = (await host.exec("cat /etc/rc.local")).stdout;
+      expect(block).toContain("# BEGIN pulumi-net-tuning fb/eth-");
+      const J = "/var/lib/pulumi-net-tuning/nic/*.orig";
+      const journal = (await host.exec(`cat ${J}`)).stdout;
+      expect(journal).toContain("eth0/channel.rx\t");
+      // missing: renamed inside the lab host's own root; failing: a stub that exits 1 bound over it (EBUSY-like)
+      const broken = how === "missing" ? "mv /usr/sbin/ethtool /usr/sbin/ethtool.away" : "mount --bind /bin/false /usr/sbin/ethtool";
+      const fixed = how === "missing" ? "mv /usr/sbin/ethtool.away /usr/sbin/ethtool" : "umount /usr/sbin/ethtool";
+      expect((await host.exec(broken)).code).toBe(0);
+      try {
+        expect((await host.exec("command -v ethtool >/dev/null && ethtool -l eth0")).code).not.toBe(0);
+        const d = await stack.destroy();
+        expect(d.ok).toBe(false);
+        const run = d.runs.find((r) => r.name === "e-restore")!;
+        expect(run.exitCode).toBe(1);
+        expect(run.stdout).not.toContain("no longer exists");
+        const why = how === "missing" ? "ethtool is not installed" : "ethtool -[lk] eth0 failed \\(exit 1\\)";
+        if (tier === "engine") {
+          expect(run.stderr).toMatch(new RegExp(`cannot read eth0/channel\\.rx to restore '\\d+': ${why}`));
+          expect(run.stderr).toMatch(new RegExp(`cannot read eth0/feature\\.generic-receive-offload to restore '\\w+': ${why}`));
+          expect(run.stderr).toMatch(/could not restore on \S+: eth0\/channel\.rx eth0\/feature\.generic-receive-offload; nothing was restored yet; the journal and the boot files were kept/);
+        } else {
+          expect(run.stderr).toMatch(new RegExp(`net-tuning: eth0/channel\\.rx = '\\d+' not restored on \\S+: ${why}`));
+          expect(run.stderr).toMatch(/could not restore eth0\/channel\.rx eth0\/feature\.generic-receive-offload; journal and boot files kept: run the delete again on \S+ \(fallback restore\)/);
+        }
+        expect(stack.get("e-restore")).toBeDefined(); // Pulumi keeps the resource
+        expect((await host.exec(`cat ${J}`)).stdout).toBe(journal);
+        expect((await host.exec("cat /etc/rc.local")).stdout).toBe(block);
+      } finally {
+        await host.exec(fixed);
+      }
+      // values, ethtool state, rc.local block, journal: exactly as tuned (nothing restored, nothing removed)
+      expect(await snapshot(host, { delivery: true })).toBe(tuned);
+      const d = ok(await stack.destroy());
+      expect(restoredBy(d.runs.find((r) => r.name === "e-restore")!.stdout)).toBe(tier === "engine" ? `engine ${E.fileName}` : "fallback");
+      expect(await snapshot(host, { delivery: true })).toBe(full);
+    } finally {
+      if (stack.get("e-restore")) await stack.destroy(); // a failed assertion leaves the next case a clean host
+    }
   });
 });
 

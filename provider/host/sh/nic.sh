@@ -177,9 +177,16 @@ nn_split_key() { # KEY -> NN_KIF (interface or ''), NN_SUB
   esac
 }
 
-# nn_ethtool_value OPT PARSER IF FIELD: sets NT_GOT to FIELD of `ethtool OPT IF`
+# nn_ethtool_value OPT PARSER IF FIELD: sets NT_GOT to FIELD of `ethtool OPT IF`; 1 = absent (no such interface, or
+# ethtool shows no such field or "n/a"), 2 = ethtool missing or failed on an existing interface (NT_ERR says which)
 nn_ethtool_value() {
-  nn_out=$(ethtool "$1" "$3" 2>/dev/null) || return 1
+  nn_out=$(ethtool "$1" "$3" 2>/dev/null) || {
+    nn_c=$?
+    [ -d "$NN_SYS/$3" ] || return 1
+    NT_ERR="ethtool $1 $3 failed (exit $nn_c)"
+    [ "$nn_c" != 127 ] || NT_ERR="ethtool is not installed (install the ethtool package)"
+    return 2
+  }
   NT_GOT=$(printf '%s\n' "$nn_out" | "$2" | awk -F "$NT_TAB" -v k="$4" '$1 == k { print $2; exit }')
   [ -n "$NT_GOT" ] && [ "$NT_GOT" != n/a ]
 }
@@ -191,10 +198,10 @@ kind_get() {
     net.core.rps_sock_flow_entries)
       [ -r /proc/sys/net/core/rps_sock_flow_entries ] || return 1
       NT_GOT=$(cat /proc/sys/net/core/rps_sock_flow_entries 2>/dev/null) ;;
-    channel.*) nn_ethtool_value -l nn_parse_sections "$NN_KIF" "cur.${NN_SUB#channel.}" ;;
-    ring.*) nn_ethtool_value -g nn_parse_sections "$NN_KIF" "cur.${NN_SUB#ring.}" ;;
-    feature.*) nn_ethtool_value -k nn_parse_features "$NN_KIF" "${NN_SUB#feature.}" ;;
-    coalesce.*) nn_ethtool_value -c nn_parse_coalesce "$NN_KIF" "${NN_SUB#coalesce.}" ;;
+    channel.*) nn_ethtool_value -l nn_parse_sections "$NN_KIF" "cur.${NN_SUB#channel.}"; return ;;
+    ring.*) nn_ethtool_value -g nn_parse_sections "$NN_KIF" "cur.${NN_SUB#ring.}"; return ;;
+    feature.*) nn_ethtool_value -k nn_parse_features "$NN_KIF" "${NN_SUB#feature.}"; return ;;
+    coalesce.*) nn_ethtool_value -c nn_parse_coalesce "$NN_KIF" "${NN_SUB#coalesce.}"; return ;;
     txqueuelen) NT_GOT=$(cat "$NN_SYS/$NN_KIF/tx_queue_len" 2>/dev/null) ;;
     rps.rx-*|rfs.rx-*)
       nn_q=$NN_SYS/$NN_KIF/queues/${NN_SUB#r?s.}

@@ -20,18 +20,26 @@ k_ok() {
 # M = a CPU mask as compared: lowercase hex without commas and leading zeros
 k_mask() { M=$(echo "$1" | sed 'y/ABCDEF/abcdef/;s/,//g;s/^0*//;s/^$/0/'); }
 # k_eth OPT: g = the setting ${s#*.} in `ethtool OPT` (-g/-l: the current settings; -c: "Adaptive RX: off  TX: off",
-# "rx-frame-low" of some versions; "n/a" = not supported), ethtool 4.8-6.x text output
+# "rx-frame-low" of some versions; "n/a" = not supported), ethtool 4.8-6.x text output; 1 = ethtool missing or failed
+# on an interface that exists (z says which)
 k_eth() {
-  g=$(ethtool "$1" "$N" | awk -v f="${s#*.}" -v o="$1" '
+  ethtool "$1" "$N" > t || {
+    z="ethtool $1 $N failed (exit $?)"
+    case $z in *127?) z="ethtool is not installed" ;; esac
+    [ ! -d /sys/class/net/"$N" ]
+    return
+  }
+  g=$(awk -v f="${s#*.}" -v o="$1" '
     /^Current hardware/ { c = 1 }
     /:/ {
       k = $0; sub(/:.*/, "", k); sub(/^[ \t]+/, "", k); k = tolower(k); gsub(/ /, "-", k); sub(/-frame-/, "-frames-", k)
       if (k == "adaptive-rx" && f == "adaptive-tx") { print $5; exit }
       sub(/^[^:]*:[ \t]*/, "")
       if (k == f && (c || o !~ /[gl]/)) { print $1; exit }
-    }')
+    }' t)
 }
-# a queue that does not exist reads as "-" (channels may have removed it); "-" of a queue that exists means 0
+# a queue that does not exist reads as "-" (channels may have removed it); "-" of a queue that exists means 0;
+# 2 = cannot be read now (k_eth)
 k_get() {
   s=${1#"$N"/}
   q=/sys/class/net/$N/queues/${s#*.}
@@ -39,10 +47,10 @@ k_get() {
   g=
   case $s in
     net.core.*) g=$(cat /proc/sys/net/core/rps_sock_flow_entries) ;;
-    channel.*) k_eth -l ;;
-    ring.*) k_eth -g ;;
-    feature.*) k_eth -k ;;
-    coalesce.*) k_eth -c ;;
+    channel.*) k_eth -l || return 2 ;;
+    ring.*) k_eth -g || return 2 ;;
+    feature.*) k_eth -k || return 2 ;;
+    coalesce.*) k_eth -c || return 2 ;;
     txqueuelen) g=$(cat "/sys/class/net/$N/tx_queue_len") ;;
     rps.*) [ -d "$q" ] && g=$(cat "$q/rps_cpus") && k_mask "$g" && g=$M ;;
     rfs.*) [ -d "$q" ] && g=$(cat "$q/rps_flow_cnt") ;;
@@ -91,22 +99,25 @@ k_unit() {
   rmf "$1"
   u=1
 }
-# k_rc RC.LOCAL: our block goes; rc.local as before it: gone if we created it, else its mode (and time when unchanged)
+# k_rc RC.LOCAL: our block goes; rc.local as before it: gone if we created it, else its mode (the current one when
+# not recorded) and time when unchanged; every byte outside the block kept, a missing final newline too (l: the last
+# byte when not a newline)
 k_rc() {
   : > r
   [ -f "$1" ] && grep -qxF "$b" "$1" || return 0
-  p=$(awk -v b="$b" -v e="# END pulumi-net-tuning $O $N" '
+  l=$(tail -c 1 "$1")
+  p=$(awk -v b="$b" -v e="# END pulumi-net-tuning $O $N" -v l="${l:+1}" '
     $0 == b { s = 1 }
-    !s { print > "r" }
+    !s { if (q) print "" > "r"; printf "%s", $0 > "r"; q = NR }
     s && sub(/^# rc.local before this block: /, "") { print }
     $0 == e { s = 0; n = 1 }
-    END { exit !n }' "$1") || x 1 "no END line of '$b' in $1: fix it by hand, then run the delete again"
+    END { if (q && (!l || q < NR)) print "" > "r"; exit !n }' "$1") || x 1 "no END line of '$b' in $1: fix it by hand, then run the delete again"
   if [ "$p" = absent ] && printf '#!/bin/sh -e\nexit 0\n' | cmp -s - r; then rmf "$1"; else
     f=${p#mode }
     f=${f%%,*}
-    case $f in [0-7][0-7][0-7] | [0-7][0-7][0-7][0-7]) ;; *) f=755 ;; esac
+    case $f in [0-7][0-7][0-7] | [0-7][0-7][0-7][0-7]) ;; *) f= ;; esac
     a=${1%/*}/.rc.local.net-tuning-new
-    { cat r > "$a" && chmod "$f" "$a" && mv -f "$a" "$1" && ! grep -qxF "$b" "$1"; } || { rm -f "$a"; x 1 "values restored, but cannot write $1"; }
+    { cp -p "$1" "$a" && cat r > "$a" && { [ -z "$f" ] || chmod "$f" "$a"; } && mv -f "$a" "$1" && ! grep -qxF "$b" "$1"; } || { rm -f "$a"; x 1 "values restored, but cannot write $1"; }
     case $p in *", cksum "*", modified "*)
       f=${p#*, cksum }
       [ "$(cksum < "$1")" != "${f%%, modified *}" ] || touch -d "${p#*, modified }" "$1" ;;

@@ -5,7 +5,8 @@
 # restore-<kind>.sh with comments and indentation stripped. Same host lock, exit codes (1 failed, 2 flock missing,
 # 3 not root, 4 lock busy, 5 bad plan) and generation check as the engine; every value is read back.
 # The kind part defines: RK (its kind), k_dir LINE (a kind directive; 1 = unknown), k_ok KEY VALUE (valid?),
-# k_get KEY ORIGINAL (g = the live value, e = the original as it reads back; 1 = the key is absent), k_set KEY
+# k_get KEY ORIGINAL (g = the live value, e = the original as it reads back; 1 = the key is absent, 2 = it cannot be
+# read now: z says why), k_set KEY
 # ORIGINAL (called after k_get of the same key; z = the tool's answer on failure), k_files (removes the files this owner wrote, with ours/rmf;
 # the journal's artefacts are in $D/a).
 # $1: the bootstrap's private directory (this program, its stdin); $2: the SSH user's staging directory (sudo).
@@ -123,14 +124,17 @@ r_main() {
   while IFS=$T read -r k v; do k_ok "$k" "$v" || x 5 "bad original $k = '$v'; nothing restored"; done < kv
   f=
   while [ "$R" = 1 ] && IFS=$T read -r k v; do
-    if ! k_get "$k" "$v"; then
-      w "$k no longer exists on $H: its original '$v' was not restored"
-    elif ! c; then
-      z=
-      k_set "$k" "$v" < /dev/null || z="refused: $z"
-      k_get "$k" "$v"
-      c || { f="$f $k"; echo "net-tuning: $k = '$v' not restored on $H: reads '$g' $z" >&3; }
-    fi
+    k_get "$k" "$v"
+    case $? in
+      1) w "$k no longer exists on $H: its original '$v' was not restored" ;;
+      0) c || {
+        z=
+        k_set "$k" "$v" < /dev/null || z="refused: $z"
+        k_get "$k" "$v"
+        c || { f="$f $k"; echo "net-tuning: $k = '$v' not restored on $H: reads '$g' $z" >&3; }
+      } ;;
+      *) f="$f $k"; echo "net-tuning: $k = '$v' not restored on $H: $z" >&3 ;;
+    esac
   done < kv
   [ -z "$f" ] || x 1 "could not restore$f; journal and boot files kept: run the delete again"
   k_files

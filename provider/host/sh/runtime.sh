@@ -822,8 +822,14 @@ nt_restore_main() {
   : > "$NT_TMP/verify"
   if [ "${NT_RESTORE:-1}" = 1 ]; then
     while IFS="$NT_TAB" read -r nt_k nt_v; do
-      if [ "$NT_BATCH" = 1 ]; then nt_lookup "$NT_TMP/live" "$nt_k" && NT_GOT=$NT_FOUND; else kind_get "$nt_k"; fi ||
-        { nt_warn "$nt_k no longer exists on $NT_HOSTNAME; its original '$nt_v' was not restored"; continue; }
+      # kind_get: 1 = the key no longer exists (a warning), 2 = it cannot be read now (NT_ERR: a tool missing or
+      # failing): a failure of that key, so journal and boot files stay for a retry
+      if [ "$NT_BATCH" = 1 ]; then nt_lookup "$NT_TMP/live" "$nt_k" && NT_GOT=$NT_FOUND; else kind_get "$nt_k"; fi
+      case $? in
+        0) ;;
+        1) nt_warn "$nt_k no longer exists on $NT_HOSTNAME; its original '$nt_v' was not restored"; continue ;;
+        *) nt_failed="$nt_failed $nt_k"; nt_msg "cannot read $nt_k to restore '$nt_v': $NT_ERR"; continue ;;
+      esac
       kind_expect "$nt_k" "$nt_v"
       nt_same "$NT_EXPECT" "$NT_GOT" "$nt_k" && continue
       if ! kind_set "$nt_k" "$nt_v"; then nt_failed="$nt_failed $nt_k"; nt_msg "could not restore $nt_k = '$nt_v': $NT_ERR"; continue; fi
