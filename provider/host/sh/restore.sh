@@ -80,7 +80,7 @@ r_main() {
       '@owner-id '*) I=$v ;;
       '@generation '*) G=$v ;;
       '@restore '*) R=$v ;;
-      '@orig '*) echo "$v" >> o ;;
+      '@orig '*) printf '%s\n' "$v" >> o ;;
       *) k_dir "$l" || x 5 "bad plan line '$l'" ;;
     esac
   done
@@ -91,7 +91,7 @@ r_main() {
   # the engine's host lock (runtime.sh nt_lock)
   command -v flock > /dev/null || x 2 "flock missing: install util-linux"
   L=/run/pulumi-net-tuning.lock
-  [ -d /run ] || { L=$B/.flock; mkdir -p $B; }
+  [ -d /run ] || { L=$B/.flock; [ -d $B ] || mkdir -m 700 $B; }
   # (a failing redirection of exec would end the shell without a word: try it on a regular builtin first)
   true >> $L || x 1 "cannot open $L"
   exec 9>> $L
@@ -105,7 +105,7 @@ r_main() {
   j=/dev/null
   if [ -e "$J" ]; then
     j=$J
-    read -r l < "$J"
+    IFS= read -r l < "$J"
     case $l in
       "net-tuning-journal v2$T$I$T"*)
         l=${l##*"$T"}
