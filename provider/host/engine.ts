@@ -30,6 +30,14 @@ export interface Engine {
 /** The sh files of each kind, in order: the nic kind starts with its generated name lists (nicspec.sh, from provider/nic/spec.ts). */
 export const KIND_FILES = { sysctl: ["sysctl.sh"], nic: ["nicspec.sh", "nic.sh"] } as const;
 
+/**
+ * A kind's text wrapped in its loader function (`nt_kind_<kind>`; main.sh and the live read call the one named by
+ * KIND): both kinds define the same hook names. `text` ends with a newline.
+ */
+export function kindLoader(kind: "sysctl" | "nic", text: string): string {
+  return `nt_kind_${kind}() {\n${text}:\n}\n`;
+}
+
 function read(name: string, dir: string): string {
   const t = fs.readFileSync(path.join(dir, name), "utf8");
   return t.endsWith("\n") ? t : `${t}\n`;
@@ -47,7 +55,7 @@ export function assembleEngine(dir: string = SH_DIR, version: string = PACKAGE_V
     // only a restore takes arguments 3 and 4 on (the bootstrap's private directory, the SSH user's staging directory);
     // the apply bootstrap passes its staging directory and owner id too, which the runtime must not take for its own
     `if [ $# -ge 2 ] && [ "$2" = restore ]; then shift 2; else set --; fi\n`;
-  const kinds = (["sysctl", "nic"] as const).map((k) => `nt_kind_${k}() {\n${KIND_FILES[k].map((f) => read(f, dir)).join("")}:\n}\n`).join("");
+  const kinds = (["sysctl", "nic"] as const).map((k) => kindLoader(k, KIND_FILES[k].map((f) => read(f, dir)).join(""))).join("");
   const text = `${prelude}${read("runtime.sh", dir)}${kinds}${read("main.sh", dir)}`;
   const sha256 = createHash("sha256").update(text).digest("hex");
   return { version, sha256, text, fileName: `engine-${sha256}.sh` };

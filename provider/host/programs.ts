@@ -2,7 +2,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { gunzipSync, gzipSync } from "zlib";
 import { shQuote } from "../shell";
-import { Engine, engine, engineLine, ENGINE_INSTALL_DIR, ENGINE_STAGE_HOME, ENGINE_STAGE_ROOT, KIND_FILES } from "./engine";
+import { Engine, engine, engineLine, ENGINE_INSTALL_DIR, ENGINE_STAGE_HOME, ENGINE_STAGE_ROOT, KIND_FILES, kindLoader } from "./engine";
 
 /**
  * The host programs: POSIX sh text assembled from the files in `sh/` (readable, shellchecked), never from user values.
@@ -10,13 +10,17 @@ import { Engine, engine, engineLine, ENGINE_INSTALL_DIR, ENGINE_STAGE_HOME, ENGI
  */
 const SH_DIR = path.join(__dirname, "sh");
 const cache = new Map<string, string>();
-function sh(name: string): string {
-  let text = cache.get(name);
+/** The text under `key`, built once per process (a 1,000-host program needs each program 2,000 times). */
+function once(key: string, build: () => string): string {
+  let text = cache.get(key);
   if (text === undefined) {
-    text = fs.readFileSync(path.join(SH_DIR, name), "utf8");
-    cache.set(name, text);
+    text = build();
+    cache.set(key, text);
   }
   return text;
+}
+function sh(name: string): string {
+  return once(`sh:${name}`, () => fs.readFileSync(path.join(SH_DIR, name), "utf8"));
 }
 
 export type HostKind = "sysctl" | "nic";
@@ -28,16 +32,12 @@ export type HostOp = "apply" | "restore";
  * ({@link compactProgram}); it shares every setter with the apply engine and needs nothing installed on the host.
  */
 export function hostProgram(kind: HostKind, op: HostOp, adopted = false): string {
-  const key = `program:${kind}:${op}:${adopted}`;
-  let text = cache.get(key);
-  if (text === undefined) {
+  return once(`program:${kind}:${op}:${adopted}`, () => {
     const kindText = KIND_FILES[kind].map(sh).join("\n");
-    text = op === "restore"
+    return op === "restore"
       ? compactProgram(`${sh("runtime.sh")}\n${kindText}\n`, "nt_restore_main", adopted ? RESTORE_NEVER : [...RESTORE_NEVER, ...ADOPT_ONLY])
       : `${sh("runtime.sh")}\n${kindText}\nnt_apply_main\n`;
-    cache.set(key, text); // assembled once per process: a 1,000-host program needs it 2,000 times
-  }
-  return text;
+  });
 }
 
 /**
@@ -300,16 +300,12 @@ const FALLBACK_FILES: Record<HostKind, string[]> = { sysctl: ["restore.sh", "res
  */
 export function fallbackProgram(kind: HostKind, adopted = false): string {
   if (adopted) return hostProgram(kind, "restore", true);
-  const key = `fallback:${kind}`;
-  let text = cache.get(key);
-  if (text === undefined) {
+  return once(`fallback:${kind}`, () => {
     // of nicspec.sh only its NN_FEATURE_ARGS line (the ethtool -K names), the rest is the apply's
     const src = FALLBACK_FILES[kind].map((f) => (f === "nicspec.sh" ? /^NN_FEATURE_ARGS=.*$/m.exec(sh(f))![0] : sh(f))).join("\n");
     // compactProgram's "tree-shaken" directive is covered by restore.sh's own
-    text = compactProgram(src, "r_main").replace(/^# shellcheck disable=SC2034 # tree-shaken.*\n/m, "");
-    cache.set(key, text);
-  }
-  return text;
+    return compactProgram(src, "r_main").replace(/^# shellcheck disable=SC2034 # tree-shaken.*\n/m, "");
+  });
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -332,9 +328,7 @@ export const LIVE_PROGRAM_HEAD = 2;
  * assignments after them ({@link LIVE_PROGRAM_HEAD} lines).
  */
 export function liveProgram(): string {
-  const key = "program:live";
-  let text = cache.get(key);
-  if (text === undefined) {
+  return once("program:live", () => {
     const kinds = (["sysctl", "nic"] as const).map((k) => KIND_FILES[k].map(sh).join("\n"));
     const source = [sh("runtime.sh"), ...kinds].join(`\n${LIVE_KIND_MARK}\n`);
     const shaken = compactProgram(`${source}\n`, "nt_live_main", LIVE_NEVER).split("\n");
@@ -348,15 +342,12 @@ export function liveProgram(): string {
     const first = head.findIndex((l) => !l.startsWith("#"));
     if (first < 0) throw new Error("liveProgram: the runtime has no top-level command");
     const body = head.slice(first);
-    const loader = (k: string, lines: string[]) => `nt_kind_${k}() {\n${lines.join("\n")}\n:\n}`;
-    text = [
+    return [
       "# pulumi-net-tuning live read (read-only), tree-shaken from the host engine by provider/host/programs.ts (liveProgram)",
       "# shellcheck disable=SC2317,SC2034 # functions are called indirectly (hooks, kind loaders); some variables only serve dropped functions",
       // $1 $2 of `/bin/sh -s live live` are not the runtime's input dir and staging dir (the engine's prelude does the same)
       "set --", ...body,
-      loader("sysctl", sysctlPart), loader("nic", nicPart), "nt_live_main", "",
+      kindLoader("sysctl", `${sysctlPart.join("\n")}\n`) + kindLoader("nic", `${nicPart.join("\n")}\n`) + "nt_live_main", "",
     ].join("\n");
-    cache.set(key, text);
-  }
-  return text;
+  });
 }
