@@ -111,32 +111,6 @@ export type Become = "sudo" | undefined;
 /** The line that separates the plan from the program on stdin. */
 export const PROGRAM_MARKER = "@program";
 
-/**
- * The command line given to @pulumi/command: a short, fixed bootstrap (the provider repeats the command text in
- * every error message, so it must stay short). stdin carries the plan followed by the program (see {@link hostStdin});
- * the bootstrap saves stdin to a private temporary directory, cuts the program off after the `@program` line and runs it
- * with /bin/sh whatever the login shell is, feeding it the plan. With become "sudo" it checks `sudo -n` first so a
- * password prompt or a denial is reported clearly.
- */
-export function hostCommand(kind: HostKind, op: HostOp, become?: Become): string {
-  const boot =
-    `umask 077; d=$(mktemp -d /tmp/net-tuning-in.XXXXXX) || exit 1; cat > "$d/in" && ` +
-    `sed '1,/^${PROGRAM_MARKER}$/d' "$d/in" > "$d/program" && exec /bin/sh "$d/program" "$d" < "$d/in"; rm -rf "$d"; exit 1`;
-  const run = `/bin/sh -c ${shQuote(boot)} net-tuning-${kind}-${op}`;
-  if (become !== "sudo") return run;
-  return (
-    `if [ "$(id -u)" != 0 ] && ! NT_E=$(sudo -n true 2>&1); then ` +
-    `printf 'net-tuning: become "sudo" failed for user %s: %s. Give this user passwordless sudo (NOPASSWD) or connect as root.\\n' "$(id -un)" "$NT_E" >&2; exit 3; fi; ` +
-    `if [ "$(id -u)" = 0 ]; then ${run}; else sudo -n ${run}; fi`
-  );
-}
-
-/** The stdin of a host command: the plan (shown as a line diff in `pulumi preview --diff`), then the program. */
-export function hostStdin(kind: HostKind, op: HostOp, plan: string): string {
-  const body = plan.endsWith("\n") ? plan : `${plan}\n`;
-  return `${body}${PROGRAM_MARKER}\n${hostProgram(kind, op)}`;
-}
-
 // ---------------------------------------------------------------------------------------------------------------
 // One engine per host (ARCHITECTURE.md, "One engine per host"): the apply runs the installed engine file; the plan
 // on stdin starts with `@engine <version> <sha256>`. Restores keep the self-contained program above.
@@ -183,14 +157,16 @@ export const ENGINE_BOOT =
  * exit 3 before anything runs. Shared by the apply and restore commands. Cheap on the way that works (processes:
  * sudo's own, nothing else): "already root" is the builtin test `-O /` (the effective user owns `/`; root then
  * `exec`s the program, as without become), and sudo's failure is recognised after the fact: sudo exits 1 when it
- * refuses, so only an exit 1 asks `sudo -n true` whether sudo itself refused (then exit 3 with sudo's message, the
- * user and the fix) or the program failed (its status is kept); an exit 127 (no sudo on the host) asks the same. Runs under dash, bash, busybox ash and zsh as the
+ * refuses, so only an exit 1 asks `sudo -n /bin/sh -c :` whether sudo itself refused (then exit 3 with sudo's message,
+ * the user and the fix) or the program failed (its status is kept); an exit 127 (no sudo on the host) asks the same.
+ * The probe runs the same command as the program (/bin/sh), so a sudoers rule that allows only /bin/sh does not turn
+ * the program's own exit 1 into a refusal. Runs under dash, bash, busybox ash and zsh as the
  * login shell: the prefix is a list of words in "$@" (zsh does not split an unquoted `$s`, so `$s` = "sudo -n" would
  * run a command of that name).
  */
 function withSudo(run: string): string {
   return (
-    `if [ -O / ];then set -- exec;else set -- sudo -n;fi;"$@" ${run}||{ c=$?;case $c in 1|127)! e=$(sudo -n true 2>&1);;*)false;;esac&&{ ` +
+    `if [ -O / ];then set -- exec;else set -- sudo -n;fi;"$@" ${run}||{ c=$?;case $c in 1|127)! e=$(sudo -n /bin/sh -c : 2>&1);;*)false;;esac&&{ ` +
     `echo "net-tuning: become \\"sudo\\" failed for user $(id -un): $e. Give this user passwordless sudo (NOPASSWD) or connect as root." >&2;exit 3;};exit $c;}`
   );
 }

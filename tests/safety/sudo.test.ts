@@ -22,9 +22,12 @@ afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
 /**
  * A stand-in sudo: logs "sudo ARGS" to $tmp/log, then "refuse" (sudo's message, exit 1, as sudo -n does when it
- * would prompt), "fail" (the program under it exits 1; `sudo -n true` works) or "run" (runs the command as is).
+ * would prompt), "fail" (the program under it exits 1; the probe `sudo -n /bin/sh -c :` works), "shonly" (as "fail",
+ * but any command other than /bin/sh is refused, as under a sudoers rule `NOPASSWD: /bin/sh`) or "run" (runs the
+ * command as is).
  */
-function fakeSudo(mode: "refuse" | "fail" | "run" | "missing"): string {
+type Mode = "refuse" | "fail" | "shonly" | "run" | "missing";
+function fakeSudo(mode: Mode): string {
   const bin = path.join(tmp, `bin-${mode}`);
   fs.mkdirSync(bin, { recursive: true, mode: 0o755 });
   if (mode === "missing") {
@@ -37,9 +40,10 @@ function fakeSudo(mode: "refuse" | "fail" | "run" | "missing"): string {
   }
   const body = {
     refuse: `echo "sudo: a password is required" >&2; exit 1`,
-    fail: `[ "$*" = "-n true" ] && exit 0; exit 1`,
+    fail: `[ "$*" = "-n /bin/sh -c :" ] && exit 0; exit 1`,
+    shonly: `[ "$2" = /bin/sh ] || { echo "sudo: a password is required" >&2; exit 1; }; [ "$*" = "-n /bin/sh -c :" ] && exit 0; exit 1`,
     run: `shift; exec "$@"`,
-  }[mode as "refuse" | "fail" | "run"];
+  }[mode as "refuse" | "fail" | "shonly" | "run"];
   fs.writeFileSync(path.join(bin, "sudo"), `#!/bin/sh\necho "sudo $*" >> ${tmp}/log\n${body}\n`, { mode: 0o755 });
   return bin;
 }
@@ -48,7 +52,7 @@ function fakeSudo(mode: "refuse" | "fail" | "run" | "missing"): string {
  * unquoted parameter expansions). */
 const LOGIN: Record<string, readonly string[]> = { ...SHELL_ARGV, zsh: ["zsh"] };
 
-function run(shell: string, cmd: string, mode: "refuse" | "fail" | "run" | "missing", asRoot = false): { status: number | null; stderr: string; log: string[] } {
+function run(shell: string, cmd: string, mode: Mode, asRoot = false): { status: number | null; stderr: string; log: string[] } {
   fs.writeFileSync(path.join(tmp, "log"), "");
   fs.chmodSync(path.join(tmp, "log"), 0o666);
   const who = asRoot ? [] : ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"];
@@ -75,15 +79,30 @@ describe.each(Object.keys(LOGIN))("the sudo wrapper with %s as the login shell",
     // the program under sudo, then the one check that tells sudo's refusal from the program's exit 1
     expect(r.log).toHaveLength(2);
     expect(r.log[0]).toMatch(/^sudo -n \/bin\/sh -c /);
-    expect(r.log[1]).toBe("sudo -n true");
+    expect(r.log[1]).toBe("sudo -n /bin/sh -c :");
   });
 
   test("a program's own exit 1 under sudo stays exit 1, without the become message", () => {
     const r = run(shell, commands.apply, "fail");
     expect(r.status).toBe(1);
     expect(r.stderr).not.toContain("become");
-    expect(r.log.map((l) => l.split(" ").slice(0, 3).join(" "))).toEqual(["sudo -n /bin/sh", "sudo -n true"]);
+    expect(r.log.map((l) => l.split(" ").slice(0, 3).join(" "))).toEqual(["sudo -n /bin/sh", "sudo -n /bin/sh"]);
+    expect(r.log[1]).toBe("sudo -n /bin/sh -c :");
   });
+
+  test.each(Object.keys(commands) as (keyof typeof commands)[])(
+    "%s: a sudoers rule that allows only /bin/sh: the program's own exit 1 stays exit 1 (the probe runs /bin/sh, not true)",
+    (name) => {
+      const r = run(shell, commands[name], "shonly");
+      expect(r.status).toBe(1);
+      expect(r.stderr).not.toContain("become");
+      expect(r.log[1]).toBe("sudo -n /bin/sh -c :");
+      // negative control: under the same rule `sudo -n true` is refused, which the old probe took for sudo's refusal
+      const probe = spawnSync("sh", ["-c", "sudo -n true"], { encoding: "utf8", env: { PATH: `${fakeSudo("shonly")}:/usr/bin:/bin` } });
+      expect(probe.status).toBe(1);
+      expect(probe.stderr).toBe("sudo: a password is required\n");
+    },
+  );
 
   test("on the way that works, sudo runs once and nothing checks before it (the program's status is kept)", () => {
     // the stand-in does not make us root: the bootstrap under it refuses with its own exit 5 (empty stdin)
