@@ -146,10 +146,10 @@ export const ENGINE_BOOT =
   `[ "$t:\${#s}:\${s%%[!0-9a-f]*}" = "@engine:64:$s" ]||{ m stdin lacks the @engine line;exit 5;};` +
   `[ -O / ]||{ m "must run as root, but runs as $(id -un) on $(uname -n): connect as root or set become: \\"sudo\\"";exit 3;};` +
   `d=${ENGINE_INSTALL_DIR};e=$d/engine-$s.sh;` +
-  `[ -f "$e" ]||{ f=$3/engine-$s.$4.sh;n=$d/.new.$$;` +
-  `{ [ -f "$f" ]&&mkdir -p $d&&cat "$f" >$n&&[ "$(sha256sum <$n)" = "$s  -" ]&&mv -f $n "$e";}||` +
+  `[ -s "$e" ]||{ f=$3/engine-$s.$4.sh;n=$d/.new.$$;` +
+  `{ [ -f "$f" ]&&mkdir -p $d&&cat "$f" >$n&&sync&&[ "$(sha256sum <$n)" = "$s  -" ]&&mv -f $n "$e";}||` +
   `{ rm -f $n;m "cannot install engine $v from $f on $(uname -n) (missing or sha256 differs): run pulumi up --replace '$5'";exit 6;};};` +
-  `{ [ -O $d ]&&[ -O "$e" ];}||{ m "not running $e: not owned by root";exit 6;};` +
+  `[ -O $d ]&&[ -O "$e" ]||{ m "not running $e: not owned by root";exit 6;};` +
   `exec /bin/sh "$e" "$@"`;
 
 /**
@@ -218,8 +218,8 @@ export const GZIP_MARKER = "@gzip-base64";
 export const RESTORE_BOOT =
   `umask 077;d=$(mktemp -d /tmp/net-tuning-in.XXXXXX)&&cd "$d"&&cat >in||exit 1;z=${GZIP_MARKER};` +
   `if grep -qx $z in;then { sed "/^$z\\$/,\\$d" in&&sed "1,/^$z\\$/d" in|base64 -d|gzip -dc;}>u&&mv u in;fi&&read -r _ _ s <in&&{ ` +
-  `case $s in *[!0-9a-f]*);;*)e=${ENGINE_INSTALL_DIR}/engine-$s.sh;[ -O "$e" ]&&[ -O "\${e%/*}" ]&&exec /bin/sh "$e" "$1" restore "$d" "$2" <in;esac;` +
-  `sed 1,/^${PROGRAM_MARKER}$/d in >p&&exec /bin/sh p "$d" "$2" <in;};echo "net-tuning: cannot unpack the restore stdin (gzip, base64?)" >&2;rm -rf "$d";exit 1`;
+  `case $s in *[!0-9a-f]*);;*)e=${ENGINE_INSTALL_DIR}/engine-$s.sh;[ -O "$e" ]&&[ -O "\${e%/*}" ]&&[ "$(sha256sum <"$e")" = "$s  -" ]&&exec /bin/sh "$e" "$1" restore "$d" "$2" <in;esac;` +
+  `sed 1,/^${PROGRAM_MARKER}$/d in >p&&[ -s p ]&&exec /bin/sh p "$d" "$2" <in;};echo "net-tuning: cannot unpack the restore stdin (gzip, base64?)" >&2;rm -rf "$d";exit 1`;
 
 /**
  * The `delete` of the -restore child. `home` (default: become "sudo"): the SSH user's staging directory is passed
@@ -231,7 +231,7 @@ export function restoreCommand(kind: HostKind, become?: Become, home = become ==
 }
 
 /** The plan's leading lines that stay plain in a compressed restore stdin: what the bootstrap and a reader need. */
-const PLAIN_HEAD = /^@(engine|net-tuning|kind|owner|owner-id) [^\n]*\n/;
+const PLAIN_HEAD = /^@(engine|net-tuning|kind|owner|owner-id|file|interface|restore) [^\n]*\n/;
 
 /**
  * The -restore child's stdin: `@engine <version> <sha256>` (the engine that restores when installed), the originals,

@@ -295,6 +295,11 @@ export async function evaluate(program: PulumiProgram, opts: EvaluateOptions, ha
       const run = (async () => {
         const out = await stackMod.runInPulumiStack(async () => {
           pulumi.runtime.registerStackTransformation((args) => {
+            // an input that fails (a rejected Output) fails the registration, and with it the update, as the language
+            // host's handler of unhandled rejections does (under jest that event does not reach this process object)
+            void (pulumi.output(args.props) as unknown as { promise(): Promise<unknown> }).promise().catch((e: unknown) => {
+              errors.push(e instanceof Error ? e : new Error(String(e)));
+            });
             const d = args.opts.dependsOn;
             if (d !== undefined) {
               const list = (Array.isArray(d) ? d : [d]) as unknown[];
@@ -328,13 +333,15 @@ export async function evaluate(program: PulumiProgram, opts: EvaluateOptions, ha
         halted = true;
         run.catch(() => undefined); // abandoned: the engine stopped, the program is never answered
       } else {
+        await new Promise((res) => setImmediate(res)); // the failure of an input may be reported one turn later
         outputs = plain(winner.o) as Record<string, unknown>;
-        for (const e of explicitDeps) {
+        // a resource whose registration failed never gets a URN: resolve dependsOn only for a program that ran through
+        for (const e of errors.length ? [] : explicitDeps) {
           const urn = await (e.resource.urn as unknown as { promise(): Promise<string> }).promise();
           const rec = byUrn.get(urn);
           if (rec) rec.options.dependsOn = [];
         }
-        for (const e of explicitDeps) {
+        for (const e of errors.length ? [] : explicitDeps) {
           const urn = await (e.resource.urn as unknown as { promise(): Promise<string> }).promise();
           const rec = byUrn.get(urn);
           if (rec) rec.options.dependsOn.push(...(await Promise.all(e.deps.map((r) => (r.urn as unknown as { promise(): Promise<string> }).promise()))));

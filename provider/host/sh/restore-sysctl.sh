@@ -15,7 +15,9 @@ k_get() {
     *) p=/proc/sys/$1 ;;
   esac
   e=$2
-  g=$(cat "$p") && [ -n "$g" ]
+  # absent only when the file is gone; an empty value is a value (the engine's read keeps it too)
+  [ -e "$p" ] || return 1
+  g=$(cat "$p" 2>&1) || { z="cannot read $p: $g"; return 2; }
 }
 k_set() { printf '%s\n' "$2" > "$p" || z=$(sysctl -w "$1=$2" 2>&1); }
 k_files() {

@@ -1,0 +1,118 @@
+/**
+ * A damaged host (review findings of session 5) on real lab hosts through the harness: an installed engine left empty
+ * or truncated (a power loss after its install), the staged copy gone as well, a restore stdin without its program,
+ * a sysctl emptied by hand before a fallback restore, and `restoreOnDelete: false` readable in the -restore diff.
+ * Nothing may report success while doing nothing: the apply re-installs an empty engine from the staged copy, or
+ * fails naming the recovery; the restore runs the installed engine only when its sha256 matches, else the fallback.
+ */
+import { engine } from "../../provider/host/engine";
+import { readRestoreStdin } from "../../provider/host/programs";
+import { Stack } from "../../testkit/harness";
+import { Lab, startLab } from "../../testkit/lab";
+import { ok, snapshot, sysctl, sysProgram } from "../../testkit/host";
+
+let lab: Lab;
+beforeAll(async () => {
+  lab = await startLab({ hosts: 2, tag: "damage" });
+}, 120000);
+afterAll(async () => {
+  await lab?.stop();
+});
+
+const E = engine();
+const INSTALLED = `/usr/local/lib/pulumi-net-tuning/${E.fileName}`;
+const STAGED = "/var/lib/pulumi-net-tuning/incoming/engine-*";
+const SOMAXCONN = "net.core.somaxconn";
+const restoredBy = (out: string | undefined) => /^restored-by\t(.*)$/m.exec(out ?? "")?.[1];
+const sha = async (host: Lab["hosts"][number]) => (await host.exec(`sha256sum < ${INSTALLED}`)).stdout.split(" ")[0];
+
+describe("an empty installed engine (power loss after its install)", () => {
+  test("the next update installs it again from the staged copy and applies; the destroy restores", async () => {
+    const host = lab.hosts[0];
+    const before = await snapshot(host);
+    const original = await sysctl(host, SOMAXCONN);
+    const stack = new Stack({ project: "dmg", stack: "empty" });
+    ok(await stack.up(sysProgram(host, "t", { sysctls: { [SOMAXCONN]: 7001 } })));
+    await host.exec(`: > ${INSTALLED}`);
+    const r = ok(await stack.up(sysProgram(host, "t", { sysctls: { [SOMAXCONN]: 7002 } })));
+    expect(r.runs.map((x) => [x.name, x.exitCode])).toEqual([["t-apply", 0]]);
+    expect(await sysctl(host, SOMAXCONN)).toBe("7002");
+    expect(await sha(host)).toBe(E.sha256);
+    expect(readRestoreStdin(String(stack.get("t-restore")!.inputs.stdin))).toContain(`@orig ${SOMAXCONN}\t${original}\n`);
+    const d = ok(await stack.destroy());
+    expect(restoredBy(d.runs[0].stdout)).toBe(`engine ${E.fileName}`);
+    expect(await snapshot(host)).toBe(before);
+  });
+
+  test("with the staged copy gone too: the update fails with exit 6 naming the recovery, nothing changes, the originals stay in state", async () => {
+    const host = lab.hosts[0];
+    const before = await snapshot(host);
+    const original = await sysctl(host, SOMAXCONN);
+    const stack = new Stack({ project: "dmg", stack: "nostage" });
+    ok(await stack.up(sysProgram(host, "t", { sysctls: { [SOMAXCONN]: 7011 } })));
+    const restoreStdin = String(stack.get("t-restore")!.inputs.stdin);
+    await host.exec(`: > ${INSTALLED}; rm -f ${STAGED}`);
+    const r = await stack.up(sysProgram(host, "t", { sysctls: { [SOMAXCONN]: 7012 } }));
+    expect(r.ok).toBe(false);
+    expect(r.error).toContain("Process exited with status 6");
+    expect(r.error).toMatch(/cannot install engine .* \(missing or sha256 differs\): run pulumi up --replace 'urn:pulumi:nostage::dmg::net-tuning:index:NetTuning\$command:remote:CopyToRemote::t-engine'/);
+    expect(await sysctl(host, SOMAXCONN)).toBe("7011");
+    expect(String(stack.get("t-restore")!.inputs.stdin)).toBe(restoreStdin);
+    // the recovery the message names: the copy is replaced, then the apply updates
+    ok(await stack.up(sysProgram(host, "t", { sysctls: { [SOMAXCONN]: 7012 } }), { replace: ["urn:pulumi:nostage::dmg::net-tuning:index:NetTuning$command:remote:CopyToRemote::t-engine"] }));
+    expect(await sysctl(host, SOMAXCONN)).toBe("7012");
+    expect(readRestoreStdin(String(stack.get("t-restore")!.inputs.stdin))).toContain(`@orig ${SOMAXCONN}\t${original}\n`);
+    ok(await stack.destroy());
+    expect(await snapshot(host)).toBe(before);
+  });
+});
+
+test("a truncated installed engine (sha256 differs): the destroy does not run it, the fallback restores", async () => {
+  const host = lab.hosts[1];
+  const before = await snapshot(host);
+  const stack = new Stack({ project: "dmg", stack: "trunc" });
+  ok(await stack.up(sysProgram(host, "t", { sysctls: { [SOMAXCONN]: 7021, "net.ipv4.tcp_fin_timeout": 19 } })));
+  // a prefix of the engine ending at a line: it parses and, run, would define functions and exit 0 doing nothing
+  await host.exec(`head -n 40 ${INSTALLED} > /tmp/e && cat /tmp/e > ${INSTALLED} && rm /tmp/e`);
+  expect(await sha(host)).not.toBe(E.sha256);
+  const d = ok(await stack.destroy());
+  expect(restoredBy(d.runs[0].stdout)).toBe("fallback");
+  // the fallback removes the journal; the damaged engine goes with the last journal, as the engine's restore does
+  expect(await snapshot(host)).toBe(before);
+});
+
+test("fallback: a sysctl emptied by hand before the destroy is restored (an empty value is a value), as the engine does", async () => {
+  const host = lab.hosts[1];
+  const RP = "net.ipv4.ip_local_reserved_ports";
+  for (const tier of ["engine", "fallback"]) {
+    await host.exec(`sysctl -qw ${RP}=1000`);
+    const stack = new Stack({ project: "dmg", stack: `empty-${tier}` });
+    ok(await stack.up(sysProgram(host, "t", { sysctls: { [RP]: "8080" } })));
+    await host.exec(`echo > /proc/sys/net/ipv4/ip_local_reserved_ports`);
+    expect(await sysctl(host, RP)).toBe("");
+    if (tier === "fallback") await host.exec("rm -rf /var/lib/pulumi-net-tuning /usr/local/lib/pulumi-net-tuning");
+    const d = ok(await stack.destroy());
+    expect(restoredBy(d.runs[0].stdout)).toBe(tier === "engine" ? `engine ${E.fileName}` : "fallback");
+    expect(d.runs[0].stdout).not.toContain("no longer exists");
+    expect(await sysctl(host, RP)).toBe("1000");
+  }
+  await host.exec(`echo > /proc/sys/net/ipv4/ip_local_reserved_ports`);
+});
+
+test("restoreOnDelete: false shows in the preview as a readable @restore line of the -restore stdin", async () => {
+  const host = lab.hosts[1];
+  const stack = new Stack({ project: "dmg", stack: "rod" });
+  ok(await stack.up(sysProgram(host, "t", { sysctls: { [SOMAXCONN]: 7031 } })));
+  const old = String(stack.get("t-restore")!.inputs.stdin);
+  const p = ok(await stack.preview(sysProgram(host, "t", { sysctls: { [SOMAXCONN]: 7031 }, restoreOnDelete: false })));
+  expect(p.updated.map((u) => u.split("::").pop())).toEqual(["t-restore"]);
+  const nu = String((p.resources.find((x) => x.name === "t-restore") as unknown as { inputs: Record<string, unknown> }).inputs.stdin);
+  // the plain lines before the gzip|base64 part name the file and the restore choice
+  const head = (s: string) => s.slice(0, s.indexOf("@gzip-base64\n"));
+  expect(old).toContain("\n@gzip-base64\n"); // the compressed form (the lab host has gzip and base64)
+  expect(nu).toContain("\n@gzip-base64\n");
+  expect(head(old)).toContain("\n@file /etc/sysctl.d/90-net-tuning-t.conf\n@restore 1\n");
+  expect(head(nu)).toContain("\n@restore 0\n");
+  expect(head(nu).replace("@restore 0", "@restore 1")).toBe(head(old));
+  ok(await stack.destroy());
+});
