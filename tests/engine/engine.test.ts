@@ -127,7 +127,7 @@ test("destroy restores every original from state when the journal, the staged co
   expect(await sysctl(host, SOMAXCONN)).toBe("7001");
   // the originals and the restore program are stored as one gzip|base64 line (the apply found both tools): still self-contained
   const restoreIn = String(stack.get("web-restore")!.inputs.stdin);
-  expect(restoreIn).toMatch(/\n@owner-id \S+\n@gzip-base64\n[A-Za-z0-9+/=]+\n$/);
+  expect(restoreIn).toMatch(/\n@owner-id \S+\n@file \S+\n@restore 1\n@gzip-base64\n[A-Za-z0-9+/=]+\n$/);
   const rm = await host.exec("rm -rf /var/lib/pulumi-net-tuning /usr/local/lib/pulumi-net-tuning");
   expect(rm.code).toBe(0);
   const d = await stack.destroy();

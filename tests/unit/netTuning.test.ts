@@ -57,8 +57,8 @@ describe("NetTuning resource graph", () => {
     // stdin: the @engine line, then the plan (what reviewers see in a diff); the restore carries its own program.
     // The host reported gzip and base64: the fallback restore program is stored compressed; the plan names the engine
     // that restores when installed and carries the generation.
-    // The plan's identifying lines stay plain; the originals and the program are one gzip|base64 line.
-    expect(restore.inputs.stdin).toMatch(/^@engine \S+ [0-9a-f]{64}\n@net-tuning v1\n@kind sysctl\n@owner proj\/dev\/web\n@owner-id \S+\n@gzip-base64\n[A-Za-z0-9+/=]+\n$/);
+    // The plan's identifying lines, the file and the restore choice stay plain; the originals and the program are one gzip|base64 line.
+    expect(restore.inputs.stdin).toMatch(/^@engine \S+ [0-9a-f]{64}\n@net-tuning v1\n@kind sysctl\n@owner proj\/dev\/web\n@owner-id \S+\n@file \/etc\/sysctl\.d\/\S+\.conf\n@restore 1\n@gzip-base64\n[A-Za-z0-9+/=]+\n$/);
     expect(readRestoreStdin(restore.inputs.stdin)).toMatch(/^@engine \S+ [0-9a-f]{64}\n@net-tuning v1\n[^]*\n@orig net\.core\.somaxconn\t[^]*\n@generation 00000000-0000-4000-8000-000000000000\n@program\n# pulumi-net-tuning fallback restore\n/);
     expect(apply.inputs.stdin).toMatch(/^@engine \S+ [0-9a-f]{64}\n@net-tuning v1\n/);
     expect(apply.inputs.stdin).not.toContain("@program");

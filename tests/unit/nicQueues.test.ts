@@ -52,7 +52,7 @@ describe("NicQueues resource graph", () => {
     // fallback restore program.
     expect(apply.inputs.stdin).toBe(engineStdin(apply.inputs.stdin.split("\n").slice(1).join("\n")));
     const plain = readRestoreStdin(restore.inputs.stdin);
-    expect(restore.inputs.stdin).toMatch(/^@engine [^\n]+\n@net-tuning v1\n@kind nic\n@owner proj\/dev\/nq\n@owner-id \S+\n@gzip-base64\n[A-Za-z0-9+/=]+\n$/);
+    expect(restore.inputs.stdin).toMatch(/^@engine [^\n]+\n@net-tuning v1\n@kind nic\n@owner proj\/dev\/nq\n@owner-id \S+\n@interface eth0\n@restore 1\n@gzip-base64\n[A-Za-z0-9+/=]+\n$/);
     expect(plain.split("@program\n")[0]).toMatch(/@interface eth0\n@restore 1\n@orig eth0\/channel\.rx\t4\n@orig eth0\/txqueuelen\t1000\n@orig eth0\/rps\.rx-0\t0\n@orig eth0\/rps\.rx-1\t0\n@orig eth0\/rfs\.rx-0\t0\n@orig eth0\/rfs\.rx-1\t0\n@generation 00000000-0000-4000-8000-000000000000\n$/);
     expect(restore.inputs.stdin).toBe(restoreStdin("nic", plain.split("@program\n")[0].split("\n").slice(1).join("\n"), true));
   });
