@@ -152,6 +152,20 @@ nn_mask_from_list() {
 
 # nn_mask_norm MASK: canonical form of a mask as the kernel prints it ("00000000,00000003" -> "3")
 nn_mask_norm() {
+  # In the shell for a plain mask of hex digits and commas (no process; the same output), else awk.
+  case $1 in *[!0-9A-Fa-f,]* | '') ;; *)
+    nnm_h=$1 nnm_o=''
+    while [ -n "$nnm_h" ]; do
+      nnm_c=${nnm_h%"${nnm_h#?}"}; nnm_h=${nnm_h#?}
+      case $nnm_c in ,) continue ;; A) nnm_c=a ;; B) nnm_c=b ;; C) nnm_c=c ;; D) nnm_c=d ;; E) nnm_c=e ;; F) nnm_c=f ;; esac
+      [ -z "$nnm_o" ] && [ "$nnm_c" = 0 ] && continue
+      nnm_o=$nnm_o$nnm_c
+    done
+    [ -n "$nnm_o" ] || { echo 0; return 0; }
+    nnm_h=''
+    while [ "${#nnm_o}" -gt 8 ]; do nnm_h=,${nnm_o#"${nnm_o%????????}"}$nnm_h; nnm_o=${nnm_o%????????}; done
+    printf '%s\n' "$nnm_o$nnm_h"; return 0 ;;
+  esac
   printf '%s\n' "$1" | awk '{
     h = tolower($0); gsub(/[^0-9a-f]/, "", h); sub(/^0+/, "", h)
     if (h == "") { print "0"; exit }
@@ -191,6 +205,13 @@ nn_ethtool_value() {
   [ -n "$NT_GOT" ] && [ "$NT_GOT" != n/a ]
 }
 
+# nn_cat FILE: NT_GOT = its first line (as `$(cat FILE)` for the one-line files of sysfs and /proc/irq, which answer
+# the read builtin's byte-wise reads at any offset; /proc/sys does not), no process; 1 when it cannot be read
+nn_cat() {
+  NT_GOT=''
+  IFS= read -r NT_GOT 2>/dev/null < "$1" || [ -n "$NT_GOT" ] || [ -r "$1" ]
+}
+
 kind_get() {
   NT_GOT=''
   nn_split_key "$1"
@@ -202,16 +223,16 @@ kind_get() {
     ring.*) nn_ethtool_value -g nn_parse_sections "$NN_KIF" "cur.${NN_SUB#ring.}"; return ;;
     feature.*) nn_ethtool_value -k nn_parse_features "$NN_KIF" "${NN_SUB#feature.}"; return ;;
     coalesce.*) nn_ethtool_value -c nn_parse_coalesce "$NN_KIF" "${NN_SUB#coalesce.}"; return ;;
-    txqueuelen) NT_GOT=$(cat "$NN_SYS/$NN_KIF/tx_queue_len" 2>/dev/null) ;;
+    txqueuelen) nn_cat "$NN_SYS/$NN_KIF/tx_queue_len" ;;
     rps.rx-*|rfs.rx-*)
       nn_q=$NN_SYS/$NN_KIF/queues/${NN_SUB#r?s.}
       if [ ! -d "$nn_q" ]; then NT_GOT=-; return 0; fi
       case "$NN_SUB" in
-        rps.*) NT_GOT=$(cat "$nn_q/rps_cpus" 2>/dev/null) || return 1; NT_GOT=$(nn_mask_norm "$NT_GOT") ;;
-        *) NT_GOT=$(cat "$nn_q/rps_flow_cnt" 2>/dev/null) ;;
+        rps.*) nn_cat "$nn_q/rps_cpus" || return 1; NT_GOT=$(nn_mask_norm "$NT_GOT") ;;
+        *) nn_cat "$nn_q/rps_flow_cnt" ;;
       esac ;;
     irq.*)
-      NT_GOT=$(cat "/proc/irq/${NN_SUB#irq.}/smp_affinity" 2>/dev/null) || return 1
+      nn_cat "/proc/irq/${NN_SUB#irq.}/smp_affinity" || return 1
       NT_GOT=$(nn_mask_norm "$NT_GOT") ;;
     *) return 1 ;;
   esac
