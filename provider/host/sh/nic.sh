@@ -150,7 +150,7 @@ nn_mask_from_list() {
     }'
 }
 
-# nn_mask_norm MASK: canonical form of a mask as the kernel prints it ("00000000,00000003" -> "3")
+# nn_mask_norm MASK: NN_NORM = the canonical form of a mask as the kernel prints it ("00000000,00000003" -> "3")
 nn_mask_norm() {
   # In the shell for a plain mask of hex digits and commas (no process; the same output), else awk.
   case $1 in *[!0-9A-Fa-f,]* | '') ;; *)
@@ -161,18 +161,18 @@ nn_mask_norm() {
       [ -z "$nnm_o" ] && [ "$nnm_c" = 0 ] && continue
       nnm_o=$nnm_o$nnm_c
     done
-    [ -n "$nnm_o" ] || { echo 0; return 0; }
+    [ -n "$nnm_o" ] || { NN_NORM=0; return 0; }
     nnm_h=''
     while [ "${#nnm_o}" -gt 8 ]; do nnm_h=,${nnm_o#"${nnm_o%????????}"}$nnm_h; nnm_o=${nnm_o%????????}; done
-    printf '%s\n' "$nnm_o$nnm_h"; return 0 ;;
+    NN_NORM=$nnm_o$nnm_h; return 0 ;;
   esac
-  printf '%s\n' "$1" | awk '{
+  NN_NORM=$(printf '%s\n' "$1" | awk '{
     h = tolower($0); gsub(/[^0-9a-f]/, "", h); sub(/^0+/, "", h)
     if (h == "") { print "0"; exit }
     out = ""
     while (length(h) > 8) { out = "," substr(h, length(h) - 7) out; h = substr(h, 1, length(h) - 8) }
     print h out
-  }'
+  }')
 }
 
 # nn_cpus_outside LIST ALLOWED: the CPUs of LIST not in ALLOWED (both kernel cpulist syntax), space-separated
@@ -201,7 +201,13 @@ nn_ethtool_value() {
     [ "$nn_c" != 127 ] || NT_ERR="ethtool is not installed (install the ethtool package)"
     return 2
   }
-  NT_GOT=$(printf '%s\n' "$nn_out" | "$2" | awk -F "$NT_TAB" -v k="$4" '$1 == k { print $2; exit }')
+  # the first line whose first tab-separated field is FIELD: its second field (a loop here, no awk process)
+  nn_out=$(printf '%s\n' "$nn_out" | "$2"); NT_GOT=''
+  nn_ifs=$IFS; IFS=$NT_NL; set -f
+  for nn_l in $nn_out; do
+    case $nn_l in "$4") break ;; "$4$NT_TAB"*) NT_GOT=${nn_l#"$4$NT_TAB"}; NT_GOT=${NT_GOT%%"$NT_TAB"*}; break ;; esac
+  done
+  IFS=$nn_ifs; set +f
   [ -n "$NT_GOT" ] && [ "$NT_GOT" != n/a ]
 }
 
@@ -228,12 +234,12 @@ kind_get() {
       nn_q=$NN_SYS/$NN_KIF/queues/${NN_SUB#r?s.}
       if [ ! -d "$nn_q" ]; then NT_GOT=-; return 0; fi
       case "$NN_SUB" in
-        rps.*) nn_cat "$nn_q/rps_cpus" || return 1; NT_GOT=$(nn_mask_norm "$NT_GOT") ;;
+        rps.*) nn_cat "$nn_q/rps_cpus" || return 1; nn_mask_norm "$NT_GOT"; NT_GOT=$NN_NORM ;;
         *) nn_cat "$nn_q/rps_flow_cnt" ;;
       esac ;;
     irq.*)
       nn_cat "/proc/irq/${NN_SUB#irq.}/smp_affinity" || return 1
-      NT_GOT=$(nn_mask_norm "$NT_GOT") ;;
+      nn_mask_norm "$NT_GOT"; NT_GOT=$NN_NORM ;;
     *) return 1 ;;
   esac
   [ -n "$NT_GOT" ]
@@ -292,14 +298,14 @@ kind_expect() {
   NT_EXPECT=$2
   nn_split_key "$1"
   case "$NN_SUB" in
-    net.core.rps_sock_flow_entries) NT_EXPECT=$(nt_pow2 "$2") ;;
+    net.core.rps_sock_flow_entries) nt_pow2 "$2"; NT_EXPECT=$NT_POW2 ;;
     rps.rx-*|rfs.rx-*)
       if [ "$2" = - ]; then
         [ -d "$NN_SYS/$NN_KIF/queues/${NN_SUB#r?s.}" ] && NT_EXPECT=0
       else
-        case "$NN_SUB" in rps.*) NT_EXPECT=$(nn_mask_norm "$2") ;; *) NT_EXPECT=$(nt_pow2 "$2") ;; esac
+        case "$NN_SUB" in rps.*) nn_mask_norm "$2"; NT_EXPECT=$NN_NORM ;; *) nt_pow2 "$2"; NT_EXPECT=$NT_POW2 ;; esac
       fi ;;
-    irq.*) NT_EXPECT=$(nn_mask_norm "$2") ;;
+    irq.*) nn_mask_norm "$2"; NT_EXPECT=$NN_NORM ;;
   esac
   return 0
 }

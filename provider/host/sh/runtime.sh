@@ -389,15 +389,15 @@ nt_norm() {
   NT_NORM="$*"
 }
 
-nt_pow2() { # nt_pow2 N: the power of two the kernel rounds N up to (0 stays 0), as provider/sysctl/readback.ts kernelPow2
+nt_pow2() { # nt_pow2 N: NT_POW2 = the power of two the kernel rounds N up to (0 stays 0), as provider/sysctl/readback.ts kernelPow2
   # A plain decimal of at most 9 digits (no leading 0: the shell would read it as octal) in shell arithmetic (no
   # process; the result stays below 2^31, where every awk prints the same), anything else with awk as before.
   case $1 in
-    0) echo 0; return ;;
+    0) NT_POW2=0; return ;;
     [1-9] | [1-9]*[0-9]) case $1 in *[!0-9]* | ??????????*) ;; *)
-      ntp_p=1; while [ "$ntp_p" -lt "$1" ]; do ntp_p=$((ntp_p * 2)); done; echo "$ntp_p"; return ;; esac ;;
+      NT_POW2=1; while [ "$NT_POW2" -lt "$1" ]; do NT_POW2=$((NT_POW2 * 2)); done; return ;; esac ;;
   esac
-  awk -v n="$1" 'BEGIN { p = n > 0; while (p < n + 0) p *= 2; printf "%d\n", p }'
+  NT_POW2=$(awk -v n="$1" 'BEGIN { p = n > 0; while (p < n + 0) p *= 2; printf "%d\n", p }')
 }
 
 nt_same() { # nt_same A B [KEY]: equal words; with KEY, also equal in the key's read-back form (the kind's kind_same)

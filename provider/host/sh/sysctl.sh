@@ -111,7 +111,7 @@ kind_expect() {
   NT_EXPECT=$2
   nts_form "$1"
   case "$NTS_FORM" in
-    pow2) case "$2" in ''|*[!0-9]*) ;; *) NT_EXPECT=$(nt_pow2 "$2") ;; esac ;;
+    pow2) case "$2" in ''|*[!0-9]*) ;; *) nt_pow2 "$2"; NT_EXPECT=$NT_POW2 ;; esac ;;
     ''|ms-jiffies) ;;
     *) NT_EXPECT=$NTS_FORM ;; # the expected value (pow2 keys: rendered by the plan)
   esac
