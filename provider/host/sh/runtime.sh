@@ -415,11 +415,15 @@ nt_check_owners() {
     nt_other=''
     { IFS= read -r nt_other < "${nt_j%.orig}.owner"; } 2>/dev/null
     [ -n "$nt_other" ] || nt_other=${nt_j##*/}
-    while IFS="$NT_TAB" read -r nt_k nt_v; do
-      if nt_lookup "$nt_j" "$nt_k"; then
-        nt_problem "$nt_k is already managed by $nt_other on this host (journal $nt_j): manage it in one resource only, or remove it there first"
-      fi
-    done < "$NT_TMP/desired"
+    # the other journal's keys (first fields, as nt_lookup matches them) read once, then each desired key in order
+    nt_jk=$NT_NL
+    while IFS="$NT_TAB" read -r nt_k _; do nt_jk=$nt_jk$nt_k$NT_NL; done < "$nt_j"
+    nt_lines desired; nt_ifs=$IFS; IFS=$NT_NL; set -f
+    for nt_l in $NT_LINES; do IFS=$nt_ifs; set +f; nt_kv "$nt_l"
+      case $nt_jk in *"$NT_NL$nt_k$NT_NL"*)
+        nt_problem "$nt_k is already managed by $nt_other on this host (journal $nt_j): manage it in one resource only, or remove it there first" ;;
+      esac
+    done; IFS=$nt_ifs; set +f
   done
 }
 
@@ -675,9 +679,9 @@ nt_snapshot() {
 
 nt_apply_main() {
   nt_init
+  nt_index desired # empty here, kept in step by nt_want while the plan is read (no read of the file)
   nt_read_stdin
   nt_index readback # the read-back forms (sysctl @readback lines; final once the plan is read)
-  nt_index desired # kept in step by nt_want; indexed again after the preflight
   nt_lock
   NT_PHASE=preflight
   NT_BATCH=0
@@ -691,7 +695,8 @@ nt_apply_main() {
   nt_check_owners
   nt_problems_exit
   [ "$NT_BATCH" = 1 ] || nt_snapshot
-  nt_index live; nt_index desired # final from here on
+  # final from here on; desired is indexed again only when a kind appended to it itself (nt_index_drop)
+  nt_index live; case $NT_IXS in *" $NT_TMP/desired:"*) ;; *) nt_index desired ;; esac
   nt_lines desired; nt_ifs=$IFS; IFS=$NT_NL; set -f
   for nt_l in $NT_LINES; do IFS=$nt_ifs; set +f; nt_kv "$nt_l"
     nt_lookup "$NT_TMP/live" "$nt_k" || nt_die 2 "$nt_k cannot be read on $NT_HOSTNAME; nothing was changed"

@@ -68,15 +68,22 @@ kind_get() {
 }
 
 # kind_get_many IN OUT: OUT = "key<TAB>value" for every readable key named in IN's first column, read by ONE awk
-# (a read(2) at offset 0 with a large buffer, as /proc/sys needs); unreadable keys are left out.
+# (a read(2) at offset 0 with a large buffer, as /proc/sys needs); unreadable keys are left out. The awk maps each
+# key to its file as nts_path does (the shell's field splitting drops one trailing separator; IN is not read by
+# the shell, whose read builtin costs one read(2) per byte).
 kind_get_many() {
-  while IFS="$NT_TAB" read -r nts_k _; do nts_path "$nts_k"; printf '%s\t%s\n' "$nts_k" "$NTS_PATH"; done < "$1" > "$NT_TMP/gm.paths"
   awk -F "$NT_TAB" -v OFS="$NT_TAB" '{
+      k = $1
+      if (match(k, /[.\/]/) == 0 || substr(k, RSTART, 1) == "/") f = "/proc/sys/" k
+      else {
+        sub(/\.$/, "", k); n = split(k, c, "."); f = "/proc/sys"
+        for (i = 1; i <= n; i++) { sub(/\/$/, "", c[i]); gsub(/\//, ".", c[i]); f = f "/" c[i] }
+      }
       v = ""; n = 0
-      while ((r = (getline l < $2)) > 0) { v = n++ ? v " " l : l }
-      close($2)
+      while ((r = (getline l < f)) > 0) { v = n++ ? v " " l : l }
+      close(f)
       if (r == 0 && n > 0) print $1, v
-    }' "$NT_TMP/gm.paths" > "$2"
+    }' "$1" > "$2"
 }
 
 # Values the preflight needs besides the desired keys (read in the same snapshot).
@@ -238,7 +245,8 @@ kind_preflight() {
   if [ "${nts_loaded:-0}" = 1 ]; then nt_snapshot; fi
   nts_missing=''
   nts_plist=''
-  while IFS="$NT_TAB" read -r nts_k nts_v; do
+  nt_lines desired; nts_ifs0=$IFS; IFS=$NT_NL; set -f
+  for nts_l in $NT_LINES; do IFS=$nts_ifs0; set +f; nt_kv "$nts_l"; nts_k=$nt_k
     nts_path "$nts_k"
     if [ ! -e "$NTS_PATH" ]; then
       nts_h=''
@@ -252,7 +260,7 @@ kind_preflight() {
     fi
     printf '%s\n' "$NTS_PATH" >> "$NT_TMP/paths"
     nts_plist="$nts_plist $NTS_PATH"
-  done < "$NT_TMP/desired"
+  done; IFS=$nts_ifs0; set +f
   if [ -n "$nts_missing" ]; then
     nts_ns=''
     nts_child_netns && nts_ns=', inside a network namespace other than the host'"'"'s: host-wide keys are absent here'
