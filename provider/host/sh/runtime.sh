@@ -583,20 +583,26 @@ nt_journal_load() {
 }
 
 # nt_journal_render KEYS ARTS OUT
+# [lines]: KEYS (a file of $NT_TMP) holds only "key<TAB>value" lines as nt_lines splits them: taken from nt_lines
+# (its index when indexed). NT_JOUT = the text written to OUT.
 nt_journal_render() {
-  {
-    printf 'net-tuning-journal v2\t%s\t%s\n' "$NT_OWNER_ID" "$NT_GEN"
-    while IFS= read -r ntj_l; do printf '%s\n' "$ntj_l"; done < "$1"
-    while IFS= read -r ntj_l; do [ -n "$ntj_l" ] && printf 'artefact\t%s\n' "$ntj_l"; done < "$2"
-  } > "$3"
+  NT_JOUT="net-tuning-journal v2$NT_TAB$NT_OWNER_ID$NT_TAB$NT_GEN$NT_NL"
+  if [ "${4:-}" = lines ]; then nt_lines "${1#"$NT_TMP/"}"; NT_JOUT=$NT_JOUT$NT_LINES
+  else while IFS= read -r ntj_l; do NT_JOUT=$NT_JOUT$ntj_l$NT_NL; done < "$1"; fi
+  while IFS= read -r ntj_l; do [ -n "$ntj_l" ] && NT_JOUT=${NT_JOUT}artefact$NT_TAB$ntj_l$NT_NL; done < "$2"
+  printf '%s' "$NT_JOUT" > "$3"
 }
 
 # nt_journal_write KEYS ARTS WHAT: writes the journal (atomically, fsynced) unless it is already that; checked.
+# [lines]: as nt_journal_render's. The text this run last wrote or found in the journal (NT_JLAST) spares reading it
+# again to compare (this run holds the lock: nothing else writes the journal meanwhile).
 nt_journal_write() {
-  nt_journal_render "$1" "$2" "$NT_TMP/journal.out" || nt_die 1 "cannot prepare the journal in $NT_TMP on $NT_HOSTNAME (/tmp full?)"
-  nt_same_file "$NT_TMP/journal.out" "$NT_JOURNAL" && return 0
+  nt_journal_render "$1" "$2" "$NT_TMP/journal.out" "${4:-}" || nt_die 1 "cannot prepare the journal in $NT_TMP on $NT_HOSTNAME (/tmp full?)"
+  if [ -n "${NT_JLAST:-}" ] && [ "$NT_JOUT" = "$NT_JLAST" ]; then return 0; fi
+  if nt_same_file "$NT_TMP/journal.out" "$NT_JOURNAL"; then NT_JLAST=$NT_JOUT; return 0; fi
   NT_JOURNAL_TOUCHED=1
   nt_write_atomic "$NT_JOURNAL" "$NT_TMP/journal.out" 0600 || nt_die 1 "cannot write $NT_JOURNAL on $NT_HOSTNAME (read-only or full /var/lib?)"
+  NT_JLAST=$NT_JOUT
   nt_step "journal $3"
 }
 
@@ -665,11 +671,13 @@ nt_verify_batch() {
 nt_snapshot() {
   {
     nt_lines desired; printf '%s' "$NT_LINES"
-    while IFS= read -r nt_l; do printf '%s\n' "$nt_l"; done < "$NT_TMP/j.keys"
+    nt_lines j.keys; printf '%s' "$NT_LINES" # "key<TAB>value" lines as nt_journal_load printed them
     if command -v kind_snapshot_keys >/dev/null 2>&1; then kind_snapshot_keys; fi
   } > "$NT_TMP/keys"
   : > "$NT_TMP/live"
-  if [ "$NT_BATCH" = 1 ]; then kind_get_many "$NT_TMP/keys" "$NT_TMP/live"; return 0; fi
+  nt_index_drop live
+  # a batch snapshot is final until the next snapshot: indexed now (the preflight looks values up in it)
+  if [ "$NT_BATCH" = 1 ]; then kind_get_many "$NT_TMP/keys" "$NT_TMP/live"; nt_index live; return 0; fi
   while IFS="$NT_TAB" read -r nt_k _; do
     nt_lookup "$NT_TMP/live" "$nt_k" && continue
     kind_get "$nt_k" && printf '%s\t%s\n' "$nt_k" "$NT_GOT" >> "$NT_TMP/live"
@@ -687,6 +695,7 @@ nt_apply_main() {
   NT_BATCH=0
   if command -v kind_get_many >/dev/null 2>&1; then NT_BATCH=1; fi
   nt_journal_load || nt_die 1 "the journal $NT_JOURNAL on $NT_HOSTNAME is unreadable or belongs to another owner id; nothing was changed: move it away only if you know its originals are recorded elsewhere"
+  nt_index j.keys # final (printed by nt_journal_load as key<TAB>value, the form nt_lines gives back)
   # Snapshot: live values of every desired and every journalled key (a batch kind: before the preflight, which
   # uses it; others: after it, since their preflight resolves the desired settings).
   : > "$NT_TMP/got"; : > "$NT_TMP/verify"
@@ -696,14 +705,16 @@ nt_apply_main() {
   nt_problems_exit
   [ "$NT_BATCH" = 1 ] || nt_snapshot
   # final from here on; desired is indexed again only when a kind appended to it itself (nt_index_drop)
-  nt_index live; case $NT_IXS in *" $NT_TMP/desired:"*) ;; *) nt_index desired ;; esac
+  case $NT_IXS in *" $NT_TMP/live:"*) ;; *) nt_index live ;; esac
+  case $NT_IXS in *" $NT_TMP/desired:"*) ;; *) nt_index desired ;; esac
   nt_lines desired; nt_ifs=$IFS; IFS=$NT_NL; set -f
   for nt_l in $NT_LINES; do IFS=$nt_ifs; set +f; nt_kv "$nt_l"
     nt_lookup "$NT_TMP/live" "$nt_k" || nt_die 2 "$nt_k cannot be read on $NT_HOSTNAME; nothing was changed"
   done; IFS=$nt_ifs; set +f
-  while IFS="$NT_TAB" read -r nt_k _; do
+  nt_lines j.keys; nt_ifs=$IFS; IFS=$NT_NL; set -f
+  for nt_l in $NT_LINES; do IFS=$nt_ifs; set +f; nt_kv "$nt_l"
     nt_lookup "$NT_TMP/live" "$nt_k" || nt_die 2 "$nt_k (recorded in the journal) cannot be read on $NT_HOSTNAME; nothing was changed"
-  done < "$NT_TMP/j.keys"
+  done; IFS=$nt_ifs; set +f
   if [ "$NT_J_FORMAT" != none ]; then
     if nt_hook fail-journal-backup || ! cp -p "$NT_JOURNAL" "$NT_TMP/journal.before"; then
       nt_die 1 "cannot copy the journal $NT_JOURNAL to $NT_TMP on $NT_HOSTNAME (/tmp full?); nothing was changed"
@@ -722,7 +733,7 @@ nt_apply_main() {
   while IFS= read -r nt_a; do nt_in_list "$NT_TMP/arts.all" "$nt_a" || printf '%s\n' "$nt_a" >> "$NT_TMP/arts.all"; done < "$NT_TMP/arts.new"
   # Journal first (originals of keys this resource has not touched before, every artefact that may exist), then the changes.
   NT_PHASE=apply
-  { while IFS= read -r nt_l; do printf '%s\n' "$nt_l"; done < "$NT_TMP/j.keys"; } > "$NT_TMP/journal.new" || nt_die 1 "cannot prepare the journal in $NT_TMP on $NT_HOSTNAME (/tmp full?)"
+  { nt_lines j.keys; printf '%s' "$NT_LINES"; } > "$NT_TMP/journal.new" || nt_die 1 "cannot prepare the journal in $NT_TMP on $NT_HOSTNAME (/tmp full?)"
   nt_index journal.new
   nt_lines desired; nt_ifs=$IFS; IFS=$NT_NL; set -f
   for nt_l in $NT_LINES; do IFS=$nt_ifs; set +f; nt_kv "$nt_l"
@@ -750,11 +761,12 @@ nt_apply_main() {
     nt_apply_one "$nt_k" "$nt_v" "$nt_live"
   done < "$NT_TMP/deferred"
   # Keys this resource no longer declares go back to their originals.
-  : > "$NT_TMP/journal.final"
+  : > "$NT_TMP/journal.final"; nt_index journal.final # kept in step: the journal and the report take it from memory
   nt_lines journal.new; nt_ifs=$IFS; IFS=$NT_NL; set -f
   for nt_l in $NT_LINES; do IFS=$nt_ifs; set +f; nt_kv "$nt_l"
     if nt_lookup "$NT_TMP/desired" "$nt_k"; then
       printf '%s\t%s\n' "$nt_k" "$nt_v" >> "$NT_TMP/journal.final"
+      nt_index_put journal.final "$nt_k" "$nt_v"
     else
       nt_lookup "$NT_TMP/live" "$nt_k"
       nt_apply_one "$nt_k" "$nt_v" "$NT_FOUND"
@@ -762,7 +774,7 @@ nt_apply_main() {
   done; IFS=$nt_ifs; set +f
   nt_verify_batch
   nt_commit_files
-  nt_journal_write "$NT_TMP/journal.final" "$NT_TMP/arts.new" "after the commit"
+  nt_journal_write "$NT_TMP/journal.final" "$NT_TMP/arts.new" "after the commit" lines
   kind_after_commit
   NT_PHASE=finished
   nt_index got # the report's values (final)
@@ -798,9 +810,10 @@ nt_report_body() {
       printf 'warning\t%s\n' "$nt_k cannot be read back on $NT_HOSTNAME for this report (it read back as set right after the change); check it by hand"
     fi
   done; IFS=$nt_ifs; set +f
-  while IFS="$NT_TAB" read -r nt_k nt_v; do
+  nt_lines "${1#"$NT_TMP/"}"; nt_ifs=$IFS; IFS=$NT_NL; set -f # $1: a file of $NT_TMP (journal.final)
+  for nt_l in $NT_LINES; do IFS=$nt_ifs; set +f; nt_kv "$nt_l"
     nt_norm "$nt_v"; printf 'previous\t%s\t%s\n' "$nt_k" "$NT_NORM"
-  done < "$1"
+  done; IFS=$nt_ifs; set +f
   while IFS= read -r nt_w; do printf 'warning\t%s\n' "$nt_w"; done < "$NT_TMP/warnings"
   if command -v kind_report >/dev/null 2>&1; then kind_report; fi
   printf 'end\n'
