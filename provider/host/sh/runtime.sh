@@ -332,6 +332,26 @@ nt_index() { # NAME: index $NT_TMP/NAME (a no-op when that fails or it is absent
   eval "NTL_$ntx_s=\$ntx_t"
   NT_IXS="$NT_IXS$NT_TMP/$1:$ntx_s "
 }
+# nt_index_text NAME TEXT: nt_index NAME, TEXT being the file's content without its final newline (as a command
+# substitution captured it): no read of the file. Only when every line is plainly "key<TAB>value" (no tab at either
+# end or doubled, no empty line), where splitting at the first tab is what the read builtin does; else nt_index.
+nt_index_text() {
+  case $2 in
+    "$NT_TAB"* | *"$NT_TAB" | *"$NT_NL$NT_TAB"* | *"$NT_TAB$NT_NL"* | *"$NT_TAB$NT_TAB"* | "$NT_NL"* | *"$NT_NL$NT_NL"*) nt_index "$1"; return ;;
+  esac
+  nt_index_drop "$1"
+  [ -f "$NT_TMP/$1" ] || return 0
+  nt_vname "$1" || return 0
+  NT_IXG=$((${NT_IXG:-0} + 1)); ntx_s=${NT_VN}_g$NT_IXG; ntx_t=''
+  ntx_ifs=$IFS; IFS=$NT_NL; set -f
+  for ntx_l in $2; do IFS=$ntx_ifs; set +f
+    case $ntx_l in *"$NT_TAB"*) ntx_k=${ntx_l%%"$NT_TAB"*}; ntx_v=${ntx_l#*"$NT_TAB"} ;; *) ntx_k=$ntx_l; ntx_v='' ;; esac
+    nt_ix_set "$ntx_s" "$ntx_k" "$ntx_v" || { IFS=$ntx_ifs; set +f; return 0; }
+    ntx_t=$ntx_t$ntx_k$NT_TAB$ntx_v$NT_NL
+  done; IFS=$ntx_ifs; set +f
+  eval "NTL_$ntx_s=\$ntx_t"
+  NT_IXS="$NT_IXS$NT_TMP/$1:$ntx_s "
+}
 # nt_index_put NAME KEY VALUE: the line "KEY<TAB>VALUE" was appended to $NT_TMP/NAME (first value wins); VALUE as
 # the read of nt_lookup gives it back (no tab at either end: e.g. a value nt_lookup found).
 nt_index_put() {
@@ -632,7 +652,7 @@ nt_new_generation() {
 # One setting: change only if it differs, then read it back. Records the change for rollback first.
 nt_apply_one() { # KEY VALUE LIVE
   kind_expect "$1" "$2"
-  if nt_same "$NT_EXPECT" "$3" "$1"; then printf '%s\t%s\n' "$1" "$3" >> "$NT_TMP/got"; return 0; fi
+  if nt_same "$NT_EXPECT" "$3" "$1"; then nt_got "$1" "$3"; return 0; fi
   printf '%s\t%s\n' "$1" "$3" >> "$NT_TMP/changed"
   if ! kind_set "$1" "$2"; then
     # First pass: a refusal may depend on another key of this run (ip_local_port_range needs
@@ -645,7 +665,13 @@ nt_apply_one() { # KEY VALUE LIVE
   if [ "$NT_BATCH" = 1 ]; then nt_verify_later "$1" "$2" "$NT_EXPECT"; return 0; fi
   kind_get "$1" || nt_die 1 "$1 cannot be read back on $NT_HOSTNAME after writing '$2'"
   nt_same "$NT_EXPECT" "$NT_GOT" "$1" || nt_die 1 "$1 = '$2' did not stick on $NT_HOSTNAME: read back '$NT_GOT' (expected '$NT_EXPECT')"
-  printf '%s\t%s\n' "$1" "$NT_GOT" >> "$NT_TMP/got"
+  nt_got "$1" "$NT_GOT"
+}
+# nt_got KEY VALUE: the value read back for the report ($NT_TMP/got, its index kept in step; a value with a tab at
+# either end, which the read builtin would strip, drops the index: nt_lookup then reads the file)
+nt_got() {
+  printf '%s\t%s\n' "$1" "$2" >> "$NT_TMP/got"
+  case $2 in "$NT_TAB"* | *"$NT_TAB") nt_index_drop got ;; *) nt_index_put got "$1" "$2" ;; esac
 }
 
 # nt_verify_later KEY VALUE EXPECT: queued for the batch read-back (values with their tabs turned into spaces).
@@ -659,11 +685,11 @@ nt_verify_later() {
 nt_verify_batch() {
   [ -s "$NT_TMP/verify" ] || return 0
   kind_get_many "$NT_TMP/verify" "$NT_TMP/verify.got"
-  nt_index verify.got
+  nt_index_text verify.got "$NT_GM"
   while IFS="$NT_TAB" read -r nt_k nt_v nt_e; do
     nt_lookup "$NT_TMP/verify.got" "$nt_k" || nt_die 1 "$nt_k cannot be read back on $NT_HOSTNAME after writing '$nt_v'"
     nt_same "$nt_e" "$NT_FOUND" "$nt_k" || nt_die 1 "$nt_k = '$nt_v' did not stick on $NT_HOSTNAME: read back '$NT_FOUND' (expected '$nt_e')"
-    printf '%s\t%s\n' "$nt_k" "$NT_FOUND" >> "$NT_TMP/got"
+    nt_got "$nt_k" "$NT_FOUND"
   done < "$NT_TMP/verify"
 }
 
@@ -677,7 +703,7 @@ nt_snapshot() {
   : > "$NT_TMP/live"
   nt_index_drop live
   # a batch snapshot is final until the next snapshot: indexed now (the preflight looks values up in it)
-  if [ "$NT_BATCH" = 1 ]; then kind_get_many "$NT_TMP/keys" "$NT_TMP/live"; nt_index live; return 0; fi
+  if [ "$NT_BATCH" = 1 ]; then kind_get_many "$NT_TMP/keys" "$NT_TMP/live"; nt_index_text live "$NT_GM"; return 0; fi
   while IFS="$NT_TAB" read -r nt_k _; do
     nt_lookup "$NT_TMP/live" "$nt_k" && continue
     kind_get "$nt_k" && printf '%s\t%s\n' "$nt_k" "$NT_GOT" >> "$NT_TMP/live"
@@ -698,7 +724,7 @@ nt_apply_main() {
   nt_index j.keys # final (printed by nt_journal_load as key<TAB>value, the form nt_lines gives back)
   # Snapshot: live values of every desired and every journalled key (a batch kind: before the preflight, which
   # uses it; others: after it, since their preflight resolves the desired settings).
-  : > "$NT_TMP/got"; : > "$NT_TMP/verify"
+  : > "$NT_TMP/got"; : > "$NT_TMP/verify"; nt_index got # kept in step by nt_got
   [ "$NT_BATCH" = 1 ] && nt_snapshot
   kind_preflight
   nt_check_owners
@@ -777,7 +803,7 @@ nt_apply_main() {
   nt_journal_write "$NT_TMP/journal.final" "$NT_TMP/arts.new" "after the commit" lines
   kind_after_commit
   NT_PHASE=finished
-  nt_index got # the report's values (final)
+  case $NT_IXS in *" $NT_TMP/got:"*) ;; *) nt_index got ;; esac # the report's values (final)
   nt_report "$NT_TMP/journal.final"
   nt_converged_write
   nt_cleanup
@@ -1024,7 +1050,9 @@ nt_world_readable_list() {
   [ "$NT_KIND" = sysctl ] || { : > "$NT_TMP/conv.readable"; return 0; }
   # The sysctl preflight listed the modes of the same paths (`ls -lLd` of every desired key, checked to exist) and
   # wrote this list while checking them: a value written does not change a mode, so no second ls or pass.
-  if [ -s "$NT_TMP/ro" ] && [ -f "$NT_TMP/conv.readable" ]; then nt_index conv.readable; return 0; fi
+  if [ -s "$NT_TMP/ro" ] && [ -f "$NT_TMP/conv.readable" ]; then
+    case $NT_IXS in *" $NT_TMP/conv.readable:"*) ;; *) nt_index conv.readable ;; esac; return 0
+  fi
   : > "$NT_TMP/conv.readable"
   set --
   nt_lines desired; ntw_ifs=$IFS; IFS=$NT_NL; set -f
