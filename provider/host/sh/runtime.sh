@@ -605,6 +605,14 @@ nt_journal_load() {
 # nt_journal_render KEYS ARTS OUT
 # [lines]: KEYS (a file of $NT_TMP) holds only "key<TAB>value" lines as nt_lines splits them: taken from nt_lines
 # (its index when indexed). NT_JOUT = the text written to OUT.
+# nt_file_is TEXT FILE: FILE holds exactly TEXT (complete lines), as nt_same_file would find a file of TEXT and
+# FILE identical (only FILE is read).
+nt_file_is() {
+  [ -f "$2" ] || return 1
+  ntf_t=''; ntf_l=''
+  while IFS= read -r ntf_l; do ntf_t=$ntf_t$ntf_l$NT_NL; done < "$2"
+  [ -z "$ntf_l" ] && [ "$ntf_t" = "$1" ]
+}
 nt_journal_render() {
   NT_JOUT="net-tuning-journal v2$NT_TAB$NT_OWNER_ID$NT_TAB$NT_GEN$NT_NL"
   if [ "${4:-}" = lines ]; then nt_lines "${1#"$NT_TMP/"}"; NT_JOUT=$NT_JOUT$NT_LINES
@@ -619,7 +627,7 @@ nt_journal_render() {
 nt_journal_write() {
   nt_journal_render "$1" "$2" "$NT_TMP/journal.out" "${4:-}" || nt_die 1 "cannot prepare the journal in $NT_TMP on $NT_HOSTNAME (/tmp full?)"
   if [ -n "${NT_JLAST:-}" ] && [ "$NT_JOUT" = "$NT_JLAST" ]; then return 0; fi
-  if nt_same_file "$NT_TMP/journal.out" "$NT_JOURNAL"; then NT_JLAST=$NT_JOUT; return 0; fi
+  if nt_file_is "$NT_JOUT" "$NT_JOURNAL"; then NT_JLAST=$NT_JOUT; return 0; fi
   NT_JOURNAL_TOUCHED=1
   nt_write_atomic "$NT_JOURNAL" "$NT_TMP/journal.out" 0600 || nt_die 1 "cannot write $NT_JOURNAL on $NT_HOSTNAME (read-only or full /var/lib?)"
   NT_JLAST=$NT_JOUT
@@ -760,7 +768,7 @@ nt_apply_main() {
   # Journal first (originals of keys this resource has not touched before, every artefact that may exist), then the changes.
   NT_PHASE=apply
   { nt_lines j.keys; printf '%s' "$NT_LINES"; } > "$NT_TMP/journal.new" || nt_die 1 "cannot prepare the journal in $NT_TMP on $NT_HOSTNAME (/tmp full?)"
-  nt_index journal.new
+  nt_index_text journal.new "${NT_LINES%"$NT_NL"}" # the j.keys lines just written
   nt_lines desired; nt_ifs=$IFS; IFS=$NT_NL; set -f
   for nt_l in $NT_LINES; do IFS=$nt_ifs; set +f; nt_kv "$nt_l"
     nt_lookup "$NT_TMP/journal.new" "$nt_k" && continue
@@ -774,7 +782,7 @@ nt_apply_main() {
     nt_write_atomic "${NT_JOURNAL%.orig}.owner" "$NT_TMP/owner" 0600 || nt_die 1 "cannot write ${NT_JOURNAL%.orig}.owner on $NT_HOSTNAME (read-only or full /var/lib?)"
     nt_step "owner file"
   fi
-  nt_journal_write "$NT_TMP/journal.new" "$NT_TMP/arts.all" "before the changes"
+  nt_journal_write "$NT_TMP/journal.new" "$NT_TMP/arts.all" "before the changes" lines # j.keys and live values: key<TAB>value
   : > "$NT_TMP/deferred"
   NT_DEFER=1
   nt_lines desired; nt_ifs=$IFS; IFS=$NT_NL; set -f
