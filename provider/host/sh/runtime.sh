@@ -687,6 +687,8 @@ nt_verify_later() {
   nt_norm "$2"; nt_vv=$NT_NORM
   nt_norm "$3"
   printf '%s\t%s\t%s\n' "$1" "$nt_vv" "$NT_NORM" >> "$NT_TMP/verify"
+  # and in memory (NT_VTEXT) while every line splits plainly (no empty field, which the read builtin would skip)
+  if [ -n "$nt_vv" ] && [ -n "$NT_NORM" ]; then NT_VTEXT=${NT_VTEXT-}$1$NT_TAB$nt_vv$NT_TAB$NT_NORM$NT_NL; else NT_VPLAIN=0; fi
 }
 
 # Kinds with kind_get_many (one process reads every value) read all changed values back at once, after the writes.
@@ -694,11 +696,20 @@ nt_verify_batch() {
   [ -s "$NT_TMP/verify" ] || return 0
   kind_get_many "$NT_TMP/verify" "$NT_TMP/verify.got"
   nt_index_text verify.got "$NT_GM"
-  while IFS="$NT_TAB" read -r nt_k nt_v nt_e; do
-    nt_lookup "$NT_TMP/verify.got" "$nt_k" || nt_die 1 "$nt_k cannot be read back on $NT_HOSTNAME after writing '$nt_v'"
-    nt_same "$nt_e" "$NT_FOUND" "$nt_k" || nt_die 1 "$nt_k = '$nt_v' did not stick on $NT_HOSTNAME: read back '$NT_FOUND' (expected '$nt_e')"
-    nt_got "$nt_k" "$NT_FOUND"
-  done < "$NT_TMP/verify"
+  if [ "${NT_VPLAIN:-0}" = 1 ]; then
+    nt_ifs=$IFS; IFS=$NT_NL; set -f
+    for nt_l in $NT_VTEXT; do IFS=$nt_ifs; set +f
+      nt_k=${nt_l%%"$NT_TAB"*}; nt_e=${nt_l#*"$NT_TAB"}; nt_v=${nt_e%%"$NT_TAB"*}; nt_e=${nt_e#*"$NT_TAB"}
+      nt_verify_one
+    done; IFS=$nt_ifs; set +f
+  else
+    while IFS="$NT_TAB" read -r nt_k nt_v nt_e; do nt_verify_one; done < "$NT_TMP/verify"
+  fi
+}
+nt_verify_one() { # nt_k nt_v nt_e: a line of $NT_TMP/verify
+  nt_lookup "$NT_TMP/verify.got" "$nt_k" || nt_die 1 "$nt_k cannot be read back on $NT_HOSTNAME after writing '$nt_v'"
+  nt_same "$nt_e" "$NT_FOUND" "$nt_k" || nt_die 1 "$nt_k = '$nt_v' did not stick on $NT_HOSTNAME: read back '$NT_FOUND' (expected '$nt_e')"
+  nt_got "$nt_k" "$NT_FOUND"
 }
 
 # Live values of the keys in $NT_TMP/keys into $NT_TMP/live (unreadable keys are absent).
@@ -733,6 +744,7 @@ nt_apply_main() {
   # Snapshot: live values of every desired and every journalled key (a batch kind: before the preflight, which
   # uses it; others: after it, since their preflight resolves the desired settings).
   : > "$NT_TMP/got"; : > "$NT_TMP/verify"; nt_index got # kept in step by nt_got
+  NT_VTEXT=''; NT_VPLAIN=1 # $NT_TMP/verify in memory (nt_verify_later)
   [ "$NT_BATCH" = 1 ] && nt_snapshot
   kind_preflight
   nt_check_owners
