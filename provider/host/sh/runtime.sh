@@ -315,9 +315,9 @@ nt_ix_get() { # FILE KEY: nt_lookup for an indexed file of $NT_TMP
   nt_ix_slot "$1" || return 1; ntl_s=$NT_SLOT
   # a key that cannot be encoded is in no indexed file (every key of an indexed file was encoded)
   nt_vname "$2" || return 1
-  ntl_e=''; eval "ntl_x=\${NTI_${ntl_s}_$NT_VN+x}; ntl_e=\${NTI_${ntl_s}_$NT_VN-}"
-  # the entry is "key<TAB>value": another key of the same variable name is not this one
-  [ -n "$ntl_x" ] && [ "${ntl_e%%"$NT_TAB"*}" = "$2" ] || return 1
+  ntl_e=''; eval "ntl_e=\${NTI_${ntl_s}_$NT_VN-}"
+  # the entry is "key<TAB>value" (never empty when set): another key of the same variable name is not this one
+  [ -n "$ntl_e" ] && [ "${ntl_e%%"$NT_TAB"*}" = "$2" ] || return 1
   NT_FOUND=${ntl_e#*"$NT_TAB"}
 }
 nt_index() { # NAME: index $NT_TMP/NAME (a no-op when that fails or it is absent: nt_lookup then reads the file)
@@ -330,7 +330,7 @@ nt_index() { # NAME: index $NT_TMP/NAME (a no-op when that fails or it is absent
     ntx_t=$ntx_t$ntx_k$NT_TAB$ntx_v$NT_NL
   done < "$NT_TMP/$1"
   eval "NTL_$ntx_s=\$ntx_t"
-  NT_IXS="$NT_IXS$NT_TMP/$1:$ntx_s "
+  NT_IXS="$NT_IXS$NT_TMP/$1:$ntx_s "; nt_ix_q "$1" "$ntx_s"
 }
 # nt_index_text NAME TEXT: nt_index NAME, TEXT being the file's content without its final newline (as a command
 # substitution captured it): no read of the file. Only when every line is plainly "key<TAB>value" (no tab at either
@@ -350,7 +350,7 @@ nt_index_text() {
     ntx_t=$ntx_t$ntx_k$NT_TAB$ntx_v$NT_NL
   done; IFS=$ntx_ifs; set +f
   eval "NTL_$ntx_s=\$ntx_t"
-  NT_IXS="$NT_IXS$NT_TMP/$1:$ntx_s "
+  NT_IXS="$NT_IXS$NT_TMP/$1:$ntx_s "; nt_ix_q "$1" "$ntx_s"
 }
 # nt_index_put NAME KEY VALUE: the line "KEY<TAB>VALUE" was appended to $NT_TMP/NAME (first value wins); VALUE as
 # the read of nt_lookup gives it back (no tab at either end: e.g. a value nt_lookup found).
@@ -386,12 +386,24 @@ nt_index_drop() { # NAME: nt_lookup reads $NT_TMP/NAME again (its variables stay
   case $NT_IXS in *" $NT_TMP/$1:"*) ;; *) return 0 ;; esac
   ntx_d=' '; ntq_ifs=$IFS; IFS=' '; set -f
   for ntq_w in $NT_IXS; do case $ntq_w in "$NT_TMP/$1:"*) ;; *) ntx_d="$ntx_d$ntq_w " ;; esac; done
-  IFS=$ntq_ifs; set +f; NT_IXS=$ntx_d
+  IFS=$ntq_ifs; set +f; NT_IXS=$ntx_d; nt_ix_q "$1" ''
+}
+# nt_ix_q NAME SLOT: NTQ_<NAME> = SLOT ('' = not indexed) for a plain NAME (letters and digits, at most one inner
+# ".", written "__"; no "_" in NAME, so the variable names are distinct), kept with every change of NT_IXS
+nt_ix_q() {
+  case $1 in *[!A-Za-z0-9.]* | *.*.* | '' | .* | *.) return 0 ;; *.*) eval "NTQ_${1%.*}__${1#*.}=\$2" ;; *) eval "NTQ_$1=\$2" ;; esac
 }
 # nt_ix_slot FILE: NT_SLOT = the index slot of FILE in NT_IXS; 1 when FILE is not indexed. A loop over the words
 # of NT_IXS: dash matches ${NT_IXS#*" FILE:"} by trying every prefix, which costs the square of its length
 # (about 0.2 ms per lookup on a 400-character NT_IXS, most of a 40-key apply's CPU); the loop is linear.
 nt_ix_slot() {
+  # NTQ_<name> (nt_ix_q) answers at once for a plain name of $NT_TMP; other files: the loop
+  case $1 in "$NT_TMP"/*) ntq_n=${1#"$NT_TMP"/}
+    case $ntq_n in *[!A-Za-z0-9.]* | *.*.* | '' | .* | *.) ;; *)
+      case $ntq_n in *.*) ntq_n=${ntq_n%.*}__${ntq_n#*.} ;; esac
+      eval "NT_SLOT=\${NTQ_$ntq_n-}"; [ -n "$NT_SLOT" ]; return ;;
+    esac ;;
+  esac
   NT_SLOT=''; ntq_ifs=$IFS; IFS=' '; set -f
   for ntq_w in $NT_IXS; do case $ntq_w in "$1:"*) NT_SLOT=${ntq_w#"$1:"}; break ;; esac; done
   IFS=$ntq_ifs; set +f
