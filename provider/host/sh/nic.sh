@@ -929,11 +929,14 @@ NN_BOOT=error
 
 # nn_boot_cmds MODE FILE: "class<TAB>file:line<TAB>text" for commands in FILE that set a class for $NN_IF.
 # MODE rc: every line outside pulumi-net-tuning blocks; ifupdown: up/post-up/pre-up lines and ethtool options
-# ($IFACE = the stanza's interface); any: every line (heuristic scan).
+# ($IFACE = the stanza's interface); any: every line (heuristic scan); anyfiles FILE…: as any for each FILE that has
+# no line "# pulumi-net-tuning owner: $NT_OWNER" (each file's lines held until its end).
 nn_boot_cmds() {
-  awk -v mode="$1" -v ifn="$NN_IF" -v tab="$NT_TAB" -v adopted="$NT_TMP/rc.adopt.lines" '
+  nn_bm=$1; shift
+  awk -v mode="$nn_bm" -v ifn="$NN_IF" -v tab="$NT_TAB" -v adopted="$NT_TMP/rc.adopt.lines" -v owner="# pulumi-net-tuning owner: $NT_OWNER" '
     function esc(s) { gsub(/[][\\.^$*+?(){}|]/, "\\\\&", s); return s }
-    function out(c, t) { sub(/^[ \t]+/, "", t); print c tab FILENAME ":" FNR tab t }
+    function out(c, t) { sub(/^[ \t]+/, "", t); if (mode == "anyfiles") held = held c tab FILENAME ":" FNR tab t "\n"; else print c tab FILENAME ":" FNR tab t }
+    function flush() { if (!ours) printf "%s", held; held = ""; ours = 0 }
     function classify(l, me,  e, hit) {
       e = "[ \t]+[\"'\'']?(" me ")([ \t\"'\'']|$)"
       hit = 0
@@ -950,7 +953,8 @@ nn_boot_cmds() {
       return hit
     }
     BEGIN { me = esc(ifn); while ((getline a < adopted) > 0) skip[a] = 1 }
-    FNR == 1 { inblk = 0; inloop = 0; stanza = "" }
+    FNR == 1 { inblk = 0; inloop = 0; stanza = ""; if (mode == "anyfiles") flush() }
+    mode == "anyfiles" && $0 == owner { ours = 1 }
     /^# BEGIN pulumi-net-tuning / { inblk = 1; next }
     /^# END pulumi-net-tuning / { inblk = 0; next }
     inblk || /^[ \t]*#/ { next }
@@ -969,7 +973,8 @@ nn_boot_cmds() {
       if (l ~ ("for[ \t]+[A-Za-z_][A-Za-z0-9_]*[ \t]+in[ \t].*/sys/class/net/(" me ")/queues/")) inloop = 1
       classify(l, me)
       if (inloop && t ~ /^done([ \t;]|$)/) inloop = 0
-    }' "$2" 2>/dev/null
+    }
+    END { if (mode == "anyfiles") flush() }' "$@" 2>/dev/null
 }
 
 # The systemd .link file udevadm says applies to the interface: its [Link] settings.
@@ -1091,11 +1096,17 @@ nn_boot_overrides() {
     [ -f "$nn_f" ] && nn_boot_cmds ifupdown "$nn_f" >> "$NT_TMP/boot.exact"
   done
   nn_boot_tuned >> "$NT_TMP/boot.exact"
+  # every readable file in one awk (mode anyfiles: a file holding this resource's owner line is left out, as
+  # nn_is_ours would); a file not readable as before (grep, then an awk of its own)
+  set --
   for nn_f in /etc/systemd/system/*.service /etc/network/if-up.d/* /etc/network/if-pre-up.d/* /etc/NetworkManager/dispatcher.d/* /etc/udev/rules.d/*.rules; do
     [ -f "$nn_f" ] || continue
+    if [ -r "$nn_f" ]; then set -- "$@" "$nn_f"; continue; fi
+    [ $# = 0 ] || nn_boot_cmds anyfiles "$@" >> "$NT_TMP/boot.heur"; set --
     nn_is_ours "$nn_f" && continue
     nn_boot_cmds any "$nn_f" >> "$NT_TMP/boot.heur"
   done
+  [ $# = 0 ] || nn_boot_cmds anyfiles "$@" >> "$NT_TMP/boot.heur"
   while IFS="$NT_TAB" read -r nn_c nn_w nn_t; do
     case "$nn_classes" in *" $nn_c "*) ;; *) continue ;; esac
     nn_m="$nn_w re-applies $nn_c settings of $NN_IF at boot ('$nn_t'), over this resource's"
