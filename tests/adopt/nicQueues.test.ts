@@ -22,7 +22,7 @@ const RC = "/etc/rc.d/rc.local";
 
 afterEach(async () => {
   await h0.exec(
-    "rm -rf /etc/rc.d /etc/NetworkManager /etc/tuned /etc/systemd/system/hk-nic.service; rm -f /etc/network/interfaces.d/hk; " +
+    "rm -rf /etc/rc.d /etc/NetworkManager /etc/tuned /etc/systemd/system/hk-nic.service /etc/systemd/system/mid-nic.service /etc/systemd/system/zz-nic.service; rm -f /etc/network/interfaces.d/hk; " +
       "[ -f /root/interfaces.lab ] && cp -p /root/interfaces.lab /etc/network/interfaces; true",
   );
 });
@@ -101,7 +101,26 @@ test("a unit elsewhere naming the interface with ip link: only a warning (heuris
   expect((up.outputs!.warnings as string[]).join("\n")).toContain(
     "bootOverride (heuristic): /etc/systemd/system/hk-nic.service:3 mentions eth0 ('ExecStart=/sbin/ip link set dev eth0 txqueuelen 10000')",
   );
+  // The files are scanned by one awk: a file with this resource's owner line (mid-nic, between the others in glob
+  // order) is left out, the file after it is still scanned with its own line numbers.
+  await h0.exec("printf '[Service]\\n\\nType=oneshot\\nExecStart=/sbin/ethtool -K eth0 gro off\\n' > /etc/systemd/system/zz-nic.service");
+  const again = ok(await stack.up(nicProgram(h0, "q", { txQueueLength: 2600, persistence: "systemd" })));
+  const warned = (again.outputs!.warnings as string[]).filter((w) => w.startsWith("bootOverride (heuristic)"));
+  // a unit carrying this resource's owner line (as its own files do) that names the interface: not scanned
+  const mark = (await h0.exec("grep -x '# pulumi-net-tuning owner: .*' /etc/systemd/system/net-tuning-nic-eth0.service")).stdout.trim();
+  expect(mark).toMatch(/^# pulumi-net-tuning owner: ./);
+  await h0.exec(`printf '%s\\n[Service]\\nExecStart=/sbin/ip link set dev eth0 txqueuelen 9000\\n' '${mark}' > /etc/systemd/system/mid-nic.service`);
+  expect(warned).toEqual([
+    "bootOverride (heuristic): /etc/systemd/system/hk-nic.service:3 mentions eth0 ('ExecStart=/sbin/ip link set dev eth0 txqueuelen 10000'): check that it does not re-apply txqueuelen settings at boot",
+  ]);
+  // zz-nic sets a feature, which this resource does not declare: no warning; declared, it warns with its line
+  const feat = ok(await stack.up(nicProgram(h0, "q", { txQueueLength: 2600, features: { gro: true }, persistence: "systemd" })));
+  expect((feat.outputs!.warnings as string[]).filter((w) => w.startsWith("bootOverride (heuristic)"))).toEqual([
+    "bootOverride (heuristic): /etc/systemd/system/hk-nic.service:3 mentions eth0 ('ExecStart=/sbin/ip link set dev eth0 txqueuelen 10000'): check that it does not re-apply txqueuelen settings at boot",
+    "bootOverride (heuristic): /etc/systemd/system/zz-nic.service:4 mentions eth0 ('ExecStart=/sbin/ethtool -K eth0 gro off'): check that it does not re-apply feature settings at boot",
+  ]);
   ok(await stack.destroy());
+  await h0.exec("rm -f /etc/systemd/system/zz-nic.service /etc/systemd/system/mid-nic.service /etc/systemd/system/hk-nic.service");
 });
 
 test("a bad bootOverride is refused before anything runs", async () => {

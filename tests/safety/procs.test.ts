@@ -72,12 +72,43 @@ async function budget(who: "root" | "sudo", tag: string) {
 
 test("a 40-key NetTuning create and update take at most 18 processes beyond the SSH session's own (root)", async () => {
   const r = await budget("root", "root");
-  expect(r.apply).toBeLessThanOrEqual(18);
-  expect(r.update).toBeLessThanOrEqual(18);
+  expect(r.apply).toBeLessThanOrEqual(17); // measured 16 (issue #12's budget: 18)
+  expect(r.update).toBeLessThanOrEqual(17); // measured 15
 });
 
 test("the same with become \"sudo\": at most 18 processes beyond the SSH session's own (sudo's own included)", async () => {
   const r = await budget("sudo", "sudo");
   expect(r.apply).toBeLessThanOrEqual(18);
   expect(r.update).toBeLessThanOrEqual(18);
+});
+
+// NicQueues (the bench's part-2 arguments: gro, txqueuelen, RPS/RFS on every rx queue, rc.local): measured 82
+// beyond the session with the engine installed (was 177 before masks, pow2, sysfs reads and ethtool fields moved
+// into the shell and the boot-override scan into one awk). No budget is written for it; this bound catches a
+// process per queue or per key coming back.
+test("a NicQueues create (gro, txqueuelen, RPS/RFS on 4 queues, rc.local) takes at most 85 processes beyond the session", async () => {
+  const conn = h0.connection("root");
+  const empty = new Stack({ project: "procs", stack: "empty-nic" });
+  const session = await procs(() => empty.up(() => { new remote.Command("t", { connection: conn, create: "true" }); return {}; }));
+  const probe = new Stack({ project: "procs", stack: "copy-nic" });
+  const copy = await procs(() => probe.up(() => { new remote.CopyToRemote("c", { connection: conn, source: new pulumi.asset.FileAsset(enginePath()), remotePath: "/tmp/nt-copy-probe.sh" }); return {}; }));
+  await h0.exec("rm -f /tmp/nt-copy-probe.sh");
+  // the engine installed already (as by another resource), as in the bench's "apply alone" row
+  const other = new Stack({ project: "procs", stack: "other-nic" });
+  expect((await other.up(sysProgram(h0, "pre", { fileName: "91-pre.conf", sysctls: { "net.core.somaxconn": 4000 } }))).ok).toBe(true);
+  const stack = new Stack({ project: "procs", stack: "nic" });
+  let ok = false;
+  const create = await procs(async () => {
+    ok = (await stack.up(nicProgram(h0, "pn", { interface: h0.iface, features: { gro: true }, txQueueLength: 5000, rps: { cpus: "all", flowEntriesPerQueue: 4096 }, persistence: "rc.local" }))).ok;
+  });
+  expect(ok).toBe(true);
+  const rx = Number((await h0.exec(`ls -d /sys/class/net/${h0.iface}/queues/rx-* | wc -l`)).stdout.trim());
+  expect((await h0.exec(`cat /sys/class/net/${h0.iface}/tx_queue_len /sys/class/net/${h0.iface}/queues/rx-*/rps_flow_cnt | sort -u | tr '\\n' ' '`)).stdout.trim()).toBe("4096 5000");
+  expect((await stack.destroy()).ok).toBe(true);
+  expect((await other.destroy()).ok).toBe(true);
+  const apply = create - copy - session;
+  console.log(`processes (nic, ${rx} rx queues): empty session ${session}; engine copy session ${copy}; create ${create} (apply ${apply} beyond the session)`);
+  expect(rx).toBe(4);
+  expect(session).toBeGreaterThan(0);
+  expect(apply).toBeLessThanOrEqual(85);
 });

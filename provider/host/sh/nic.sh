@@ -150,15 +150,29 @@ nn_mask_from_list() {
     }'
 }
 
-# nn_mask_norm MASK: canonical form of a mask as the kernel prints it ("00000000,00000003" -> "3")
+# nn_mask_norm MASK: NN_NORM = the canonical form of a mask as the kernel prints it ("00000000,00000003" -> "3")
 nn_mask_norm() {
-  printf '%s\n' "$1" | awk '{
+  # In the shell for a plain mask of hex digits and commas (no process; the same output), else awk.
+  case $1 in *[!0-9A-Fa-f,]* | '') ;; *)
+    nnm_h=$1 nnm_o=''
+    while [ -n "$nnm_h" ]; do
+      nnm_c=${nnm_h%"${nnm_h#?}"}; nnm_h=${nnm_h#?}
+      case $nnm_c in ,) continue ;; A) nnm_c=a ;; B) nnm_c=b ;; C) nnm_c=c ;; D) nnm_c=d ;; E) nnm_c=e ;; F) nnm_c=f ;; esac
+      [ -z "$nnm_o" ] && [ "$nnm_c" = 0 ] && continue
+      nnm_o=$nnm_o$nnm_c
+    done
+    [ -n "$nnm_o" ] || { NN_NORM=0; return 0; }
+    nnm_h=''
+    while [ "${#nnm_o}" -gt 8 ]; do nnm_h=,${nnm_o#"${nnm_o%????????}"}$nnm_h; nnm_o=${nnm_o%????????}; done
+    NN_NORM=$nnm_o$nnm_h; return 0 ;;
+  esac
+  NN_NORM=$(printf '%s\n' "$1" | awk '{
     h = tolower($0); gsub(/[^0-9a-f]/, "", h); sub(/^0+/, "", h)
     if (h == "") { print "0"; exit }
     out = ""
     while (length(h) > 8) { out = "," substr(h, length(h) - 7) out; h = substr(h, 1, length(h) - 8) }
     print h out
-  }'
+  }')
 }
 
 # nn_cpus_outside LIST ALLOWED: the CPUs of LIST not in ALLOWED (both kernel cpulist syntax), space-separated
@@ -187,8 +201,21 @@ nn_ethtool_value() {
     [ "$nn_c" != 127 ] || NT_ERR="ethtool is not installed (install the ethtool package)"
     return 2
   }
-  NT_GOT=$(printf '%s\n' "$nn_out" | "$2" | awk -F "$NT_TAB" -v k="$4" '$1 == k { print $2; exit }')
+  # the first line whose first tab-separated field is FIELD: its second field (a loop here, no awk process)
+  nn_out=$(printf '%s\n' "$nn_out" | "$2"); NT_GOT=''
+  nn_ifs=$IFS; IFS=$NT_NL; set -f
+  for nn_l in $nn_out; do
+    case $nn_l in "$4") break ;; "$4$NT_TAB"*) NT_GOT=${nn_l#"$4$NT_TAB"}; NT_GOT=${NT_GOT%%"$NT_TAB"*}; break ;; esac
+  done
+  IFS=$nn_ifs; set +f
   [ -n "$NT_GOT" ] && [ "$NT_GOT" != n/a ]
+}
+
+# nn_cat FILE: NT_GOT = its first line (as `$(cat FILE)` for the one-line files of sysfs and /proc/irq, which answer
+# the read builtin's byte-wise reads at any offset; /proc/sys does not), no process; 1 when it cannot be read
+nn_cat() {
+  NT_GOT=''
+  IFS= read -r NT_GOT 2>/dev/null < "$1" || [ -n "$NT_GOT" ] || [ -r "$1" ]
 }
 
 kind_get() {
@@ -202,17 +229,17 @@ kind_get() {
     ring.*) nn_ethtool_value -g nn_parse_sections "$NN_KIF" "cur.${NN_SUB#ring.}"; return ;;
     feature.*) nn_ethtool_value -k nn_parse_features "$NN_KIF" "${NN_SUB#feature.}"; return ;;
     coalesce.*) nn_ethtool_value -c nn_parse_coalesce "$NN_KIF" "${NN_SUB#coalesce.}"; return ;;
-    txqueuelen) NT_GOT=$(cat "$NN_SYS/$NN_KIF/tx_queue_len" 2>/dev/null) ;;
+    txqueuelen) nn_cat "$NN_SYS/$NN_KIF/tx_queue_len" ;;
     rps.rx-*|rfs.rx-*)
       nn_q=$NN_SYS/$NN_KIF/queues/${NN_SUB#r?s.}
       if [ ! -d "$nn_q" ]; then NT_GOT=-; return 0; fi
       case "$NN_SUB" in
-        rps.*) NT_GOT=$(cat "$nn_q/rps_cpus" 2>/dev/null) || return 1; NT_GOT=$(nn_mask_norm "$NT_GOT") ;;
-        *) NT_GOT=$(cat "$nn_q/rps_flow_cnt" 2>/dev/null) ;;
+        rps.*) nn_cat "$nn_q/rps_cpus" || return 1; nn_mask_norm "$NT_GOT"; NT_GOT=$NN_NORM ;;
+        *) nn_cat "$nn_q/rps_flow_cnt" ;;
       esac ;;
     irq.*)
-      NT_GOT=$(cat "/proc/irq/${NN_SUB#irq.}/smp_affinity" 2>/dev/null) || return 1
-      NT_GOT=$(nn_mask_norm "$NT_GOT") ;;
+      nn_cat "/proc/irq/${NN_SUB#irq.}/smp_affinity" || return 1
+      nn_mask_norm "$NT_GOT"; NT_GOT=$NN_NORM ;;
     *) return 1 ;;
   esac
   [ -n "$NT_GOT" ]
@@ -271,14 +298,14 @@ kind_expect() {
   NT_EXPECT=$2
   nn_split_key "$1"
   case "$NN_SUB" in
-    net.core.rps_sock_flow_entries) NT_EXPECT=$(nt_pow2 "$2") ;;
+    net.core.rps_sock_flow_entries) nt_pow2 "$2"; NT_EXPECT=$NT_POW2 ;;
     rps.rx-*|rfs.rx-*)
       if [ "$2" = - ]; then
         [ -d "$NN_SYS/$NN_KIF/queues/${NN_SUB#r?s.}" ] && NT_EXPECT=0
       else
-        case "$NN_SUB" in rps.*) NT_EXPECT=$(nn_mask_norm "$2") ;; *) NT_EXPECT=$(nt_pow2 "$2") ;; esac
+        case "$NN_SUB" in rps.*) nn_mask_norm "$2"; NT_EXPECT=$NN_NORM ;; *) nt_pow2 "$2"; NT_EXPECT=$NT_POW2 ;; esac
       fi ;;
-    irq.*) NT_EXPECT=$(nn_mask_norm "$2") ;;
+    irq.*) nn_mask_norm "$2"; NT_EXPECT=$NN_NORM ;;
   esac
   return 0
 }
@@ -902,11 +929,14 @@ NN_BOOT=error
 
 # nn_boot_cmds MODE FILE: "class<TAB>file:line<TAB>text" for commands in FILE that set a class for $NN_IF.
 # MODE rc: every line outside pulumi-net-tuning blocks; ifupdown: up/post-up/pre-up lines and ethtool options
-# ($IFACE = the stanza's interface); any: every line (heuristic scan).
+# ($IFACE = the stanza's interface); any: every line (heuristic scan); anyfiles FILE…: as any for each FILE that has
+# no line "# pulumi-net-tuning owner: $NT_OWNER" (each file's lines held until its end).
 nn_boot_cmds() {
-  awk -v mode="$1" -v ifn="$NN_IF" -v tab="$NT_TAB" -v adopted="$NT_TMP/rc.adopt.lines" '
+  nn_bm=$1; shift
+  awk -v mode="$nn_bm" -v ifn="$NN_IF" -v tab="$NT_TAB" -v adopted="$NT_TMP/rc.adopt.lines" -v owner="# pulumi-net-tuning owner: $NT_OWNER" '
     function esc(s) { gsub(/[][\\.^$*+?(){}|]/, "\\\\&", s); return s }
-    function out(c, t) { sub(/^[ \t]+/, "", t); print c tab FILENAME ":" FNR tab t }
+    function out(c, t) { sub(/^[ \t]+/, "", t); if (mode == "anyfiles") held = held c tab FILENAME ":" FNR tab t "\n"; else print c tab FILENAME ":" FNR tab t }
+    function flush() { if (!ours) printf "%s", held; held = ""; ours = 0 }
     function classify(l, me,  e, hit) {
       e = "[ \t]+[\"'\'']?(" me ")([ \t\"'\'']|$)"
       hit = 0
@@ -923,7 +953,8 @@ nn_boot_cmds() {
       return hit
     }
     BEGIN { me = esc(ifn); while ((getline a < adopted) > 0) skip[a] = 1 }
-    FNR == 1 { inblk = 0; inloop = 0; stanza = "" }
+    FNR == 1 { inblk = 0; inloop = 0; stanza = ""; if (mode == "anyfiles") flush() }
+    mode == "anyfiles" && $0 == owner { ours = 1 }
     /^# BEGIN pulumi-net-tuning / { inblk = 1; next }
     /^# END pulumi-net-tuning / { inblk = 0; next }
     inblk || /^[ \t]*#/ { next }
@@ -942,7 +973,8 @@ nn_boot_cmds() {
       if (l ~ ("for[ \t]+[A-Za-z_][A-Za-z0-9_]*[ \t]+in[ \t].*/sys/class/net/(" me ")/queues/")) inloop = 1
       classify(l, me)
       if (inloop && t ~ /^done([ \t;]|$)/) inloop = 0
-    }' "$2" 2>/dev/null
+    }
+    END { if (mode == "anyfiles") flush() }' "$@" 2>/dev/null
 }
 
 # The systemd .link file udevadm says applies to the interface: its [Link] settings.
@@ -1064,11 +1096,17 @@ nn_boot_overrides() {
     [ -f "$nn_f" ] && nn_boot_cmds ifupdown "$nn_f" >> "$NT_TMP/boot.exact"
   done
   nn_boot_tuned >> "$NT_TMP/boot.exact"
+  # every readable file in one awk (mode anyfiles: a file holding this resource's owner line is left out, as
+  # nn_is_ours would); a file not readable as before (grep, then an awk of its own)
+  set --
   for nn_f in /etc/systemd/system/*.service /etc/network/if-up.d/* /etc/network/if-pre-up.d/* /etc/NetworkManager/dispatcher.d/* /etc/udev/rules.d/*.rules; do
     [ -f "$nn_f" ] || continue
+    if [ -r "$nn_f" ]; then set -- "$@" "$nn_f"; continue; fi
+    [ $# = 0 ] || nn_boot_cmds anyfiles "$@" >> "$NT_TMP/boot.heur"; set --
     nn_is_ours "$nn_f" && continue
     nn_boot_cmds any "$nn_f" >> "$NT_TMP/boot.heur"
   done
+  [ $# = 0 ] || nn_boot_cmds anyfiles "$@" >> "$NT_TMP/boot.heur"
   while IFS="$NT_TAB" read -r nn_c nn_w nn_t; do
     case "$nn_classes" in *" $nn_c "*) ;; *) continue ;; esac
     nn_m="$nn_w re-applies $nn_c settings of $NN_IF at boot ('$nn_t'), over this resource's"

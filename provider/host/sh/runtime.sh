@@ -312,12 +312,12 @@ nt_vname() { # WORD: NT_VN = WORD with each of . _ - / : @ as _ (not injective: 
 }
 nt_ix_get() { # FILE KEY: nt_lookup for an indexed file of $NT_TMP
   NT_FOUND=''
-  ntl_s=${NT_IXS#*" $1:"}; ntl_s=${ntl_s%% *}
+  nt_ix_slot "$1" || return 1; ntl_s=$NT_SLOT
   # a key that cannot be encoded is in no indexed file (every key of an indexed file was encoded)
   nt_vname "$2" || return 1
-  ntl_e=''; eval "ntl_x=\${NTI_${ntl_s}_$NT_VN+x}; ntl_e=\${NTI_${ntl_s}_$NT_VN-}"
-  # the entry is "key<TAB>value": another key of the same variable name is not this one
-  [ -n "$ntl_x" ] && [ "${ntl_e%%"$NT_TAB"*}" = "$2" ] || return 1
+  ntl_e=''; eval "ntl_e=\${NTI_${ntl_s}_$NT_VN-}"
+  # the entry is "key<TAB>value" (never empty when set): another key of the same variable name is not this one
+  [ -n "$ntl_e" ] && [ "${ntl_e%%"$NT_TAB"*}" = "$2" ] || return 1
   NT_FOUND=${ntl_e#*"$NT_TAB"}
 }
 nt_index() { # NAME: index $NT_TMP/NAME (a no-op when that fails or it is absent: nt_lookup then reads the file)
@@ -330,13 +330,32 @@ nt_index() { # NAME: index $NT_TMP/NAME (a no-op when that fails or it is absent
     ntx_t=$ntx_t$ntx_k$NT_TAB$ntx_v$NT_NL
   done < "$NT_TMP/$1"
   eval "NTL_$ntx_s=\$ntx_t"
-  NT_IXS="$NT_IXS$NT_TMP/$1:$ntx_s "
+  NT_IXS="$NT_IXS$NT_TMP/$1:$ntx_s "; nt_ix_q "$1" "$ntx_s"
+}
+# nt_index_text NAME TEXT: nt_index NAME, TEXT being the file's content without its final newline (as a command
+# substitution captured it): no read of the file. Only when every line is plainly "key<TAB>value" (no tab at either
+# end or doubled, no empty line), where splitting at the first tab is what the read builtin does; else nt_index.
+nt_index_text() {
+  case $2 in
+    "$NT_TAB"* | *"$NT_TAB" | *"$NT_NL$NT_TAB"* | *"$NT_TAB$NT_NL"* | *"$NT_TAB$NT_TAB"* | "$NT_NL"* | *"$NT_NL$NT_NL"*) nt_index "$1"; return ;;
+  esac
+  nt_index_drop "$1"
+  [ -f "$NT_TMP/$1" ] || return 0
+  nt_vname "$1" || return 0
+  NT_IXG=$((${NT_IXG:-0} + 1)); ntx_s=${NT_VN}_g$NT_IXG; ntx_t=''
+  ntx_ifs=$IFS; IFS=$NT_NL; set -f
+  for ntx_l in $2; do IFS=$ntx_ifs; set +f
+    case $ntx_l in *"$NT_TAB"*) ntx_k=${ntx_l%%"$NT_TAB"*}; ntx_v=${ntx_l#*"$NT_TAB"} ;; *) ntx_k=$ntx_l; ntx_v='' ;; esac
+    nt_ix_set "$ntx_s" "$ntx_k" "$ntx_v" || { IFS=$ntx_ifs; set +f; return 0; }
+    ntx_t=$ntx_t$ntx_k$NT_TAB$ntx_v$NT_NL
+  done; IFS=$ntx_ifs; set +f
+  eval "NTL_$ntx_s=\$ntx_t"
+  NT_IXS="$NT_IXS$NT_TMP/$1:$ntx_s "; nt_ix_q "$1" "$ntx_s"
 }
 # nt_index_put NAME KEY VALUE: the line "KEY<TAB>VALUE" was appended to $NT_TMP/NAME (first value wins); VALUE as
 # the read of nt_lookup gives it back (no tab at either end: e.g. a value nt_lookup found).
 nt_index_put() {
-  case $NT_IXS in *" $NT_TMP/$1:"*) ;; *) return 0 ;; esac
-  ntx_s=${NT_IXS#*" $NT_TMP/$1:"}; ntx_s=${ntx_s%% *}
+  nt_ix_slot "$NT_TMP/$1" || return 0; ntx_s=$NT_SLOT
   # shellcheck disable=SC2034 # read by the eval below
   ntx_t=$2$NT_TAB$3$NT_NL
   if nt_ix_set "$ntx_s" "$2" "$3"; then eval "NTL_$ntx_s=\$NTL_$ntx_s\$ntx_t"; else nt_index_drop "$1"; fi
@@ -355,7 +374,7 @@ nt_ix_set() { # SLOT KEY VALUE: the first entry of KEY; 1 when KEY cannot be ind
 # (the list is split once, on newlines only, without globbing; the body runs with IFS and globbing as before).
 nt_lines() {
   case $NT_IXS in
-    *" $NT_TMP/$1:"*) ntx_s=${NT_IXS#*" $NT_TMP/$1:"}; ntx_s=${ntx_s%% *}; eval "NT_LINES=\$NTL_$ntx_s"; return 0 ;;
+    *" $NT_TMP/$1:"*) nt_ix_slot "$NT_TMP/$1"; eval "NT_LINES=\$NTL_$NT_SLOT"; return 0 ;;
   esac
   NT_LINES=''
   while IFS="$NT_TAB" read -r ntx_k ntx_v; do NT_LINES=$NT_LINES$ntx_k$NT_TAB$ntx_v$NT_NL; done < "$NT_TMP/$1"
@@ -364,7 +383,31 @@ nt_kv() { # LINE of nt_lines: nt_k = the key, nt_v = the value
   case $1 in *"$NT_TAB"*) nt_k=${1%%"$NT_TAB"*}; nt_v=${1#*"$NT_TAB"} ;; *) nt_k=$1; nt_v='' ;; esac
 }
 nt_index_drop() { # NAME: nt_lookup reads $NT_TMP/NAME again (its variables stay, unused until the next nt_index)
-  case $NT_IXS in *" $NT_TMP/$1:"*) ntx_d=${NT_IXS#*" $NT_TMP/$1:"}; NT_IXS="${NT_IXS%%" $NT_TMP/$1:"*} ${ntx_d#* }" ;; esac
+  case $NT_IXS in *" $NT_TMP/$1:"*) ;; *) return 0 ;; esac
+  ntx_d=' '; ntq_ifs=$IFS; IFS=' '; set -f
+  for ntq_w in $NT_IXS; do case $ntq_w in "$NT_TMP/$1:"*) ;; *) ntx_d="$ntx_d$ntq_w " ;; esac; done
+  IFS=$ntq_ifs; set +f; NT_IXS=$ntx_d; nt_ix_q "$1" ''
+}
+# nt_ix_q NAME SLOT: NTQ_<NAME> = SLOT ('' = not indexed) for a plain NAME (letters and digits, at most one inner
+# ".", written "__"; no "_" in NAME, so the variable names are distinct), kept with every change of NT_IXS
+nt_ix_q() {
+  case $1 in *[!A-Za-z0-9.]* | *.*.* | '' | .* | *.) return 0 ;; *.*) eval "NTQ_${1%.*}__${1#*.}=\$2" ;; *) eval "NTQ_$1=\$2" ;; esac
+}
+# nt_ix_slot FILE: NT_SLOT = the index slot of FILE in NT_IXS; 1 when FILE is not indexed. A loop over the words
+# of NT_IXS: dash matches ${NT_IXS#*" FILE:"} by trying every prefix, which costs the square of its length
+# (about 0.2 ms per lookup on a 400-character NT_IXS, most of a 40-key apply's CPU); the loop is linear.
+nt_ix_slot() {
+  # NTQ_<name> (nt_ix_q) answers at once for a plain name of $NT_TMP; other files: the loop
+  case $1 in "$NT_TMP"/*) ntq_n=${1#"$NT_TMP"/}
+    case $ntq_n in *[!A-Za-z0-9.]* | *.*.* | '' | .* | *.) ;; *)
+      case $ntq_n in *.*) ntq_n=${ntq_n%.*}__${ntq_n#*.} ;; esac
+      eval "NT_SLOT=\${NTQ_$ntq_n-}"; [ -n "$NT_SLOT" ]; return ;;
+    esac ;;
+  esac
+  NT_SLOT=''; ntq_ifs=$IFS; IFS=' '; set -f
+  for ntq_w in $NT_IXS; do case $ntq_w in "$1:"*) NT_SLOT=${ntq_w#"$1:"}; break ;; esac; done
+  IFS=$ntq_ifs; set +f
+  [ -n "$NT_SLOT" ]
 }
 
 # Words of a value joined by single spaces (the kernel reads back multi-values tab-separated).
@@ -378,8 +421,15 @@ nt_norm() {
   NT_NORM="$*"
 }
 
-nt_pow2() { # nt_pow2 N: the power of two the kernel rounds N up to (0 stays 0), as provider/sysctl/readback.ts kernelPow2
-  awk -v n="$1" 'BEGIN { p = n > 0; while (p < n + 0) p *= 2; printf "%d\n", p }'
+nt_pow2() { # nt_pow2 N: NT_POW2 = the power of two the kernel rounds N up to (0 stays 0), as provider/sysctl/readback.ts kernelPow2
+  # A plain decimal of at most 9 digits (no leading 0: the shell would read it as octal) in shell arithmetic (no
+  # process; the result stays below 2^31, where every awk prints the same), anything else with awk as before.
+  case $1 in
+    0) NT_POW2=0; return ;;
+    [1-9] | [1-9]*[0-9]) case $1 in *[!0-9]* | ??????????*) ;; *)
+      NT_POW2=1; while [ "$NT_POW2" -lt "$1" ]; do NT_POW2=$((NT_POW2 * 2)); done; return ;; esac ;;
+  esac
+  NT_POW2=$(awk -v n="$1" 'BEGIN { p = n > 0; while (p < n + 0) p *= 2; printf "%d\n", p }')
 }
 
 nt_same() { # nt_same A B [KEY]: equal words; with KEY, also equal in the key's read-back form (the kind's kind_same)
@@ -397,11 +447,15 @@ nt_check_owners() {
     nt_other=''
     { IFS= read -r nt_other < "${nt_j%.orig}.owner"; } 2>/dev/null
     [ -n "$nt_other" ] || nt_other=${nt_j##*/}
-    while IFS="$NT_TAB" read -r nt_k nt_v; do
-      if nt_lookup "$nt_j" "$nt_k"; then
-        nt_problem "$nt_k is already managed by $nt_other on this host (journal $nt_j): manage it in one resource only, or remove it there first"
-      fi
-    done < "$NT_TMP/desired"
+    # the other journal's keys (first fields, as nt_lookup matches them) read once, then each desired key in order
+    nt_jk=$NT_NL
+    while IFS="$NT_TAB" read -r nt_k _; do nt_jk=$nt_jk$nt_k$NT_NL; done < "$nt_j"
+    nt_lines desired; nt_ifs=$IFS; IFS=$NT_NL; set -f
+    for nt_l in $NT_LINES; do IFS=$nt_ifs; set +f; nt_kv "$nt_l"
+      case $nt_jk in *"$NT_NL$nt_k$NT_NL"*)
+        nt_problem "$nt_k is already managed by $nt_other on this host (journal $nt_j): manage it in one resource only, or remove it there first" ;;
+      esac
+    done; IFS=$nt_ifs; set +f
   done
 }
 
@@ -561,20 +615,34 @@ nt_journal_load() {
 }
 
 # nt_journal_render KEYS ARTS OUT
+# [lines]: KEYS (a file of $NT_TMP) holds only "key<TAB>value" lines as nt_lines splits them: taken from nt_lines
+# (its index when indexed). NT_JOUT = the text written to OUT.
+# nt_file_is TEXT FILE: FILE holds exactly TEXT (complete lines), as nt_same_file would find a file of TEXT and
+# FILE identical (only FILE is read).
+nt_file_is() {
+  [ -f "$2" ] || return 1
+  ntf_t=''; ntf_l=''
+  while IFS= read -r ntf_l; do ntf_t=$ntf_t$ntf_l$NT_NL; done < "$2"
+  [ -z "$ntf_l" ] && [ "$ntf_t" = "$1" ]
+}
 nt_journal_render() {
-  {
-    printf 'net-tuning-journal v2\t%s\t%s\n' "$NT_OWNER_ID" "$NT_GEN"
-    while IFS= read -r ntj_l; do printf '%s\n' "$ntj_l"; done < "$1"
-    while IFS= read -r ntj_l; do [ -n "$ntj_l" ] && printf 'artefact\t%s\n' "$ntj_l"; done < "$2"
-  } > "$3"
+  NT_JOUT="net-tuning-journal v2$NT_TAB$NT_OWNER_ID$NT_TAB$NT_GEN$NT_NL"
+  if [ "${4:-}" = lines ]; then nt_lines "${1#"$NT_TMP/"}"; NT_JOUT=$NT_JOUT$NT_LINES
+  else while IFS= read -r ntj_l; do NT_JOUT=$NT_JOUT$ntj_l$NT_NL; done < "$1"; fi
+  while IFS= read -r ntj_l; do [ -n "$ntj_l" ] && NT_JOUT=${NT_JOUT}artefact$NT_TAB$ntj_l$NT_NL; done < "$2"
+  printf '%s' "$NT_JOUT" > "$3"
 }
 
 # nt_journal_write KEYS ARTS WHAT: writes the journal (atomically, fsynced) unless it is already that; checked.
+# [lines]: as nt_journal_render's. The text this run last wrote or found in the journal (NT_JLAST) spares reading it
+# again to compare (this run holds the lock: nothing else writes the journal meanwhile).
 nt_journal_write() {
-  nt_journal_render "$1" "$2" "$NT_TMP/journal.out" || nt_die 1 "cannot prepare the journal in $NT_TMP on $NT_HOSTNAME (/tmp full?)"
-  nt_same_file "$NT_TMP/journal.out" "$NT_JOURNAL" && return 0
+  nt_journal_render "$1" "$2" "$NT_TMP/journal.out" "${4:-}" || nt_die 1 "cannot prepare the journal in $NT_TMP on $NT_HOSTNAME (/tmp full?)"
+  if [ -n "${NT_JLAST:-}" ] && [ "$NT_JOUT" = "$NT_JLAST" ]; then return 0; fi
+  if nt_file_is "$NT_JOUT" "$NT_JOURNAL"; then NT_JLAST=$NT_JOUT; return 0; fi
   NT_JOURNAL_TOUCHED=1
   nt_write_atomic "$NT_JOURNAL" "$NT_TMP/journal.out" 0600 || nt_die 1 "cannot write $NT_JOURNAL on $NT_HOSTNAME (read-only or full /var/lib?)"
+  NT_JLAST=$NT_JOUT
   nt_step "journal $3"
 }
 
@@ -604,7 +672,7 @@ nt_new_generation() {
 # One setting: change only if it differs, then read it back. Records the change for rollback first.
 nt_apply_one() { # KEY VALUE LIVE
   kind_expect "$1" "$2"
-  if nt_same "$NT_EXPECT" "$3" "$1"; then printf '%s\t%s\n' "$1" "$3" >> "$NT_TMP/got"; return 0; fi
+  if nt_same "$NT_EXPECT" "$3" "$1"; then nt_got "$1" "$3"; return 0; fi
   printf '%s\t%s\n' "$1" "$3" >> "$NT_TMP/changed"
   if ! kind_set "$1" "$2"; then
     # First pass: a refusal may depend on another key of this run (ip_local_port_range needs
@@ -617,7 +685,13 @@ nt_apply_one() { # KEY VALUE LIVE
   if [ "$NT_BATCH" = 1 ]; then nt_verify_later "$1" "$2" "$NT_EXPECT"; return 0; fi
   kind_get "$1" || nt_die 1 "$1 cannot be read back on $NT_HOSTNAME after writing '$2'"
   nt_same "$NT_EXPECT" "$NT_GOT" "$1" || nt_die 1 "$1 = '$2' did not stick on $NT_HOSTNAME: read back '$NT_GOT' (expected '$NT_EXPECT')"
-  printf '%s\t%s\n' "$1" "$NT_GOT" >> "$NT_TMP/got"
+  nt_got "$1" "$NT_GOT"
+}
+# nt_got KEY VALUE: the value read back for the report ($NT_TMP/got, its index kept in step; a value with a tab at
+# either end, which the read builtin would strip, drops the index: nt_lookup then reads the file)
+nt_got() {
+  printf '%s\t%s\n' "$1" "$2" >> "$NT_TMP/got"
+  case $2 in "$NT_TAB"* | *"$NT_TAB") nt_index_drop got ;; *) nt_index_put got "$1" "$2" ;; esac
 }
 
 # nt_verify_later KEY VALUE EXPECT: queued for the batch read-back (values with their tabs turned into spaces).
@@ -625,29 +699,42 @@ nt_verify_later() {
   nt_norm "$2"; nt_vv=$NT_NORM
   nt_norm "$3"
   printf '%s\t%s\t%s\n' "$1" "$nt_vv" "$NT_NORM" >> "$NT_TMP/verify"
+  # and in memory (NT_VTEXT) while every line splits plainly (no empty field, which the read builtin would skip)
+  if [ -n "$nt_vv" ] && [ -n "$NT_NORM" ]; then NT_VTEXT=${NT_VTEXT-}$1$NT_TAB$nt_vv$NT_TAB$NT_NORM$NT_NL; else NT_VPLAIN=0; fi
 }
 
 # Kinds with kind_get_many (one process reads every value) read all changed values back at once, after the writes.
 nt_verify_batch() {
   [ -s "$NT_TMP/verify" ] || return 0
   kind_get_many "$NT_TMP/verify" "$NT_TMP/verify.got"
-  nt_index verify.got
-  while IFS="$NT_TAB" read -r nt_k nt_v nt_e; do
-    nt_lookup "$NT_TMP/verify.got" "$nt_k" || nt_die 1 "$nt_k cannot be read back on $NT_HOSTNAME after writing '$nt_v'"
-    nt_same "$nt_e" "$NT_FOUND" "$nt_k" || nt_die 1 "$nt_k = '$nt_v' did not stick on $NT_HOSTNAME: read back '$NT_FOUND' (expected '$nt_e')"
-    printf '%s\t%s\n' "$nt_k" "$NT_FOUND" >> "$NT_TMP/got"
-  done < "$NT_TMP/verify"
+  nt_index_text verify.got "$NT_GM"
+  if [ "${NT_VPLAIN:-0}" = 1 ]; then
+    nt_ifs=$IFS; IFS=$NT_NL; set -f
+    for nt_l in $NT_VTEXT; do IFS=$nt_ifs; set +f
+      nt_k=${nt_l%%"$NT_TAB"*}; nt_e=${nt_l#*"$NT_TAB"}; nt_v=${nt_e%%"$NT_TAB"*}; nt_e=${nt_e#*"$NT_TAB"}
+      nt_verify_one
+    done; IFS=$nt_ifs; set +f
+  else
+    while IFS="$NT_TAB" read -r nt_k nt_v nt_e; do nt_verify_one; done < "$NT_TMP/verify"
+  fi
+}
+nt_verify_one() { # nt_k nt_v nt_e: a line of $NT_TMP/verify
+  nt_lookup "$NT_TMP/verify.got" "$nt_k" || nt_die 1 "$nt_k cannot be read back on $NT_HOSTNAME after writing '$nt_v'"
+  nt_same "$nt_e" "$NT_FOUND" "$nt_k" || nt_die 1 "$nt_k = '$nt_v' did not stick on $NT_HOSTNAME: read back '$NT_FOUND' (expected '$nt_e')"
+  nt_got "$nt_k" "$NT_FOUND"
 }
 
 # Live values of the keys in $NT_TMP/keys into $NT_TMP/live (unreadable keys are absent).
 nt_snapshot() {
   {
     nt_lines desired; printf '%s' "$NT_LINES"
-    while IFS= read -r nt_l; do printf '%s\n' "$nt_l"; done < "$NT_TMP/j.keys"
+    nt_lines j.keys; printf '%s' "$NT_LINES" # "key<TAB>value" lines as nt_journal_load printed them
     if command -v kind_snapshot_keys >/dev/null 2>&1; then kind_snapshot_keys; fi
   } > "$NT_TMP/keys"
   : > "$NT_TMP/live"
-  if [ "$NT_BATCH" = 1 ]; then kind_get_many "$NT_TMP/keys" "$NT_TMP/live"; return 0; fi
+  nt_index_drop live
+  # a batch snapshot is final until the next snapshot: indexed now (the preflight looks values up in it)
+  if [ "$NT_BATCH" = 1 ]; then kind_get_many "$NT_TMP/keys" "$NT_TMP/live"; nt_index_text live "$NT_GM"; return 0; fi
   while IFS="$NT_TAB" read -r nt_k _; do
     nt_lookup "$NT_TMP/live" "$nt_k" && continue
     kind_get "$nt_k" && printf '%s\t%s\n' "$nt_k" "$NT_GOT" >> "$NT_TMP/live"
@@ -657,30 +744,35 @@ nt_snapshot() {
 
 nt_apply_main() {
   nt_init
+  nt_index desired # empty here, kept in step by nt_want while the plan is read (no read of the file)
   nt_read_stdin
   nt_index readback # the read-back forms (sysctl @readback lines; final once the plan is read)
-  nt_index desired # kept in step by nt_want; indexed again after the preflight
   nt_lock
   NT_PHASE=preflight
   NT_BATCH=0
   if command -v kind_get_many >/dev/null 2>&1; then NT_BATCH=1; fi
   nt_journal_load || nt_die 1 "the journal $NT_JOURNAL on $NT_HOSTNAME is unreadable or belongs to another owner id; nothing was changed: move it away only if you know its originals are recorded elsewhere"
+  nt_index j.keys # final (printed by nt_journal_load as key<TAB>value, the form nt_lines gives back)
   # Snapshot: live values of every desired and every journalled key (a batch kind: before the preflight, which
   # uses it; others: after it, since their preflight resolves the desired settings).
-  : > "$NT_TMP/got"; : > "$NT_TMP/verify"
+  : > "$NT_TMP/got"; : > "$NT_TMP/verify"; nt_index got # kept in step by nt_got
+  NT_VTEXT=''; NT_VPLAIN=1 # $NT_TMP/verify in memory (nt_verify_later)
   [ "$NT_BATCH" = 1 ] && nt_snapshot
   kind_preflight
   nt_check_owners
   nt_problems_exit
   [ "$NT_BATCH" = 1 ] || nt_snapshot
-  nt_index live; nt_index desired # final from here on
+  # final from here on; desired is indexed again only when a kind appended to it itself (nt_index_drop)
+  case $NT_IXS in *" $NT_TMP/live:"*) ;; *) nt_index live ;; esac
+  case $NT_IXS in *" $NT_TMP/desired:"*) ;; *) nt_index desired ;; esac
   nt_lines desired; nt_ifs=$IFS; IFS=$NT_NL; set -f
   for nt_l in $NT_LINES; do IFS=$nt_ifs; set +f; nt_kv "$nt_l"
     nt_lookup "$NT_TMP/live" "$nt_k" || nt_die 2 "$nt_k cannot be read on $NT_HOSTNAME; nothing was changed"
   done; IFS=$nt_ifs; set +f
-  while IFS="$NT_TAB" read -r nt_k _; do
+  nt_lines j.keys; nt_ifs=$IFS; IFS=$NT_NL; set -f
+  for nt_l in $NT_LINES; do IFS=$nt_ifs; set +f; nt_kv "$nt_l"
     nt_lookup "$NT_TMP/live" "$nt_k" || nt_die 2 "$nt_k (recorded in the journal) cannot be read on $NT_HOSTNAME; nothing was changed"
-  done < "$NT_TMP/j.keys"
+  done; IFS=$nt_ifs; set +f
   if [ "$NT_J_FORMAT" != none ]; then
     if nt_hook fail-journal-backup || ! cp -p "$NT_JOURNAL" "$NT_TMP/journal.before"; then
       nt_die 1 "cannot copy the journal $NT_JOURNAL to $NT_TMP on $NT_HOSTNAME (/tmp full?); nothing was changed"
@@ -699,8 +791,8 @@ nt_apply_main() {
   while IFS= read -r nt_a; do nt_in_list "$NT_TMP/arts.all" "$nt_a" || printf '%s\n' "$nt_a" >> "$NT_TMP/arts.all"; done < "$NT_TMP/arts.new"
   # Journal first (originals of keys this resource has not touched before, every artefact that may exist), then the changes.
   NT_PHASE=apply
-  { while IFS= read -r nt_l; do printf '%s\n' "$nt_l"; done < "$NT_TMP/j.keys"; } > "$NT_TMP/journal.new" || nt_die 1 "cannot prepare the journal in $NT_TMP on $NT_HOSTNAME (/tmp full?)"
-  nt_index journal.new
+  { nt_lines j.keys; printf '%s' "$NT_LINES"; } > "$NT_TMP/journal.new" || nt_die 1 "cannot prepare the journal in $NT_TMP on $NT_HOSTNAME (/tmp full?)"
+  nt_index_text journal.new "${NT_LINES%"$NT_NL"}" # the j.keys lines just written
   nt_lines desired; nt_ifs=$IFS; IFS=$NT_NL; set -f
   for nt_l in $NT_LINES; do IFS=$nt_ifs; set +f; nt_kv "$nt_l"
     nt_lookup "$NT_TMP/journal.new" "$nt_k" && continue
@@ -714,7 +806,7 @@ nt_apply_main() {
     nt_write_atomic "${NT_JOURNAL%.orig}.owner" "$NT_TMP/owner" 0600 || nt_die 1 "cannot write ${NT_JOURNAL%.orig}.owner on $NT_HOSTNAME (read-only or full /var/lib?)"
     nt_step "owner file"
   fi
-  nt_journal_write "$NT_TMP/journal.new" "$NT_TMP/arts.all" "before the changes"
+  nt_journal_write "$NT_TMP/journal.new" "$NT_TMP/arts.all" "before the changes" lines # j.keys and live values: key<TAB>value
   : > "$NT_TMP/deferred"
   NT_DEFER=1
   nt_lines desired; nt_ifs=$IFS; IFS=$NT_NL; set -f
@@ -727,11 +819,12 @@ nt_apply_main() {
     nt_apply_one "$nt_k" "$nt_v" "$nt_live"
   done < "$NT_TMP/deferred"
   # Keys this resource no longer declares go back to their originals.
-  : > "$NT_TMP/journal.final"
+  : > "$NT_TMP/journal.final"; nt_index journal.final # kept in step: the journal and the report take it from memory
   nt_lines journal.new; nt_ifs=$IFS; IFS=$NT_NL; set -f
   for nt_l in $NT_LINES; do IFS=$nt_ifs; set +f; nt_kv "$nt_l"
     if nt_lookup "$NT_TMP/desired" "$nt_k"; then
       printf '%s\t%s\n' "$nt_k" "$nt_v" >> "$NT_TMP/journal.final"
+      nt_index_put journal.final "$nt_k" "$nt_v"
     else
       nt_lookup "$NT_TMP/live" "$nt_k"
       nt_apply_one "$nt_k" "$nt_v" "$NT_FOUND"
@@ -739,10 +832,10 @@ nt_apply_main() {
   done; IFS=$nt_ifs; set +f
   nt_verify_batch
   nt_commit_files
-  nt_journal_write "$NT_TMP/journal.final" "$NT_TMP/arts.new" "after the commit"
+  nt_journal_write "$NT_TMP/journal.final" "$NT_TMP/arts.new" "after the commit" lines
   kind_after_commit
   NT_PHASE=finished
-  nt_index got # the report's values (final)
+  case $NT_IXS in *" $NT_TMP/got:"*) ;; *) nt_index got ;; esac # the report's values (final)
   nt_report "$NT_TMP/journal.final"
   nt_converged_write
   nt_cleanup
@@ -775,9 +868,10 @@ nt_report_body() {
       printf 'warning\t%s\n' "$nt_k cannot be read back on $NT_HOSTNAME for this report (it read back as set right after the change); check it by hand"
     fi
   done; IFS=$nt_ifs; set +f
-  while IFS="$NT_TAB" read -r nt_k nt_v; do
+  nt_lines "${1#"$NT_TMP/"}"; nt_ifs=$IFS; IFS=$NT_NL; set -f # $1: a file of $NT_TMP (journal.final)
+  for nt_l in $NT_LINES; do IFS=$nt_ifs; set +f; nt_kv "$nt_l"
     nt_norm "$nt_v"; printf 'previous\t%s\t%s\n' "$nt_k" "$NT_NORM"
-  done < "$1"
+  done; IFS=$nt_ifs; set +f
   while IFS= read -r nt_w; do printf 'warning\t%s\n' "$nt_w"; done < "$NT_TMP/warnings"
   if command -v kind_report >/dev/null 2>&1; then kind_report; fi
   printf 'end\n'
@@ -988,7 +1082,9 @@ nt_world_readable_list() {
   [ "$NT_KIND" = sysctl ] || { : > "$NT_TMP/conv.readable"; return 0; }
   # The sysctl preflight listed the modes of the same paths (`ls -lLd` of every desired key, checked to exist) and
   # wrote this list while checking them: a value written does not change a mode, so no second ls or pass.
-  if [ -s "$NT_TMP/ro" ] && [ -f "$NT_TMP/conv.readable" ]; then nt_index conv.readable; return 0; fi
+  if [ -s "$NT_TMP/ro" ] && [ -f "$NT_TMP/conv.readable" ]; then
+    case $NT_IXS in *" $NT_TMP/conv.readable:"*) ;; *) nt_index conv.readable ;; esac; return 0
+  fi
   : > "$NT_TMP/conv.readable"
   set --
   nt_lines desired; ntw_ifs=$IFS; IFS=$NT_NL; set -f

@@ -68,15 +68,26 @@ kind_get() {
 }
 
 # kind_get_many IN OUT: OUT = "key<TAB>value" for every readable key named in IN's first column, read by ONE awk
-# (a read(2) at offset 0 with a large buffer, as /proc/sys needs); unreadable keys are left out.
+# (a read(2) at offset 0 with a large buffer, as /proc/sys needs); unreadable keys are left out. The awk maps each
+# key to its file as nts_path does (the shell's field splitting drops one trailing separator; IN is not read by
+# the shell, whose read builtin costs one read(2) per byte). NT_GM = OUT's text, captured from the awk (a command
+# substitution reads its pipe in blocks), for nt_index_text.
 kind_get_many() {
-  while IFS="$NT_TAB" read -r nts_k _; do nts_path "$nts_k"; printf '%s\t%s\n' "$nts_k" "$NTS_PATH"; done < "$1" > "$NT_TMP/gm.paths"
-  awk -F "$NT_TAB" -v OFS="$NT_TAB" '{
+  NT_GM=$(awk -F "$NT_TAB" -v OFS="$NT_TAB" '{
+      k = $1
+      if (match(k, /[.\/]/) == 0 || substr(k, RSTART, 1) == "/") f = "/proc/sys/" k
+      else {
+        sub(/\.$/, "", k); n = split(k, c, "."); f = "/proc/sys"
+        for (i = 1; i <= n; i++) { sub(/\/$/, "", c[i]); gsub(/\//, ".", c[i]); f = f "/" c[i] }
+      }
       v = ""; n = 0
-      while ((r = (getline l < $2)) > 0) { v = n++ ? v " " l : l }
-      close($2)
+      while ((r = (getline l < f)) > 0) { v = n++ ? v " " l : l }
+      close(f)
       if (r == 0 && n > 0) print $1, v
-    }' "$NT_TMP/gm.paths" > "$2"
+    }' "$1")
+  ntg_s=$?
+  if [ -n "$NT_GM" ]; then printf '%s\n' "$NT_GM" > "$2"; else : > "$2"; fi
+  return "$ntg_s"
 }
 
 # Values the preflight needs besides the desired keys (read in the same snapshot).
@@ -111,7 +122,7 @@ kind_expect() {
   NT_EXPECT=$2
   nts_form "$1"
   case "$NTS_FORM" in
-    pow2) case "$2" in ''|*[!0-9]*) ;; *) NT_EXPECT=$(nt_pow2 "$2") ;; esac ;;
+    pow2) case "$2" in ''|*[!0-9]*) ;; *) nt_pow2 "$2"; NT_EXPECT=$NT_POW2 ;; esac ;;
     ''|ms-jiffies) ;;
     *) NT_EXPECT=$NTS_FORM ;; # the expected value (pow2 keys: rendered by the plan)
   esac
@@ -238,7 +249,8 @@ kind_preflight() {
   if [ "${nts_loaded:-0}" = 1 ]; then nt_snapshot; fi
   nts_missing=''
   nts_plist=''
-  while IFS="$NT_TAB" read -r nts_k nts_v; do
+  nt_lines desired; nts_ifs0=$IFS; IFS=$NT_NL; set -f
+  for nts_l in $NT_LINES; do IFS=$nts_ifs0; set +f; nt_kv "$nts_l"; nts_k=$nt_k
     nts_path "$nts_k"
     if [ ! -e "$NTS_PATH" ]; then
       nts_h=''
@@ -252,7 +264,7 @@ kind_preflight() {
     fi
     printf '%s\n' "$NTS_PATH" >> "$NT_TMP/paths"
     nts_plist="$nts_plist $NTS_PATH"
-  done < "$NT_TMP/desired"
+  done; IFS=$nts_ifs0; set +f
   if [ -n "$nts_missing" ]; then
     nts_ns=''
     nts_child_netns && nts_ns=', inside a network namespace other than the host'"'"'s: host-wide keys are absent here'
@@ -260,18 +272,22 @@ kind_preflight() {
   fi
   if [ -s "$NT_TMP/paths" ]; then
     # Mode bits: root may write a 0444 file's inode per access(2), but the kernel refuses it (EPERM).
+    # (captured, not read back from a file: a command substitution reads the pipe in blocks, the read builtin
+    # byte by byte; the same one ls process)
     set -f
     # shellcheck disable=SC2086,SC2012 # paths were validated: [A-Za-z0-9._/:-] only
-    ls -lLd -- $nts_plist > "$NT_TMP/ro" 2>/dev/null
+    nts_ro=$(ls -lLd -- $nts_plist 2>/dev/null)
     set +f
+    if [ -n "$nts_ro" ]; then printf '%s\n' "$nts_ro" > "$NT_TMP/ro"; else : > "$NT_TMP/ro"; fi
     # the world-readable ones ("r" in the others' triplet) for the converged record (nt_world_readable_list)
-    : > "$NT_TMP/conv.readable"
-    while IFS= read -r nts_l; do
-      case "$nts_l" in ???????r*) printf '%s\n' "${nts_l##* }" >> "$NT_TMP/conv.readable" ;; esac
+    : > "$NT_TMP/conv.readable"; nt_index conv.readable # kept in step (a path a line, its own key)
+    IFS=$NT_NL; set -f
+    for nts_l in $nts_ro; do IFS=$nts_ifs0; set +f
+      case "$nts_l" in ???????r*) printf '%s\n' "${nts_l##* }" >> "$NT_TMP/conv.readable"; nt_index_put conv.readable "${nts_l##* }" '' ;; esac
       case "$nts_l" in ??w*) continue ;; esac
       nts_p=${nts_l##* }
       nt_problem "${nts_p#/proc/sys/} is read-only on this kernel (no write permission on $nts_p): it is host-wide (set it on the host, not inside a network namespace or container) or not settable"
-    done < "$NT_TMP/ro"
+    done; IFS=$nts_ifs0; set +f
   fi
   if nt_lookup "$NT_TMP/desired" net.ipv4.tcp_congestion_control; then
     nts_cc=$NT_FOUND
