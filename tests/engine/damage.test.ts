@@ -116,3 +116,27 @@ test("restoreOnDelete: false shows in the preview as a readable @restore line of
   expect(head(nu).replace("@restore 0", "@restore 1")).toBe(head(old));
   ok(await stack.destroy());
 });
+
+test("an original the state cannot hold (kernel.core_pattern = '|/usr/share/apport/…'): refused before anything changes (exit 2, the key and value named)", async () => {
+  const host = lab.hosts[1];
+  const fake = "|/usr/share/apport/apport -p%p -s%s -c%c -- %E";
+  // a stand-in for the machine-wide /proc/sys/kernel/core_pattern, in the lab host's own mount namespace only
+  expect((await host.exec(`printf '%s\\n' '${fake}' > /root/core_pattern && mount --bind /root/core_pattern /proc/sys/kernel/core_pattern && cat /proc/sys/kernel/core_pattern`)).stdout).toBe(`${fake}\n`);
+  try {
+    const before = await snapshot(host);
+    const stack = new Stack({ project: "dmg", stack: "unsafe" });
+    const r = await stack.up(sysProgram(host, "t", { sysctls: { "kernel.core_pattern": "core", [SOMAXCONN]: 7041 } }));
+    expect(r.ok).toBe(false);
+    expect(r.error).toContain("Process exited with status 2");
+    expect(r.error).toContain(`cannot be kept as an original (Pulumi state stores only the characters [A-Za-z0-9 \t._:,+-]), so a delete could not restore it: kernel.core_pattern = '${fake}'; nothing was changed`);
+    expect((await host.exec("cat /proc/sys/kernel/core_pattern")).stdout).toBe(`${fake}\n`);
+    expect(await snapshot(host)).toBe(before);
+    // without that key the same resource applies (a negative control: the refusal is about the value only)
+    ok(await stack.up(sysProgram(host, "t", { sysctls: { [SOMAXCONN]: 7041 } })));
+    expect(await sysctl(host, SOMAXCONN)).toBe("7041");
+    ok(await stack.destroy());
+    expect(await snapshot(host)).toBe(before);
+  } finally {
+    await host.exec("umount /proc/sys/kernel/core_pattern; rm -f /root/core_pattern");
+  }
+});

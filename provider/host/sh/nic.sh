@@ -10,6 +10,9 @@ NN_RPS_FLOW=''
 NN_RPS_BELOW=0
 NN_IRQ_CPUS=''
 NN_LINKED=0
+# The characters an original may have to be stored in Pulumi state (provider/nic/plan.ts ORIG_VALUE; compared by
+# tests/unit/origChars.test.ts): a setting whose value on the host has any other is refused before anything changes.
+NT_ORIG_CHARS='A-Za-z0-9 ,._:-'
 NN_UNIT=''
 NN_SCRIPT=''
 NN_WANTS=''

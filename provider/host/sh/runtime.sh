@@ -765,10 +765,15 @@ nt_apply_main() {
   # final from here on; desired is indexed again only when a kind appended to it itself (nt_index_drop)
   case $NT_IXS in *" $NT_TMP/live:"*) ;; *) nt_index live ;; esac
   case $NT_IXS in *" $NT_TMP/desired:"*) ;; *) nt_index desired ;; esac
+  # a value becomes an original (journal, report, Pulumi state) unless the journal holds one: it must be storable
+  nt_unsafe=''
   nt_lines desired; nt_ifs=$IFS; IFS=$NT_NL; set -f
   for nt_l in $NT_LINES; do IFS=$nt_ifs; set +f; nt_kv "$nt_l"
     nt_lookup "$NT_TMP/live" "$nt_k" || nt_die 2 "$nt_k cannot be read on $NT_HOSTNAME; nothing was changed"
+    # shellcheck disable=SC2254 # the kind's character set, a bracket expression on purpose
+    case $NT_FOUND in *[!$NT_ORIG_CHARS]*) nt_v=$NT_FOUND; nt_lookup "$NT_TMP/j.keys" "$nt_k" || nt_unsafe="$nt_unsafe $nt_k = '$nt_v';" ;; esac
   done; IFS=$nt_ifs; set +f
+  [ -z "$nt_unsafe" ] || nt_die 2 "the value on $NT_HOSTNAME cannot be kept as an original (Pulumi state stores only the characters [$NT_ORIG_CHARS]), so a delete could not restore it:${nt_unsafe%;}; nothing was changed: leave this setting out of this resource, or set it on the host to a value of those characters first"
   nt_lines j.keys; nt_ifs=$IFS; IFS=$NT_NL; set -f
   for nt_l in $NT_LINES; do IFS=$nt_ifs; set +f; nt_kv "$nt_l"
     nt_lookup "$NT_TMP/live" "$nt_k" || nt_die 2 "$nt_k (recorded in the journal) cannot be read on $NT_HOSTNAME; nothing was changed"

@@ -3,6 +3,10 @@ NTS_FILE=''
 NTS_PERSIST=1
 NTS_BOOT=error
 NTS_MODULES=''
+# The characters an original may have to be stored in Pulumi state (provider/sysctl/plan.ts, renderSysctlRestoreStdin:
+# the same set; tests/unit/origChars.test.ts compares them): a key whose value on the host has any other is refused
+# before anything changes.
+NT_ORIG_CHARS="A-Za-z0-9 ${NT_TAB}._:,+-"
 
 kind_directive() {
   case "$1" in
