@@ -92,6 +92,7 @@ export function applyAndRestore(
   const user = plainOr(args.connection, () => pulumi.unsecret(pulumi.output(args.connection).apply((c) => c.user ?? "root")), (c) => c.user ?? "root");
   const home = plainOr([become, user] as const, () => pulumi.all([become, user]).apply(([b, u]) => b === "sudo" || u !== "root"), ([b, u]) => b === "sudo" || u !== "root");
   const e = engine();
+  const homeAndPlan: pulumi.Output<[boolean, string]> = plainOr(home, () => pulumi.all([home, applyPlan]), (h) => applyPlan.apply((p): [boolean, string] => [h, p]));
   const delivery = new command.remote.CopyToRemote(
     `${name}-engine`,
     {
@@ -99,7 +100,7 @@ export function applyAndRestore(
       source: new pulumi.asset.FileAsset(enginePath(e)),
       // Waits for the validated plan: a bad value that arrives as an Output registers no child at all, so not even
       // the engine reaches the host.
-      remotePath: pulumi.all([home, applyPlan]).apply(([h]) => engineRemotePath(e.sha256, owner.id, h)),
+      remotePath: homeAndPlan.apply(([h]) => engineRemotePath(e.sha256, owner.id, h)),
     },
     childOptions(parent),
   );
@@ -125,7 +126,9 @@ export function applyAndRestore(
   // One Output for the report (parsed, completed from the plan, its warnings logged): fewer Output chains per
   // resource show at 1,000 hosts.
   const stdout = pulumi.output(Promise.resolve(apply).then((a) => a.stdout));
-  const report = pulumi.all([stdout, args.declared]).apply(([out, declared]) => {
+  type Declared = Record<string, string> | undefined;
+  const stdoutAndDeclared: pulumi.Output<[string, Declared]> = plainOr(args.declared, () => pulumi.all([stdout, args.declared]), (d) => stdout.apply((out): [string, Declared] => [out, d]));
+  const report = stdoutAndDeclared.apply(([out, declared]) => {
     const r = declared ? completeApplied(reportOf(out), declared) : reportOf(out);
     warnAll(parent, r.warnings);
     return r;

@@ -687,9 +687,17 @@ export function warningKey(warning: string): string | undefined {
 
 /** The canonical form of a key as the validator writes it ("/" kept inside a VLAN interface name), or the key itself when malformed. */
 export function canonicalKey(key: string): string {
-  const a = analyseKey(key);
-  return a.ok ? a.key : key;
+  let c = canonical.get(key);
+  if (c === undefined) {
+    const a = analyseKey(key);
+    c = a.ok ? a.key : key;
+    if (canonical.size >= 4096) canonical.clear();
+    canonical.set(key, c);
+  }
+  return c;
 }
+/** canonicalKey's results (a pure function of the key; planning calls it for every key of every resource). */
+const canonical = new Map<string, string>();
 
 /**
  * Reconciles the validator's advisory warnings with a profile and the user's acknowledgements, so that the component
