@@ -25,6 +25,7 @@ import { capture } from "../testkit/harness";
 import { netTuningSysctls } from "./keys";
 import * as fs from "fs";
 import * as path from "path";
+import * as v8 from "v8";
 
 const REPORTS = JSON.parse(fs.readFileSync(path.join(__dirname, "fixtures", "reports.json"), "utf8")) as { sysctl: string; nic: string };
 /** The host's answer to each -apply Command (its stdout), by child name. */
@@ -33,6 +34,28 @@ const outputsOf = (r: { name: string; type: string }) =>
 
 const KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\n" + "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n".repeat(5) + "-----END OPENSSH PRIVATE KEY-----\n";
 const conn = (i: number) => ({ host: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, port: 22, user: "root", privateKey: KEY });
+
+/**
+ * Profiling hooks (not part of the method; inert unless set). The evaluation under mocks runs as one chain of
+ * microtasks (no timer fires), so they count custom-resource registrations: SCALE_MEM_EVERY=<n> logs RSS and heap to
+ * stderr every n registrations; SCALE_HEAP_SNAPSHOT_AT=<n> writes a heap snapshot (v8.writeHeapSnapshot, to
+ * SCALE_HEAP_SNAPSHOT or the working directory) at the n-th.
+ */
+function profiled(f: typeof outputsOf): typeof outputsOf {
+  const every = Number(process.env.SCALE_MEM_EVERY ?? 0);
+  const snapAt = Number(process.env.SCALE_HEAP_SNAPSHOT_AT ?? 0);
+  if (!every && !snapAt) return f;
+  let n = 0;
+  return (r) => {
+    n++;
+    if (every && n % every === 0) {
+      const m = process.memoryUsage();
+      process.stderr.write(`registrations ${n}: rss ${Math.round(m.rss / 1048576)} MB, heap used ${Math.round(m.heapUsed / 1048576)} MB\n`);
+    }
+    if (n === snapAt) process.stderr.write(`heap snapshot ${v8.writeHeapSnapshot(process.env.SCALE_HEAP_SNAPSHOT)}\n`);
+    return f(r);
+  };
+}
 
 async function main(): Promise<void> {
   const [variant, hostsArg] = process.argv.slice(2);
@@ -84,12 +107,20 @@ async function main(): Promise<void> {
   const cpu0 = process.cpuUsage();
   const rssBeforeKB = Math.round(process.memoryUsage().rss / 1024);
   const t0 = process.hrtime.bigint();
-  const r = await capture(variant === "components" ? components(hosts) : bare(hosts, variant === "bare-same"), { project: "bench", stack: "scale", outputsOf });
+  const r = await capture(variant === "components" ? components(hosts) : bare(hosts, variant === "bare-same"), { project: "bench", stack: "scale", outputsOf: profiled(outputsOf) });
   const wallMs = Number(process.hrtime.bigint() - t0) / 1e6;
   if (r.error) throw r.error;
   const maxRssKB = process.resourceUsage().maxRSS;
   const c = process.cpuUsage(cpu0);
   const cpuMs = (c.user + c.system) / 1000;
+  // Profiling/verification hook (not part of the method): SCALE_DUMP=<file> writes every registered resource (inputs,
+  // outputs, dependencies, options), sorted by URN, after the measurement, to compare a change byte for byte.
+  if (process.env.SCALE_DUMP) {
+    const rows = r.resources
+      .map((x) => ({ urn: x.urn, type: x.type, parent: x.parent, inputs: x.inputs, secretInputs: x.secretInputs, outputs: x.outputs, dependencies: [...x.dependencies].sort(), propertyDependencies: Object.fromEntries(Object.entries(x.propertyDependencies).sort().map(([k, v]) => [k, [...v].sort()])), options: { ...x.options, dependsOn: [...x.options.dependsOn].sort() } }))
+      .sort((a, b) => (a.urn < b.urn ? -1 : a.urn > b.urn ? 1 : 0));
+    fs.writeFileSync(process.env.SCALE_DUMP, rows.map((x) => JSON.stringify(x)).join("\n") + "\n");
+  }
   process.stdout.write(JSON.stringify({ variant, hosts, resources: r.resources.length, wallMs, cpuMs, maxRssKB, rssBeforeKB }) + "\n");
 }
 

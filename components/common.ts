@@ -54,6 +54,16 @@ export function isPlain(value: unknown): boolean {
 }
 
 /**
+ * `value` mapped by `plain` when it holds no Output or Promise at any depth (it is then known, not secret and depends on
+ * no resource, so a plain input of a child registers exactly what an Output of it would), else `generic()`. Keeps the
+ * Output chains per resource few when the arguments are plain values (the common program; 1,000 hosts show them).
+ */
+function plainOr<T, G, P = T>(value: T, generic: () => G, plain?: (v: pulumi.Unwrap<T>) => P): G | P {
+  if (!isPlain(value)) return generic();
+  return plain ? plain(value as pulumi.Unwrap<T>) : (value as unknown as P);
+}
+
+/**
  * The three children of every resource (see ARCHITECTURE.md):
  * - `<name>-engine`: a CopyToRemote of the engine file (a FileAsset: state keeps only its path and hash) to a
  *   staging path; copied again only when the engine's hash changes (a package upgrade) or the resource moves.
@@ -69,18 +79,20 @@ export function applyAndRestore(
   parent: pulumi.ComponentResource,
   name: string,
   kind: HostKind,
-  args: { connection: ConnectionInput; become?: pulumi.Input<"sudo">; declared?: pulumi.Output<Record<string, string>> },
+  args: { connection: ConnectionInput; become?: pulumi.Input<"sudo">; declared?: pulumi.Input<Record<string, string>> },
   applyPlan: pulumi.Output<string>,
   restorePlan: (report: HostReport) => pulumi.Input<string>,
   owner: Owner = ownerFor(name),
   live?: Promise<{ token: string; keepStoredToken: boolean }>,
 ): pulumi.Output<HostReport> {
-  const become = pulumi.output(args.become);
+  // Plain values stay plain (see plainOr): each Output in the pulumi.all below costs two more, at 1,000 hosts.
+  const become = plainOr(args.become, () => pulumi.output(args.become));
   // staged in the home unless the connection is root without sudo (the user name is no secret: unsecret it, or the
   // remotePath would be stored encrypted)
-  const user = pulumi.unsecret(pulumi.output(args.connection).apply((c) => c.user ?? "root"));
-  const home = pulumi.all([become, user]).apply(([b, u]) => b === "sudo" || u !== "root");
+  const user = plainOr(args.connection, () => pulumi.unsecret(pulumi.output(args.connection).apply((c) => c.user ?? "root")), (c) => c.user ?? "root");
+  const home = plainOr([become, user] as const, () => pulumi.all([become, user]).apply(([b, u]) => b === "sudo" || u !== "root"), ([b, u]) => b === "sudo" || u !== "root");
   const e = engine();
+  const homeAndPlan: pulumi.Output<[boolean, string]> = plainOr(home, () => pulumi.all([home, applyPlan]), (h) => applyPlan.apply((p): [boolean, string] => [h, p]));
   const delivery = new command.remote.CopyToRemote(
     `${name}-engine`,
     {
@@ -88,11 +100,12 @@ export function applyAndRestore(
       source: new pulumi.asset.FileAsset(enginePath(e)),
       // Waits for the validated plan: a bad value that arrives as an Output registers no child at all, so not even
       // the engine reaches the host.
-      remotePath: pulumi.all([home, applyPlan]).apply(([h]) => engineRemotePath(e.sha256, owner.id, h)),
+      remotePath: homeAndPlan.apply(([h]) => engineRemotePath(e.sha256, owner.id, h)),
     },
     childOptions(parent),
   );
-  const boot = pulumi.all([become, delivery.urn, home]);
+  const boot: pulumi.Output<["sudo" | undefined, string, boolean]> = plainOr([become, home] as const, () => pulumi.all([become, delivery.urn, home]), ([b, h]) =>
+    delivery.urn.apply((urn): ["sudo" | undefined, string, boolean] => [b, urn, h]));
   // Live previews (components/live.ts): the -apply child is registered once the host read settled (bounded), with the
   // repair token in its update; when the host could not be read, changes of `update` are ignored (the stored token
   // stays), so an unreadable host never shows a change by itself.
@@ -113,7 +126,9 @@ export function applyAndRestore(
   // One Output for the report (parsed, completed from the plan, its warnings logged): fewer Output chains per
   // resource show at 1,000 hosts.
   const stdout = pulumi.output(Promise.resolve(apply).then((a) => a.stdout));
-  const report = pulumi.all([stdout, args.declared]).apply(([out, declared]) => {
+  type Declared = Record<string, string> | undefined;
+  const stdoutAndDeclared: pulumi.Output<[string, Declared]> = plainOr(args.declared, () => pulumi.all([stdout, args.declared]), (d) => stdout.apply((out): [string, Declared] => [out, d]));
+  const report = stdoutAndDeclared.apply(([out, declared]) => {
     const r = declared ? completeApplied(reportOf(out), declared) : reportOf(out);
     warnAll(parent, r.warnings);
     return r;

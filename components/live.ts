@@ -237,8 +237,9 @@ async function liveReadUnsafe(
 
 /** The `live` and `drift` outputs of a resource: secrets when the declared settings are. */
 export function liveOutputs(live: Promise<LiveOutcome>): [pulumi.Output<Record<string, string>>, pulumi.Output<Record<string, string>>] {
+  const outcome = pulumi.output(live); // one Output of the outcome for both (fewer Output chains per resource)
   const out = <T>(f: (l: LiveOutcome) => T): pulumi.Output<T> =>
-    pulumi.output(live).apply((l) => (l.secret ? pulumi.secret(f(l)) : f(l))) as pulumi.Output<T>;
+    outcome.apply((l) => (l.secret ? pulumi.secret(f(l as LiveOutcome)) : f(l as LiveOutcome))) as pulumi.Output<T>;
   return [
     out((l) => l.live),
     out((l) => Object.fromEntries(Object.entries(l.drift).map(([k, d]) => [k, `${d.applied} → ${d.live}`]))),

@@ -4,6 +4,7 @@ import { planSysctls, renderSysctlRestoreStdin, SysctlPlan } from "../provider/s
 import { adoptedFromReport, renderAdoptedRestore } from "../provider/sysctl/adopt";
 import { ProfileSpec, resolveProfiles } from "../provider/sizing/spec";
 import { applyAndRestore, isPlain, ownerFor, warnAll } from "./common";
+import type { HostReport } from "../provider/report";
 import { liveOutputs, liveRead, livePreviewProblem } from "./live";
 import { claim, knownHost, SOCK_FLOW_KEY } from "./conflicts";
 import { becomeOf, Become, commonProblems, inputError, problemsOf } from "./validation";
@@ -178,19 +179,28 @@ export class NetTuning extends pulumi.ComponentResource {
       }
       return p;
     });
-    const become = pulumi.output(a.become).apply(becomeOf) as pulumi.Output<"sudo">; // undefined = no sudo
-    const restoreOnDelete = pulumi.output(a.restoreOnDelete).apply((r) => r !== false);
-    const live = liveRead(this, `NetTuning "${name}"`, "sysctl", owner.id, a.connection, plan.values, a.livePreview);
-    const report = applyAndRestore(this, name, "sysctl", { connection: a.connection, become, declared: plan.values }, plan.stdin, (r) =>
-      pulumi.all([plan.filePath, restoreOnDelete]).apply(([filePath, restore]) => renderSysctlRestoreStdin(owner, filePath, r.previous, restore) + renderAdoptedRestore(adoptedFromReport(r.extra))),
+    // Plain arguments (`early`) give the children plain values, not Outputs of them: the same registered inputs, fewer
+    // Output chains per resource (they show at 1,000 hosts). Values known only later keep the Outputs.
+    const become = isPlain(a.become) ? becomeOf(a.become) : (pulumi.output(a.become).apply(becomeOf) as pulumi.Output<"sudo">); // undefined = no sudo
+    const restoreOnDelete = isPlain(a.restoreOnDelete) ? a.restoreOnDelete !== false : pulumi.output(a.restoreOnDelete).apply((r) => r !== false);
+    const declared = plan.values;
+    const live = liveRead(this, `NetTuning "${name}"`, "sysctl", owner.id, a.connection, declared, a.livePreview);
+    const restoreText = (r: HostReport, filePath: string, restore: boolean) =>
+      renderSysctlRestoreStdin(owner, filePath, r.previous, restore) + renderAdoptedRestore(adoptedFromReport(r.extra));
+    const report = applyAndRestore(this, name, "sysctl", { connection: a.connection, become, declared: early ? early.values : declared }, plan.stdin, (r) =>
+      early && typeof restoreOnDelete === "boolean"
+        ? restoreText(r, early.filePath, restoreOnDelete)
+        : pulumi.all([plan.filePath, restoreOnDelete]).apply(([filePath, restore]) => restoreText(r, filePath, restore)),
     owner, live);
     [this.live, this.drift] = liveOutputs(live);
     this.applied = report.applied;
     this.previous = report.previous;
-    this.filePath = pulumi.all([plan, a.persist]).apply(([p, persist]) => (persist === false ? undefined : p.filePath));
+    this.filePath = early
+      ? plan.apply((p) => (a.persist === false ? undefined : p.filePath))
+      : pulumi.all([plan, a.persist]).apply(([p, persist]) => (persist === false ? undefined : p.filePath));
     this.fileContent = plan.fileContent;
     this.acknowledged = plan.acknowledged;
-    this.warnings = pulumi.all([plan.warnings, report.warnings]).apply(([x, y]) => [...x, ...y]);
+    this.warnings = early ? report.apply((r) => [...early.warnings, ...r.warnings]) : pulumi.all([plan, report]).apply(([p, r]) => [...p.warnings, ...r.warnings]);
     // Registered (stored in the component's state): only what no child stores. applied, previous and fileContent
     // repeat the -apply child's report and stdin (previous a third time in the -restore stdin): they stay properties
     // of the program (and outputs for other languages), not copies in Pulumi state.

@@ -6,6 +6,7 @@ import type { NicInput } from "../provider/nic/validate";
 import { nicBootDirectives, rcAdoptedRestoreNote, rcLocalAdoptDirectives } from "../provider/nic/adopt";
 import { PresetSpec, resolvePreset } from "../provider/sizing/spec";
 import { applyAndRestore, isPlain, ownerFor, warnAll } from "./common";
+import type { HostReport } from "../provider/report";
 import { liveOutputs, liveRead, livePreviewProblem } from "./live";
 import { claim, knownHost, SOCK_FLOW_KEY } from "./conflicts";
 import type { NicSettingsArgs } from "./nicArgs.generated";
@@ -171,17 +172,22 @@ export class NicQueues extends pulumi.ComponentResource {
       }
       return p;
     });
-    const become = pulumi.output(a.become).apply(becomeOf) as pulumi.Output<"sudo">; // undefined = no sudo
-    const restoreOnDelete = pulumi.output(a.restoreOnDelete).apply((r) => r !== false);
+    // Plain arguments (`early`) give the children plain values, not Outputs of them: the same registered inputs, fewer
+    // Output chains per resource (they show at 1,000 hosts). Values known only later keep the Outputs.
+    const become = isPlain(a.become) ? becomeOf(a.become) : (pulumi.output(a.become).apply(becomeOf) as pulumi.Output<"sudo">); // undefined = no sudo
+    const restoreOnDelete = isPlain(a.restoreOnDelete) ? a.restoreOnDelete !== false : pulumi.output(a.restoreOnDelete).apply((r) => r !== false);
     const live = liveRead(this, `NicQueues "${name}"`, "nic", owner.id, a.connection, plan.settings, a.livePreview);
+    const restoreText = (r: HostReport, iface: string, restore: boolean) => renderNicRestoreStdin(owner, iface, r.previous, restore) + rcAdoptedRestoreNote(r.extra["rc-adopted"]);
     const report = applyAndRestore(this, name, "nic", { connection: a.connection, become }, plan.stdin, (r) =>
-      pulumi.all([plan.request.interface, restoreOnDelete]).apply(([iface, restore]) => renderNicRestoreStdin(owner, iface, r.previous, restore) + rcAdoptedRestoreNote(r.extra["rc-adopted"])),
+      early && typeof restoreOnDelete === "boolean"
+        ? restoreText(r, early.request.interface, restoreOnDelete)
+        : pulumi.all([plan.request.interface, restoreOnDelete]).apply(([iface, restore]) => restoreText(r, iface, restore)),
     owner, live);
     [this.live, this.drift] = liveOutputs(live);
     this.applied = report.applied;
     this.previous = report.previous;
-    this.persistedAs = report.extra.apply((e) => e.persisted ?? "");
-    this.warnings = pulumi.all([plan.warnings, report.warnings]).apply(([x, y]) => [...x, ...y]);
+    this.persistedAs = report.apply((r) => r.extra.persisted ?? "");
+    this.warnings = early ? report.apply((r) => [...early.warnings, ...r.warnings]) : pulumi.all([plan, report]).apply(([p, r]) => [...p.warnings, ...r.warnings]);
     // Registered (stored in the component's state): only what no child stores; applied and previous repeat the
     // -apply child's report (previous also the -restore stdin) and stay properties of the program.
     this.registerOutputs({

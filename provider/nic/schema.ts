@@ -107,12 +107,17 @@ export const nicSettingsSchema = z.strictObject({
   persistence: persistenceSchema.optional(),
 });
 
+/** The strict schema of each group with a required setting, built once per process (a schema is immutable). */
+const requiredSchemas = new Map<NicGroup, ReturnType<typeof groupSchema>>();
+
 /** Problems of the merged settings (preset, then arguments): a group given without its required setting (e.g. rps.cpus). */
 export function requiredAfterMerge(merged: Record<string, unknown>): string[] {
   return REQUIRED_GROUPS.flatMap((g) => {
     const arg = NIC_GROUP_SPECS[g].arg as string;
     if (merged[arg] === undefined) return [];
-    const r = groupSchema(g).safeParse(merged[arg]);
+    let schema = requiredSchemas.get(g);
+    if (!schema) requiredSchemas.set(g, (schema = groupSchema(g)));
+    const r = schema.safeParse(merged[arg]);
     return r.success ? [] : formatIssues(r.error.issues, arg);
   });
 }

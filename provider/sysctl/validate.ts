@@ -588,6 +588,42 @@ export function nearMiss(key: string): string | undefined {
  * Throws one InputError listing EVERY problem; otherwise returns canonical values (keys sorted) and warnings.
  */
 export function validateSysctls(input: Record<string, unknown>, resource = "sysctls"): ValidatedSysctls {
+  const entries = typeof input === "object" && input !== null && !Array.isArray(input) ? Object.entries(input) : undefined;
+  const key = entries && memoKey(entries);
+  if (key === undefined) return validateUncached(input, resource);
+  let hit = validated.get(key);
+  if (!hit) {
+    // only a success is kept (an error names the resource); the entries as read for the key are what is validated
+    hit = validateUncached(Object.fromEntries(entries!), resource);
+    if (validated.size >= VALIDATED_MAX) validated.clear();
+    validated.set(key, hit);
+  }
+  return { values: { ...hit.values }, warnings: [...hit.warnings] };
+}
+
+/**
+ * Successful validations by input, per process: a fleet declares the same sysctls for every host, and validating 40
+ * keys (catalogue rules, near-miss search) per resource shows at 1,000 hosts. The result is a pure function of the
+ * entries (the resource name appears only in an error, which is never kept); callers get copies.
+ */
+const validated = new Map<string, ValidatedSysctls>();
+const VALIDATED_MAX = 256;
+
+/**
+ * The cache key of the entries, or undefined when a value is not a string, a finite number (not -0) or a list of
+ * them: for those JSON is exact (no undefined dropped, no NaN/Infinity turned into null, no toJSON).
+ */
+function memoKey(entries: [string, unknown][]): string | undefined {
+  const simple = (v: unknown) => typeof v === "string" || (typeof v === "number" && Number.isFinite(v) && !Object.is(v, -0));
+  for (const [, v] of entries) {
+    if (simple(v)) continue;
+    if (!Array.isArray(v) || Object.getPrototypeOf(v) !== Array.prototype || "toJSON" in v) return undefined;
+    for (let i = 0; i < v.length; i++) if (!(i in v) || !simple(v[i])) return undefined;
+  }
+  return JSON.stringify(entries);
+}
+
+function validateUncached(input: Record<string, unknown>, resource: string): ValidatedSysctls {
   if (typeof input !== "object" || input === null || Array.isArray(input)) {
     throw new InputError(resource, [`sysctls = ${show(input)}: must be an object mapping sysctl keys to values. Fix: give e.g. { "net.core.somaxconn": 4096 }.`]);
   }
@@ -651,9 +687,17 @@ export function warningKey(warning: string): string | undefined {
 
 /** The canonical form of a key as the validator writes it ("/" kept inside a VLAN interface name), or the key itself when malformed. */
 export function canonicalKey(key: string): string {
-  const a = analyseKey(key);
-  return a.ok ? a.key : key;
+  let c = canonical.get(key);
+  if (c === undefined) {
+    const a = analyseKey(key);
+    c = a.ok ? a.key : key;
+    if (canonical.size >= 4096) canonical.clear();
+    canonical.set(key, c);
+  }
+  return c;
 }
+/** canonicalKey's results (a pure function of the key; planning calls it for every key of every resource). */
+const canonical = new Map<string, string>();
 
 /**
  * Reconciles the validator's advisory warnings with a profile and the user's acknowledgements, so that the component

@@ -1,0 +1,128 @@
+/**
+ * Program cost at 1,000 hosts (issue #12): plain arguments take a shorter path through the components (plain values
+ * for the children instead of Output chains; validations memoised per process). That path must register exactly what
+ * the Output path registers: the same inputs, secrets, dependencies and component outputs, in update and in preview.
+ */
+import * as pulumi from "@pulumi/pulumi";
+import { capture, RegisteredResource } from "../../testkit/harness";
+import { NetTuning } from "../../components/netTuning";
+import { NicQueues } from "../../components/nicQueues";
+import { canonicalKey, validateSysctls } from "../../provider/sysctl/validate";
+import { InputError } from "../../provider/errors";
+import { NIC_REPORT, SYSCTL_REPORT } from "./fixtures/report";
+
+beforeAll(() => {
+  // The components log validation warnings with pulumi.log.warn; these tests compare registrations.
+  jest.spyOn(console, "warn").mockImplementation(() => undefined);
+  jest.spyOn(console, "log").mockImplementation(() => undefined);
+});
+
+const outputsOf = (r: { name: string; type: string }) =>
+  r.type === "command:remote:Command" && r.name.endsWith("-apply") ? { stdout: r.name.startsWith("nq") ? NIC_REPORT.report : SYSCTL_REPORT.report, stderr: "" } : undefined;
+
+/** Every argument wrapped in an Output (the path for values known only later), at the top level. */
+function wrapped<T extends object>(args: T): T {
+  return Object.fromEntries(Object.entries(args).map(([k, v]) => [k, pulumi.output(v)])) as T;
+}
+
+const KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nSECRETKEY\n";
+type Case = { label: string; conn: Record<string, unknown>; sysctl: Record<string, unknown>; nic: Record<string, unknown> };
+const cases: Case[] = [
+  { label: "root", conn: { host: "198.18.3.1", user: "root", privateKey: KEY }, sysctl: { sysctls: SYSCTL_REPORT.sysctls }, nic: { ...NIC_REPORT.args, interface: "eth0" } },
+  {
+    label: "sudo, persist and restore off",
+    conn: { host: "198.18.3.2", port: 2222, user: "ops", privateKey: KEY },
+    sysctl: { sysctls: SYSCTL_REPORT.sysctls, become: "sudo", persist: false, restoreOnDelete: false, fileName: "80-x.conf" },
+    nic: { ...NIC_REPORT.args, interface: "eth1", become: "sudo", restoreOnDelete: false },
+  },
+  { label: "secret private key", conn: { host: "198.18.3.3", user: "root", privateKey: pulumi.secret(KEY) }, sysctl: { sysctls: SYSCTL_REPORT.sysctls }, nic: { ...NIC_REPORT.args, interface: "eth0" } },
+];
+
+/** What the engine receives, by resource name (URNs and dependency URNs as names: both runs use the same names). */
+async function registrations(program: () => void, preview: boolean): Promise<Record<string, unknown>> {
+  const r = await capture(program, { project: "proj", stack: "dev", outputsOf, preview });
+  if (r.error) throw r.error;
+  const name = (urn: string) => urn.slice(urn.lastIndexOf("::") + 2);
+  const of = (x: RegisteredResource) => ({
+    type: x.type,
+    parent: name(x.parent),
+    inputs: x.inputs,
+    // as the mock monitor received them, secret wrappers at any depth included (JSON: the assets' internal promises dropped)
+    rawInputs: JSON.parse(JSON.stringify(x.rawInputs)) as unknown,
+    secretInputs: [...x.secretInputs].sort(),
+    outputs: x.outputs,
+    dependencies: x.dependencies.map(name).sort(),
+    propertyDependencies: Object.fromEntries(Object.entries(x.propertyDependencies).sort().map(([k, v]) => [k, v.map(name).sort()])),
+    options: { ...x.options, dependsOn: x.options.dependsOn.map(name).sort() },
+  });
+  return Object.fromEntries(r.resources.map((x) => [x.name, of(x)]));
+}
+
+describe("plain arguments register what Output arguments register", () => {
+  for (const c of cases) {
+    for (const preview of [false, true]) {
+      test(`${c.label}${preview ? " (preview)" : ""}`, async () => {
+        const program = (wrap: boolean) => () => {
+          const w = <T extends object>(a: T) => (wrap ? wrapped(a) : a);
+          new NetTuning(SYSCTL_REPORT.name, { connection: wrap ? pulumi.output(c.conn) : c.conn, ...w(c.sysctl) } as never);
+          new NicQueues(NIC_REPORT.name, { connection: wrap ? pulumi.output(c.conn) : c.conn, ...w(c.nic) } as never);
+        };
+        const plain = await registrations(program(false), preview);
+        const outputs = await registrations(program(true), preview);
+        expect(Object.keys(plain).sort()).toEqual(["nq", "nq-apply", "nq-engine", "nq-restore", "proj-dev", "web", "web-apply", "web-engine", "web-restore"]);
+        expect(plain).toEqual(outputs);
+        // and the plain path really produced the children's texts (not unknowns) in the update
+        if (!preview) {
+          const restore = plain["web-restore"] as { inputs: Record<string, unknown> };
+          expect(String(restore.inputs.stdin)).toMatch(/^@engine /);
+          expect(String(restore.inputs.delete)).toContain(c.sysctl.become === "sudo" ? "sudo -n" : "/bin/sh -c");
+        }
+      });
+    }
+  }
+});
+
+describe("memoised validation", () => {
+  const sysctls = { "net.core.somaxconn": 4096, "net.ipv4.tcp_rmem": [4096, 131072, 16777216], "net.ipv4.tcp_congestion_control": "bbr" };
+
+  test("each call gets its own copy of a memoised result", () => {
+    const a = validateSysctls({ ...sysctls });
+    a.values["net.core.somaxconn"] = "1";
+    a.warnings.push("changed by the caller");
+    const b = validateSysctls({ ...sysctls });
+    expect(b.values["net.core.somaxconn"]).toBe("4096");
+    expect(b.warnings).not.toContain("changed by the caller");
+    expect(b.values["net.ipv4.tcp_rmem"]).toBe("4096 131072 16777216");
+  });
+
+  test("inputs JSON would confuse are validated on their own", () => {
+    validateSysctls({ "net.core.somaxconn": 4096 }); // memoised
+    // an undefined value (JSON drops the key), NaN and Infinity (JSON writes null), a string instead of a number
+    for (const v of [undefined, NaN, Infinity, null]) {
+      expect(() => validateSysctls({ "net.core.somaxconn": 4096, "net.core.netdev_max_backlog": v })).toThrow(InputError);
+    }
+    expect(validateSysctls({ "net.core.somaxconn": "4096" }).values).toEqual({ "net.core.somaxconn": "4096" });
+    expect(() => validateSysctls({ "net.core.somaxconn": [4096, undefined] as unknown as number[] })).toThrow(InputError);
+  });
+
+  test("an error after a success of the same keys still names its resource and value", () => {
+    validateSysctls({ "net.core.somaxconn": 4096 }, 'NetTuning "a"');
+    let err: unknown;
+    try {
+      validateSysctls({ "net.core.somaxconn": -1 }, 'NetTuning "b"');
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(InputError);
+    expect((err as Error).message).toContain('NetTuning "b"');
+    expect((err as InputError).problems.join("\n")).toMatch(/net\.core\.somaxconn = -1/);
+  });
+
+  test("canonicalKey gives the same answers memoised", () => {
+    for (let i = 0; i < 2; i++) {
+      expect(canonicalKey("net/ipv4/conf/eth0.100/rp_filter")).toBe("net.ipv4.conf.eth0/100.rp_filter");
+      expect(canonicalKey("net.core.somaxconn")).toBe("net.core.somaxconn");
+      expect(canonicalKey("not a key")).toBe("not a key");
+    }
+  });
+});
