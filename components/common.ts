@@ -23,9 +23,22 @@ function childOptions(parent: pulumi.Resource, extra?: pulumi.CustomResourceOpti
   return { parent, replaceOnChanges: MOVE_PATHS, ...extra };
 }
 
-/** The report of the apply child, or an empty one during preview (stdout unknown or empty). */
-function reportOf(stdout: string | undefined): HostReport {
-  if (!stdout) return { applied: {}, previous: {}, warnings: [], extra: {} };
+/**
+ * The report of the apply child, or an empty one during preview (stdout unknown or empty). `child`: the -apply
+ * child's name, for the error. An apply that ran (not a preview) and printed nothing exited 0 without its report: an
+ * engine damaged on the host (truncated), never a success. It fails here, so the -restore child keeps the originals
+ * it stored (its stdin is never computed from an empty report).
+ */
+export function reportOf(stdout: string | undefined, child = "-apply", dryRun = pulumi.runtime.isDryRun()): HostReport {
+  if (stdout === undefined || (stdout === "" && dryRun)) return { applied: {}, previous: {}, warnings: [], extra: {} };
+  if (stdout === "") {
+    throw new Error(
+      `pulumi-net-tuning: ${child} exited 0 but printed no report, so nothing was recorded: the engine installed on the host ` +
+        `(/usr/local/lib/pulumi-net-tuning/engine-<sha256>.sh, named by the @engine line of its stdin) is probably damaged. ` +
+        `Remove that file on the host, then run \`pulumi up --replace <URN of ${child}>\` (\`pulumi stack --show-urns\` lists it): ` +
+        `its create installs the engine again and records the report`,
+    );
+  }
   return parseReport(stdout);
 }
 
@@ -129,7 +142,7 @@ export function applyAndRestore(
   type Declared = Record<string, string> | undefined;
   const stdoutAndDeclared: pulumi.Output<[string, Declared]> = plainOr(args.declared, () => pulumi.all([stdout, args.declared]), (d) => stdout.apply((out): [string, Declared] => [out, d]));
   const report = stdoutAndDeclared.apply(([out, declared]) => {
-    const r = declared ? completeApplied(reportOf(out), declared) : reportOf(out);
+    const r = declared ? completeApplied(reportOf(out, `${name}-apply`), declared) : reportOf(out, `${name}-apply`);
     warnAll(parent, r.warnings);
     return r;
   });

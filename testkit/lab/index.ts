@@ -38,6 +38,8 @@ export interface LabHost {
   root: LabUser;
   sudoUser: LabUser;
   plainUser: LabUser;
+  /** the pid whose namespaces {@link LabHost.exec} enters (for a test's own child process: `nsenter -t PID -n -m -u -p`) */
+  pid: number;
   /** connection args in @pulumi/command's shape for one of the users (default root) */
   connection(who?: Who): { host: string; port: number; user: string; privateKey: string };
   /** run a sh command as root inside the host's network + mount (+ pid, UTS) namespaces, without SSH */
@@ -706,6 +708,7 @@ export async function startLab(opts: { hosts: number; tag?: string; concurrency?
         root: users.root,
         sudoUser: users.sudo,
         plainUser: users.plain,
+        pid: pid1,
         connection(who: Who = "root") {
           const u = users[who];
           return { host: address, port: 22, user: u.user, privateKey: u.privateKey };

@@ -5,6 +5,8 @@
  * Nothing may report success while doing nothing: the apply re-installs an empty engine from the staged copy, or
  * fails naming the recovery; the restore runs the installed engine only when its sha256 matches, else the fallback.
  */
+import { spawnSync } from "child_process";
+import * as path from "path";
 import { engine } from "../../provider/host/engine";
 import { readRestoreStdin } from "../../provider/host/programs";
 import { Stack } from "../../testkit/harness";
@@ -140,3 +142,31 @@ test("an original the state cannot hold (kernel.core_pattern = '|/usr/share/appo
     await host.exec("umount /proc/sys/kernel/core_pattern; rm -f /root/core_pattern");
   }
 });
+
+test("a truncated installed engine on an update (exit 0, no report): the update fails naming the recovery, the originals stay in state, the recovery works", async () => {
+  const host = lab.hosts[0];
+  const before = await snapshot(host);
+  const original = await sysctl(host, SOMAXCONN);
+  // its own process: the SDK raises the -restore child's failed input as an unhandled rejection (how Pulumi fails the
+  // update), which jest would take over
+  const r = spawnSync(process.execPath, ["-r", "ts-node/register/transpile-only", path.join(__dirname, "fixtures/truncated-engine.ts"), JSON.stringify({ connection: host.connection(), pid: host.pid })], {
+    encoding: "utf8",
+    timeout: 180_000,
+    env: { ...process.env, TS_NODE_PROJECT: path.join(__dirname, "../../tsconfig.dev.json") },
+  });
+  const out = JSON.parse(r.stdout.trim().split("\n").pop() ?? "{}");
+  expect(out.crashed).toBeUndefined();
+  expect(out.create).toBe(true);
+  expect(out.update.ok).toBe(false);
+  expect(out.update.runs).toEqual([["t-apply", 0, ""]]);
+  expect(out.update.error).toContain("pulumi-net-tuning: t-apply exited 0 but printed no report, so nothing was recorded");
+  expect(out.update.error).toContain("then run `pulumi up --replace <URN of t-apply>`");
+  expect(out.restoreKept).toBe(true);
+  expect(out.afterUpdate).toBe("7051");
+  expect(out.recovery).toEqual({ ok: true });
+  expect(out.afterRecovery).toBe("7052");
+  expect(readRestoreStdin(out.restoreStdin)).toContain(`@orig ${SOMAXCONN}\t${original}\n`);
+  expect(out.destroy).toEqual({ ok: true });
+  expect(out.afterDestroy).toBe(original);
+  expect(await snapshot(host)).toBe(before);
+}, 240_000);
