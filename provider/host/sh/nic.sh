@@ -237,11 +237,12 @@ kind_get() {
       nn_q=$NN_SYS/$NN_KIF/queues/${NN_SUB#r?s.}
       if [ ! -d "$nn_q" ]; then NT_GOT=-; return 0; fi
       case "$NN_SUB" in
-        rps.*) nn_cat "$nn_q/rps_cpus" || return 1; nn_mask_norm "$NT_GOT"; NT_GOT=$NN_NORM ;;
+        # a mask file never reads empty: an empty read is a failed one (not the mask 0)
+        rps.*) { nn_cat "$nn_q/rps_cpus" && [ -n "$NT_GOT" ]; } || return 1; nn_mask_norm "$NT_GOT"; NT_GOT=$NN_NORM ;;
         *) nn_cat "$nn_q/rps_flow_cnt" ;;
       esac ;;
     irq.*)
-      nn_cat "/proc/irq/${NN_SUB#irq.}/smp_affinity" || return 1
+      { nn_cat "/proc/irq/${NN_SUB#irq.}/smp_affinity" && [ -n "$NT_GOT" ]; } || return 1
       nn_mask_norm "$NT_GOT"; NT_GOT=$NN_NORM ;;
     *) return 1 ;;
   esac
