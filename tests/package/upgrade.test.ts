@@ -25,7 +25,8 @@ pulumi.runtime.setMocks(
   {
     newResource(args) {
       regs.push({ type: args.type, name: args.name, inputs: args.inputs });
-      return { id: `${args.name}-id`, state: { ...args.inputs, stdout: "" } };
+      // an -apply prints a complete (empty) report: one that printed nothing is refused as a damaged engine
+      return { id: `${args.name}-id`, state: { ...args.inputs, stdout: args.name.endsWith("-apply") ? "net-tuning-report v1\nend\n" : "" } };
     },
     call: (args) => args.inputs,
   },
