@@ -336,12 +336,13 @@ export async function evaluate(program: PulumiProgram, opts: EvaluateOptions, ha
         await new Promise((res) => setImmediate(res)); // the failure of an input may be reported one turn later
         outputs = plain(winner.o) as Record<string, unknown>;
         // a resource whose registration failed never gets a URN: resolve dependsOn only for a program that ran through
-        for (const e of errors.length ? [] : explicitDeps) {
+        const deps = errors.length ? [] : explicitDeps;
+        for (const e of deps) {
           const urn = await (e.resource.urn as unknown as { promise(): Promise<string> }).promise();
           const rec = byUrn.get(urn);
           if (rec) rec.options.dependsOn = [];
         }
-        for (const e of errors.length ? [] : explicitDeps) {
+        for (const e of deps) {
           const urn = await (e.resource.urn as unknown as { promise(): Promise<string> }).promise();
           const rec = byUrn.get(urn);
           if (rec) rec.options.dependsOn.push(...(await Promise.all(e.deps.map((r) => (r.urn as unknown as { promise(): Promise<string> }).promise()))));
