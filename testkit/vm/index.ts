@@ -445,7 +445,8 @@ class Vm implements VmHost {
       };
       const timer = setTimeout(() => {
         conn.end(); // the command may still be running: never reuse this connection
-        finish(new Error(`ssh to 127.0.0.1:${this.port} timed out: ${cmd}`));
+        // the guest's console (kernel messages: OOM, soft lockups, hung tasks) says whether the guest or the command hung
+        finish(new Error(`ssh to 127.0.0.1:${this.port} timed out: ${cmd}\n${this.qemuDiagnostics()}`));
       }, Math.max(0, deadline - Date.now()));
       conn.once("close", onClose);
       conn.exec(cmd, (err, stream) => {
