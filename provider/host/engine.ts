@@ -51,7 +51,7 @@ export function assembleEngine(dir: string = SH_DIR, version: string = PACKAGE_V
   const prelude =
     `#!/bin/sh\n# pulumi-net-tuning ${version} host engine (generated from provider/host/sh by provider/host/engine.ts; do not edit)\n` +
     `# shellcheck disable=SC2317 # functions are called indirectly (hooks, traps, kind loaders)\n` +
-    `NT_ENGINE_KIND=\${1:-}\nNT_ENGINE_OP=\${2:-}\n` +
+    `NT_ENGINE_KIND=\${1:-}\nNT_ENGINE_OP=\${2:-}\nNT_ENGINE_URN=\${5:-}\n` + // $5 of an apply: the URN of the -engine child (named in recovery messages)
     // only a restore takes arguments 3 and 4 on (the bootstrap's private directory, the SSH user's staging directory);
     // the apply bootstrap passes its staging directory and owner id too, which the runtime must not take for its own
     `if [ $# -ge 2 ] && [ "$2" = restore ]; then shift 2; else set --; fi\n`;

@@ -138,7 +138,7 @@ test("destroy restores every original from state when the journal, the staged co
   expect(await values(host)).toBe(before);
 });
 
-test("a host rebuilt under the same address: the next update names the exact recovery command, which then works", async () => {
+test("a host rebuilt under the same address: the next updates name the exact recovery commands, which then work", async () => {
   const host = lab.hosts[2];
   const o = await sysctl(host, SOMAXCONN);
   const stack = new Stack({ project: "eng", stack: "rebuilt" });
@@ -153,12 +153,22 @@ test("a host rebuilt under the same address: the next update names the exact rec
     `net-tuning: cannot install engine ${E.version} from ${staged} on ${(await host.exec("uname -n")).stdout.trim()} (missing or sha256 differs): run pulumi up --replace '${urn}'\n`,
   );
   expect(await sysctl(host, SOMAXCONN)).toBe(o); // nothing changed
-  // the recovery: `pulumi up --replace <urn>` = the engine child is replaced (copied again), then the apply updates
+  // the recovery: `pulumi up --replace <urn>` = the engine child is replaced (copied again), then the apply updates;
+  // the journal is gone too, so the update refuses to take the values found as originals and names the next step
   const entry = stack.get("web-engine")!;
   expect(entry.type).toBe(COPY_TYPE);
-  const rr = ok(await stack.up(program(host, "web", { sysctls: { [SOMAXCONN]: 7003 } }), { replace: [urn] }));
+  const rr = await stack.up(program(host, "web", { sysctls: { [SOMAXCONN]: 7003 } }), { replace: [urn] });
+  expect(rr.ok).toBe(false);
   expect(rr.copies.map((c) => c.op)).toEqual(["create"]);
+  const component = stack.resources().find((x) => x.name === "web")!.urn;
+  expect(rr.error).toContain(`pulumi destroy --target '${component}' --target-dependents, then pulumi up`);
+  expect(await sysctl(host, SOMAXCONN)).toBe(o); // nothing changed
+  // `pulumi destroy --target <component> --target-dependents` (the stack holds only it: a destroy), then `pulumi up`
+  const d = ok(await stack.destroy());
+  expect(d.runs.map((x) => x.stdout).join("\n")).toMatch(/journal .* is missing; restoring the originals kept in Pulumi state/);
+  const again = ok(await stack.up(program(host, "web", { sysctls: { [SOMAXCONN]: 7003 } })));
   expect(await sysctl(host, SOMAXCONN)).toBe("7003");
+  expect(again.outputs?.previous).toEqual({ [SOMAXCONN]: o });
   ok(await stack.destroy());
   expect(await sysctl(host, SOMAXCONN)).toBe(o);
 });

@@ -222,22 +222,62 @@ describe("privileges", () => {
 });
 
 describe("the host's copy of the originals (/var/lib/pulumi-net-tuning) deleted", () => {
-  test("before an update: the preflight refuses to record tuned values as originals; destroy restores from state", async () => {
+  /**
+   * An update without the resource's journal would record the values found now (its own) as originals, and a delete
+   * would then leave the host tuned (review 7, H1): refused in the preflight whatever the persistence, exit 2, naming
+   * the recovery (destroy --target restores from Pulumi state, then up creates anew), which is then run and restores
+   * the true originals. Before the fix only a persisted resource with its file still in place was refused.
+   */
+  const REFUSAL =
+    /net-tuning: the journal of original values of this resource \(\S+\) is missing on \S+ although it was applied there before \(host rebuilt, or \/var\/lib\/pulumi-net-tuning removed\): the values found now may be its own, so they are not recorded as originals; nothing was changed\. Restore the originals kept in Pulumi state, then create it again: pulumi destroy --target '(urn:pulumi:[^:]+::rel::[^']+::ju)' --target-dependents, then pulumi up/;
+  test.each([
+    ["persisted", {}],
+    ["persist: false", { persist: false }],
+    ["renamed file in the same update", { fileName: "95-net-tuning-ju-renamed.conf" }],
+  ] as const)("before an update (%s): refused, nothing changed; the recovery it names restores the true originals", async (_n, extra) => {
     const host = h0;
     const orig = await values(host);
     const before = await snapshot(host);
-    const stack = newStack("jupd");
-    ok(await stack.up(sysProgram(host, "ju", ARGS)));
+    const stack = newStack(`jupd-${_n.replace(/\W+/g, "-")}`);
+    const persist = "persist" in extra ? { persist: extra.persist } : {};
+    ok(await stack.up(sysProgram(host, "ju", { ...ARGS, ...persist })));
     await sh(host, "rm -rf /var/lib/pulumi-net-tuning");
-    const u = await stack.up(sysProgram(host, "ju", { sysctls: { ...ARGS.sysctls as object, [K.somax]: 4444 } }));
+    const tunedSnap = await snapshot(host);
+    const u = await stack.up(sysProgram(host, "ju", { ...ARGS, ...extra, sysctls: { ...(ARGS.sysctls as object), [K.somax]: 4444 } }));
     expect(u.ok).toBe(false);
-    expect(u.runs[0].exitCode).toBe(2);
-    expect(u.error).toMatch(/its journal of original values \(\S+\) is missing: refusing to record tuned values as originals/);
+    expect(u.runs.map((x) => [x.name, x.exitCode])).toEqual([["ju-apply", 2]]);
+    expect(u.error).toMatch(REFUSAL);
+    expect(REFUSAL.exec(u.error!)![1]).toBe(stack.resources().find((r) => r.name === "ju")!.urn); // the component's URN, exactly
     expect(await values(host)).toEqual(TUNED);
+    expect(await snapshot(host)).toBe(tunedSnap); // nothing changed (no journal, no file written)
+    // the recovery: `pulumi destroy --target <urn> --target-dependents` (the harness has no --target: this stack holds
+    // only that component, so a destroy is the same operation), then `pulumi up`
     const d = ok(await stack.destroy());
     expect(d.runs.map((x) => x.stdout).join("\n")).toMatch(/journal .* is missing; restoring the originals kept in Pulumi state/);
     expect(await values(host)).toEqual(orig);
+    const again = ok(await stack.up(sysProgram(host, "ju", { ...ARGS, ...extra })));
+    expect(again.outputs!.previous).toEqual(orig); // the true originals recorded
+    ok(await stack.destroy());
+    expect(await values(host)).toEqual(orig);
     expect(await snapshot(host)).toBe(before.replace(/^\/var\/lib\/pulumi-net-tuning[^\n]*\n/gm, ""));
+    await host.exec("rm -rf /var/lib/pulumi-net-tuning");
+  });
+
+  test("NicQueues with persistence none: an update without the journal is refused too (txqueuelen not recorded as its original)", async () => {
+    const host = h0;
+    const txq = async () => (await sh(host, `cat /sys/class/net/${host.iface}/tx_queue_len`)).trim();
+    const orig = await txq();
+    const stack = newStack("jupd-nic");
+    ok(await stack.up(nicProgram(host, "jn", { persistence: "none", txQueueLength: 2345 })));
+    expect(await txq()).toBe("2345");
+    await sh(host, "rm -rf /var/lib/pulumi-net-tuning");
+    const u = await stack.up(nicProgram(host, "jn", { persistence: "none", txQueueLength: 2346 }));
+    expect(u.ok).toBe(false);
+    expect(u.runs.map((x) => [x.name, x.exitCode])).toEqual([["jn-apply", 2]]);
+    expect(u.error).toContain(`pulumi destroy --target '${stack.resources().find((r) => r.name === "jn")!.urn}' --target-dependents, then pulumi up`);
+    expect(await txq()).toBe("2345");
+    ok(await stack.destroy());
+    expect(await txq()).toBe(orig);
     await host.exec("rm -rf /var/lib/pulumi-net-tuning");
   });
 });

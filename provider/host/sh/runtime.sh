@@ -753,6 +753,14 @@ nt_apply_main() {
   if command -v kind_get_many >/dev/null 2>&1; then NT_BATCH=1; fi
   nt_journal_load || nt_die 1 "the journal $NT_JOURNAL on $NT_HOSTNAME is unreadable or belongs to another owner id; nothing was changed: move it away only if you know its originals are recorded elsewhere"
   nt_index j.keys # final (printed by nt_journal_load as key<TAB>value, the form nt_lines gives back)
+  # An update means this resource was applied here before: without its journal (host rebuilt, /var/lib/pulumi-net-tuning
+  # removed) the values found now may be its own, and recording them as originals would make a delete leave the host
+  # tuned. The originals are in Pulumi state (the -restore child): the recovery restores them, then creates anew.
+  if [ "$NT_APPLY_MODE" = update ] && [ "$NT_J_FORMAT" = none ]; then
+    nt_c=${NT_ENGINE_URN%::*}; nt_c="${nt_c%"\$"*}::${NT_ENGINE_URN##*::}"
+    case $NT_ENGINE_URN in urn:pulumi:*::*-engine) nt_c="'${nt_c%-engine}'" ;; *) nt_c="<the URN of this resource>" ;; esac
+    nt_die 2 "the journal of original values of this resource ($NT_JOURNAL) is missing on $NT_HOSTNAME although it was applied there before (host rebuilt, or /var/lib/pulumi-net-tuning removed): the values found now may be its own, so they are not recorded as originals; nothing was changed. Restore the originals kept in Pulumi state, then create it again: pulumi destroy --target $nt_c --target-dependents, then pulumi up"
+  fi
   # Snapshot: live values of every desired and every journalled key (a batch kind: before the preflight, which
   # uses it; others: after it, since their preflight resolves the desired settings).
   : > "$NT_TMP/got"; : > "$NT_TMP/verify"; nt_index got # kept in step by nt_got
