@@ -7,7 +7,7 @@ import { applyAndRestore, isPlain, ownerFor, warnAll } from "./common";
 import type { HostReport } from "../provider/report";
 import { liveOutputs, liveRead, livePreviewProblem } from "./live";
 import { claim, knownHost, SOCK_FLOW_KEY } from "./conflicts";
-import { becomeOf, Become, commonProblems, inputError, problemsOf } from "./validation";
+import { becomeOf, Become, commonProblems, inputError, problemsOf, unknownArgProblems } from "./validation";
 
 /**
  * What NetTuning does when a file applied later at boot (a later /etc/sysctl.d file, /etc/sysctl.conf) sets one of
@@ -160,8 +160,8 @@ export class NetTuning extends pulumi.ComponentResource {
       const [sysctls, profile, profiles, fileName, persist, restoreOnDelete, become, bootOverride, acknowledge, adopt] = v;
       return { connection: a.connection, sysctls, profile, profiles, fileName, persist, restoreOnDelete, become, bootOverride, acknowledge, adopt };
     };
-    // livePreview's problem joins the others: one list (livePreview is not part of the plan).
-    const liveProblems = livePreviewProblem(a.livePreview);
+    // Unknown argument names and livePreview's problem join the others: one list (livePreview is not part of the plan).
+    const liveProblems = [...unknownArgProblems(a, [...ARG_NAMES, "livePreview"]), ...livePreviewProblem(a.livePreview)];
     // Known at preview: fail now, in the program, with every problem listed (nothing reaches a host); the result is
     // reused below (validating a 40-key plan twice per resource shows at 1,000 hosts).
     const early = isPlain(values) ? validate(name, owner, named(values), liveProblems) : undefined;

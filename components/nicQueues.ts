@@ -10,7 +10,7 @@ import type { HostReport } from "../provider/report";
 import { liveOutputs, liveRead, livePreviewProblem } from "./live";
 import { claim, knownHost, SOCK_FLOW_KEY } from "./conflicts";
 import type { NicSettingsArgs } from "./nicArgs.generated";
-import { becomeOf, Become, commonProblems, inputError, problemsOf } from "./validation";
+import { becomeOf, Become, commonProblems, inputError, problemsOf, unknownArgProblems } from "./validation";
 import { BootOverride } from "./netTuning";
 
 // The settings' interfaces are generated from the NIC spec (provider/nic/spec.ts) by `npm run gen`.
@@ -152,8 +152,8 @@ export class NicQueues extends pulumi.ComponentResource {
       o.connection = a.connection;
       return o;
     };
-    // livePreview's problem joins the others: one list (livePreview is not part of the plan).
-    const liveProblems = livePreviewProblem(a.livePreview);
+    // Unknown argument names and livePreview's problem join the others: one list (livePreview is not part of the plan).
+    const liveProblems = [...unknownArgProblems(a, [...ARG_NAMES, "livePreview"]), ...livePreviewProblem(a.livePreview)];
     // Known at preview: fail now, in the program, with every problem listed (nothing reaches a host); the result is
     // reused below.
     const early = isPlain(values) ? validate(name, owner, named(values), liveProblems) : undefined;

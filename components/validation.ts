@@ -6,6 +6,7 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import { InputError } from "../provider/errors";
+import { levenshtein } from "../provider/sysctl/validate";
 
 /**
  * How the SSH user gets root on the host. `"sudo"`: the commands run under `sudo -n` (never prompts);
@@ -33,6 +34,24 @@ export function commonProblems(values: { become?: unknown; booleans: Record<stri
     }
   }
   return problems;
+}
+
+/**
+ * Problems for arguments a component does not take (a typo, untyped JavaScript, a spread of unrelated options): each
+ * would otherwise be dropped without a word. The closest argument name is suggested (same letters in another case, at
+ * most 2 edits apart, or one name starting with the other: txqueuelen → txQueueLength).
+ */
+export function unknownArgProblems(args: object, known: readonly string[]): string[] {
+  return Object.keys(args)
+    .filter((k) => !known.includes(k))
+    .map((k) => {
+      const lower = k.toLowerCase();
+      const near =
+        known.find((n) => n.toLowerCase() === lower) ??
+        known.find((n) => levenshtein(lower, n.toLowerCase(), 2) <= 2) ??
+        known.find((n) => Math.min(n.length, k.length) >= 5 && (n.toLowerCase().startsWith(lower) || lower.startsWith(n.toLowerCase())));
+      return `${k} is not an argument of this resource, so it would be ignored: ${near ? `did you mean ${near}?` : "remove it"} (the arguments: ${known.join(", ")})`;
+    });
 }
 
 /** `become` as the host command wiring takes it (`"sudo"` or none). */

@@ -537,7 +537,8 @@ function applyRules(items: Map<string, Item>, problems: string[], warnings: stri
   }
 }
 
-function levenshtein(a: string, b: string, cap: number): number {
+/** Edit distance of a and b, or cap + 1 when it exceeds cap. */
+export function levenshtein(a: string, b: string, cap: number): number {
   if (Math.abs(a.length - b.length) > cap) return cap + 1;
   let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
   for (let i = 1; i <= a.length; i++) {
