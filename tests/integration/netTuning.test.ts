@@ -157,6 +157,18 @@ describe("NetTuning on a lab host", () => {
     expect(await snapshot(host)).toBe(before);
   });
 
+  test("a key naming a /proc/sys directory (net.ipv4.conf.all): refused as a directory, before any change (was: 'read-only here')", async () => {
+    const host = h0;
+    const before = await snapshot(host);
+    const stack = new Stack({ project: "it", stack: "dirkey" });
+    const r = await stack.up(program(host, "dk", { sysctls: { "net.ipv4.conf.all": 1, [K.somaxconn]: 1000 } }));
+    expect(r.ok).toBe(false);
+    expect(r.error).toContain("net.ipv4.conf.all is a directory of settings (/proc/sys/net/ipv4/conf/all), not a setting: name a key inside it (net.ipv4.conf.all.<name>; ls /proc/sys/net/ipv4/conf/all lists them)");
+    expect(r.error).not.toContain("read-only");
+    expect(r.error).toContain("nothing was changed");
+    expect(await snapshot(host)).toBe(before);
+  });
+
   test("host-wide keys inside a network namespace: a clear read-only/absent error before any change", async () => {
     const host = h0;
     const before = await snapshot(host);

@@ -262,6 +262,10 @@ kind_preflight() {
       nts_missing="$nts_missing $nts_k$nts_h;"
       continue
     fi
+    if [ -d "$NTS_PATH" ]; then
+      nt_problem "$nts_k is a directory of settings ($NTS_PATH), not a setting: name a key inside it ($nts_k.<name>; ls $NTS_PATH lists them)"
+      continue
+    fi
     if [ ! -w "$NTS_PATH" ]; then
       nt_problem "$nts_k is read-only here ($NTS_PATH not writable: read-only /proc/sys, e.g. a container): set it on the host that owns this network namespace"
       continue
