@@ -7,7 +7,7 @@ import { applyAndRestore, isPlain, ownerFor, warnAll } from "./common";
 import type { HostReport } from "../provider/report";
 import { liveOutputs, liveRead, livePreviewProblem } from "./live";
 import { claim, knownHost, SOCK_FLOW_KEY } from "./conflicts";
-import { becomeOf, Become, commonProblems, inputError, problemsOf, unknownArgProblems } from "./validation";
+import { becomeOf, Become, commonProblems, inputError, problemsOf, unknownArgProblems, connectionProblems } from "./validation";
 
 /**
  * What NetTuning does when a file applied later at boot (a later /etc/sysctl.d file, /etc/sysctl.conf) sets one of
@@ -161,10 +161,13 @@ export class NetTuning extends pulumi.ComponentResource {
       return { connection: a.connection, sysctls, profile, profiles, fileName, persist, restoreOnDelete, become, bootOverride, acknowledge, adopt };
     };
     // Unknown argument names and livePreview's problem join the others: one list (livePreview is not part of the plan).
-    const liveProblems = [...unknownArgProblems(a, [...ARG_NAMES, "livePreview"]), ...livePreviewProblem(a.livePreview)];
+    const connProblems = connectionProblems(a.connection);
+    const liveProblems = [...connProblems, ...unknownArgProblems(a, [...ARG_NAMES, "livePreview"]), ...livePreviewProblem(a.livePreview)];
     // Known at preview: fail now, in the program, with every problem listed (nothing reaches a host); the result is
     // reused below (validating a 40-key plan twice per resource shows at 1,000 hosts).
     const early = isPlain(values) ? validate(name, owner, named(values), liveProblems) : undefined;
+    // the connection is wired below whatever the other values: a bad one is refused here when they are Outputs
+    if (connProblems.length > 0) throw inputError(`NetTuning "${name}"`, connProblems, [...ARG_NAMES, "livePreview"]);
     // Values known only later are validated here, once, before any child Command can be registered.
     const plan = pulumi.all([...values]).apply((v) => {
       const p = early ?? validate(name, owner, named(v), liveProblems);

@@ -10,7 +10,7 @@ import type { HostReport } from "../provider/report";
 import { liveOutputs, liveRead, livePreviewProblem } from "./live";
 import { claim, knownHost, SOCK_FLOW_KEY } from "./conflicts";
 import type { NicSettingsArgs } from "./nicArgs.generated";
-import { becomeOf, Become, commonProblems, inputError, problemsOf, unknownArgProblems } from "./validation";
+import { becomeOf, Become, commonProblems, inputError, problemsOf, unknownArgProblems, connectionProblems } from "./validation";
 import { BootOverride } from "./netTuning";
 
 // The settings' interfaces are generated from the NIC spec (provider/nic/spec.ts) by `npm run gen`.
@@ -153,10 +153,13 @@ export class NicQueues extends pulumi.ComponentResource {
       return o;
     };
     // Unknown argument names and livePreview's problem join the others: one list (livePreview is not part of the plan).
-    const liveProblems = [...unknownArgProblems(a, [...ARG_NAMES, "livePreview"]), ...livePreviewProblem(a.livePreview)];
+    const connProblems = connectionProblems(a.connection);
+    const liveProblems = [...connProblems, ...unknownArgProblems(a, [...ARG_NAMES, "livePreview"]), ...livePreviewProblem(a.livePreview)];
     // Known at preview: fail now, in the program, with every problem listed (nothing reaches a host); the result is
     // reused below.
     const early = isPlain(values) ? validate(name, owner, named(values), liveProblems) : undefined;
+    // the connection is wired below whatever the other values: a bad one is refused here when they are Outputs
+    if (connProblems.length > 0) throw inputError(`NicQueues "${name}"`, connProblems, [...ARG_NAMES, "livePreview"]);
     // Values known only later are validated here, once, before any child Command can be registered.
     const plan = pulumi.all(values).apply((v) => {
       const p = early ?? validate(name, owner, named(v as unknown[]), liveProblems);

@@ -54,6 +54,21 @@ export function unknownArgProblems(args: object, known: readonly string[]): stri
     });
 }
 
+/**
+ * Problems with `connection` the component can see (the provider checks the rest): missing, not an object, or without
+ * a plain `host` string. An Output is left to the provider.
+ */
+export function connectionProblems(c: unknown): string[] {
+  const shape = "{ host, port, user, privateKey or password } (the @pulumi/command remote connection)";
+  if (c === undefined || c === null) return [`connection is required: the SSH connection of the host, ${shape}`];
+  if (pulumi.Output.isInstance(c) || c instanceof Promise) return [];
+  if (typeof c !== "object" || Array.isArray(c)) return [`connection ${JSON.stringify(c)} must be an object ${shape}`];
+  const h = (c as { host?: unknown }).host;
+  if (pulumi.Output.isInstance(h) || h instanceof Promise) return [];
+  if (typeof h !== "string" || h.trim() === "") return [`connection.host ${h === undefined ? "is missing" : `${JSON.stringify(h)} is not a host name or address`}: set it to the host's name or IP address`];
+  return [];
+}
+
 /** `become` as the host command wiring takes it (`"sudo"` or none). */
 export function becomeOf(b: unknown): "sudo" | undefined {
   return b === "sudo" ? "sudo" : undefined;

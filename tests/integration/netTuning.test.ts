@@ -169,6 +169,29 @@ describe("NetTuning on a lab host", () => {
     expect(await snapshot(host)).toBe(before);
   });
 
+  test("a fileName that would mask a vendor file of that name (/usr/lib/sysctl.d): refused naming it and its keys; accepted with a warning under bootOverride warn", async () => {
+    const host = h0;
+    const fin = "net.ipv4.tcp_fin_timeout";
+    await host.exec(`mkdir -p /usr/lib/sysctl.d && printf '# vendor\\n%s = 33\\n-net.ipv4.tcp_syn_retries=5\\n' ${fin} > /usr/lib/sysctl.d/60-vendor.conf`);
+    try {
+      const before = await snapshot(host);
+      const stack = new Stack({ project: "it", stack: "mask" });
+      const r = await stack.up(program(host, "mk", { fileName: "60-vendor.conf", sysctls: { [K.somaxconn]: 7501 } }));
+      expect(r.ok).toBe(false);
+      expect(r.error).toContain(
+        'fileName 60-vendor.conf: /etc/sysctl.d/60-vendor.conf would mask /usr/lib/sysctl.d/60-vendor.conf (systemd-sysctl and sysctl --system read only the first file of a name, /etc/sysctl.d first), so what it sets (net.ipv4.tcp_fin_timeout, net.ipv4.tcp_syn_retries) would no longer be applied at boot: choose another fileName, or set bootOverride to "warn" to accept it',
+      );
+      expect(r.error).toContain("nothing was changed");
+      expect(await snapshot(host)).toBe(before);
+      const w = ok(await stack.up(program(host, "mk", { fileName: "60-vendor.conf", sysctls: { [K.somaxconn]: 7501 }, bootOverride: "warn" })));
+      expect(w.outputs!.warnings).toEqual(expect.arrayContaining([expect.stringContaining("would mask /usr/lib/sysctl.d/60-vendor.conf")]));
+      ok(await stack.destroy());
+      expect(await snapshot(host)).toBe(before);
+    } finally {
+      await host.exec("rm -f /usr/lib/sysctl.d/60-vendor.conf");
+    }
+  });
+
   test("host-wide keys inside a network namespace: a clear read-only/absent error before any change", async () => {
     const host = h0;
     const before = await snapshot(host);

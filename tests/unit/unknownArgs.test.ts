@@ -12,7 +12,7 @@ import { webServer } from "../../provider/sizing";
 import { InputError } from "../../provider/errors";
 import { unknownArgProblems } from "../../components/validation";
 
-const { registered } = mockCommands(SYSCTL_REPORT.report);
+const { resources } = mockCommands(SYSCTL_REPORT.report);
 settleAfterAll();
 const conn = { host: "198.18.7.1", user: "root", privateKey: pulumi.secret("-----BEGIN OPENSSH PRIVATE KEY-----\nK\n") };
 let n = 0;
@@ -28,12 +28,14 @@ function refusal(fn: () => unknown): InputError {
   throw new Error("no InputError");
 }
 
-test("NicQueues txqueuelen (for txQueueLength): refused, with the name to use; nothing registered", () => {
-  const before = registered().length;
+test("NicQueues txqueuelen (for txQueueLength): refused, with the name to use; no child registered", async () => {
+  const children = () => resources.filter((r) => r.type.startsWith("command:")).length;
+  const before = children();
   const e = refusal(() => new NicQueues("typo", { connection: host(), interface: "eth0", features: { gro: true }, txqueuelen: 10000 } as never));
   expect(e.message).toContain('NicQueues "typo"');
   expect(e.problems).toEqual([expect.stringMatching(/^txqueuelen is not an argument of this resource, so it would be ignored: did you mean txQueueLength\? \(the arguments: connection, /)]);
-  expect(registered().length).toBe(before);
+  await new Promise((r) => setTimeout(r, 50));
+  expect(children()).toBe(before); // no child command, so nothing can reach a host
 });
 
 test("NetTuning restoreOndelete and sysctl (for restoreOnDelete, sysctls): both refused in one error", () => {
@@ -52,4 +54,19 @@ test("a name far from every argument: remove it; every known argument (livePrevi
   ]);
   expect(() => new NetTuning("known", { connection: host(), sysctls: { "net.core.somaxconn": 1024 }, livePreview: false, fileName: undefined })).not.toThrow();
   expect(() => new NicQueues("knownq", { connection: host(), interface: "eth0", txQueueLength: 2000, livePreview: false })).not.toThrow();
+});
+
+test("a missing connection, a string, or one without host: refused naming connection (was a TypeError), also with Output values", () => {
+  for (const [connection, msg] of [
+    [undefined, "connection is required: the SSH connection of the host, { host, port, user, privateKey or password }"],
+    ["root@host", 'connection "root@host" must be an object {'],
+    [{ user: "root" }, "connection.host is missing: set it to the host's name or IP address"],
+    [{ host: "", user: "root" }, 'connection.host "" is not a host name or address'],
+  ] as const) {
+    expect(refusal(() => new NetTuning("c", { connection, sysctls: { "net.core.somaxconn": 1024 } } as never)).problems).toEqual([expect.stringContaining(msg)]);
+    expect(refusal(() => new NetTuning("co", { connection, sysctls: pulumi.output({ "net.core.somaxconn": 1024 }) } as never)).problems).toEqual([expect.stringContaining(msg)]);
+    expect(refusal(() => new NicQueues("cq", { connection, interface: "eth0", txQueueLength: pulumi.output(2000) } as never)).problems).toEqual([expect.stringContaining(msg)]);
+  }
+  // an Output connection (or host) is left to the provider
+  expect(() => new NetTuning("oc", { connection: pulumi.output({ host: "198.18.7.200", user: "root" }), sysctls: { "net.core.somaxconn": 1024 } })).not.toThrow();
 });

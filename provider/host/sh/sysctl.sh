@@ -342,6 +342,15 @@ kind_preflight() {
   fi
   nts_adopt_preflight # before the boot-order check, which skips the adopted files
   if [ "$NTS_PERSIST" = 1 ] && [ "$NTS_BOOT" != ignore ]; then
+    # A file of the same name in a later directory is masked by ours (systemd-sysctl and sysctl --system read only the
+    # first file of a name, /etc/sysctl.d first): what it sets would stop being applied at boot, without a word.
+    for nts_d in /run/sysctl.d /usr/local/lib/sysctl.d /usr/lib/sysctl.d /lib/sysctl.d; do
+      [ -f "$nts_d/${NTS_FILE##*/}" ] || continue
+      nts_c=$(awk '/^[ \t]*[#;]/ || !/=/ { next } { k = $0; sub(/=.*/, "", k); gsub(/^[ \t-]+|[ \t]+$/, "", k); printf "%s%s", (n++ ? ", " : ""), k }' "$nts_d/${NTS_FILE##*/}")
+      nts_c="fileName ${NTS_FILE##*/}: $NTS_FILE would mask $nts_d/${NTS_FILE##*/} (systemd-sysctl and sysctl --system read only the first file of a name, /etc/sysctl.d first), so what it sets (${nts_c:-no keys}) would no longer be applied at boot"
+      if [ "$NTS_BOOT" = error ]; then nt_problem "$nts_c: choose another fileName, or set bootOverride to \"warn\" to accept it"; else nt_warn "$nts_c"; fi
+      break
+    done
     nts_boot_conflicts > "$NT_TMP/conflicts" # also lists our other sysctl.d files in $NT_TMP/ours
     while IFS= read -r nts_c; do
       if [ "$NTS_BOOT" = error ]; then nt_problem "$nts_c: remove that line, adopt that file (NetTuning adopt), or set bootOverride to \"warn\" to accept it"; else nt_warn "$nts_c"; fi
