@@ -97,8 +97,11 @@ export function planSysctls(input: SysctlPlanInput): SysctlPlan {
   if (adopted.paths.length > 0 && input.persist === false) {
     problems.push(`adopt needs persist: true (the adopted files are removed and this resource's file takes over at boot); with persist: false the hand values would be lost at the next boot`);
   }
+  // the resource's own entries override the profile's, whichever form names the key (net.core.somaxconn, net/core/somaxconn)
   const merged: Record<string, unknown> = { ...(input.profile?.sysctls ?? {}) };
-    for (const [k, v] of Object.entries(input.sysctls ?? {})) merged[k] = v;
+  const ownKeys = new Set(Object.keys(input.sysctls ?? {}).map(canonicalKey));
+  for (const k of Object.keys(merged)) if (ownKeys.has(canonicalKey(k))) delete merged[k];
+  for (const [k, v] of Object.entries(input.sysctls ?? {})) merged[k] = v;
   let validated = { values: {} as Record<string, string>, warnings: [] as string[] };
   try {
     validated = validateSysctls(merged, resource);
