@@ -10,7 +10,9 @@ import { Stack } from "../../testkit/harness";
 import { Lab, LabHost, startLab } from "../../testkit/lab";
 import { snapshot, writeSysctl } from "../../testkit/host";
 import { NetTuning } from "../../components/netTuning";
-import { readRestoreStdin } from "../../provider/host/programs";
+import { hostProgram, readRestoreStdin } from "../../provider/host/programs";
+import { planSysctls } from "../../provider/sysctl/plan";
+import { ownerOf } from "../../provider/owner";
 import { commands, ok, readSysctl, sysProgram } from "./common";
 
 jest.setTimeout(300000);
@@ -103,5 +105,19 @@ test("one stack, hosts known only at apply: the host arbitrates, one of the two 
   expect(loser.error).toContain(`${lKey} is already managed by rel/aliasSame/${winner.name.replace(/-apply$/, "")} on this host as ${wKey}, the same kernel variable`);
   ok(await s.destroy());
   expect([await readSysctl(host, FWD), await readSysctl(host, ALL)]).toEqual(["0", "0"]);
+  expect(await snapshot(host)).toBe(before);
+});
+
+test("a malformed @alias line is refused with exit 5 before anything changes (the engine validates what it reads)", async () => {
+  const before = await snapshot(host);
+  const good = planSysctls({ owner: ownerOf("rel", "aliasBad", "bad"), name: "bad", sysctls: { [FWD]: 1 } }).stdin;
+  expect(good).toContain(`\n@alias ${FWD} ${ALL}\n`);
+  expect((await host.exec("cat > /tmp/nt-alias-engine.sh", { stdin: hostProgram("sysctl", "apply") })).code).toBe(0);
+  for (const bad of [`@alias ${FWD}`, `@alias ${FWD} *`, `@alias ${FWD}  ${ALL}`, `@alias ${FWD} ${ALL};reboot`]) {
+    const r = await host.exec("sh /tmp/nt-alias-engine.sh", { stdin: good.replace(`@alias ${FWD} ${ALL}`, bad) });
+    expect([r.code, r.stderr]).toEqual([5, expect.stringContaining(`invalid @alias line '${bad.slice("@alias ".length)}'`)]);
+  }
+  await host.exec("rm -f /tmp/nt-alias-engine.sh");
+  expect(await readSysctl(host, FWD)).toBe("0");
   expect(await snapshot(host)).toBe(before);
 });
