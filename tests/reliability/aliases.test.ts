@@ -121,3 +121,28 @@ test("a malformed @alias line is refused with exit 5 before anything changes (th
   expect(await readSysctl(host, FWD)).toBe("0");
   expect(await snapshot(host)).toBe(before);
 });
+
+test("one resource renaming its key to the other name is refused before any change; removing it first, then adding it, keeps the true original", async () => {
+  // Before: the update recorded the tuned 1 as conf.all.forwarding's original, then restoring the dropped ip_forward
+  // to 0 switched forwarding off behind a successful update; the destroy then put 1 back.
+  const before = await snapshot(host);
+  const s = newStack("rel", "aliasRename");
+  ok(await s.up(sysProgram(host, "ren", { sysctls: { [FWD]: 1, [FIN]: 24 } })));
+  const mid = await snapshot(host);
+  const r = await s.up(sysProgram(host, "ren", { sysctls: { [ALL]: 1, [FIN]: 24 } }));
+  expect(r.ok).toBe(false);
+  expect(r.runs.find((x) => x.name === "ren-apply")!.exitCode).toBe(2);
+  expect(r.error).toContain(
+    `${ALL} is the kernel variable this resource set as ${FWD} (journal /var/lib/pulumi-net-tuning/sysctl/`,
+  );
+  expect(r.error).toContain(`keep the name ${FWD}, or remove the key first (an up without it restores the original), then add it as ${ALL}`);
+  expect(await snapshot(host)).toBe(mid);
+  ok(await s.up(sysProgram(host, "ren", { sysctls: { [FIN]: 24 } })));
+  expect(await readSysctl(host, FWD)).toBe("0");
+  const t = ok(await s.up(sysProgram(host, "ren", { sysctls: { [ALL]: 1, [FIN]: 24 } })));
+  expect((t.outputs!.previous as Record<string, string>)[ALL]).toBe("0");
+  expect(await readSysctl(host, FWD)).toBe("1");
+  ok(await s.destroy());
+  expect(await readSysctl(host, FWD)).toBe("0");
+  expect(await snapshot(host)).toBe(before);
+});
