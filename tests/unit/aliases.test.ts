@@ -14,7 +14,7 @@ settleAfterAll();
 
 import { NetTuning } from "../../components/netTuning";
 import { NicQueues } from "../../components/nicQueues";
-import { otherNames, variableOf } from "../../provider/sysctl/catalogue";
+import { CATALOGUE, lookup, otherNames, variableOf } from "../../provider/sysctl/catalogue";
 import { planSysctls } from "../../provider/sysctl/plan";
 import { validateSysctls } from "../../provider/sysctl/validate";
 import { ownerOf } from "../../provider/owner";
@@ -47,6 +47,19 @@ describe("the catalogue's variable identity", () => {
     for (const k of ["net.ipv4.conf.default.forwarding", "net.ipv4.conf.eth0.forwarding", "net.ipv6.conf.all.forwarding", "net.core.somaxconn"]) {
       expect(variableOf(k)).toBe(k);
       expect(otherNames(k)).toEqual([]);
+    }
+  });
+
+  test("the alias data is consistent: aliasOf names a catalogued key without aliasOf; aliases are not catalogued and name one variable", () => {
+    const entries = Object.values(CATALOGUE);
+    expect(entries.filter((e) => e.aliasOf).map((e) => e.key)).toEqual([CT_OLD]);
+    expect(entries.filter((e) => e.aliases).map((e) => e.key)).toEqual([FWD]);
+    for (const e of entries) {
+      if (e.aliasOf) expect([lookup(e.aliasOf)?.key, lookup(e.aliasOf)?.aliasOf]).toEqual([e.aliasOf, undefined]);
+      for (const a of e.aliases ?? []) {
+        expect(lookup(a)).toBeUndefined();
+        expect(variableOf(a)).toBe(e.key);
+      }
     }
   });
 });
