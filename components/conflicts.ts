@@ -1,6 +1,7 @@
 /**
  * Conflicts across the resources of one program, caught at preview when their hosts are known (the connection's host
- * and port are plain values): two NetTunings setting one key on one host, two NicQueues on one interface of one
+ * and port are plain values): two NetTunings setting one key (or two names of one kernel variable, such as
+ * net.ipv4.ip_forward and net.ipv4.conf.all.forwarding) on one host, two NicQueues on one interface of one
  * host, or `rps.sockFlowEntries` (the host-wide net.core.rps_sock_flow_entries) set by two NicQueues, or by a
  * NicQueues and a NetTuning, on one host. Without this the second fails only on the host, after the first was applied. Hosts that come from another
  * resource's outputs are still protected by the host's owner check (at apply, before anything changes).
@@ -11,8 +12,8 @@ import { settingByArg } from "../provider/nic/spec";
 /** The host-wide sysctl NicQueues' `rps.sockFlowEntries` writes (from the NIC spec): claimed like a NetTuning key. */
 export const SOCK_FLOW_KEY = settingByArg("rps", "sockFlowEntries")!.ethtool;
 
-/** host:port → item (sysctl key or interface) → the resource that claimed it. */
-type Claims = Map<string, Map<string, string>>;
+/** host:port → the item's identity (a sysctl's kernel variable, an interface) → the resource and the item it gave. */
+type Claims = Map<string, Map<string, { resource: string; item: string }>>;
 const perStack = new WeakMap<object, Claims>();
 const withoutStack: Claims = new Map();
 
@@ -35,16 +36,29 @@ export function knownHost(connection: unknown): string | undefined {
 }
 
 /**
- * Claims `items` on `host` for `resource` (a resource may claim again: it replaces its own claim).
- * Returns a problem per item another resource of this program already claimed; claims nothing then.
+ * Claims `items` on `host` for `resource` (a resource may claim again: it replaces its own claim). `identity` maps an
+ * item to what it sets (default: itself): two items of one identity are one claim (sysctl keys: `variableOf` of the catalogue,
+ * so net.ipv4.ip_forward and net.ipv4.conf.all.forwarding conflict). Returns a problem per item another resource of
+ * this program already claimed (`otherItem`: the name that resource gave); claims nothing then.
  */
-export function claim(host: string, items: string[], resource: string, describe: (item: string, other: string) => string): string[] {
+export function claim(
+  host: string,
+  items: string[],
+  resource: string,
+  describe: (item: string, other: string, otherItem: string) => string,
+  identity: (item: string) => string = (i) => i,
+): string[] {
   const all = claims();
   let onHost = all.get(host);
   if (!onHost) all.set(host, (onHost = new Map()));
-  const problems = items.filter((i) => onHost!.has(i) && onHost!.get(i) !== resource).map((i) => describe(i, onHost!.get(i)!));
+  const problems: string[] = [];
+  for (const i of items) {
+    const c = onHost.get(identity(i));
+    if (c && c.resource !== resource) problems.push(describe(i, c.resource, c.item));
+  }
   if (problems.length > 0) return problems;
-  for (const [i, r] of [...onHost]) if (r === resource && !items.includes(i)) onHost.delete(i);
-  for (const i of items) onHost.set(i, resource);
+  const ids = new Set(items.map(identity));
+  for (const [id, c] of [...onHost]) if (c.resource === resource && !ids.has(id)) onHost.delete(id);
+  for (const i of items) onHost.set(identity(i), { resource, item: i });
   return [];
 }

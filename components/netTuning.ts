@@ -1,6 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import type * as command from "@pulumi/command";
 import { planSysctls, renderSysctlRestoreStdin, SysctlPlan } from "../provider/sysctl/plan";
+import { variableOf } from "../provider/sysctl/catalogue";
 import { adoptedFromReport, renderAdoptedRestore } from "../provider/sysctl/adopt";
 import { ProfileSpec, resolveProfiles } from "../provider/sizing/spec";
 import { applyAndRestore, isPlain, ownerFor, warnAll } from "./common";
@@ -115,10 +116,17 @@ function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<(t
   const host = knownHost(v.connection);
   if (problems.length === 0 && plan && host) {
     problems.push(
-      ...claim(host, Object.keys(plan.values), `NetTuning "${name}"`, (key, other) =>
-        key === SOCK_FLOW_KEY && other.startsWith("NicQueues")
-          ? `${key} is also set by ${other} (its rps.sockFlowEntries) on the same host (${host}): the key is host-wide; set it in only one resource (remove it here or drop rps.sockFlowEntries from ${other})`
-          : `${key} is also set by ${other} on the same host (${host}): a key belongs to one NetTuning per host; set it in only one of them`,
+      ...claim(
+        host,
+        Object.keys(plan.values),
+        `NetTuning "${name}"`,
+        (key, other, otherKey) =>
+          key === SOCK_FLOW_KEY && other.startsWith("NicQueues")
+            ? `${key} is also set by ${other} (its rps.sockFlowEntries) on the same host (${host}): the key is host-wide; set it in only one resource (remove it here or drop rps.sockFlowEntries from ${other})`
+            : otherKey !== key
+              ? `${key} is the kernel variable ${other} sets as ${otherKey} on the same host (${host}): two names of one variable are one key, which belongs to one NetTuning per host; set it in only one of them (as ${variableOf(key)})`
+              : `${key} is also set by ${other} on the same host (${host}): a key belongs to one NetTuning per host; set it in only one of them`,
+        variableOf,
       ),
     );
   }

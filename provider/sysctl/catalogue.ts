@@ -57,8 +57,13 @@ export interface CatalogueEntry {
   pattern?: RegExp;
   /** string: the usual names; another well-formed name only produces a warning. */
   known?: readonly string[];
-  /** Another key for the same kernel variable (net.nf_conntrack_max ↔ net.netfilter.nf_conntrack_max). */
+  /**
+   * Another key for the same kernel variable (net.nf_conntrack_max ↔ net.netfilter.nf_conntrack_max). Aliases are one
+   * setting: {@link variableOf} / {@link otherNames} give a key's variable and its other names.
+   */
   aliasOf?: string;
+  /** Keys without an entry of their own that name this entry's variable (net.ipv4.conf.all.forwarding ↔ ip_forward). */
+  aliases?: readonly string[];
   /** One line: what it does, units, default on modern kernels. */
   description: string;
   /**
@@ -449,6 +454,8 @@ const ENTRIES: CatalogueEntry[] = [
   },
   {
     key: "net.ipv4.ip_forward", type: "bool", min: 0, max: 1, scope: "netns",
+    // devinet.c: ip_forward's data is conf.all.forwarding's (writing either sets conf.default and every conf.<dev> too)
+    aliases: ["net.ipv4.conf.all.forwarding"],
     description: "Forward IPv4 packets between interfaces; writing it resets conf.*.forwarding. Default 0.",
   },
 
@@ -520,6 +527,29 @@ export const CATALOGUE: Record<string, CatalogueEntry> = freezeAll(ENTRIES);
 /** The entry of a dotted key, or undefined if the key is not catalogued. */
 export function lookup(key: string): CatalogueEntry | undefined {
   return Object.prototype.hasOwnProperty.call(CATALOGUE, key) ? CATALOGUE[key] : undefined;
+}
+
+/** Every key of a kernel variable named by more than one key → the variable's catalogued key (`aliasOf`, `aliases`). */
+const VARIABLE: ReadonlyMap<string, string> = new Map(
+  ENTRIES.flatMap((e) => [
+    ...(e.aliasOf ? [[e.aliasOf, e.aliasOf], [e.key, e.aliasOf]] : []),
+    ...(e.aliases ?? []).flatMap((a) => [[e.key, e.key], [a, e.key]]),
+  ] as [string, string][]),
+);
+
+/**
+ * The kernel variable a dotted key writes, as one name: two keys of one variable (net.ipv4.ip_forward and
+ * net.ipv4.conf.all.forwarding) give the same. Claims, the one-resource duplicate check and the host's owner check
+ * compare these, not key strings.
+ */
+export function variableOf(key: string): string {
+  return VARIABLE.get(key) ?? key;
+}
+
+/** The other keys of `key`'s kernel variable, sorted ([] for a key with one name). */
+export function otherNames(key: string): string[] {
+  const v = VARIABLE.get(key);
+  return v === undefined ? [] : [...VARIABLE.keys()].filter((k) => k !== key && VARIABLE.get(k) === v).sort();
 }
 
 /** Read-back forms of keys that cannot be catalogued one by one (per-interface keys). */

@@ -3,7 +3,7 @@ import { origLines, planHeader } from "../planText";
 import { Owner, safeName } from "../owner";
 import { PACKAGE_NAME } from "../version";
 import type { SysctlProfile } from "../sizing/profile";
-import { lookup, moduleOf } from "./catalogue";
+import { lookup, moduleOf, otherNames } from "./catalogue";
 import { readbackDirective } from "./readback";
 import { canonicalKey, reconcileAdvice, validateSysctls } from "./validate";
 import { adoptDirectives, validateAdopt } from "./adopt";
@@ -146,6 +146,9 @@ export function planSysctls(input: SysctlPlanInput): SysctlPlan {
       .filter(Boolean)
       .join("; ");
     if (hint) directives.push(`@hint ${k} ${hint}`);
+    // the key's other names (one kernel variable): the host's owner check refuses them like the key itself
+    const others = otherNames(k);
+    if (others.length) directives.push(`@alias ${k} ${others.join(" ")}`);
   }
   const advice = planWarnings(validated.warnings, input.profile, { ownKeys: own, acknowledge: input.acknowledge });
   const warnings = advice.warnings;

@@ -47,7 +47,7 @@
  */
 import { z } from "zod";
 import { InputError } from "../errors";
-import { CatalogueEntry, CATALOGUE, KeyRef, lookup, rejection, SysctlRule } from "./catalogue";
+import { CatalogueEntry, CATALOGUE, KeyRef, lookup, otherNames, rejection, SysctlRule, variableOf } from "./catalogue";
 import { kernelPow2 } from "./readback";
 
 export interface ValidatedSysctls {
@@ -518,14 +518,17 @@ function errorRuleProblem(key: string, e: CatalogueEntry, n: bigint): Fail | und
 function applyRules(items: Map<string, Item>, problems: string[], warnings: string[]): void {
   for (const key of [...items.keys()].sort()) {
     const it = items.get(key)!;
+    // Two names of one kernel variable (aliasOf / aliases): one setting, refused even with equal values.
+    const v = variableOf(key);
+    const also = key === v ? undefined : [v, ...otherNames(key)].find((k) => items.has(k) && k !== key);
+    if (also !== undefined) {
+      problems.push(fmt(key, it.shown, `sets the same kernel variable as ${also} (= ${items.get(also)!.shown}), also given here: one variable, two names`, `give only ${v}`));
+    }
     const e = lookup(key);
     if (!e) {
       const near = nearMiss(key);
       if (near) warnings.push(fmt(key, it.shown, `not a catalogued key; it looks like ${near}, and the host preflight refuses keys that do not exist`, `rename it to ${near} if that is what you meant`));
       continue;
-    }
-    if (e.aliasOf && items.has(e.aliasOf) && items.get(e.aliasOf)!.checked.text !== it.checked.text) {
-      problems.push(fmt(key, it.shown, `sets the same kernel variable as ${e.aliasOf} (= ${items.get(e.aliasOf)!.shown}) to a different value`, `give only ${e.aliasOf}`));
     }
     for (const rule of e.rules ?? []) {
       if (rule.level === "error" && !comparesKeys(rule)) continue;

@@ -439,11 +439,16 @@ nt_same() { # nt_same A B [KEY]: equal words; with KEY, also equal in the key's 
   [ -n "${3:-}" ] && command -v kind_same >/dev/null 2>&1 && kind_same "$3" "$nt_a" "$NT_NORM"
 }
 
-# Refuses keys that another owner's journal on this host already holds: never last-writer-wins.
+# Refuses keys that another owner's journal on this host already holds: never last-writer-wins. A key's other names
+# (the plan's "@alias KEY NAME..." lines, in $NT_TMP/aliases: net.ipv4.ip_forward is net.ipv4.conf.all.forwarding)
+# are the same key: another journal holding one of them refuses it too, and so does this owner's own journal (a
+# rename in place would record the tuned value as the new name's original, and restoring the old name would undo it).
 nt_check_owners() {
+  nt_al=0; [ -s "$NT_TMP/aliases" ] && nt_al=1
   for nt_j in "$NT_STATE"/*.orig; do
     [ -f "$nt_j" ] || continue
-    [ "$nt_j" = "$NT_JOURNAL" ] && continue
+    nt_own=0; [ "$nt_j" = "$NT_JOURNAL" ] && nt_own=1
+    [ "$nt_own$nt_al" = 10 ] && continue
     nt_other=''
     { IFS= read -r nt_other < "${nt_j%.orig}.owner"; } 2>/dev/null
     [ -n "$nt_other" ] || nt_other=${nt_j##*/}
@@ -452,9 +457,20 @@ nt_check_owners() {
     while IFS="$NT_TAB" read -r nt_k _; do nt_jk=$nt_jk$nt_k$NT_NL; done < "$nt_j"
     nt_lines desired; nt_ifs=$IFS; IFS=$NT_NL; set -f
     for nt_l in $NT_LINES; do IFS=$nt_ifs; set +f; nt_kv "$nt_l"
-      case $nt_jk in *"$NT_NL$nt_k$NT_NL"*)
-        nt_problem "$nt_k is already managed by $nt_other on this host (journal $nt_j): manage it in one resource only, or remove it there first" ;;
+      [ "$nt_own" = 0 ] && case $nt_jk in *"$NT_NL$nt_k$NT_NL"*)
+        nt_problem "$nt_k is already managed by $nt_other on this host (journal $nt_j): manage it in one resource only, or remove it there first"; continue ;;
       esac
+      if [ "$nt_al" = 1 ] && nt_lookup "$NT_TMP/aliases" "$nt_k"; then
+        for nt_n in $NT_FOUND; do
+          case $nt_jk in *"$NT_NL$nt_n$NT_NL"*)
+            if [ "$nt_own" = 1 ]; then
+              nt_problem "$nt_k is the kernel variable this resource set as $nt_n (journal $nt_j): keep the name $nt_n, or remove the key first (an up without it restores the original), then add it as $nt_k"
+            else
+              nt_problem "$nt_k is already managed by $nt_other on this host as $nt_n, the same kernel variable (journal $nt_j): manage it in one resource only, under one name, or remove it there first"
+            fi; break ;;
+          esac
+        done
+      fi
     done; IFS=$nt_ifs; set +f
   done
 }

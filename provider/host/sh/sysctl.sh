@@ -21,6 +21,9 @@ kind_directive() {
       case "${2#* }" in pow2|ms-jiffies) ;; *[!0-9]*|'') nt_die 5 "invalid read-back form '${2#* }'" ;; esac
       printf '%s\t%s\n' "${2%% *}" "${2#* }" >> "$NT_TMP/readback" ;;
     hint) printf '%s\t%s\n' "${2%% *}" "${2#* }" >> "$NT_TMP/hints" ;;
+    alias) # @alias KEY NAME...: the names of one kernel variable, for the owner check
+      case "$2" in *'  '* | *[!A-Za-z0-9._:/@\ -]*) ;; [!\ ]*' '*[!\ ]) printf '%s\t%s\n' "${2%% *}" "${2#* }" >> "$NT_TMP/aliases"; return 0 ;; esac
+      nt_die 5 "invalid @alias line '$2'" ;;
     adopt*) if command -v nts_adopt_directive >/dev/null 2>&1; then nts_adopt_directive "$1" "$2" || return 1; else return 1; fi ;;
     *) return 1 ;;
   esac
