@@ -273,6 +273,32 @@ describe.each<["engine" | "fallback", "missing" | "failing"]>([
   });
 });
 
+// A journalled key whose file exists but cannot be read (stand-in: net.ipv4.route.flush, mode 0200 in /proc/sys, put
+// into the journal by hand): the engine took it for gone ("no longer exists"), dropped its original and removed the
+// journal; both tiers now fail that key and keep the journal for a retry, as the README says (review 7 L2).
+test.each(["engine", "fallback"] as const)("%s: a journalled key that exists but cannot be read fails the delete, journal kept; the retry restores", async (tier) => {
+  const host = lab.hosts[0];
+  const o = await sysctl(host, SOMAXCONN);
+  const stack = new Stack({ project: "fb", stack: `unread-${tier}` });
+  ok(await stack.up(sysProgram(host, "t", { sysctls: { [SOMAXCONN]: 7701 } })));
+  const J = "$(ls /var/lib/pulumi-net-tuning/sysctl/*.orig)";
+  expect((await host.exec(`j=${J} && awk 'NR == 2 { print "net.ipv4.route.flush\t1" } { print }' $j > $j.x && mv $j.x $j && cat /proc/sys/net/ipv4/route/flush`)).code).not.toBe(0); // unreadable
+  if (tier === "fallback") await host.exec(`rm -f /usr/local/lib/pulumi-net-tuning/${E.fileName}`);
+  try {
+    const d = await stack.destroy();
+    expect(d.ok).toBe(false);
+    expect(d.error).toMatch(/net\.ipv4\.route\.flush/);
+    expect(d.error).not.toMatch(/no longer exists/);
+    expect((await host.exec(`grep -c route.flush ${J}`)).stdout.trim()).toBe("1"); // the journal is kept
+    expect(stack.get("t-restore")).toBeDefined();
+  } finally {
+    await host.exec(`j=${J} && grep -v route.flush $j > $j.x && mv $j.x $j`);
+  }
+  const d2 = ok(await stack.destroy());
+  expect(restoredBy(d2.runs[0].stdout)).toBe(tier === "engine" ? `engine ${E.fileName}` : "fallback");
+  expect(await sysctl(host, SOMAXCONN)).toBe(o);
+});
+
 test("the fallback programs end with their entry point (shellcheck and the three shells: tests/unit/programs.test.ts)", () => {
   for (const k of ["sysctl", "nic"] as const) expect(fallbackProgram(k)).toMatch(/\nr_main\n$/);
 });

@@ -947,7 +947,8 @@ nt_restore_main() {
     while IFS="$NT_TAB" read -r nt_k nt_v; do
       # kind_get: 1 = the key no longer exists (a warning), 2 = it cannot be read now (NT_ERR: a tool missing or
       # failing): a failure of that key, so journal and boot files stay for a retry
-      if [ "$NT_BATCH" = 1 ]; then nt_lookup "$NT_TMP/live" "$nt_k" && NT_GOT=$NT_FOUND; else kind_get "$nt_k"; fi
+      # (a key the batch left out is read alone: absent and unreadable differ there)
+      if [ "$NT_BATCH" = 1 ] && nt_lookup "$NT_TMP/live" "$nt_k"; then NT_GOT=$NT_FOUND; else kind_get "$nt_k"; fi
       case $? in
         0) ;;
         1) nt_warn "$nt_k no longer exists on $NT_HOSTNAME; its original '$nt_v' was not restored"; continue ;;

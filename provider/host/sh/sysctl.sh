@@ -66,12 +66,12 @@ nts_path() {
   set +f; IFS=$nts_ifs
 }
 
-kind_get() {
+kind_get() { # 1: the key does not exist; 2: it exists but cannot be read (NT_ERR)
   nts_path "$1"
   NT_GOT=''
-  [ -r "$NTS_PATH" ] || return 1
+  [ -e "$NTS_PATH" ] || return 1
   # Not the read builtin: it reads byte by byte and /proc/sys handlers answer only a read at offset 0.
-  NT_GOT=$(cat "$NTS_PATH" 2>/dev/null) || return 1
+  NT_GOT=$(cat "$NTS_PATH" 2>/dev/null) || { NT_ERR="$NTS_PATH exists but cannot be read"; return 2; }
 }
 
 # kind_get_many IN OUT: OUT = "key<TAB>value" for every readable key named in IN's first column, read by ONE awk
