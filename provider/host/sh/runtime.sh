@@ -35,7 +35,8 @@ NT_HOSTNAME=''
 # update: the journal's generation is kept. Unset = update (bootstraps older than the generation token).
 case "${NT_APPLY_MODE:-update}" in create) NT_APPLY_MODE=create ;; *) NT_APPLY_MODE=update ;; esac
 NT_GEN=''
-NT_JHEAD='' # the journal header's generation field(s): NT_GEN, or "pending:NT_GEN<TAB>committed" (nt_journal_render)
+# the journal header's generation field(s) an apply writes: NT_GEN, or "pending:NT_GEN<TAB>committed" (journal v2)
+NT_JHEAD=''
 NT_RESTORE_GEN=''
 NT_J_FORMAT=none
 NT_J_GEN=''
@@ -607,7 +608,8 @@ nt_journal_load() {
         'net-tuning-journal v2')
           [ "${ntj_v%%"$NT_TAB"*}" = "$NT_OWNER_ID" ] || return 1
           NT_J_GEN=${ntj_v#*"$NT_TAB"}; [ "$NT_J_GEN" = "$ntj_v" ] && NT_J_GEN=''
-          NT_J_GEN=${NT_J_GEN##*"$NT_TAB"} # "pending:NEW<TAB>COMMITTED": the committed one
+          # "pending:NEW<TAB>COMMITTED": the committed one
+          NT_J_GEN=${NT_J_GEN##*"$NT_TAB"}
           NT_J_FORMAT=v2; continue ;;
         'net-tuning-journal'*) return 1 ;;
       esac
