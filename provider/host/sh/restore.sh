@@ -101,7 +101,8 @@ r_main() {
     [ $i -le 120 ] || x 4 "$L held by another run for 60 s; nothing changed: retry"
     sleep 0.5 || sleep 1
   done
-  # the journal: its generation decides, its originals (the first recorded here) win over the plan's
+  # the journal: its committed generation decides (line 1's last field: a create's pending generation comes before
+  # it, runtime.sh nt_journal_load), its originals (the first recorded here) win over the plan's
   j=/dev/null
   if [ -e "$J" ]; then
     j=$J

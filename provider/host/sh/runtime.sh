@@ -35,6 +35,8 @@ NT_HOSTNAME=''
 # update: the journal's generation is kept. Unset = update (bootstraps older than the generation token).
 case "${NT_APPLY_MODE:-update}" in create) NT_APPLY_MODE=create ;; *) NT_APPLY_MODE=update ;; esac
 NT_GEN=''
+# the journal header's generation field(s) an apply writes: NT_GEN, or "pending:NT_GEN<TAB>committed" (journal v2)
+NT_JHEAD=''
 NT_RESTORE_GEN=''
 NT_J_FORMAT=none
 NT_J_GEN=''
@@ -603,7 +605,12 @@ nt_rollback() {
 # ---------------------------------------------------------------------------------------- journal (v2)
 # Line 1 "net-tuning-journal v2<TAB>owner-id<TAB>generation", then "key<TAB>original" lines, then "artefact<TAB>path"
 # lines naming every file this owner persisted. A 0.1.0 journal has no header (key lines only).
-# nt_journal_load: $NT_TMP/j.keys, $NT_TMP/j.arts, NT_J_FORMAT (none|v1|v2), NT_J_GEN. Returns 1 when unreadable or not ours.
+# A new generation taking over a journal with a committed one (a create after a move to another address of this
+# machine) is pending until its commit: line 1 "net-tuning-journal v2<TAB>owner-id<TAB>pending:NEW<TAB>COMMITTED".
+# The LAST field is always the committed generation (restore.sh and the fallbacks already in Pulumi state read it so),
+# so a create that dies before its commit never makes the older plan's restore skip.
+# nt_journal_load: $NT_TMP/j.keys, $NT_TMP/j.arts, NT_J_FORMAT (none|v1|v2), NT_J_GEN (the committed generation).
+# Returns 1 when unreadable or not ours.
 nt_journal_load() {
   : > "$NT_TMP/j.keys"; : > "$NT_TMP/j.arts"; NT_J_FORMAT=none; NT_J_GEN=''
   [ -e "$NT_JOURNAL" ] || return 0
@@ -617,6 +624,8 @@ nt_journal_load() {
         'net-tuning-journal v2')
           [ "${ntj_v%%"$NT_TAB"*}" = "$NT_OWNER_ID" ] || return 1
           NT_J_GEN=${ntj_v#*"$NT_TAB"}; [ "$NT_J_GEN" = "$ntj_v" ] && NT_J_GEN=''
+          # "pending:NEW<TAB>COMMITTED": the committed one
+          NT_J_GEN=${NT_J_GEN##*"$NT_TAB"}
           NT_J_FORMAT=v2; continue ;;
         'net-tuning-journal'*) return 1 ;;
       esac
@@ -642,7 +651,7 @@ nt_file_is() {
   [ -z "$ntf_l" ] && [ "$ntf_t" = "$1" ]
 }
 nt_journal_render() {
-  NT_JOUT="net-tuning-journal v2$NT_TAB$NT_OWNER_ID$NT_TAB$NT_GEN$NT_NL"
+  NT_JOUT="net-tuning-journal v2$NT_TAB$NT_OWNER_ID$NT_TAB${NT_JHEAD:-$NT_GEN}$NT_NL"
   if [ "${4:-}" = lines ]; then nt_lines "${1#"$NT_TMP/"}"; NT_JOUT=$NT_JOUT$NT_LINES
   else while IFS= read -r ntj_l; do NT_JOUT=$NT_JOUT$ntj_l$NT_NL; done < "$1"; fi
   while IFS= read -r ntj_l; do [ -n "$ntj_l" ] && NT_JOUT=${NT_JOUT}artefact$NT_TAB$ntj_l$NT_NL; done < "$2"
@@ -808,6 +817,9 @@ nt_apply_main() {
     fi
   fi
   if [ "$NT_APPLY_MODE" = create ] || [ -z "$NT_J_GEN" ]; then nt_new_generation; else NT_GEN=$NT_J_GEN; fi
+  # taking over another committed generation: pending until the commit below (a new journal needs no marker)
+  NT_JHEAD=$NT_GEN
+  [ -n "$NT_J_GEN" ] && [ "$NT_GEN" != "$NT_J_GEN" ] && NT_JHEAD="pending:$NT_GEN$NT_TAB$NT_J_GEN"
   # The files this run persists, and the artefacts of earlier runs it no longer declares (renamed file, other
   # persistence or unit): removed in the same commit, restored if the run fails.
   kind_files
@@ -861,6 +873,7 @@ nt_apply_main() {
   done; IFS=$nt_ifs; set +f
   nt_verify_batch
   nt_commit_files
+  NT_JHEAD=$NT_GEN # the commit: this generation owns the machine from here on
   nt_journal_write "$NT_TMP/journal.final" "$NT_TMP/arts.new" "after the commit" lines
   kind_after_commit
   NT_PHASE=finished
@@ -915,8 +928,9 @@ fi
 # ---------------------------------------------------------------------------------------- restore
 # Delete: originals from Pulumi state (@orig lines), merged with the host's journal when it still exists
 # (the journal wins: it holds the first original recorded on this host). A restore whose @generation differs from
-# the journal's changes nothing: a newer apply of this resource took this machine over (a move between two
-# addresses of one machine: the new apply ran first).
+# the journal's committed one changes nothing: a newer apply of this resource took this machine over (a move between
+# two addresses of one machine: the new apply ran first). A pending newer generation (its create died before its
+# commit) does not count: the older plan restores.
 nt_restore_main() {
   nt_init
   nt_read_stdin
