@@ -13,7 +13,7 @@ import { NetTuning } from "../../components/netTuning";
 import { hostProgram, readRestoreStdin } from "../../provider/host/programs";
 import { planSysctls } from "../../provider/sysctl/plan";
 import { ownerOf } from "../../provider/owner";
-import { commands, ok, readSysctl, sysProgram } from "./common";
+import { commands, ok, readSysctl, sysProgram, trackedStacks } from "./common";
 
 jest.setTimeout(300000);
 
@@ -32,15 +32,7 @@ afterAll(async () => {
   await lab?.stop();
 });
 
-const stacks: Stack[] = [];
-function newStack(project: string, stack: string): Stack {
-  const s = new Stack({ project, stack });
-  stacks.push(s);
-  return s;
-}
-afterEach(async () => {
-  for (const s of stacks.splice(0).reverse()) if (s.resources().length) await s.destroy().catch(() => undefined);
-});
+const newStack = trackedStacks();
 
 test("the lab's kernel: ip_forward and conf.all.forwarding are one variable of the namespace (a write of either sets both and conf.default)", async () => {
   expect([await readSysctl(host, FWD), await readSysctl(host, ALL)]).toEqual(["0", "0"]);

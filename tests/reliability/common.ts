@@ -1,5 +1,5 @@
 /** Helpers of the reliability tests (issue #8) that only they use; the shared ones live in testkit/host.ts. */
-import type { Stack } from "../../testkit/harness";
+import { Stack } from "../../testkit/harness";
 
 export { ok, sysProgram, nicProgram, readSysctl, sh } from "../../testkit/host";
 export type { Who, SysArgs, NicArgs } from "../../testkit/host";
@@ -16,4 +16,20 @@ export function expectAll(text: string | undefined, parts: (string | RegExp)[]):
     if (typeof p === "string") expect(text).toContain(p);
     else expect(text).toMatch(p);
   }
+}
+
+/**
+ * `newStack(project, stack)` for a test file: every stack it makes that still holds resources after a test is
+ * destroyed (latest first) before the next test starts, so a failed assertion leaves the next test a clean host.
+ */
+export function trackedStacks(): (project: string, stack: string) => Stack {
+  const stacks: Stack[] = [];
+  afterEach(async () => {
+    for (const s of stacks.splice(0).reverse()) if (s.resources().length) await s.destroy().catch(() => undefined);
+  });
+  return (project, stack) => {
+    const s = new Stack({ project, stack });
+    stacks.push(s);
+    return s;
+  };
 }

@@ -9,7 +9,7 @@ import { snapshot } from "../../testkit/host";
 import * as pulumi from "@pulumi/pulumi";
 import { NetTuning } from "../../components/netTuning";
 import { NicQueues } from "../../components/nicQueues";
-import { commands, nicProgram, ok, readSysctl, sh, sysProgram } from "./common";
+import { commands, nicProgram, ok, readSysctl, sh, sysProgram, trackedStacks } from "./common";
 import { readRestoreStdin } from "../../provider/host/programs";
 
 jest.setTimeout(300000);
@@ -26,15 +26,7 @@ afterAll(async () => {
 
 const SOMAX = "net.core.somaxconn";
 const FIN = "net.ipv4.tcp_fin_timeout";
-const stacks: Stack[] = [];
-function newStack(project: string, stack: string): Stack {
-  const s = new Stack({ project, stack });
-  stacks.push(s);
-  return s;
-}
-afterEach(async () => {
-  for (const s of stacks.splice(0).reverse()) if (s.resources().length) await s.destroy().catch(() => undefined);
-});
+const newStack = trackedStacks();
 
 test("different stacks, one key: refused naming the owner; the owner's value stays; after its delete the second takes over with the true original", async () => {
   const orig = await readSysctl(host, SOMAX);
