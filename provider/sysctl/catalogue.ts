@@ -59,7 +59,7 @@ export interface CatalogueEntry {
   known?: readonly string[];
   /**
    * Another key for the same kernel variable (net.nf_conntrack_max ↔ net.netfilter.nf_conntrack_max). Aliases are one
-   * setting: {@link variableOf} / {@link otherNames} give a key's variable and its other names.
+   * setting: `variableOf` / `otherNames` (provider/sysctl/catalogue.ts) give a key's variable and its other names.
    */
   aliasOf?: string;
   /** Keys without an entry of their own that name this entry's variable (net.ipv4.conf.all.forwarding ↔ ip_forward). */
