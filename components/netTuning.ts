@@ -85,6 +85,8 @@ export interface NetTuningArgs {
 
 /** Argument names, for property paths in errors. */
 const ARG_NAMES = ["connection", "sysctls", "profile", "profiles", "fileName", "persist", "restoreOnDelete", "become", "bootOverride", "acknowledge", "adopt"] as const;
+/** Every argument name the component takes (livePreview is not part of the plan). */
+const ALL_ARGS: readonly string[] = [...ARG_NAMES, "livePreview"];
 
 /** Every problem of the resolved arguments, or the plan. */
 type Checked = SysctlPlan;
@@ -131,7 +133,7 @@ function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<(t
     );
   }
   if (!ackOk) problems.push(`acknowledge must be a list of sysctl keys, e.g. ["net.ipv4.tcp_fin_timeout"]`);
-  if (problems.length > 0 || !plan) throw inputError(`NetTuning "${name}"`, problems, [...ARG_NAMES, "livePreview"]);
+  if (problems.length > 0 || !plan) throw inputError(`NetTuning "${name}"`, problems, ALL_ARGS);
   // planSysctls reconciled the advice with the profile and `acknowledge` (and shows what was acknowledged).
   return plan;
 }
@@ -170,12 +172,12 @@ export class NetTuning extends pulumi.ComponentResource {
     };
     // Unknown argument names and livePreview's problem join the others: one list (livePreview is not part of the plan).
     const connProblems = connectionProblems(a.connection);
-    const liveProblems = [...connProblems, ...unknownArgProblems(a, [...ARG_NAMES, "livePreview"]), ...livePreviewProblem(a.livePreview)];
+    const liveProblems = [...connProblems, ...unknownArgProblems(a, ALL_ARGS), ...livePreviewProblem(a.livePreview)];
     // Known at preview: fail now, in the program, with every problem listed (nothing reaches a host); the result is
     // reused below (validating a 40-key plan twice per resource shows at 1,000 hosts).
     const early = isPlain(values) ? validate(name, owner, named(values), liveProblems) : undefined;
     // the connection is wired below whatever the other values: a bad one is refused here when they are Outputs
-    if (connProblems.length > 0) throw inputError(`NetTuning "${name}"`, connProblems, [...ARG_NAMES, "livePreview"]);
+    if (connProblems.length > 0) throw inputError(`NetTuning "${name}"`, connProblems, ALL_ARGS);
     // Values known only later are validated here, once, before any child Command can be registered.
     const plan = pulumi.all([...values]).apply((v) => {
       const p = early ?? validate(name, owner, named(v), liveProblems);

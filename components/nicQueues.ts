@@ -82,6 +82,8 @@ export const SETTINGS: readonly (keyof NicQueuesArgs)[] = ["interface", ...(NIC_
 const OTHER_ARGS = ["become", "restoreOnDelete", "preset", "bootOverride", "adoptRcLocalLines"] as const;
 /** Argument names, for property paths in errors. */
 const ARG_NAMES: readonly string[] = ["connection", ...SETTINGS, ...OTHER_ARGS];
+/** Every argument name the component takes (livePreview is not part of the plan). */
+const ALL_ARGS: readonly string[] = [...ARG_NAMES, "livePreview"];
 
 /** Every problem of the resolved arguments, or the plan. */
 function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<string, unknown>, extra: string[] = []): NicPlan {
@@ -116,7 +118,7 @@ function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<st
   const boot = nicBootDirectives(v.bootOverride);
   const rc = rcLocalAdoptDirectives(v.adoptRcLocalLines);
   problems.push(...boot.problems, ...rc.problems);
-  if (problems.length > 0 || !plan) throw inputError(`NicQueues "${name}"`, problems, [...ARG_NAMES, "livePreview"]);
+  if (problems.length > 0 || !plan) throw inputError(`NicQueues "${name}"`, problems, ALL_ARGS);
   return { ...plan, stdin: `${plan.stdin}${[...boot.lines, ...rc.lines].map((l) => `${l}\n`).join("")}` };
 }
 
@@ -154,12 +156,12 @@ export class NicQueues extends pulumi.ComponentResource {
     };
     // Unknown argument names and livePreview's problem join the others: one list (livePreview is not part of the plan).
     const connProblems = connectionProblems(a.connection);
-    const liveProblems = [...connProblems, ...unknownArgProblems(a, [...ARG_NAMES, "livePreview"]), ...livePreviewProblem(a.livePreview)];
+    const liveProblems = [...connProblems, ...unknownArgProblems(a, ALL_ARGS), ...livePreviewProblem(a.livePreview)];
     // Known at preview: fail now, in the program, with every problem listed (nothing reaches a host); the result is
     // reused below.
     const early = isPlain(values) ? validate(name, owner, named(values), liveProblems) : undefined;
     // the connection is wired below whatever the other values: a bad one is refused here when they are Outputs
-    if (connProblems.length > 0) throw inputError(`NicQueues "${name}"`, connProblems, [...ARG_NAMES, "livePreview"]);
+    if (connProblems.length > 0) throw inputError(`NicQueues "${name}"`, connProblems, ALL_ARGS);
     // Values known only later are validated here, once, before any child Command can be registered.
     const plan = pulumi.all(values).apply((v) => {
       const p = early ?? validate(name, owner, named(v as unknown[]), liveProblems);

@@ -99,8 +99,8 @@ export function planSysctls(input: SysctlPlanInput): SysctlPlan {
   }
   // the resource's own entries override the profile's, whichever form names the key (net.core.somaxconn, net/core/somaxconn)
   const merged: Record<string, unknown> = { ...(input.profile?.sysctls ?? {}) };
-  const ownKeys = new Set(Object.keys(input.sysctls ?? {}).map(canonicalKey));
-  for (const k of Object.keys(merged)) if (ownKeys.has(canonicalKey(k))) delete merged[k];
+  const own = new Set(Object.keys(input.sysctls ?? {}).map(canonicalKey));
+  for (const k of Object.keys(merged)) if (own.has(canonicalKey(k))) delete merged[k];
   for (const [k, v] of Object.entries(input.sysctls ?? {})) merged[k] = v;
   let validated = { values: {} as Record<string, string>, warnings: [] as string[] };
   try {
@@ -115,7 +115,6 @@ export function planSysctls(input: SysctlPlanInput): SysctlPlan {
   if (problems.length > 0) throw new InputError(resource, problems);
 
   const values = validated.values;
-  const own = new Set(Object.keys(input.sysctls ?? {}).map(canonicalKey));
   const fromProfile = new Set(Object.keys(input.profile?.sysctls ?? {}).map(canonicalKey).filter((k) => !own.has(k)));
   const keys = Object.keys(values).sort();
   const modules = [...new Set(keys.map((k) => moduleFor(k, values[k])).filter((m): m is string => !!m))].sort();
