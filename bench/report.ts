@@ -157,7 +157,7 @@ export function report(res: BenchResults): { markdown: string; ratios: string } 
     for (const h of res.state) {
       for (const r of h.resources) {
         for (const c of r.children) md.push(`| ${h.who} | ${r.resource} | ${c.name} | ${STATE_FIELDS.map((f) => c.fields[f]).join(" | ")} | ${c.totalBytes} |`);
-        md.push(`| ${h.who} | ${r.resource} | component outputs | ${STATE_FIELDS.map(() => "").join(" | ")} | ${r.componentBytes} |`);
+        if (r.resource !== "host") md.push(`| ${h.who} | ${r.resource} | component outputs | ${STATE_FIELDS.map(() => "").join(" | ")} | ${r.componentBytes} |`);
       }
     }
     md.push("", "| connection | per host, plain JSON | per host, connection stored encrypted (as a secret) | largest string input of a child |", "|---|---|---|---|");
@@ -166,7 +166,7 @@ export function report(res: BenchResults): { markdown: string; ratios: string } 
       md.push(`| ${h.who} | ${(h.totalBytes / 1024).toFixed(1)} KiB | ${(h.checkpointBytes / 1024).toFixed(1)} KiB | ${big.bytes} B (${big.child} ${big.field}) |`);
       ratios.push(`state per host (${h.who}): ${(h.totalBytes / 1024).toFixed(1)} KiB plain, ${(h.checkpointBytes / 1024).toFixed(1)} KiB with the connection encrypted; largest string input ${big.bytes} B`);
     }
-    md.push("", "Fields: bytes of the JSON of each property, inputs and outputs together (a Command's outputs repeat its inputs). `program` = the -restore stdin's gzip|base64 stream after `@gzip-base64` (the originals, `@generation` and the fallback restore program together, when the host has both tools; else the plain fallback program after `@program`); `originals` = the plain lines before it (`@engine`, the identifying lines; all originals when stored plain); `engine` = the CopyToRemote asset (path + sha256) and remotePath.", "");
+    md.push("", "Fields: bytes of the JSON of each property, inputs and outputs together (a Command's outputs repeat its inputs). `program` = the -restore stdin's gzip|base64 stream after its `@restore` line (`@engine`, the identifying lines, the originals, `@generation` and the fallback restore program together, when the host has both tools; else the plain fallback program after `@program`); `originals` = the plain lines before it (`@restore`; the whole restore plan when stored plain); `engine` = the CopyToRemote asset (path + sha256) and remotePath. Resource `host`: the engine delivery shared by both resources (a stack-level resource, one per stack and address).", "");
   }
 
   md.push("## Log", "", "```", ...res.log, "```", "");

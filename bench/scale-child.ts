@@ -11,9 +11,9 @@
  * Every `-apply` Command gets, as its stdout, the report the engine printed for the same resource on a lab host
  * (bench/fixtures/reports.json: originals, generation, "host gzip base64"), so each restore stdin holds the originals
  * and the gzip|base64 program as after a real create.
- * bare-same: the bare Commands plus, per host, the resources the components add (two CopyToRemote of the engine
- * file, two empty ComponentResources as their parents): the SDK's own cost of the same resource graph, without
- * validation, rendering or Output chains.
+ * bare-same: the bare Commands plus, per host, the resources the components add (the engine delivery, a CopyToRemote
+ * of the engine file shared by both resources, and two empty ComponentResources as the Commands' parents): the SDK's
+ * own cost of the same resource graph, without validation, rendering or Output chains.
  */
 import { NetTuning } from "../components/netTuning";
 import { NicQueues } from "../components/nicQueues";
@@ -76,7 +76,9 @@ async function main(): Promise<void> {
     .filter((r) => r.type === "command:remote:Command")
     .map((r) => ({ name: r.name.replace(/^h0/, ""), create: r.inputs.create, update: r.inputs.update, delete: r.inputs.delete, stdin: readRestoreStdin(String(r.inputs.stdin ?? "")).split("\n@program\n")[0] + "\n" }));
   if (templates.length !== 4) throw new Error(`expected 4 commands per host, got ${templates.length}`);
-  const copies = one.resources.filter((r) => r.type === "command:remote:CopyToRemote").map((r) => ({ name: r.name.replace(/^h0/, ""), remotePath: String(r.inputs.remotePath) }));
+  // the engine deliveries: one per host, shared by both resources (a stack-level resource, components/delivery.ts)
+  const copies = one.resources.filter((r) => r.type === "command:remote:CopyToRemote").map((r) => ({ remotePath: String(r.inputs.remotePath) }));
+  if (copies.length !== 1) throw new Error(`expected 1 engine delivery per host, got ${copies.length}`);
   const file = enginePath(engine());
   const bare = (n: number, same: boolean) => () => {
     for (let i = 0; i < n; i++) {
@@ -84,10 +86,7 @@ async function main(): Promise<void> {
       const parents = new Map<string, pulumi.ComponentResource>();
       if (same) {
         for (const c of ["", "-nic"]) parents.set(c, new pulumi.ComponentResource(c ? "net-tuning:index:NicQueues" : "net-tuning:index:NetTuning", `h${i}${c}`, {}));
-        for (const c of copies) {
-          const parent = parents.get(c.name.startsWith("-nic") ? "-nic" : "")!;
-          new command.remote.CopyToRemote(`h${i}${c.name}`, { connection, source: new pulumi.asset.FileAsset(file), remotePath: c.remotePath }, { parent });
-        }
+        for (const c of copies) new command.remote.CopyToRemote(`net-tuning-engine-h${i}`, { connection, source: new pulumi.asset.FileAsset(file), remotePath: c.remotePath });
       }
       for (const t of templates) {
         const parent = parents.get(t.name.startsWith("-nic") ? "-nic" : "");

@@ -62,14 +62,15 @@ function fieldOf(key: string, value: unknown, where: "in" | "out"): Partial<Reco
   if (key === "create" || key === "update" || key === "delete") return { commands: b };
   if (key === "stdout" || key === "stderr") return { report: b };
   if (key === "source" || key === "remotePath") return { engine: b };
-  if (key === "stdin" && typeof value === "string") {
-    // a compressed restore stdin: the plain lines before "@gzip-base64" count as originals, the gzip'd rest as program
-    const z = value.indexOf("\n@gzip-base64\n");
-    const i = z >= 0 ? z : value.indexOf("\n@program\n");
-    if (i < 0) return where === "in" || where === "out" ? { plan: b } : {};
+  if (key === "stdin" && typeof value === "string" && value.startsWith("@restore ")) {
+    // a restore stdin: its plain lines before the gzip|base64 stream (or before "@program") count as originals, the
+    // rest as program
+    const p = value.indexOf("\n@program\n");
+    const i = p >= 0 ? p : value.indexOf("\n");
     const origs = json(value.slice(0, i + 1));
     return { originals: origs, program: b - origs };
   }
+  if (key === "stdin") return where === "in" || where === "out" ? { plan: b } : {};
   return { other: b };
 }
 
@@ -105,6 +106,26 @@ export function stateSize(resource: string, who: Who, entries: StateEntry[], reg
   return { resource, who, children, componentBytes, totalBytes, checkpointBytes: totalBytes - conn + connSecret, largestInput };
 }
 
+/**
+ * The resources of the stack that belong to no component (the engine deliveries, shared by the resources of a stack on
+ * one address: components/delivery.ts) as one pseudo-resource "host".
+ */
+export function sharedSize(who: Who, entries: StateEntry[]): StateSize {
+  const stack = entries.find((e) => e.type === "pulumi:pulumi:Stack");
+  const kids = entries.filter((e) => e.custom && (e.parent === "" || e.parent === stack?.urn));
+  const children = kids.map(childState);
+  let largestInput = { child: "", field: "", bytes: 0 };
+  for (const e of kids) {
+    for (const [k, v] of Object.entries(e.inputs)) {
+      if (typeof v === "string" && Buffer.byteLength(v) > largestInput.bytes) largestInput = { child: e.name, field: k, bytes: Buffer.byteLength(v) };
+    }
+  }
+  const totalBytes = children.reduce((a, c) => a + c.totalBytes, 0);
+  const conn = kids.reduce((a, e) => a + json(e.inputs.connection) + json(e.outputs.connection), 0);
+  const connSecret = kids.reduce((a, e) => a + secretBytes(json(e.inputs.connection)) + secretBytes(json(e.outputs.connection)), 0);
+  return { resource: "host", who, children, componentBytes: 0, totalBytes, checkpointBytes: totalBytes - conn + connSecret, largestInput };
+}
+
 /** Creates NetTuning (40 keys) + NicQueues on `host` as `who`, measures, destroys. */
 export async function stateBench(host: LabHost, who: Who, log: (s: string) => void): Promise<HostState> {
   const become = who === "sudo" ? ("sudo" as const) : undefined;
@@ -121,7 +142,7 @@ export async function stateBench(host: LabHost, who: Who, log: (s: string) => vo
     require("fs").writeFileSync(`${process.env.BENCH_STATE_DUMP}/state-${who}.json`, JSON.stringify({ entries, outputs: r.resources.filter((x) => !x.custom).map((x) => ({ name: x.name, outputs: x.outputs })) }, null, 2));
   }
   const outs = (n: string) => r.resources.find((x) => x.name === n && !x.custom)?.outputs;
-  const resources = [stateSize("tuning", who, entries, outs("tuning")), stateSize("queues", who, entries, outs("queues"))];
+  const resources = [stateSize("tuning", who, entries, outs("tuning")), stateSize("queues", who, entries, outs("queues")), sharedSize(who, entries)];
   const d = await stack.destroy();
   if (!d.ok) throw new Error(`state bench (${who}): destroy failed: ${d.error}`);
   const totalBytes = resources.reduce((a, s) => a + s.totalBytes, 0);

@@ -1,9 +1,10 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as command from "@pulumi/command";
-import { engine, enginePath } from "../provider/host/engine";
-import { engineCommand, engineRemotePath, engineStdin, HostKind, restoreCommand, restoreStdin } from "../provider/host/programs";
+import { engine } from "../provider/host/engine";
+import { engineCommand, engineStdin, HostKind, restoreCommand, restoreStdin } from "../provider/host/programs";
+import { engineDelivery, MOVE_PATHS } from "./delivery";
 import { Owner, ownerOf } from "../provider/owner";
-import { completeApplied, HostReport, parseReport } from "../provider/report";
+import { completeReport, HostReport, parseReport } from "../provider/report";
 
 /** `connection` exactly as @pulumi/command takes it (bastion/proxy included). */
 export type ConnectionInput = pulumi.Input<command.types.input.remote.ConnectionArgs>;
@@ -13,12 +14,12 @@ export function ownerFor(name: string): Owner {
 }
 
 /**
- * A change of the address (host, port, user, proxy) replaces every child, create-before-delete: the new `-engine`
- * and `-apply` run first (the apply's create starts a new generation on the machine it reaches), then the old
- * `-restore` runs its stored delete, which does nothing on a machine a newer generation took over and restores a
- * machine that is really another one. No deleteBeforeReplace (see ARCHITECTURE.md, "Moves").
+ * A change of the address (host, port, user, proxy) replaces both children, create-before-delete: the new `-apply`
+ * runs first (after the engine delivery of the new address; its create starts a new generation on the machine it
+ * reaches), then the old `-restore` runs its stored delete, which does nothing on a machine a newer generation took
+ * over and restores a machine that is really another one. No deleteBeforeReplace (see ARCHITECTURE.md, "Moves").
  */
-export const MOVE_PATHS = ["connection.host", "connection.port", "connection.user", "connection.proxy"];
+export { MOVE_PATHS };
 function childOptions(parent: pulumi.Resource, extra?: pulumi.CustomResourceOptions): pulumi.CustomResourceOptions {
   return { parent, replaceOnChanges: MOVE_PATHS, ...extra };
 }
@@ -77,22 +78,25 @@ function plainOr<T, G, P = T>(value: T, generic: () => G, plain?: (v: pulumi.Unw
 }
 
 /**
- * The three children of every resource (see ARCHITECTURE.md):
- * - `<name>-engine`: a CopyToRemote of the engine file (a FileAsset: state keeps only its path and hash) to a
- *   staging path; copied again only when the engine's hash changes (a package upgrade) or the resource moves.
+ * The two children of every resource, and the engine delivery they use (see ARCHITECTURE.md):
+ * - the delivery (components/delivery.ts): a stack-level CopyToRemote of the engine file (a FileAsset: state keeps
+ *   only its path and hash) to a staging path, shared by the resources of the stack on one address; copied again only
+ *   when the engine's hash changes (a package upgrade) or the address changes.
  * - `<name>-apply`: runs the installed engine (installing the staged copy first when needed) with the plan on stdin;
  *   `create` and `update` differ only in apply-create / apply-update.
  * - `<name>-restore`: only a `delete`, whose stdin (stored in state) carries the `@engine` line of the apply, the
  *   originals from the apply report and a fallback restore program: the installed engine restores when it is there,
  *   else the fallback, so rollback needs neither the host's journal nor the installed engine.
- * `declared` (key → canonical value) completes the report: the host leaves out applied values equal to the declared
- * ones. Returns the parsed apply report (empty during preview).
+ * `declared` (key → canonical value, in the plan's order) completes the report: the host leaves out applied values
+ * equal to the declared ones and may list the originals of the declared keys as values only. `validated`: whether the
+ * plan was validated at construction (else the delivery waits for it). Returns the parsed apply report (empty during
+ * preview).
  */
 export function applyAndRestore(
   parent: pulumi.ComponentResource,
   name: string,
   kind: HostKind,
-  args: { connection: ConnectionInput; become?: pulumi.Input<"sudo">; declared?: pulumi.Input<Record<string, string>> },
+  args: { connection: ConnectionInput; become?: pulumi.Input<"sudo">; declared?: pulumi.Input<Record<string, string>>; validated?: boolean },
   applyPlan: pulumi.Output<string>,
   restorePlan: (report: HostReport) => pulumi.Input<string>,
   owner: Owner = ownerFor(name),
@@ -100,25 +104,22 @@ export function applyAndRestore(
 ): pulumi.Output<HostReport> {
   // Plain values stay plain (see plainOr): each Output in the pulumi.all below costs two more, at 1,000 hosts.
   const become = plainOr(args.become, () => pulumi.output(args.become));
-  // staged in the home unless the connection is root without sudo (the user name is no secret: unsecret it, or the
-  // remotePath would be stored encrypted)
-  const user = plainOr(args.connection, () => pulumi.unsecret(pulumi.output(args.connection).apply((c) => c.user ?? "root")), (c) => c.user ?? "root");
-  const home = plainOr([become, user] as const, () => pulumi.all([become, user]).apply(([b, u]) => b === "sudo" || u !== "root"), ([b, u]) => b === "sudo" || u !== "root");
+  // staged in the SSH user's home unless that is root (the user name is no secret: unsecret it, or the staging path
+  // would be stored encrypted); plain when the user is, whatever the other fields (a privateKey from secret config is
+  // an Output)
+  const c = args.connection as { user?: unknown } | undefined;
+  const user =
+    typeof c === "object" && c !== null && !pulumi.Output.isInstance(c) && (c.user === undefined || typeof c.user === "string")
+      ? ((c.user as string | undefined) ?? "root")
+      : pulumi.unsecret(pulumi.output(args.connection).apply((x) => x.user ?? "root"));
+  // (root stages under /var/lib/pulumi-net-tuning whatever `become` says: it may write there, and the resources of one
+  // address then share one staged copy whatever their `become`)
+  const home = plainOr(user, () => pulumi.output(user).apply((u) => u !== "root"), (u) => u !== "root");
   const e = engine();
-  const homeAndPlan: pulumi.Output<[boolean, string]> = plainOr(home, () => pulumi.all([home, applyPlan]), (h) => applyPlan.apply((p): [boolean, string] => [h, p]));
-  const delivery = new command.remote.CopyToRemote(
-    `${name}-engine`,
-    {
-      connection: args.connection,
-      source: new pulumi.asset.FileAsset(enginePath(e)),
-      // Waits for the validated plan: a bad value that arrives as an Output registers no child at all, so not even
-      // the engine reaches the host.
-      remotePath: homeAndPlan.apply(([h]) => engineRemotePath(e.sha256, owner.id, h)),
-    },
-    childOptions(parent),
-  );
-  const boot: pulumi.Output<["sudo" | undefined, string, boolean]> = plainOr([become, home] as const, () => pulumi.all([become, delivery.urn, home]), ([b, h]) =>
-    delivery.urn.apply((urn): ["sudo" | undefined, string, boolean] => [b, urn, h]));
+  const delivery = engineDelivery(parent, owner, args.connection, home, args.validated ? undefined : applyPlan);
+  const becomeAndHome: ["sudo" | undefined, boolean] | pulumi.Output<["sudo" | undefined, boolean]> = plainOr([become, home] as const, () => pulumi.all([become, home]), ([b, h]) => [b, h]);
+  const commandOf = <T>(f: (b: "sudo" | undefined, h: boolean) => T): T | pulumi.Output<T> =>
+    pulumi.Output.isInstance(becomeAndHome) ? becomeAndHome.apply(([b, h]) => f(b, h)) : f(becomeAndHome[0], becomeAndHome[1]);
   // Live previews (components/live.ts): the -apply child is registered once the host read settled (bounded), with the
   // repair token in its update; when the host could not be read, changes of `update` are ignored (the stored token
   // stays), so an unreadable host never shows a change by itself.
@@ -127,13 +128,13 @@ export function applyAndRestore(
       `${name}-apply`,
       {
         connection: args.connection,
-        create: boot.apply(([b, urn, h]) => engineCommand(kind, "create", owner.id, urn, b, h)),
-        update: boot.apply(([b, urn, h]) => engineCommand(kind, "update", owner.id, urn, b, h, token)),
+        create: commandOf((b, h) => engineCommand(kind, "create", delivery.token, b, h)),
+        update: commandOf((b, h) => engineCommand(kind, "update", delivery.token, b, h, token)),
         stdin: applyPlan.apply((p) => engineStdin(p, e)),
         addPreviousOutputInEnv: false,
         logging: "stderr",
       },
-      childOptions(parent, { dependsOn: [delivery], ...(ignoreUpdate ? { ignoreChanges: ["update"] } : {}) }),
+      childOptions(parent, { dependsOn: [delivery.resource], ...(ignoreUpdate ? { ignoreChanges: ["update"] } : {}) }),
     );
   const apply: pulumi.Input<command.remote.Command> = live ? live.then((l) => makeApply(l.token, l.keepStoredToken)) : makeApply();
   // One Output for the report (parsed, completed from the plan, its warnings logged): fewer Output chains per
@@ -142,7 +143,7 @@ export function applyAndRestore(
   type Declared = Record<string, string> | undefined;
   const stdoutAndDeclared: pulumi.Output<[string, Declared]> = plainOr(args.declared, () => pulumi.all([stdout, args.declared]), (d) => stdout.apply((out): [string, Declared] => [out, d]));
   const report = stdoutAndDeclared.apply(([out, declared]) => {
-    const r = declared ? completeApplied(reportOf(out, `${name}-apply`), declared) : reportOf(out, `${name}-apply`);
+    const r = completeReport(reportOf(out, `${name}-apply`), declared);
     warnAll(parent, r.warnings);
     return r;
   });
@@ -150,11 +151,11 @@ export function applyAndRestore(
     `${name}-restore`,
     {
       connection: args.connection,
-      delete: pulumi.all([become, home]).apply(([b, h]) => restoreCommand(kind, b, h)),
+      delete: commandOf((b, h) => restoreCommand(delivery.token, b, h)),
       stdin: report.apply((r) =>
         pulumi.output(restorePlan(r)).apply((p) => restoreStdin(kind, withGeneration(p, r), !!r.hostTools?.includes("gzip") && r.hostTools.includes("base64"), e)),
       ),
-      addPreviousOutputInEnv: false,
+      // (no addPreviousOutputInEnv: a command with only a delete has no previous output to add)
       logging: "stderr",
     },
     childOptions(parent, { dependsOn: [apply] }),

@@ -200,7 +200,7 @@ export class NetTuning extends pulumi.ComponentResource {
     const live = liveRead(this, `NetTuning "${name}"`, "sysctl", owner.id, a.connection, declared, a.livePreview);
     const restoreText = (r: HostReport, filePath: string, restore: boolean) =>
       renderSysctlRestoreStdin(owner, filePath, r.previous, restore) + renderAdoptedRestore(adoptedFromReport(r.extra));
-    const report = applyAndRestore(this, name, "sysctl", { connection: a.connection, become, declared: early ? early.values : declared }, plan.stdin, (r) =>
+    const report = applyAndRestore(this, name, "sysctl", { connection: a.connection, become, declared: early ? early.values : declared, validated: early !== undefined }, plan.stdin, (r) =>
       early && typeof restoreOnDelete === "boolean"
         ? restoreText(r, early.filePath, restoreOnDelete)
         : pulumi.all([plan.filePath, restoreOnDelete]).apply(([filePath, restore]) => restoreText(r, filePath, restore)),

@@ -15,6 +15,8 @@ export interface HostReport {
   unread?: string[];
   /** Tools the engine found on the host (the `host` line after `end`): "gzip", "base64". */
   hostTools?: string[];
+  /** The keys of the `applied` lines, in report order (the key list of `previous-values` without `same-as-plan`). */
+  appliedKeys?: string[];
 }
 
 /** Parses a report. Throws when stdout is not a complete v1 report (a truncated run must not become state). */
@@ -33,6 +35,7 @@ export function parseReport(stdout: string): HostReport {
   for (const line of lines.slice(start + 1)) {
     if (line === "end") break;
     const [tag, ...rest] = line.split("\t");
+    if (tag === "applied") (report.appliedKeys ??= []).push(rest[0]);
     if (tag === "applied" || tag === "previous") report[tag][rest[0]] = rest.slice(1).join("\t");
     else if (tag === "unread") (report.unread ??= []).push(rest.join("\t"));
     else if (tag === "warning") report.warnings.push(rest.join("\t"));
@@ -58,4 +61,36 @@ export function completeApplied(r: HostReport, declared: Record<string, string>)
   const extra = { ...r.extra };
   delete extra["same-as-plan"];
   return { ...r, applied, extra };
+}
+
+/**
+ * A report with a `previous-values` line gives originals as values only, tab-separated, in the order of its key list:
+ * the declared keys in the plan's order (sorted) when it has `same-as-plan` (`declared` is then required), else its
+ * `applied` lines. Returns the report with `previous` completed from them (its own `previous` lines are the journal's
+ * other keys). A count that differs from the key list means the report does not belong to this plan: that is refused
+ * (originals paired with the wrong keys would be restored to them). Call it before {@link completeApplied}.
+ */
+export function completePrevious(r: HostReport, declared?: Record<string, string>): HostReport {
+  const line = r.extra["previous-values"];
+  if (line === undefined) return r;
+  const byPlan = r.extra["same-as-plan"] === "1";
+  if (byPlan && !declared) throw new Error("pulumi-net-tuning: completePrevious needs the declared values of a same-as-plan report");
+  const keys = byPlan ? Object.keys(declared!).sort() : (r.appliedKeys ?? []);
+  const values = line.split("\t");
+  if (values.length !== keys.length) {
+    throw new Error(`pulumi-net-tuning: the report lists ${values.length} original values for ${keys.length} keys: it does not belong to this plan; run pulumi up again`);
+  }
+  const previous: Record<string, string> = { ...r.previous };
+  keys.forEach((k, i) => (previous[k] = values[i]));
+  const sorted: Record<string, string> = {};
+  for (const k of Object.keys(previous).sort()) sorted[k] = previous[k];
+  const extra = { ...r.extra };
+  delete extra["previous-values"];
+  return { ...r, previous: sorted, extra };
+}
+
+/** {@link completePrevious} and {@link completeApplied} (with `declared`): the report as if every value were listed. */
+export function completeReport(r: HostReport, declared?: Record<string, string>): HostReport {
+  const p = completePrevious(r, declared);
+  return declared ? completeApplied(p, declared) : p;
 }

@@ -23,12 +23,20 @@ export interface Engine {
   version: string;
   sha256: string;
   text: string;
-  /** File name on the host and in ENGINE_DIR: `engine-<sha256>.sh`. */
+  /** File name on the host: `engine-<sha256>.sh`. */
   fileName: string;
+  /**
+   * File name in ENGINE_DIR (the FileAsset's path, stored twice per host in Pulumi state): `e-<version>-<16 hex of
+   * the sha256>.sh`. The asset's own hash is the whole sha256.
+   */
+  localName: string;
 }
 
-/** The sh files of each kind, in order: the nic kind starts with its generated name lists (nicspec.sh, from provider/nic/spec.ts). */
-export const KIND_FILES = { sysctl: ["sysctl.sh"], nic: ["nicspec.sh", "nic.sh"] } as const;
+/**
+ * The sh files of each kind, in order: each starts with its generated tables (sysctlspec.sh from the sysctl catalogue,
+ * nicspec.sh from provider/nic/spec.ts).
+ */
+export const KIND_FILES = { sysctl: ["sysctlspec.sh", "sysctl.sh"], nic: ["nicspec.sh", "nic.sh"] } as const;
 
 /**
  * A kind's text wrapped in its loader function (`nt_kind_<kind>`; main.sh and the live read call the one named by
@@ -51,14 +59,14 @@ export function assembleEngine(dir: string = SH_DIR, version: string = PACKAGE_V
   const prelude =
     `#!/bin/sh\n# pulumi-net-tuning ${version} host engine (generated from provider/host/sh by provider/host/engine.ts; do not edit)\n` +
     `# shellcheck disable=SC2317 # functions are called indirectly (hooks, traps, kind loaders)\n` +
-    `NT_ENGINE_KIND=\${1:-}\nNT_ENGINE_OP=\${2:-}\nNT_ENGINE_URN=\${5:-}\n` + // $5 of an apply: the URN of the -engine child (named in recovery messages)
-    // only a restore takes arguments 3 and 4 on (the bootstrap's private directory, the SSH user's staging directory);
-    // the apply bootstrap passes its staging directory and owner id too, which the runtime must not take for its own
+    `NT_ENGINE_KIND=\${1:-}\nNT_ENGINE_OP=\${2:-}\n` +
+    // only a restore takes arguments 3 to 5 on (the bootstrap's private directory, the SSH user's staging directory,
+    // the delivery token)
     `if [ $# -ge 2 ] && [ "$2" = restore ]; then shift 2; else set --; fi\n`;
   const kinds = (["sysctl", "nic"] as const).map((k) => kindLoader(k, KIND_FILES[k].map((f) => read(f, dir)).join(""))).join("");
   const text = `${prelude}${read("runtime.sh", dir)}${kinds}${read("main.sh", dir)}`;
   const sha256 = createHash("sha256").update(text).digest("hex");
-  return { version, sha256, text, fileName: `engine-${sha256}.sh` };
+  return { version, sha256, text, fileName: `engine-${sha256}.sh`, localName: `e-${version.replace(/[^A-Za-z0-9.-]/g, "_")}-${sha256.slice(0, 16)}.sh` };
 }
 
 let cached: Engine | undefined;
@@ -79,7 +87,7 @@ export function useEngine(e?: Engine): void {
  */
 const checked = new Set<string>();
 export function enginePath(e: Engine = engine(), dir: string = ENGINE_DIR): string {
-  const file = path.join(dir, e.fileName);
+  const file = path.join(dir, e.localName);
   if (checked.has(file)) return file;
   try {
     if (fs.readFileSync(file, "utf8") === e.text) {

@@ -119,38 +119,59 @@ export const PROGRAM_MARKER = "@program";
 export type ApplyMode = "create" | "update";
 
 /**
- * Where the `-engine` CopyToRemote stages the engine file (SFTP as the SSH user, no sudo). As root: under
- * /var/lib/pulumi-net-tuning/incoming; with become "sudo": relative to the user's home. One staged file per
- * resource (owner id in the name): two resources on one host copy concurrently, and SFTP writes in place.
- * `home`: stage in the SSH user's home (become "sudo", or a connection user other than root, whose apply then
- * fails with "must run as root" instead of the copy failing with "Permission denied").
+ * A delivery token: names the stack-level CopyToRemote `net-tuning-engine-<token>` and the file it stages,
+ * `engine.<token>.sh`. One per stack and machine address when the address is known at registration (shared by every
+ * resource of the stack on that address), else the resource's owner id (components/delivery.ts).
  */
-export function engineRemotePath(sha256: string, ownerId: string, home: boolean): string {
-  const dir = home ? ENGINE_STAGE_HOME : ENGINE_STAGE_ROOT;
-  return `${dir}/engine-${sha256}.${ownerId}.sh`;
+export const DELIVERY_TOKEN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+/** The name of the delivery with `token` (a stack-level resource: no parent). */
+export function deliveryName(token: string): string {
+  return `net-tuning-engine-${token}`;
 }
 
 /**
- * The apply bootstrap (run as root by /bin/sh whatever the login shell): reads the `@engine` line (exit 5 without
- * one), refuses to go on unless root (exit 3; the builtin test `-O /`: the effective user owns `/`), runs the
- * installed engine `/usr/local/lib/pulumi-net-tuning/engine-<sha256>.sh`; when absent, copies the staged file into a
- * root-owned temporary file in that root-owned directory (created 0755 by `umask 022`), checks the sha256 of THAT
- * copy and renames it into place (atomic), so nothing ever runs from a path another user can write (exit 6 naming
- * the recovery command when the copy is missing or differs; exit 6 when the directory or file is not root's).
- * Arguments: $1 kind, $2 op, $3 staging dir, $4 owner id, $5 the URN of the `-engine` child (named in the recovery
- * command when the host lost both copies); the engine reads $1 and $2 only. At most 700 characters: the command
- * holding it is stored 8 times per host (create and update of two -apply children, inputs and outputs).
+ * Where the engine delivery stages the engine file (SFTP as the SSH user, no sudo). As root: under
+ * /var/lib/pulumi-net-tuning/incoming; with become "sudo": relative to the user's home. One staged file per delivery
+ * token (stack and address): two stacks on one host never copy over each other's file in place, and the resources of
+ * one stack on one address share it. `home`: stage in the SSH user's home (become "sudo", or a connection user other
+ * than root, whose apply then fails with "must run as root" instead of the copy failing with "Permission denied").
+ */
+export function engineRemotePath(token: string, home: boolean): string {
+  if (!DELIVERY_TOKEN.test(token)) throw new Error(`pulumi-net-tuning: invalid delivery token ${JSON.stringify(token)}`);
+  return `${home ? ENGINE_STAGE_HOME : ENGINE_STAGE_ROOT}/engine.${token}.sh`;
+}
+
+/**
+ * The shell command that prints the URN of the resource named `name` (a suffix of the URN: `<type>::<name>`, or just
+ * the name when it is unique in a stack, as a delivery's) in the current stack: recovery messages name the exact command
+ * without storing the URN. `name` must be plain: letters, digits, `.`, `_`, `-`, `:`.
+ */
+export function urnLookup(name: string): string {
+  return `pulumi stack --show-urns|grep -o 'urn:pulumi:[^ ]*::${name.replace(/\./g, "\\.")}$'`;
+}
+
+/**
+ * The apply bootstrap (run as root by /bin/sh whatever the login shell): reads the plan's first line `@engine
+ * <version> <sha256>` (exit 5 without it), refuses to go on unless root (exit 3; the builtin test `-O /`: the effective
+ * user owns `/`), runs the installed engine `/usr/local/lib/pulumi-net-tuning/engine-<sha256>.sh`; when absent or empty,
+ * copies the staged file into a root-owned temporary file in that root-owned directory (created 0755 by `umask 022`),
+ * flushes it, checks the sha256 of THAT copy and renames it into place (atomic), so nothing ever runs from a path
+ * another user can write (exit 6 naming the recovery command, `pulumi up --replace <URN of the delivery>` with the URN
+ * looked up by {@link urnLookup}, when the copy is missing or differs; exit 6 when the directory or file is not root's).
+ * Arguments: $1 kind, $2 operation, $3 the delivery token, $4 the staging directory when it is the SSH user's home. The
+ * engine gets kind and operation, and the plan after that line on stdin. Process cost when the engine is installed:
+ * none (the `sh -c` execs the engine). Written for size: the command holding it is stored 8 times per host (create and
+ * update of two -apply children, inputs and outputs).
  */
 export const ENGINE_BOOT =
-  `umask 022;m(){ echo "net-tuning: $*" >&2;};read -r t v s;` +
-  `[ "$t:\${#s}:\${s%%[!0-9a-f]*}" = "@engine:64:$s" ]||{ m stdin lacks the @engine line;exit 5;};` +
-  `[ -O / ]||{ m "must run as root, but runs as $(id -un) on $(uname -n): connect as root or set become: \\"sudo\\"";exit 3;};` +
+  `umask 022;m(){ echo "net-tuning on $(uname -n): $2" >&2;exit $1;};read -r t v s;` +
+  `[ "$t:\${#s}:\${s%%[!0-9a-f]*}" = "@engine:64:$s" ]||m 5 "no @engine line";` +
+  `[ -O / ]||m 3 "must run as root, not $(id -un): connect as root or set become: sudo";` +
   `d=${ENGINE_INSTALL_DIR};e=$d/engine-$s.sh;` +
-  `[ -s "$e" ]||{ f=$3/engine-$s.$4.sh;n=$d/.new.$$;` +
-  `{ [ -f "$f" ]&&mkdir -p $d&&cat "$f" >$n&&sync&&[ "$(sha256sum <$n)" = "$s  -" ]&&mv -f $n "$e";}||` +
-  `{ rm -f $n;m "cannot install engine $v from $f on $(uname -n) (missing or sha256 differs): run pulumi up --replace '$5'";exit 6;};};` +
-  `[ -O $d ]&&[ -O "$e" ]||{ m "not running $e: not owned by root";exit 6;};` +
-  `exec /bin/sh "$e" "$@"`;
+  `[ -s $e ]||{ f=\${4:-${ENGINE_STAGE_ROOT}}/engine.$3.sh;n=$d/.new.$$;` +
+  `[ -f "$f" ]&&mkdir -p $d&&cat "$f" >$n&&sync&&[ "$(sha256sum <$n)" = "$s  -" ]&&mv -f $n $e||{ rm -f $n;` +
+  `m 6 "no engine $v ($f missing or altered): run pulumi up --replace \\"\\$(${urnLookup(deliveryName("$3"))})\\"";};};` +
+  `[ -O $d ]&&[ -O $e ]||m 6 "$e not owned by root";exec /bin/sh $e "$1" "$2"`;
 
 /**
  * With become "sudo": `run` under `sudo -n` unless already root; a password prompt or a denial is reported with
@@ -173,16 +194,16 @@ function withSudo(run: string): string {
 
 /**
  * The `create` (mode "create") or `update` (mode "update") of an apply Command. The two differ only in the engine
- * operation (`apply-create` / `apply-update`, seen by the engine as NT_APPLY_MODE). With become "sudo" the staging
- * directory is the SSH user's home, expanded before sudo.
+ * operation (`apply-create` / `apply-update`, seen by the engine as NT_APPLY_MODE). `token`: the delivery's
+ * ({@link deliveryName}). With `home` (default: become "sudo") the staging directory is the SSH user's home, expanded
+ * before sudo. A plain string: nothing in it depends on another resource.
  */
-export function engineCommand(kind: HostKind, mode: ApplyMode, ownerId: string, engineUrn: string, become?: Become, home = become === "sudo", repair?: string): string {
-  if (!/^[A-Za-z0-9._-]+$/.test(ownerId)) throw new Error(`pulumi-net-tuning: invalid owner id ${JSON.stringify(ownerId)}`);
+export function engineCommand(kind: HostKind, mode: ApplyMode, token: string, become?: Become, home = become === "sudo", repair?: string): string {
+  if (!DELIVERY_TOKEN.test(token)) throw new Error(`pulumi-net-tuning: invalid delivery token ${JSON.stringify(token)}`);
   if (repair !== undefined && !/^[0-9a-f]{1,64}$/.test(repair)) throw new Error(`pulumi-net-tuning: invalid repair token ${JSON.stringify(repair)}`);
-  const stage = home ? `"$HOME"/${ENGINE_STAGE_HOME}` : ENGINE_STAGE_ROOT;
   // a live preview's repair token rides on the operation (`apply-update@<token>`, recorded on the host); "0" = none
   const op = `apply-${mode}${repair !== undefined && repair !== "0" ? `@${repair}` : ""}`;
-  const run = `/bin/sh -c ${shQuote(ENGINE_BOOT)} net-tuning ${kind} ${op} ${stage} ${ownerId} ${shQuote(engineUrn)}`;
+  const run = `/bin/sh -c ${shQuote(ENGINE_BOOT)} net-tuning ${kind} ${op} ${token}${home ? ` "$HOME"/${ENGINE_STAGE_HOME}` : ""}`;
   return become === "sudo" ? withSudo(run) : run;
 }
 
@@ -193,59 +214,53 @@ export function engineStdin(plan: string, e: Engine = engine()): string {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// The -restore child (two tiers, ARCHITECTURE.md "Restore without the host"): its stdin is `@engine <version>
-// <sha256>`, the originals, `@program` and a FALLBACK restore program. The bootstrap runs the installed engine named by
-// the @engine line (`restore` operation) when that exact file is installed and root-owned; otherwise the fallback.
-// When the apply reported gzip and base64 on the host, everything after the plan's identifying lines (the originals,
-// `@program` and the program) is stored as ONE gzip|base64 line after a `@gzip-base64` line, and the bootstrap puts
-// the plain form back together before either tier reads it.
-
-/** The line that marks the gzip|base64 rest of a restore stdin (the next, last line). */
-export const GZIP_MARKER = "@gzip-base64";
+// The -restore child (two tiers, ARCHITECTURE.md "Restore without the host"). Its stdin in plain form: `@restore 0|1`,
+// `@engine <version> <sha256>`, the rest of the restore plan (identifying lines, originals, `@generation`),
+// `@program`, then a FALLBACK restore program. When the apply reported gzip and base64 on the host, everything after
+// the first line is stored as ONE base64 line of it gzip'd, so a review still reads `@restore` plainly. The bootstrap
+// puts the plain form back together and runs the fallback, whose first step runs the installed engine named by the
+// @engine line instead when that exact file is installed and root-owned.
 
 /**
- * The restore bootstrap (`delete` of the -restore child; $1 kind, $2 the SSH user's staging directory or nothing):
- * saves stdin in a private temp dir; when it has a `@gzip-base64` line, replaces it by its plain form (the lines before
- * that line, then the next line base64-decoded and gunzip'd); runs
- * `/usr/local/lib/pulumi-net-tuning/engine-<sha256>.sh KIND restore DIR STAGE` when the plan's first line `@engine
- * <version> <sha256>` (hex digits only) names an installed engine owned by root in a root-owned directory (the apply
- * bootstrap's check); else cuts the fallback off after `@program` and runs it with /bin/sh. Both get the plain stdin.
- * Any failure before either runs (unpacking, the cut, the exec): "cannot unpack the restore stdin", exit 1. As another
- * user than root nothing is owned, so the fallback runs and says it must run as root (exit 3). Written for size (it is
- * stored four times per host): one error path, sed scripts unquoted or in double quotes (no single quote, which the
- * command line's quoting makes 4 characters longer each).
+ * The restore bootstrap (`delete` of the -restore child; $1 the delivery token, $2 the SSH user's staging directory or
+ * nothing): saves stdin in a private temp dir and rebuilds the plain form (a stdin without a `@program` line is
+ * compressed: its first line, then the second base64-decoded and gunzip'd, whose CRC check fails a damaged blob);
+ * cuts the fallback restore program off after `@program` and runs it with /bin/sh (DIR STAGE TOKEN), the plain form on
+ * its stdin. The fallback's first step runs the installed engine instead (`engine-<sha256>.sh KIND restore DIR STAGE
+ * TOKEN`) when the plan's `@engine <version> <sha256>` line names one owned by root in a root-owned directory whose
+ * sha256 matches (provider/host/sh/restore.sh). Any failure before the program runs (unpacking, the cut, the exec):
+ * "cannot unpack the restore stdin", exit 1. As another user than root nothing is owned, so the fallback runs and says
+ * it must run as root (exit 3). Written for size (it is stored four times per host): one error path, sed scripts
+ * unquoted (no single quote, which the command line's quoting makes 4 characters longer each).
  */
 export const RESTORE_BOOT =
-  `umask 077;d=$(mktemp -d /tmp/net-tuning-in.XXXXXX)&&cd "$d"&&cat >in||exit 1;z=${GZIP_MARKER};` +
-  `if grep -qx $z in;then { sed "/^$z\\$/,\\$d" in&&sed "1,/^$z\\$/d" in|base64 -d|gzip -dc;}>u&&mv u in;fi&&read -r _ _ s <in&&{ ` +
-  `case $s in *[!0-9a-f]*);;*)e=${ENGINE_INSTALL_DIR}/engine-$s.sh;[ -O "$e" ]&&[ -O "\${e%/*}" ]&&[ "$(sha256sum <"$e")" = "$s  -" ]&&exec /bin/sh "$e" "$1" restore "$d" "$2" <in;esac;` +
-  `sed 1,/^${PROGRAM_MARKER}$/d in >p&&[ -s p ]&&exec /bin/sh p "$d" "$2" <in;};echo "net-tuning: cannot unpack the restore stdin (gzip, base64?)" >&2;rm -rf "$d";exit 1`;
+  `umask 077;d=$(mktemp -d /tmp/net-tuning-in.XXXXXX)&&cd "$d"&&cat >i||exit 1;` +
+  `if grep -qx ${PROGRAM_MARKER} i;then mv i in;else { sed q i&&sed 1d i|base64 -d|gzip -dc;}>in 2>/dev/null;fi&&` +
+  `sed 1,/^${PROGRAM_MARKER}$/d in >p&&[ -s p ]&&exec /bin/sh p "$d" "$2" "$1" <in;echo "net-tuning: bad restore stdin" >&2;rm -rf "$d";exit 1`;
 
 /**
- * The `delete` of the -restore child. `home` (default: become "sudo"): the SSH user's staging directory is passed
- * (expanded before sudo) so that the restore removes this owner's staged engine copies there too.
+ * The `delete` of the -restore child. `token`: the delivery's (its staged copy goes with the host's last journal).
+ * `home` (default: become "sudo"): the SSH user's staging directory is passed (expanded before sudo) so that the
+ * restore removes staged engine copies there too. The kind is the plan's (`@kind`).
  */
-export function restoreCommand(kind: HostKind, become?: Become, home = become === "sudo"): string {
-  const run = `/bin/sh -c ${shQuote(RESTORE_BOOT)} net-tuning ${kind}${home ? ` "$HOME"/${ENGINE_STAGE_HOME}` : ""}`;
+export function restoreCommand(token: string, become?: Become, home = become === "sudo"): string {
+  if (!DELIVERY_TOKEN.test(token)) throw new Error(`pulumi-net-tuning: invalid delivery token ${JSON.stringify(token)}`);
+  const run = `/bin/sh -c ${shQuote(RESTORE_BOOT)} net-tuning ${token}${home ? ` "$HOME"/${ENGINE_STAGE_HOME}` : ""}`;
   return become === "sudo" ? withSudo(run) : run;
 }
 
-/** The plan's leading lines that stay plain in a compressed restore stdin: what the bootstrap and a reader need. */
-const PLAIN_HEAD = /^@(engine|net-tuning|kind|owner|owner-id|file|interface|restore) [^\n]*\n/;
-
 /**
- * The -restore child's stdin: `@engine <version> <sha256>` (the engine that restores when installed), the originals,
- * `@program`, then the fallback restore program. With `gzip` the plan's identifying lines (`@engine`, `@net-tuning`,
- * `@kind`, `@owner`, `@owner-id`) stay plain, then `@gzip-base64` and one base64 line of the rest gzip'd
- * ({@link readRestoreStdin} is the inverse).
+ * The -restore child's stdin (see above): the restore plan's `@restore` line first, then `@engine <version> <sha256>`
+ * (the engine that restores when installed), the rest of the plan, `@program` and the fallback restore program; with
+ * `gzip`, all after the first line as one base64 line of it gzip'd ({@link readRestoreStdin} is the inverse). Both
+ * restore tiers read the plan's lines in any order.
  */
 export function restoreStdin(kind: HostKind, plan: string, gzip: boolean, e: Engine = engine()): string {
   const body = plan.endsWith("\n") ? plan : `${plan}\n`;
-  const text = `${engineLine(e)}\n${body}${PROGRAM_MARKER}\n${fallbackProgram(kind, ADOPTED_PLAN.test(body))}`;
-  if (!gzip) return text;
-  let head = 0;
-  for (let m; (m = PLAIN_HEAD.exec(text.slice(head))); ) head += m[0].length;
-  return `${text.slice(0, head)}${GZIP_MARKER}\n${gzipBase64(text.slice(head))}\n`;
+  const m = /^@restore [^\n]*\n/m.exec(body);
+  const head = m ? m[0] : "@restore 1\n";
+  const rest = `${engineLine(e)}\n${m ? body.slice(0, m.index) + body.slice(m.index + m[0].length) : body}${PROGRAM_MARKER}\n${fallbackProgram(kind, ADOPTED_PLAN.test(body))}`;
+  return gzip ? `${head}${gzipBase64(rest)}\n` : `${head}${rest}`;
 }
 
 /** gzip (level 9, header mtime 0 and OS "Unix": the same bytes on every machine with the same zlib), then base64. */
@@ -257,16 +272,21 @@ function gzipBase64(text: string): string {
 }
 
 /**
- * The plain form of a restore stdin as the bootstrap rebuilds it (a compressed one: the lines before `@gzip-base64`,
- * then its next line decoded and gunzip'd; a plain one unchanged). For tests and readers of `pulumi stack export`.
+ * The plain form of a restore stdin as the bootstrap rebuilds it (a compressed one: its first line, then its second
+ * decoded and gunzip'd; a plain one, which has a `@program` line, unchanged). For tests and readers of `pulumi stack
+ * export`.
  */
 export function readRestoreStdin(stdin: string): string {
-  const m = new RegExp(`^([^]*?)(?:^|(?<=\\n))${GZIP_MARKER}\\n([A-Za-z0-9+/=]+)\\n$`).exec(stdin);
+  if (new RegExp(`^${PROGRAM_MARKER}$`, "m").test(stdin)) return stdin;
+  const m = /^([^\n]*\n)([A-Za-z0-9+/=]+)\n?$/.exec(stdin);
   return m ? `${m[1]}${gunzipSync(Buffer.from(m[2], "base64")).toString("utf8")}` : stdin;
 }
 
+/** The shellcheck directive the fallback programs are checked with (restore.sh's, which they leave out). */
+export const FALLBACK_LINT = "# shellcheck disable=SC2317,SC2034,SC2154,SC2231,SC2086";
+
 /** The sources of each kind's fallback restore: the shared part, the kind's name lists it needs, the kind part. */
-const FALLBACK_FILES: Record<HostKind, string[]> = { sysctl: ["restore.sh", "restore-sysctl.sh"], nic: ["restore.sh", "nicspec.sh", "restore-nic.sh"] };
+const FALLBACK_FILES: Record<HostKind, string[]> = { sysctl: ["restore.sh", "restore-sysctl.sh"], nic: ["restore.sh", "restore-nic.sh"] };
 
 /**
  * The fallback restore program of a kind (provider/host/sh/restore*.sh: a second, minimal implementation of the
@@ -277,10 +297,10 @@ const FALLBACK_FILES: Record<HostKind, string[]> = { sysctl: ["restore.sh", "res
 export function fallbackProgram(kind: HostKind, adopted = false): string {
   if (adopted) return hostProgram(kind, "restore", true);
   return once(`fallback:${kind}`, () => {
-    // of nicspec.sh only its NN_FEATURE_ARGS line (the ethtool -K names), the rest is the apply's
-    const src = FALLBACK_FILES[kind].map((f) => (f === "nicspec.sh" ? /^NN_FEATURE_ARGS=.*$/m.exec(sh(f))![0] : sh(f))).join("\n");
-    // compactProgram's "tree-shaken" directive is covered by restore.sh's own
-    return compactProgram(src, "r_main").replace(/^# shellcheck disable=SC2034 # tree-shaken.*\n/m, "");
+    const src = FALLBACK_FILES[kind].map(sh).join("\n");
+    // without its leading comment lines (title, shellcheck directives: FALLBACK_LINT): every byte of it is stored four
+    // times per host; the `@program` line before it says what it is
+    return compactProgram(src, "r_main").replace(/^(#[^\n]*\n)+/, "");
   });
 }
 

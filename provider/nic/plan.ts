@@ -6,7 +6,7 @@
 import { origLines, planHeader } from "../planText";
 import { Owner } from "../owner";
 import type { NicPreset } from "../sizing/nic";
-import { HOST_PREFIX, JOURNAL_KEY_ORDER, NIC_GROUPS, NIC_GROUP_SPECS, NicGroup, settingByArg, settingsOf } from "./spec";
+import { FEATURE_SHORT_NAMES, HOST_PREFIX, JOURNAL_KEY_ORDER, NIC_GROUPS, NIC_GROUP_SPECS, NicGroup, settingByArg, settingsOf } from "./spec";
 import { NicInput, NicRequest, validateNic } from "./validate";
 
 /** Plain (resolved) inputs of a NicQueues resource. */
@@ -116,8 +116,16 @@ const ORIG_KEY = /^[A-Za-z0-9._@+/-]+$/;
 const ORIG_VALUE = /^[A-Za-z0-9 ,._:-]*$/;
 
 /** The restore program's stdin: originals from Pulumi state, so a delete works without the host's journal. */
+/** The name `ethtool -k` shows → the `ethtool -K` short name, where they differ (FEATURE_SHORT_NAMES reversed). */
+const LONG_TO_SHORT: Readonly<Record<string, string>> = Object.fromEntries(Object.entries(FEATURE_SHORT_NAMES).map(([short, long]) => [long, short]));
+
 export function renderNicRestoreStdin(owner: Owner, iface: string, previous: Record<string, string>, restoreOnDelete: boolean): string {
   const lines = [...planHeader("nic", owner), `@interface ${iface}`, `@restore ${restoreOnDelete ? 1 : 0}`];
+  // the ethtool -K names of the features among the originals (the fallback restore carries no table of them)
+  const args = Object.keys(previous)
+    .map((k) => /\/feature\.(.+)$/.exec(k)?.[1])
+    .flatMap((f) => (f && LONG_TO_SHORT[f] ? [`${f}=${LONG_TO_SHORT[f]}`] : []));
+  if (args.length) lines.push(`@feature-args ${[...new Set(args)].sort().join(" ")}`);
   lines.push(...origLines(previous, Object.keys(previous).sort(byApplyOrder), ORIG_KEY, ORIG_VALUE));
   return lines.join("\n") + "\n";
 }

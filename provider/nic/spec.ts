@@ -153,17 +153,17 @@ export interface NicGroupSpec {
 export const NIC_GROUP_SPECS: Readonly<Record<NicGroup, NicGroupSpec>> = {
   channels: {
     group: "channels", host: "channel", keyed: true, arg: "channels", type: "NicChannels", tool: "ethtool -L",
-    planTitle: "channels (ethtool -L), applied first: they change the number of queues",
+    planTitle: "channels (ethtool -L), applied first (they change the queues)",
     doc: `Queue counts (\`ethtool -L\`), 0-${MAX_CHANNELS} each, within the driver's maximums from \`ethtool -l\`; applied before everything else, since they change the rx queues RPS is set on.`,
   },
   rings: {
     group: "rings", host: "ring", keyed: true, arg: "rings", type: "NicRings", tool: "ethtool -G",
-    planTitle: 'rings (ethtool -G), descriptors; "max" = the driver\'s pre-set maximum',
+    planTitle: 'rings (ethtool -G), descriptors; "max" = the driver\'s maximum',
     doc: `Ring buffer sizes (\`ethtool -G\`): each 1-${MAX_RING} descriptors or \`"max"\` (the driver's pre-set maximum from \`ethtool -g\`), within the driver's maximum (checked on the host before anything changes).`,
   },
   features: {
     group: "features", host: "feature", keyed: true, arg: "features", tool: "ethtool -K",
-    planTitle: "offload features (ethtool -K), by the name ethtool -k shows",
+    planTitle: "offload features (ethtool -K)",
     doc: "Offload features (`ethtool -K`): `true` = on, `false` = off, by short name, the name `ethtool -k` shows or a kernel alias. A `[fixed]` feature cannot change.",
   },
   coalesce: {
@@ -173,17 +173,17 @@ export const NIC_GROUP_SPECS: Readonly<Record<NicGroup, NicGroupSpec>> = {
   },
   link: {
     group: "link", host: "txq", tool: "ip link",
-    planTitle: "transmit queue length (ip link set dev IF txqueuelen N), packets",
+    planTitle: "txqueuelen (ip link), packets",
     doc: "Link settings (`ip link`).",
   },
   rps: {
     group: "rps", host: "rps", arg: "rps", type: "NicRps", tool: "sysfs rps_cpus / rps_flow_cnt",
-    planTitle: "RPS/RFS on every rx queue; the CPU mask is computed on the host from its possible CPUs",
+    planTitle: "RPS/RFS on every rx queue",
     doc: "Receive Packet/Flow Steering on every rx queue: the CPU mask (`rps_cpus`) is computed on the host from its possible CPUs; the kernel rounds both flow counts up to a power of 2.",
   },
   irq: {
     group: "irq", host: "irq", arg: "irqAffinity", type: "NicIrqAffinity", tool: "/proc/irq/N/smp_affinity",
-    planTitle: 'IRQ affinity: the NIC\'s IRQs, one CPU each, round-robin over the CPUs ("spread" = every online CPU)',
+    planTitle: 'IRQ affinity, one CPU per IRQ, round-robin ("spread" = every online CPU)',
     doc: "IRQ affinity of the NIC's IRQs (from /sys/class/net/IF/device/msi_irqs, else /proc/interrupts). An interface without IRQs of its own (veth, bridge, VLAN) is refused; a running irqbalance that has not banned the IRQs gives a warning. IRQ numbers can change across reboots and driver reloads.",
   },
 };

@@ -566,6 +566,18 @@ const READBACK_PATTERNS: readonly { pattern: RegExp; form: "msJiffies" }[] = [
 const MODULE_PATTERNS: readonly { pattern: RegExp; module: string }[] = [{ pattern: /^net\.netfilter\.nf_conntrack/, module: "nf_conntrack" }];
 
 /** The kernel module a key (or its value) needs, from its entry or a pattern; undefined when none. */
+/**
+ * Why a catalogued key may be absent on a host, for the host's message when it is (the engine's table is generated
+ * from this: scripts/gen-spec.ts, provider/host/sh/sysctlspec.sh): the kernel it was added in, and that a host-wide
+ * key is absent inside a network namespace or container. Empty when there is nothing to say.
+ */
+export function absenceHint(key: string): string {
+  const entry = lookup(key);
+  return [entry?.since ? `added in Linux ${entry.since}` : "", entry?.scope === "host" ? "host-wide: absent inside a network namespace or container" : ""]
+    .filter(Boolean)
+    .join("; ");
+}
+
 export function moduleOf(key: string, value: string): string | undefined {
   const m = lookup(key)?.module;
   if (typeof m === "string") return m;

@@ -120,8 +120,7 @@ export function planSysctls(input: SysctlPlanInput): SysctlPlan {
   const modules = [...new Set(keys.map((k) => moduleFor(k, values[k])).filter((m): m is string => !!m))].sort();
   const fileContent =
     [
-      `# ${PACKAGE_NAME}: managed by Pulumi resource ${input.owner.label}.`,
-      `# Manual edits are overwritten; deleting the resource restores the previous values.`,
+      `# Managed by Pulumi: edits are overwritten.`,
       `# pulumi-net-tuning owner: ${input.owner.label}`,
       ...keys.flatMap((k) => {
         // The profile's reason for each key it chose travels with the value: in the preview diff and on the host.
@@ -132,19 +131,15 @@ export function planSysctls(input: SysctlPlanInput): SysctlPlan {
   const directives = [
     ...planHeader("sysctl", input.owner),
     `@file /etc/sysctl.d/${fileName}`,
-    `@persist ${input.persist === false ? 0 : 1}`,
-    `@boot-override ${input.bootOverride ?? "error"}`,
+    // the defaults (persist, boot-override error) are the engine's: only a choice made here is a line of the plan
+    ...(input.persist === false ? ["@persist 0"] : []),
+    ...(input.bootOverride !== undefined && input.bootOverride !== "error" ? [`@boot-override ${input.bootOverride}`] : []),
     ...modules.map((m) => `@module ${m}`),
     ...adoptDirectives(adopted.paths),
   ];
   for (const k of keys) {
-    const entry = lookup(k);
     const readback = readbackDirective(k, values[k]);
     if (readback) directives.push(readback);
-    const hint = [entry?.since ? `added in Linux ${entry.since}` : "", entry?.scope === "host" ? "host-wide: absent inside a network namespace or container" : ""]
-      .filter(Boolean)
-      .join("; ");
-    if (hint) directives.push(`@hint ${k} ${hint}`);
     // the key's other names (one kernel variable): the host's owner check refuses them like the key itself
     const others = otherNames(k);
     if (others.length) directives.push(`@alias ${k} ${others.join(" ")}`);

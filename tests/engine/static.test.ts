@@ -9,13 +9,13 @@ import * as os from "os";
 import * as path from "path";
 import { gzipSync } from "zlib";
 import { assembleEngine, engine, enginePath } from "../../provider/host/engine";
-import { completeApplied, parseReport } from "../../provider/report";
-import { ENGINE_BOOT, engineCommand, engineStdin, fallbackProgram, GZIP_MARKER, hostProgram, readRestoreStdin, RESTORE_BOOT, restoreCommand, restoreStdin } from "../../provider/host/programs";
+import { completeApplied, completePrevious, completeReport, parseReport } from "../../provider/report";
+import { ENGINE_BOOT, engineCommand, engineStdin, fallbackProgram, hostProgram, readRestoreStdin, RESTORE_BOOT, restoreCommand, restoreStdin, urnLookup } from "../../provider/host/programs";
 import { SHELLS, SHELL_ARGV } from "../../testkit/shells";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "nt-static-"));
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
-const URN = "urn:pulumi:prod::web::net-tuning:index:NetTuning$command:remote:CopyToRemote::web-engine";
+const TOKEN = "198.18.0.2-1a2b3c4d";
 
 function shells(file: string): void {
   const sc = spawnSync("shellcheck", ["-s", "sh", file], { encoding: "utf8" });
@@ -32,7 +32,9 @@ function shells(file: string): void {
 test("the engine file: shellcheck clean, parses in dash/bash/ash, deterministic, named and hashed by its content", () => {
   const e = engine();
   const file = enginePath(e);
-  expect(path.basename(file)).toBe(`engine-${e.sha256}.sh`);
+  expect(path.basename(file)).toBe(e.localName);
+  expect(e.localName).toBe(`e-${e.version}-${e.sha256.slice(0, 16)}.sh`); // the FileAsset's path is stored in state: short
+  expect(e.fileName).toBe(`engine-${e.sha256}.sh`); // its name on the host
   expect(fs.readFileSync(file, "utf8")).toBe(e.text);
   expect(assembleEngine().sha256).toBe(e.sha256);
   expect(spawnSync("sha256sum", [file], { encoding: "utf8" }).stdout.split(" ")[0]).toBe(e.sha256);
@@ -42,74 +44,103 @@ test("the engine file: shellcheck clean, parses in dash/bash/ash, deterministic,
 
 test("the bootstraps (root, sudo, restore): shellcheck clean and parse in dash/bash/ash; short", () => {
   const cmds = {
-    root: engineCommand("sysctl", "create", "web.prod.web-12345678", URN),
-    sudo: engineCommand("nic", "update", "web.prod.web-12345678", URN, "sudo"),
-    restore: restoreCommand("sysctl"),
-    restoreSudo: restoreCommand("nic", "sudo"),
+    root: engineCommand("sysctl", "create", TOKEN),
+    sudo: engineCommand("nic", "update", TOKEN, "sudo"),
+    restore: restoreCommand(TOKEN),
+    restoreSudo: restoreCommand(TOKEN, "sudo"),
   };
   // the programs run by sh -c, as scripts; the command lines (the sudo form hides the sh -c from shellcheck, whose
   // SC2016 "expressions don't expand in single quotes" is then the point: the program is one literal word)
   for (const [name, text] of Object.entries({ engineBoot: ENGINE_BOOT, restoreBoot: RESTORE_BOOT, ...cmds })) {
     const f = path.join(tmp, `${name}.sh`);
     // SC2015 (A && B || C is not if-then-else): the apply bootstrap's `[ -O $d ]&&[ -O "$e" ]||{ refuse;}` means exactly
-    // "unless both are root's, refuse" (C must run when A holds and B does not)
-    const directives = [name.startsWith("sudo") || name === "restoreSudo" ? "SC2016" : "", /-O \$d \]&&/.test(text) ? "SC2015" : ""].filter(Boolean);
+    // "unless both are root's, refuse" (C must run when A holds and B does not); SC2016: the recovery command printed
+    // for the user holds a literal $( ) (it runs in the user's shell, not here)
+    // SC2086: the apply bootstrap leaves $e (a fixed directory and 64 hex digits) and exit's $1 unquoted, for size
+    const directives = [
+      name.startsWith("sudo") || name === "restoreSudo" || /--show-urns/.test(text) ? "SC2016" : "",
+      /-O \$d \]&&/.test(text) ? "SC2015" : "",
+      /exec \/bin\/sh \$e /.test(text) ? "SC2086" : "",
+    ].filter(Boolean);
     fs.writeFileSync(f, `${directives.length ? `# shellcheck disable=${directives.join(",")}\n` : ""}${text}\n`);
     shells(f);
   }
-  // the provider repeats the command in every error: keep it short
-  expect(ENGINE_BOOT.length).toBeLessThanOrEqual(700); // stored 8 times per host (issue #12): 699 (an empty engine re-installed, sync before the rename)
-  expect(cmds.root.length).toBeLessThan(950); // 898 with this URN (was about 1,100)
-  expect(cmds.restore.length).toBeLessThan(610); // 596: unpacking the gzip|base64 rest, running the installed engine when the plan names it and its sha256 matches, refusing an empty program
-  expect(() => engineCommand("sysctl", "create", "bad id;rm", URN)).toThrow(/invalid owner id/);
+  // the provider repeats the command in every error, and each is stored several times per host (issue #12): short
+  expect(ENGINE_BOOT.length).toBeLessThanOrEqual(720); // stored 8 times per host: 712
+  expect(cmds.root.length).toBeLessThan(800); // 795 with this token (was 962 with the delivery's URN and the staging directory)
+  expect(cmds.restore.length).toBeLessThan(360); // 339 (was 633: the installed engine is checked by the fallback program now, in the compressed stream)
+  expect(() => engineCommand("sysctl", "create", "bad id;rm")).toThrow(/invalid delivery token/);
+  expect(() => restoreCommand("-x")).toThrow(/invalid delivery token/);
+  // the recovery command the bootstrap prints finds the delivery's URN in the user's stack
+  expect(urnLookup("net-tuning-engine-198.18.0.2-1a2b3c4d")).toBe("pulumi stack --show-urns|grep -o 'urn:pulumi:[^ ]*::net-tuning-engine-198\\.18\\.0\\.2-1a2b3c4d$'");
+  const listing = `Current stack resources (3):\n    TYPE  NAME\n    │  URN: urn:pulumi:prod::web::command:remote:CopyToRemote::net-tuning-engine-198.18.0.2-1a2b3c4d\n    │  URN: urn:pulumi:prod::web::command:remote:CopyToRemote::net-tuning-engine-198.18.0.2-1a2b3c4dx\n`;
+  const found = spawnSync("sh", ["-c", urnLookup("net-tuning-engine-198.18.0.2-1a2b3c4d").replace("pulumi stack --show-urns", "cat")], { input: listing, encoding: "utf8" });
+  expect(found.stdout).toBe("urn:pulumi:prod::web::command:remote:CopyToRemote::net-tuning-engine-198.18.0.2-1a2b3c4d\n");
 });
 
-test("the restore stdin: the identifying lines plain, the rest (originals, @program, the fallback) round-tripping through gzip|base64 as the bootstrap unpacks it", () => {
+test("the restore stdin: @restore plain, the rest (the @engine line, the plan, @program, the fallback) round-tripping through gzip|base64 as the bootstrap unpacks it", () => {
   const e = engine();
   for (const kind of ["sysctl", "nic"] as const) {
     const head = `@net-tuning v1\n@kind ${kind}\n@owner p/s/r\n@owner-id p.s.r-12345678\n`;
-    // the file/interface and the restore choice stay readable too (a preview shows `restoreOnDelete: false` as `@restore 0`)
-    const what = kind === "sysctl" ? "@file /etc/sysctl.d/90-x.conf\n@restore 1\n" : "@interface eth0\n@restore 1\n";
+    // the restore choice stays readable (a preview shows `restoreOnDelete: false` as `@restore 0`)
+    const what = kind === "sysctl" ? "@file /etc/sysctl.d/90-x.conf\n" : "@interface eth0\n";
     const rest = `@orig a.b\t1 2\n@generation 3f2b8c1e\n`;
-    const stdin = restoreStdin(kind, head + what + rest, true);
-    const plain = `@engine ${e.version} ${e.sha256}\n${head}${what}${rest}@program\n${fallbackProgram(kind)}`;
-    expect(stdin).toMatch(new RegExp(`^@engine ${e.version} ${e.sha256}\n${head}${what}${GZIP_MARKER}\n[A-Za-z0-9+/=]+\n$`));
+    const stdin = restoreStdin(kind, head + what + "@restore 0\n" + rest, true);
+    const plain = `@restore 0\n@engine ${e.version} ${e.sha256}\n${head}${what}${rest}@program\n${fallbackProgram(kind)}`;
+    expect(stdin).toMatch(/^@restore 0\n[A-Za-z0-9+/=]+\n$/);
     expect(readRestoreStdin(stdin)).toBe(plain);
     // the bootstrap's unpacking, run by sh on the stored text: the plain form, byte for byte
     const f = path.join(tmp, `${kind}.in`);
     fs.writeFileSync(f, stdin);
-    const unpack = `${/z=[^]*?;fi&&/.exec(RESTORE_BOOT)![0]} { `;
+    const unpack = `${/if grep[^]*?;fi&&/.exec(RESTORE_BOOT)![0]} { `;
     const fail = `;};${/echo "net-tuning[^]*$/.exec(RESTORE_BOOT)![0]}`;
-    const r = spawnSync("sh", ["-c", `cp "$1" in && ${unpack} cat in&&exit${fail}`, "x", f], { encoding: "utf8", cwd: tmp });
+    const run = (what2: string) => spawnSync("sh", ["-c", `cp "$1" i && ${unpack} ${what2}&&exit${fail}`, "x", f], { encoding: "utf8", cwd: tmp });
+    const r = run("cat in");
     expect(r.status).toBe(0);
     expect(r.stdout).toBe(plain);
     // a damaged blob: the error, exit 1, nothing run
     fs.writeFileSync(f, stdin.replace(/\n([A-Za-z0-9+/]{20})/, "\nAAAAAAAAAAAAAAAAAAAA"));
-    const bad = spawnSync("sh", ["-c", `d=$(mktemp -d) && cp "$1" in && ${unpack} echo ran&&exit${fail}`, "x", f], { encoding: "utf8", cwd: tmp });
+    const bad = run("echo ran");
     expect(bad.status).toBe(1);
     expect(bad.stdout).toBe("");
-    expect(bad.stderr).toContain("net-tuning: cannot unpack the restore stdin (gzip, base64?)");
+    expect(bad.stderr).toContain("net-tuning: bad restore stdin");
+    // the plain form (a host without gzip or base64) is taken as it is
     fs.writeFileSync(f, plain);
-    expect(spawnSync("sh", ["-c", `cp "$1" in && ${unpack} cat in&&exit${fail}`, "x", f], { encoding: "utf8", cwd: tmp }).stdout).toBe(plain);
-    // the layout before the one-stream stdin (plain originals, "@program", then the gzip'd program alone) unpacks to the same plain form
-    fs.writeFileSync(f, `@engine ${e.version} ${e.sha256}\n${head}${what}${rest}@program\n${GZIP_MARKER}\n${gzipSync(Buffer.from(fallbackProgram(kind))).toString("base64")}\n`);
-    expect(spawnSync("sh", ["-c", `cp "$1" in && ${unpack} cat in&&exit${fail}`, "x", f], { encoding: "utf8", cwd: tmp }).stdout).toBe(plain);
-    expect(restoreStdin(kind, head + what + rest, true)).toBe(stdin); // deterministic
-    // a plain plan line (an original, the generation) stops the plain head: nothing after it stays readable
-    expect(restoreStdin(kind, "p\n", true)).toMatch(new RegExp(`^@engine ${e.version} ${e.sha256}\n${GZIP_MARKER}\n[A-Za-z0-9+/=]+\n$`));
-    expect(restoreStdin(kind, "p\n", false)).toBe(`@engine ${e.version} ${e.sha256}\np\n@program\n${fallbackProgram(kind)}`);
+    expect(run("cat in").stdout).toBe(plain);
+    expect(restoreStdin(kind, head + what + "@restore 0\n" + rest, false)).toBe(plain);
+    expect(restoreStdin(kind, head + what + "@restore 0\n" + rest, true)).toBe(stdin); // deterministic
+    // without a @restore line (never rendered so): restoring is the default
+    expect(readRestoreStdin(restoreStdin(kind, "p\n", true))).toBe(`@restore 1\n@engine ${e.version} ${e.sha256}\np\n@program\n${fallbackProgram(kind)}`);
     // a plan that gives adopted files or rc.local lines back carries the engine's full (tree-shaken) restore instead
     const adopted = kind === "sysctl" ? "@adopted /etc/sysctl.d/10-x.conf\tfile\t644\t0:0\t1\t0\n" : "# adopted: rc.local lines (adoptRcLocalLines) of /etc/rc.local, given back from the host's journal on delete\n";
-    expect(restoreStdin(kind, adopted, false)).toBe(`@engine ${e.version} ${e.sha256}\n${adopted}@program\n${hostProgram(kind, "restore", true)}`);
+    expect(restoreStdin(kind, adopted, false)).toBe(`@restore 1\n@engine ${e.version} ${e.sha256}\n${adopted}@program\n${hostProgram(kind, "restore", true)}`);
   }
 });
 
 test.each(SHELLS)("the restore bootstrap: a stdin without its @program line (damaged state) fails with exit 1, it does not run an empty program (%s)", (shell) => {
   const e = engine();
-  const argv = [...SHELL_ARGV[shell], "-c", RESTORE_BOOT, "net-tuning", "sysctl"];
-  const r = spawnSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", ...argv], { input: `@engine ${e.version} ${e.sha256}\n@net-tuning v1\n@kind sysctl\n`, encoding: "utf8" });
+  const argv = [...SHELL_ARGV[shell], "-c", RESTORE_BOOT, "net-tuning", TOKEN];
+  const r = spawnSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", ...argv], { input: `@restore 1\n@engine ${e.version} ${e.sha256}\n@net-tuning v1\n@kind sysctl\n`, encoding: "utf8" });
   expect(r.status).toBe(1);
-  expect(r.stderr).toBe("net-tuning: cannot unpack the restore stdin (gzip, base64?)\n");
+  expect(r.stderr).toBe("net-tuning: bad restore stdin\n");
+});
+
+test("previous-values: the originals of the report's key list, paired in order; a count that differs is refused", () => {
+  const declared = { b: "2", a: "1", c: "3 4" };
+  // same-as-plan: the key list is the plan's keys, sorted (as the plan lists them)
+  const r = parseReport("net-tuning-report v1\nsame-as-plan\t1\nprevious-values\t10\t\t30 31\nprevious\tz\t9\nend\n");
+  const done = completeReport(r, declared);
+  expect(done.previous).toEqual({ a: "10", b: "", c: "30 31", z: "9" });
+  expect(done.applied).toEqual({ a: "1", b: "2", c: "3 4" });
+  expect(done.extra).toEqual({});
+  expect(() => completeReport(parseReport("net-tuning-report v1\nsame-as-plan\t1\nprevious-values\t10\t20\nend\n"), declared)).toThrow(/2 original values for 3 keys/);
+  // without same-as-plan (the nic kind): the key list is the report's applied lines, in order
+  const nic = parseReport("net-tuning-report v1\napplied\teth0/rps.rx-1\t3\napplied\teth0/rps.rx-0\t3\nprevious-values\t1\t0\nend\n");
+  expect(completePrevious(nic).previous).toEqual({ "eth0/rps.rx-0": "0", "eth0/rps.rx-1": "1" });
+  expect(completeReport(nic).applied).toEqual({ "eth0/rps.rx-1": "3", "eth0/rps.rx-0": "3" });
+  // a report without the line is as it was
+  const old = parseReport("net-tuning-report v1\nprevious\ta\t0\nend\n");
+  expect(completeReport(old)).toBe(old);
 });
 
 test("a same-as-plan report: applied values equal to the plan's are filled in from the plan, unread keys are not", () => {
@@ -128,7 +159,7 @@ test("a same-as-plan report: applied values equal to the plan's are filled in fr
 test("the report: a host line after end names the host's tools; anything else after end is ignored", () => {
   const body = "net-tuning-report v1\napplied\tnet.core.somaxconn\t8192\nprevious\tnet.core.somaxconn\t4096\nend\n";
   expect(parseReport(`${body}host\tgzip base64\n`)).toEqual({
-    applied: { "net.core.somaxconn": "8192" }, previous: { "net.core.somaxconn": "4096" }, warnings: [], extra: {}, hostTools: ["gzip", "base64"],
+    applied: { "net.core.somaxconn": "8192" }, appliedKeys: ["net.core.somaxconn"], previous: { "net.core.somaxconn": "4096" }, warnings: [], extra: {}, hostTools: ["gzip", "base64"],
   });
   expect(parseReport(body).hostTools).toBeUndefined();
   expect(parseReport(`${body}applied\tx\t1\n`).applied).toEqual({ "net.core.somaxconn": "8192" });

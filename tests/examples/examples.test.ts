@@ -9,6 +9,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { readmeExcerpts } from "./readmeExcerpts";
 import { lineDiff, planPart, table } from "./render";
+import { readRestoreStdin } from "../../provider/host/programs";
 
 const COMMAND = "command:remote:Command";
 const KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nEXAMPLEKEY\n-----END OPENSSH PRIVATE KEY-----\n";
@@ -31,7 +32,7 @@ async function run(example: string, project: string, values: Record<string, unkn
     return r;
   };
   const named = (type: string) => c.resources.filter((r) => r.type === type).map((r) => r.name);
-  return { ...c, find, named };
+  return { ...c, find, named, project };
 }
 
 /** The reviewable part of an apply Command's stdin: everything before the host program. */
@@ -42,20 +43,27 @@ function plan(r: RegisteredResource): string {
 function expectWiring(c: Awaited<ReturnType<typeof run>>, name: string, host: string, user: string) {
   const apply = c.find(`${name}-apply`);
   const restore = c.find(`${name}-restore`);
-  for (const r of [apply, restore, c.find(`${name}-engine`)]) {
+  // the engine delivery the apply depends on: a stack-level CopyToRemote (shared by the resources of the stack on one
+  // address when the address is a plain value, else the resource's own, replaced when the address changes)
+  expect(apply.options.dependsOn.length).toBe(1);
+  const delivery = c.resources.find((x) => x.urn === apply.options.dependsOn[0])!;
+  expect(delivery.type).toBe("command:remote:CopyToRemote");
+  expect(delivery.name).toMatch(/^net-tuning-engine-/);
+  expect(delivery.parent).toMatch(/::pulumi:pulumi:Stack::/);
+  for (const r of [apply, restore, delivery]) {
     expect(r.inputs.connection).toMatchObject({ host, user, privateKey: KEY });
     expect(r.secretInputs).toContain("connection"); // the key never appears in plain state
     expect(r.options.deleteBeforeReplace).toBe(false);
-    expect(r.options.replaceOnChanges).toEqual(expect.arrayContaining(["connection.host", "connection.port", "connection.user", "connection.proxy"]));
+    if (r !== delivery || delivery.name.startsWith(`net-tuning-engine-${c.project}.`)) {
+      expect(r.options.replaceOnChanges).toEqual(expect.arrayContaining(["connection.host", "connection.port", "connection.user", "connection.proxy"]));
+    }
   }
-  for (const r of [apply, restore]) {
-    expect(r.type).toBe(COMMAND);
-    expect(r.inputs.addPreviousOutputInEnv).toBe(false);
-  }
+  for (const r of [apply, restore]) expect(r.type).toBe(COMMAND);
+  expect(apply.inputs.addPreviousOutputInEnv).toBe(false);
   // the apply runs the delivered engine named by the plan's first line; the restore names it too (it restores when
   // installed) and carries the fallback restore program
   expect(String(apply.inputs.stdin)).toMatch(/^@engine \S+ [0-9a-f]{64}\n@net-tuning v1\n/);
-  expect(String(restore.inputs.stdin)).toMatch(/^@engine \S+ [0-9a-f]{64}\n@net-tuning v1\n[^]*\n@program\n# pulumi-net-tuning fallback restore\n/);
+  expect(readRestoreStdin(String(restore.inputs.stdin))).toMatch(/^@restore 1\n@engine \S+ [0-9a-f]{64}\n@net-tuning v1\n[^]*\n@program\nset -u\n/);
   expect(typeof apply.inputs.create).toBe("string");
   expect(apply.inputs.update).toBe(String(apply.inputs.create).replace(" apply-create ", " apply-update "));
   expect(apply.inputs.delete).toBeUndefined();
@@ -125,7 +133,8 @@ describe("examples/edge-gateway (Scenario A)", () => {
       "net.ipv4.ip_local_port_range = 10000 65535",
       "net.ipv4.tcp_fin_timeout = 15",
     ]) expect(file).toContain(`\n${line}\n`);
-    expect(file).toContain("@boot-override error\n");
+    // the defaults (persist, bootOverride "error") are the engine's: no line of the plan
+    expect(file).not.toMatch(/^@(persist|boot-override) /m);
 
     const nicPlan = plan(nic.apply);
     for (const line of [

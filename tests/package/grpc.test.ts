@@ -203,10 +203,13 @@ describe("Construct with plain JSON inputs (as from Python)", () => {
     const apply = registered.find((x) => x.name === "gw-apply")!;
     expect(apply.type).toBe("command:remote:Command");
     expect(apply.object.stdin).toBe(engineStdin(expected.stdin));
-    const engineUrn = `urn:pulumi:${STACK}::${PROJECT}::command:remote:CopyToRemote::gw-engine`; // as the fake monitor names it
-    expect(apply.object.create).toBe(engineCommand("sysctl", "create", ownerOf(PROJECT, STACK, "gw").id, engineUrn, "sudo"));
+    // the engine delivery: a stack-level CopyToRemote named after the address (known here), staged in the user's home
+    const delivery = registered.find((x) => x.type === "command:remote:CopyToRemote" && x.name.startsWith("net-tuning-engine-198.18.0.2-"))!;
+    const token = delivery.name.slice("net-tuning-engine-".length);
+    expect(delivery.object.remotePath).toBe(`.cache/pulumi-net-tuning/engine.${token}.sh`);
+    expect(apply.object.create).toBe(engineCommand("sysctl", "create", token, "sudo", true));
     expect(JSON.stringify(apply.object.connection)).toContain(SECRET_SIG); // the key stays a secret
-    expect(registered.find((x) => x.name === "gw-restore")!.object.delete).toBe(restoreCommand("sysctl", "sudo"));
+    expect(registered.find((x) => x.name === "gw-restore")!.object.delete).toBe(restoreCommand(token, "sudo", true));
     const state = r.getState().toJavaScript();
     expect(state.fileContent).toBe(expected.fileContent);
   });
@@ -217,8 +220,8 @@ describe("Construct with plain JSON inputs (as from Python)", () => {
     const expected = planNic({ owner: ownerOf(PROJECT, STACK, "gw-eth0"), name: "gw-eth0", interface: "eth0", channels: inputs.channels, preset: resolvePreset(inputs.preset).preset });
     const apply = registered.find((x) => x.name === "gw-eth0-apply")!;
     expect(apply.object.stdin).toBe(engineStdin(expected.stdin));
-    const engineUrn = `urn:pulumi:${STACK}::${PROJECT}::command:remote:CopyToRemote::gw-eth0-engine`; // as the fake monitor names it
-    expect(apply.object.create).toBe(engineCommand("nic", "create", ownerOf(PROJECT, STACK, "gw-eth0").id, engineUrn));
+    const delivery = registered.find((x) => x.type === "command:remote:CopyToRemote" && x.name.startsWith("net-tuning-engine-198.18.0.3-"))!;
+    expect(apply.object.create).toBe(engineCommand("nic", "create", delivery.name.slice("net-tuning-engine-".length)));
   });
 
   test("a bad input: INVALID_ARGUMENT with the TypeScript message and a property path per problem; no child registered", async () => {

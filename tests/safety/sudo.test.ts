@@ -12,7 +12,6 @@ import * as path from "path";
 import { engineCommand, restoreCommand } from "../../provider/host/programs";
 import { SHELL_ARGV } from "../../testkit/shells";
 
-const URN = "urn:pulumi:prod::web::net-tuning:index:NetTuning$command:remote:CopyToRemote::web-engine";
 let tmp: string;
 beforeAll(() => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), "nt-sudo-"));
@@ -67,8 +66,8 @@ function run(shell: string, cmd: string, mode: Mode, asRoot = false): { status: 
 }
 
 const commands = {
-  apply: engineCommand("sysctl", "create", "web.prod.web-12345678", URN, "sudo"),
-  restore: restoreCommand("nic", "sudo"),
+  apply: engineCommand("sysctl", "create", "198.18.0.2-1a2b3c4d", "sudo"),
+  restore: restoreCommand("198.18.0.2-1a2b3c4d", "sudo"),
 };
 
 describe.each(Object.keys(LOGIN))("the sudo wrapper with %s as the login shell", (shell) => {

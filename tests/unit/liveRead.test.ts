@@ -89,10 +89,11 @@ describe("drift and the repair token", () => {
     expect(driftOf({ ...web(), values: {}, record: { ...web().record!, files: { "/etc/sysctl.d/90-web.conf": "?" } }, digests: { "/etc/sysctl.d/90-web.conf": "1 2" } })).toEqual([]);
   });
   test("the token rides on the update's operation; 0 leaves the command as without live previews", () => {
-    const plain = engineCommand("sysctl", "update", "p.s.web-12345678", "urn:x");
-    expect(engineCommand("sysctl", "update", "p.s.web-12345678", "urn:x", undefined, false, "0")).toBe(plain);
-    expect(engineCommand("sysctl", "update", "p.s.web-12345678", "urn:x", undefined, false, "abc123")).toBe(plain.replace(" apply-update ", " apply-update@abc123 "));
-    expect(() => engineCommand("sysctl", "update", "p.s.web-12345678", "urn:x", undefined, false, "a;b")).toThrow(/invalid repair token/);
+    const plain = engineCommand("sysctl", "update", "198.18.0.2-12345678");
+    expect(engineCommand("sysctl", "update", "198.18.0.2-12345678", undefined, false, "0")).toBe(plain);
+    expect(engineCommand("sysctl", "update", "198.18.0.2-12345678", undefined, false, "abc123")).toBe(plain.replace(" apply-update ", " apply-update@abc123 "));
+    expect(() => engineCommand("sysctl", "update", "198.18.0.2-12345678", undefined, false, "a;b")).toThrow(/invalid repair token/);
+    expect(() => engineCommand("sysctl", "update", "a b;rm")).toThrow(/invalid delivery token/);
   });
 });
 

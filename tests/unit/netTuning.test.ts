@@ -15,7 +15,7 @@ const record: pulumi.ResourceTransformation = (a) => {
 
 import { NetTuning } from "../../components/netTuning";
 import { engineCommand, readRestoreStdin, restoreCommand } from "../../provider/host/programs";
-import { ownerOf } from "../../provider/owner";
+import { addressKey, sharedToken } from "../../components/delivery";
 import { longFatFlows } from "../../provider/sizing";
 import { InputError } from "../../provider/errors";
 import { main as cli } from "../../bin/net-tuning";
@@ -27,8 +27,9 @@ const another = () => ({ ...conn, host: `198.18.1.${hosts++}` });
 
 describe("NetTuning resource graph", () => {
   test("one component with an -apply and a -restore command; outputs parsed from the report", async () => {
+    const connection = another();
     const t = new NetTuning("web", {
-      connection: another(),
+      connection,
       sysctls: SYSCTL_REPORT.sysctls,
     });
     const applied = { "net.core.somaxconn": "65535", "net.ipv4.ip_local_port_range": "10000 65001", "net.ipv4.tcp_fin_timeout": "25" };
@@ -50,16 +51,20 @@ describe("NetTuning resource graph", () => {
     expect(apply.inputs.delete).toBeUndefined();
     expect(restore.inputs.create).toBeUndefined();
     expect(restore.inputs.update).toBeUndefined();
-    expect(restore.inputs.delete).toBe(restoreCommand("sysctl"));
-    expect((await registered("web-engine")).type).toBe("command:remote:CopyToRemote");
-    const engineUrn = "urn:pulumi:dev::proj::net-tuning:index:NetTuning$command:remote:CopyToRemote::web-engine";
-    expect(apply.inputs.create).toBe(engineCommand("sysctl", "create", ownerOf("proj", "dev", "web").id, engineUrn));
+    // the engine delivery: a stack-level CopyToRemote named after the host, shared by the resources of the stack there
+    const token = sharedToken("proj", "dev", addressKey(connection)!, false);
+    expect(token).toMatch(/^198\.18\.1\.\d+-[0-9a-f]{8}$/);
+    expect(restore.inputs.delete).toBe(restoreCommand(token));
+    const delivery = await registered(`net-tuning-engine-${token}`);
+    expect(delivery.type).toBe("command:remote:CopyToRemote");
+    expect(delivery.inputs.remotePath).toBe(`/var/lib/pulumi-net-tuning/incoming/engine.${token}.sh`);
+    expect(apply.inputs.create).toBe(engineCommand("sysctl", "create", token));
     // stdin: the @engine line, then the plan (what reviewers see in a diff); the restore carries its own program.
     // The host reported gzip and base64: the fallback restore program is stored compressed; the plan names the engine
-    // that restores when installed and carries the generation.
-    // The plan's identifying lines, the file and the restore choice stay plain; the originals and the program are one gzip|base64 line.
-    expect(restore.inputs.stdin).toMatch(/^@engine \S+ [0-9a-f]{64}\n@net-tuning v1\n@kind sysctl\n@owner proj\/dev\/web\n@owner-id \S+\n@file \/etc\/sysctl\.d\/\S+\.conf\n@restore 1\n@gzip-base64\n[A-Za-z0-9+/=]+\n$/);
-    expect(readRestoreStdin(restore.inputs.stdin)).toMatch(/^@engine \S+ [0-9a-f]{64}\n@net-tuning v1\n[^]*\n@orig net\.core\.somaxconn\t[^]*\n@generation 00000000-0000-4000-8000-000000000000\n@program\n# pulumi-net-tuning fallback restore\n/);
+    // that restores when installed and carries the generation. Only the restore choice stays plain; the rest (the
+    // @engine line, the identifying lines, the originals and the program) is one gzip|base64 line.
+    expect(restore.inputs.stdin).toMatch(/^@restore 1\n[A-Za-z0-9+/=]+\n$/);
+    expect(readRestoreStdin(restore.inputs.stdin)).toMatch(/^@restore 1\n@engine \S+ [0-9a-f]{64}\n@net-tuning v1\n@kind sysctl\n@owner proj\/dev\/web\n@owner-id \S+\n@file \/etc\/sysctl\.d\/\S+\.conf\n@orig net\.core\.somaxconn\t[^]*\n@generation 00000000-0000-4000-8000-000000000000\n@program\nset -u\n/);
     expect(apply.inputs.stdin).toMatch(/^@engine \S+ [0-9a-f]{64}\n@net-tuning v1\n/);
     expect(apply.inputs.stdin).not.toContain("@program");
     expect(apply.inputs.addPreviousOutputInEnv).toBe(false);
@@ -75,7 +80,9 @@ describe("NetTuning resource graph", () => {
   test("children: named from the component, replaced create-before-delete on a move, restore depends on apply", async () => {
     const t = new NetTuning("db", { connection: another(), sysctls: { "vm.swappiness": 10 } }, { transformations: [record] });
     await promiseOf(t.applied);
-    for (const child of ["db-engine", "db-apply", "db-restore"]) {
+    // the engine delivery is no child: a stack-level resource shared by the resources of the stack on that address
+    expect([...optsByName.keys()].filter((n) => n.startsWith("db-") || n.startsWith("net-tuning-engine")).sort()).toEqual(["db-apply", "db-restore"]);
+    for (const child of ["db-apply", "db-restore"]) {
       const o = optsByName.get(child)!;
       expect(o.deleteBeforeReplace).toBeUndefined();
       // @pulumi/command adds "triggers[*]" itself; we never set triggers.
@@ -169,10 +176,10 @@ describe("every route is validated before any remote call, with one message list
   });
 
   test("become \"none\" means no sudo, like leaving it out", async () => {
-    const t = new NetTuning("asroot", { connection: another(), sysctls: { "net.core.somaxconn": 1024 }, become: "none" });
+    const connection = another();
+    const t = new NetTuning("asroot", { connection, sysctls: { "net.core.somaxconn": 1024 }, become: "none" });
     await promiseOf(t.applied);
-    const urn = "urn:pulumi:dev::proj::net-tuning:index:NetTuning$command:remote:CopyToRemote::asroot-engine";
-    expect((await registered("asroot-apply")).inputs.create).toBe(engineCommand("sysctl", "create", ownerOf("proj", "dev", "asroot").id, urn));
+    expect((await registered("asroot-apply")).inputs.create).toBe(engineCommand("sysctl", "create", sharedToken("proj", "dev", addressKey(connection)!, false)));
   });
 
   test("a declarative profile spec renders the same file as the TypeScript helper", async () => {

@@ -272,6 +272,8 @@ describe("restore stdin", () => {
         `@owner-id ${owner.id}`,
         "@interface eth0",
         "@restore 1",
+        // the ethtool -K name of each feature among the originals (the fallback restore carries no table of them)
+        "@feature-args generic-receive-offload=gro",
         "@orig eth0/channel.combined\t8",
         "@orig eth0/ring.rx\t512",
         "@orig eth0/feature.generic-receive-offload\ton",

@@ -11,7 +11,8 @@ settleAfterAll();
 import { NicQueues, SETTINGS } from "../../components/nicQueues";
 import { NIC_GROUPS, NIC_GROUP_SPECS, NIC_SETTINGS } from "../../provider/nic/spec";
 import { nicSettingsSchema } from "../../provider/nic/schema";
-import { engineStdin, readRestoreStdin, restoreCommand, restoreStdin } from "../../provider/host/programs";
+import { engineCommand, engineStdin, readRestoreStdin, restoreCommand, restoreStdin } from "../../provider/host/programs";
+import { addressKey, sharedToken } from "../../components/delivery";
 import { throughput } from "../../provider/sizing/nic";
 import { NetTuning } from "../../components/netTuning";
 
@@ -22,7 +23,8 @@ const another = () => ({ ...conn, host: `198.18.1.${hosts++}` });
 
 describe("NicQueues resource graph", () => {
   test("one component with -apply (create = update, stdin = plan) and -restore (delete only, stdin = originals)", async () => {
-    const n = new NicQueues(NIC_REPORT.name, { connection: another(), interface: "eth0", ...NIC_REPORT.args });
+    const connection = another();
+    const n = new NicQueues(NIC_REPORT.name, { connection, interface: "eth0", ...NIC_REPORT.args });
     expect(await promiseOf(n.applied)).toEqual({
       "eth0/channel.rx": "2", "eth0/txqueuelen": "3000", "eth0/rps.rx-0": "1", "eth0/rps.rx-1": "1", "eth0/rfs.rx-0": "256", "eth0/rfs.rx-1": "256",
     });
@@ -38,7 +40,8 @@ describe("NicQueues resource graph", () => {
     expect(component.inputs).toEqual({});
     const apply = await registered("nq-apply");
     const restore = await registered("nq-restore");
-    expect(apply.inputs.create).toContain(" nic apply-create /var/lib/pulumi-net-tuning/incoming proj.dev.nq-");
+    const token = sharedToken("proj", "dev", addressKey(connection)!, false);
+    expect(apply.inputs.create).toBe(engineCommand("nic", "create", token));
     expect(apply.inputs.update).toBe(apply.inputs.create.replace(" nic apply-create ", " nic apply-update "));
     expect(apply.inputs.delete).toBeUndefined();
     expect(apply.inputs.addPreviousOutputInEnv).toBe(false);
@@ -46,25 +49,38 @@ describe("NicQueues resource graph", () => {
     expect(apply.inputs.stdin).toContain("@set channel.rx 2\n");
     expect(restore.inputs.create).toBeUndefined();
     expect(restore.inputs.update).toBeUndefined();
-    expect(restore.inputs.delete).toBe(restoreCommand("nic"));
-    expect(restore.inputs.addPreviousOutputInEnv).toBe(false);
-    // apply stdin = the @engine line and the plan; restore stdin = the @engine line, the originals, "@program" and the
-    // fallback restore program.
+    expect(restore.inputs.delete).toBe(restoreCommand(token));
+    // a command with only a delete has no previous output to put into its environment
+    expect(restore.inputs.addPreviousOutputInEnv).toBeUndefined();
+    // apply stdin = the @engine line and the plan; restore stdin = @restore, then (compressed) the @engine line, the
+    // originals, "@program" and the fallback restore program.
     expect(apply.inputs.stdin).toBe(engineStdin(apply.inputs.stdin.split("\n").slice(1).join("\n")));
     const plain = readRestoreStdin(restore.inputs.stdin);
-    expect(restore.inputs.stdin).toMatch(/^@engine [^\n]+\n@net-tuning v1\n@kind nic\n@owner proj\/dev\/nq\n@owner-id \S+\n@interface eth0\n@restore 1\n@gzip-base64\n[A-Za-z0-9+/=]+\n$/);
-    expect(plain.split("@program\n")[0]).toMatch(/@interface eth0\n@restore 1\n@orig eth0\/channel\.rx\t4\n@orig eth0\/txqueuelen\t1000\n@orig eth0\/rps\.rx-0\t0\n@orig eth0\/rps\.rx-1\t0\n@orig eth0\/rfs\.rx-0\t0\n@orig eth0\/rfs\.rx-1\t0\n@generation 00000000-0000-4000-8000-000000000000\n$/);
-    expect(restore.inputs.stdin).toBe(restoreStdin("nic", plain.split("@program\n")[0].split("\n").slice(1).join("\n"), true));
+    expect(restore.inputs.stdin).toMatch(/^@restore 1\n[A-Za-z0-9+/=]+\n$/);
+    expect(plain.split("@program\n")[0]).toMatch(/^@restore 1\n@engine [^\n]+\n@net-tuning v1\n@kind nic\n@owner proj\/dev\/nq\n@owner-id \S+\n@interface eth0\n@orig eth0\/channel\.rx\t4\n@orig eth0\/txqueuelen\t1000\n@orig eth0\/rps\.rx-0\t0\n@orig eth0\/rps\.rx-1\t0\n@orig eth0\/rfs\.rx-0\t0\n@orig eth0\/rfs\.rx-1\t0\n@generation 00000000-0000-4000-8000-000000000000\n$/);
+    // (the @engine line is restoreStdin's own)
+    expect(restore.inputs.stdin).toBe(restoreStdin("nic", plain.split("@program\n")[0].split("\n").filter((l) => !l.startsWith("@engine ")).join("\n"), true));
   });
 
   test("become sudo wraps both programs; restoreOnDelete false; a preset is merged", async () => {
-    const n = new NicQueues("s", { connection: another(), interface: "ens1", become: "sudo", restoreOnDelete: false, preset: throughput() });
+    const connection = another();
+    const n = new NicQueues("s", { connection, interface: "ens1", become: "sudo", restoreOnDelete: false, preset: throughput() });
     await promiseOf(n.applied);
     const apply = await registered("s-apply");
     const restore = await registered("s-restore");
-    expect(apply.inputs.create).toContain(` nic apply-create "$HOME"/.cache/pulumi-net-tuning proj.dev.s-`);
+    // root stages under /var/lib/pulumi-net-tuning whatever `become` says (another user: in its home, below)
+    const token = sharedToken("proj", "dev", addressKey(connection)!, false);
+    expect(apply.inputs.create).toContain(` nic apply-create ${token}||`);
     expect(apply.inputs.create).toMatch(/^if \[ -O \/ \];then set -- exec;else set -- sudo -n;fi;"\$@" \/bin\/sh -c /);
-    expect(restore.inputs.delete).toBe(restoreCommand("nic", "sudo"));
+    expect(restore.inputs.delete).toBe(restoreCommand(token, "sudo", false));
+    expect((await registered(`net-tuning-engine-${token}`)).inputs.remotePath).toBe(`/var/lib/pulumi-net-tuning/incoming/engine.${token}.sh`);
+    const ops = { ...another(), user: "ops" };
+    const o = new NicQueues("o", { connection: ops, interface: "ens1", become: "sudo", txQueueLength: 2000 });
+    await promiseOf(o.applied);
+    const opsToken = sharedToken("proj", "dev", addressKey(ops)!, true);
+    expect((await registered("o-apply")).inputs.create).toContain(` nic apply-create ${opsToken} "$HOME"/.cache/pulumi-net-tuning||`);
+    expect((await registered("o-restore")).inputs.delete).toBe(restoreCommand(opsToken, "sudo"));
+    expect((await registered(`net-tuning-engine-${opsToken}`)).inputs.remotePath).toBe(`.cache/pulumi-net-tuning/engine.${opsToken}.sh`);
     expect(readRestoreStdin(restore.inputs.stdin)).toContain("@restore 0\n");
     expect(apply.inputs.stdin).toContain("@rps-only-below-cpus 1\n");
   });

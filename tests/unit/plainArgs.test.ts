@@ -10,6 +10,8 @@ import { NicQueues } from "../../components/nicQueues";
 import { canonicalKey, validateSysctls } from "../../provider/sysctl/validate";
 import { InputError } from "../../provider/errors";
 import { NIC_REPORT, SYSCTL_REPORT } from "./fixtures/report";
+import { addressKey, sharedToken } from "../../components/delivery";
+import { ownerOf } from "../../provider/owner";
 
 beforeAll(() => {
   // The components log validation warnings with pulumi.log.warn; these tests compare registrations.
@@ -62,24 +64,64 @@ describe("plain arguments register what Output arguments register", () => {
   for (const c of cases) {
     for (const preview of [false, true]) {
       test(`${c.label}${preview ? " (preview)" : ""}`, async () => {
+        // the connection stays as given: whether its address is a plain value decides whether the resources of one
+        // address share the engine delivery (below, and "an address known only later" further down)
         const program = (wrap: boolean) => () => {
           const w = <T extends object>(a: T) => (wrap ? wrapped(a) : a);
-          new NetTuning(SYSCTL_REPORT.name, { connection: wrap ? pulumi.output(c.conn) : c.conn, ...w(c.sysctl) } as never);
-          new NicQueues(NIC_REPORT.name, { connection: wrap ? pulumi.output(c.conn) : c.conn, ...w(c.nic) } as never);
+          new NetTuning(SYSCTL_REPORT.name, { connection: c.conn, ...w(c.sysctl) } as never);
+          new NicQueues(NIC_REPORT.name, { connection: c.conn, ...w(c.nic) } as never);
         };
         const plain = await registrations(program(false), preview);
         const outputs = await registrations(program(true), preview);
-        expect(Object.keys(plain).sort()).toEqual(["nq", "nq-apply", "nq-engine", "nq-restore", "proj-dev", "web", "web-apply", "web-engine", "web-restore"]);
+        const delivery = `net-tuning-engine-${sharedToken("proj", "dev", addressKey(c.conn)!, c.conn.user !== "root")}`;
+        expect(Object.keys(plain).sort()).toEqual([delivery, "nq", "nq-apply", "nq-restore", "proj-dev", "web", "web-apply", "web-restore"]);
         expect(plain).toEqual(outputs);
         // and the plain path really produced the children's texts (not unknowns) in the update
         if (!preview) {
           const restore = plain["web-restore"] as { inputs: Record<string, unknown> };
-          expect(String(restore.inputs.stdin)).toMatch(/^@engine /);
+          expect(String(restore.inputs.stdin)).toMatch(/^@restore /);
           expect(String(restore.inputs.delete)).toContain(c.sysctl.become === "sudo" ? "sudo -n" : "/bin/sh -c");
         }
       });
     }
   }
+});
+
+describe("engine deliveries", () => {
+  const conn = { host: "198.18.4.1", user: "root", privateKey: KEY };
+  test("an address known only later (an Output): a delivery of each resource's own, replaced when the address changes", async () => {
+    const r = await capture(() => {
+      new NetTuning(SYSCTL_REPORT.name, { connection: pulumi.output(conn), sysctls: SYSCTL_REPORT.sysctls });
+      new NicQueues(NIC_REPORT.name, { connection: { ...conn, host: pulumi.output(conn.host) }, ...NIC_REPORT.args, interface: "eth0" } as never);
+    }, { project: "proj", stack: "dev", outputsOf });
+    if (r.error) throw r.error;
+    const copies = r.resources.filter((x) => x.type === "command:remote:CopyToRemote");
+    expect(copies.map((x) => x.name).sort()).toEqual([`net-tuning-engine-${ownerOf("proj", "dev", NIC_REPORT.name).id}`, `net-tuning-engine-${ownerOf("proj", "dev", SYSCTL_REPORT.name).id}`]);
+    for (const x of copies) {
+      expect(x.parent).toBe("urn:pulumi:dev::proj::pulumi:pulumi:Stack::proj-dev");
+      expect(x.options.replaceOnChanges.filter((p) => !p.startsWith("triggers"))).toEqual(["connection.host", "connection.port", "connection.user", "connection.proxy"]);
+    }
+    // each -apply depends on its own
+    for (const n of [SYSCTL_REPORT.name, NIC_REPORT.name]) {
+      expect(r.resources.find((x) => x.name === `${n}-apply`)!.options.dependsOn).toEqual([copies.find((x) => x.name.includes(`.${n}-`))!.urn]);
+    }
+  });
+  test("two stacks, two addresses of one machine, two users: one delivery per stack and address", async () => {
+    const names = async (stack: string, conns: Record<string, unknown>[]) => {
+      const r = await capture(() => {
+        const keys = ["net.core.somaxconn", "net.ipv4.tcp_keepalive_time", "net.ipv4.tcp_keepalive_intvl", "net.ipv4.tcp_keepalive_probes", "net.ipv4.tcp_syn_retries"];
+        conns.forEach((connection, i) => new NetTuning(`t${i}`, { connection, sysctls: { [keys[i]]: 5 } } as never));
+      }, { project: "proj", stack, outputsOf });
+      if (r.error) throw r.error;
+      return r.resources.filter((x) => x.type === "command:remote:CopyToRemote").map((x) => x.name);
+    };
+    const a = await names("dev", [conn, { ...conn, host: "198.18.4.1" }, { ...conn, port: 2222 }, { ...conn, user: "ops" }, { ...conn, host: "198.18.4.2" }]);
+    expect(a.length).toBe(4); // the first two share one; port, user and host each make another
+    expect(new Set(a).size).toBe(4);
+    expect(a[0]).toMatch(/^net-tuning-engine-198\.18\.4\.1-[0-9a-f]{8}$/);
+    const b = await names("prod", [conn]);
+    expect(b[0]).not.toBe(a[0]); // another stack: another name, and another staged file on the host
+  });
 });
 
 describe("memoised validation", () => {

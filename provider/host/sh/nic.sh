@@ -54,6 +54,7 @@ nn_directive_set() {
 kind_directive() {
   case "$1" in
     interface) nn_valid_if "$2" || nt_die 5 "invalid interface name '$2'"; NN_IF=$2 ;;
+    feature-args) ;; # a restore plan's -K names for the fallback restore (the engine has nn_feature_arg)
     *) command -v nn_apply_directive >/dev/null 2>&1 && nn_apply_directive "$1" "$2" || return 1 ;;
   esac
   return 0

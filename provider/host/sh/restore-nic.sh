@@ -1,10 +1,13 @@
-# The nic kind of the fallback restore (after restore.sh and the NIC spec's NN_FEATURE_ARGS): ethtool settings,
-# txqueuelen, RPS/RFS, IRQ affinity, rps_sock_flow_entries; our unit (and its links), boot script, rc.local block.
+# The nic kind of the fallback restore (after restore.sh): ethtool settings, txqueuelen, RPS/RFS, IRQ affinity,
+# rps_sock_flow_entries; our unit (and its links), boot script, rc.local block. The plan's `@feature-args` gives the
+# ethtool -K name (NAME=ARG) of each feature among the originals whose name ethtool -k shows differs.
 RK=nic
 N=''
+F=''
 k_dir() {
   case $1 in
     '@interface '*) N=${1#* }; case $N in '' | . | .. | *[!A-Za-z0-9._@+-]*) return 1 ;; esac; [ ${#N} -le 15 ] ;;
+    '@feature-args '*) F=${1#* }; case $F in *[!a-z0-9=\ -]*) return 1 ;; esac ;;
     *) return 1 ;;
   esac
 }
@@ -80,7 +83,7 @@ k_set() {
     ring.*) k_run -G ;;
     feature.*)
       a=${s#*.}
-      for P in $NN_FEATURE_ARGS; do [ "${P%=*}" != "$a" ] || a=${P#*=}; done
+      for P in $F; do [ "${P%=*}" != "$a" ] || a=${P#*=}; done
       k_run -K "$a" ;;
     coalesce.*) k_run -C ;;
     txqueuelen) z=$(ip link set dev "$N" txqueuelen "$v" 2>&1) ;;

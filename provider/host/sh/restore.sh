@@ -1,27 +1,28 @@
 # pulumi-net-tuning fallback restore
-# Run by the restore bootstrap (provider/host/programs.ts RESTORE_BOOT) when the engine the plan names is not
-# installed on the host. A second, minimal implementation of the engine's restore (runtime.sh nt_restore_main),
-# written for size: it travels gzip|base64 in the -restore child's stdin (Pulumi state), assembled from this file and
-# restore-<kind>.sh with comments and indentation stripped. Same host lock, exit codes (1 failed, 2 flock missing,
-# 3 not root, 4 lock busy, 5 bad plan) and generation check as the engine; every value is read back.
+# Run by the restore bootstrap (provider/host/programs.ts RESTORE_BOOT). Its first step runs the installed engine the
+# plan names instead, when that exact file is there (its sha256), root's, in a root-owned directory. Otherwise it
+# restores: a second, minimal implementation of the engine's restore (runtime.sh nt_restore_main), written for size:
+# it travels gzip|base64 in the -restore child's stdin (Pulumi state), assembled from this file and restore-<kind>.sh
+# with comments, indentation and the leading comment lines stripped. Same host lock, exit codes (1 failed, 2 flock
+# missing, 3 not root, 4 lock busy, 5 bad plan) and generation check as the engine; every value is read back.
 # The kind part defines: RK (its kind), k_dir LINE (a kind directive; 1 = unknown), k_ok KEY VALUE (valid?),
 # k_get KEY ORIGINAL (g = the live value, e = the original as it reads back; 1 = the key is absent, 2 = it cannot be
-# read now: z says why), k_set KEY
-# ORIGINAL (called after k_get of the same key; z = the tool's answer on failure), k_files (removes the files this owner wrote, with ours/rmf;
-# the journal's artefacts are in $D/a).
-# $1: the bootstrap's private directory (this program, its stdin); $2: the SSH user's staging directory (sudo).
+# read now: z says why), k_set KEY ORIGINAL (called after k_get of the same key; z = the tool's answer on failure),
+# k_files (removes the files this owner wrote, with ours/rmf; the journal's artefacts are in $D/a).
+# $1: the bootstrap's private directory (this program, its stdin as the file `in`); $2: the SSH user's staging
+# directory (sudo); $3: the token of the resource's engine delivery (its staged file goes with the host's last journal).
 # (shellcheck: functions are called from r_main; variables are shared with the kind part; $B needs no quotes;
 # y splits words on purpose)
 # shellcheck disable=SC2317,SC2034,SC2154,SC2231,SC2086
 set -u
 umask 022
-PATH=/usr/sbin:/usr/bin:/sbin:/bin:$PATH
-LC_ALL=C
-export PATH LC_ALL
-T=$(printf '\t')
+export PATH="/usr/sbin:/usr/bin:/sbin:/bin:$PATH" LC_ALL=C
+T='	'
 D=$1
 S=
+V=${3:-}
 case ${2:-} in /*/.cache/pulumi-net-tuning) [ -L "$2" ] || S=$2 ;; esac
+case $V in *[!A-Za-z0-9._-]* | [._-]*) V= ;; esac
 H=$(uname -n)
 B=/var/lib/pulumi-net-tuning
 # messages go to fd 3 (the real stderr); everything else a tool says on stderr is dropped
@@ -63,11 +64,14 @@ rep() {
 r_main() {
   trap '' HUP PIPE
   case $D in /tmp/net-tuning-in.*) [ -O "$D" ] || exit 1 ;; *) exit 1 ;; esac
+  # the installed engine the plan names (its second line) restores when it is there, root's and intact (its sha256)
+  { read -r l; read -r l l v; } < "$D/in"
+  case $v in *[!0-9a-f]* | '') ;; *)
+    l=/usr/local/lib/pulumi-net-tuning/engine-$v.sh
+    [ -O "$l" ] && [ -O "${l%/*}" ] && [ "$(sha256sum < "$l")" = "$v  -" ] && exec /bin/sh "$l" $RK restore "$D" "$S" "$V" 2>&3 3>&- ;;
+  esac
   [ "$(id -u)" = 0 ] || x 3 'must run as root: connect as root or set become: "sudo" (NOPASSWD)'
-  cd "$D" || exit 1
-  : > o
-  : > w
-  : > a
+  cd "$D" && : > o && : > w && : > a || exit 1
   K='' O='' I='' G='' R=1 h=0
   while read -r l; do
     v=${l#* }
@@ -142,15 +146,13 @@ r_main() {
   rm -f "$J" "${J%.orig}.owner" $B-converged/"$I"
   [ ! -e "$J" ] || x 1 "values and files restored, but cannot remove $J: remove it by hand"
   rmdir $B-converged
-  # this owner's staged engine copies (engine-<sha256>.<owner id>.sh only), then the empty staging directory
-  for f in $B/incoming/engine-*."$I".sh "${S:-/-}"/engine-*."$I".sh; do
-    l=${f##*/engine-}
-    l=${l%."$I".sh}
-    case $l in *[!0-9a-f]*) ;; *) [ ${#l} != 64 ] || rm -f "$f" ;; esac
-  done
-  rmdir "$S"
-  # no journal of any owner left: the installed engines and the empty directories this product made go too
-  for f in $B/*/*.orig; do [ ! -e "$f" ] || rep; done
+  # this owner's own staged engine copy (a delivery of its own: engine.<owner id>.sh); with the last journal: the
+  # delivery's (engine.<token>.sh), then the installed engines and the empty directories this product made (copies of
+  # other stacks or of 0.2.0 are left to the engine's clean-up)
+  rm -f "$B/incoming/engine.$I.sh" "${S:-/-}/engine.$I.sh"
+  for f in $B/*/*.orig; do [ ! -e "$f" ] || { rmdir "${S:-/-}"; rep; }; done
+  [ -z "$V" ] || rm -f "$B/incoming/engine.$V.sh" "${S:-/-}/engine.$V.sh"
+  rmdir "${S:-/-}"
   l=/usr/local/lib/pulumi-net-tuning
   [ ! -O $l ] || [ -L $l ] || rm -f $l/engine-*.sh
   rmdir $l $B/incoming $B/sysctl $B/nic $B

@@ -54,6 +54,9 @@ NT_INPUT_DIR=${1:-}
 # $2 (restore with become "sudo"): the SSH user's staging directory ($HOME/.cache/pulumi-net-tuning, expanded before
 # sudo), where this owner's staged engine copies are removed after a restore. Nothing else is accepted.
 case ${2:-} in /*/.cache/pulumi-net-tuning) NT_STAGE_HOME=$2 ;; *) NT_STAGE_HOME='' ;; esac
+# $3 (restore): the token of the engine delivery the resource used (provider/host/programs.ts DELIVERY_TOKEN): its
+# staged file engine.<token>.sh goes when the last journal on the host goes.
+case ${3:-} in [A-Za-z0-9]*) case $3 in *[!A-Za-z0-9._-]*) NT_TOKEN='' ;; *) NT_TOKEN=$3 ;; esac ;; *) NT_TOKEN='' ;; esac
 
 nt_cleanup() {
   # The flock lock is released by the kernel when fd 9 is closed (also when this process dies).
@@ -690,7 +693,8 @@ nt_new_generation() {
   # A builtin read (one byte per read(2): each byte comes from a fresh random UUID; still a random token).
   NT_GEN=''
   { IFS= read -r NT_GEN < /proc/sys/kernel/random/uuid; } 2>/dev/null
-  case "$NT_GEN" in ''|*[!A-Za-z0-9-]*) NT_GEN="g$$-$(date +%s 2>/dev/null)" ;; esac
+  # 64 of its bits are plenty to tell two applies of one resource apart (every copy is stored in Pulumi state)
+  case "$NT_GEN" in ''|*[!A-Za-z0-9-]*) NT_GEN="g$$-$(date +%s 2>/dev/null)" ;; *-*-*-*-*) NT_GEN=${NT_GEN%-*-*} ;; esac
 }
 
 # ---------------------------------------------------------------------------------------- apply
@@ -782,8 +786,13 @@ nt_apply_main() {
   # removed) the values found now may be its own, and recording them as originals would make a delete leave the host
   # tuned. The originals are in Pulumi state (the -restore child): the recovery restores them, then creates anew.
   if [ "$NT_APPLY_MODE" = update ] && [ "$NT_J_FORMAT" = none ]; then
-    nt_c=${NT_ENGINE_URN%::*}; nt_c="${nt_c%"\$"*}::${NT_ENGINE_URN##*::}"
-    case $NT_ENGINE_URN in urn:pulumi:*::*-engine) nt_c="'${nt_c%-engine}'" ;; *) nt_c="<the URN of this resource>" ;; esac
+    # the exact command that finds this resource's URN (provider/host/programs.ts urnLookup): the owner label is
+    # project/stack/name, the type follows from the kind; a name with other characters is named as such
+    nt_c=${NT_OWNER#*/}; nt_c=${nt_c#*/}
+    case $NT_KIND in sysctl) nt_t=NetTuning ;; *) nt_t=NicQueues ;; esac
+    case $nt_c in *[!A-Za-z0-9._-]* | '') nt_c="<the URN of $nt_t $nt_c (pulumi stack --show-urns)>" ;;
+      *) nt_c="\"\$(pulumi stack --show-urns|grep -o 'urn:pulumi:[^ ]*::net-tuning:index:$nt_t::$(printf %s "$nt_c" | sed 's/[.]/\\./g')\$')\"" ;;
+    esac
     nt_die 2 "the journal of original values of this resource ($NT_JOURNAL) is missing on $NT_HOSTNAME although it was applied there before (host rebuilt, or /var/lib/pulumi-net-tuning removed): the values found now may be its own, so they are not recorded as originals; nothing was changed. Restore the originals kept in Pulumi state, then create it again: pulumi destroy --target $nt_c --target-dependents, then pulumi up"
   fi
   # Snapshot: live values of every desired and every journalled key (a batch kind: before the preflight, which
@@ -899,6 +908,7 @@ nt_report_body() {
   # NT_REPORT_SAME=omit (set by main.sh for kinds whose plan keys and values the component knows): an applied
   # value that reads back equal to the plan's is left out ("same-as-plan" says so); a key not read is "unread".
   [ "${NT_REPORT_SAME:-}" = omit ] && printf 'same-as-plan\t1\n'
+  nt_pv=previous-values # unless a desired key is left out of the key list below (see the originals)
   nt_lines desired; nt_ifs=$IFS; IFS=$NT_NL; set -f
   for nt_l in $NT_LINES; do IFS=$nt_ifs; set +f; nt_kv "$nt_l"
     if kind_report_value "$nt_k"; then
@@ -906,12 +916,24 @@ nt_report_body() {
       nt_norm "$NT_GOT"; printf 'applied\t%s\t%s\n' "$nt_k" "$NT_NORM"
       printf '%s\t%s\n' "$nt_k" "$NT_NORM" >> "$NT_TMP/conv.applied" # for the converged record (no re-read of the report)
     else
-      [ "${NT_REPORT_SAME:-}" = omit ] && printf 'unread\t%s\n' "$nt_k"
+      if [ "${NT_REPORT_SAME:-}" = omit ]; then printf 'unread\t%s\n' "$nt_k"; else nt_pv=''; fi
       printf 'warning\t%s\n' "$nt_k cannot be read back on $NT_HOSTNAME for this report (it read back as set right after the change); check it by hand"
     fi
   done; IFS=$nt_ifs; set +f
+  # The originals of the desired keys as values only, in the order of the report's key list, on one line
+  # ("previous-values"; the component pairs them with the keys): the plan's keys with NT_REPORT_SAME=omit, else the
+  # "applied" lines (when every desired key has one); only when every desired key has an original. The journal's
+  # other keys as "previous" lines (all of them without "previous-values").
+  if [ -n "$nt_pv" ]; then
+    nt_lines desired; nt_ifs=$IFS; IFS=$NT_NL; set -f
+    for nt_l in $NT_LINES; do IFS=$nt_ifs; set +f; nt_kv "$nt_l"
+      if nt_lookup "$1" "$nt_k"; then nt_norm "$NT_FOUND"; nt_pv="$nt_pv$NT_TAB$NT_NORM"; else nt_pv=''; break; fi
+    done; IFS=$nt_ifs; set +f
+    [ -z "$nt_pv" ] || printf '%s\n' "$nt_pv"
+  fi
   nt_lines "${1#"$NT_TMP/"}"; nt_ifs=$IFS; IFS=$NT_NL; set -f # $1: a file of $NT_TMP (journal.final)
   for nt_l in $NT_LINES; do IFS=$nt_ifs; set +f; nt_kv "$nt_l"
+    [ -n "$nt_pv" ] && nt_lookup "$NT_TMP/desired" "$nt_k" && continue
     nt_norm "$nt_v"; printf 'previous\t%s\t%s\n' "$nt_k" "$NT_NORM"
   done; IFS=$nt_ifs; set +f
   while IFS= read -r nt_w; do printf 'warning\t%s\n' "$nt_w"; done < "$NT_TMP/warnings"
@@ -1013,22 +1035,35 @@ nt_restore_main() {
   exit 0
 }
 
-# After a restore: this owner's staged engine copies go (root stage and the SSH user's), and when no journal of any
-# owner remains on this host, the installed engines and the empty directories this product created go too (the lock
-# file in /run stays: removing a lock file others may have opened breaks the lock; /run is emptied at boot).
-# Every removal is checked; one that fails is a warning (the values and boot files are restored, the journal gone).
+# After a restore: this owner's own staged engine copies go (a delivery of its own, engine.<owner id>.sh, and those of
+# 0.2.0, engine-<sha256>.<owner id>.sh; root's stage and the SSH user's), and when no journal of any owner remains on
+# this host: the staged copy of this resource's delivery (engine.<token>.sh: shared by the resources of its stack on
+# this address), any other staged copy made more than 10 minutes ago (another stack's, whose resources are gone; a
+# younger one may belong to an apply about to run), the installed engines and the empty directories this product
+# created (the lock file in /run stays: removing a lock file others may have opened breaks the lock; /run is emptied
+# at boot). Every removal is checked; one that fails is a warning (the values and boot files are restored, the journal
+# gone).
 nt_clean_engine() {
   [ ! -L "$NT_STAGE_HOME" ] || NT_STAGE_HOME=''
-  for ntc_f in "$NT_ROOT"/incoming/engine-*."$NT_OWNER_ID".sh "${NT_STAGE_HOME:-/-}"/engine-*."$NT_OWNER_ID".sh; do
-    # only engine-<sha256>.<this owner id>.sh (not another owner whose id ends with this one)
-    ntc_s=${ntc_f##*/engine-}; ntc_s=${ntc_s%."$NT_OWNER_ID".sh}
-    case "$ntc_s" in *[!0-9a-f]*) ;; *) [ "${#ntc_s}" = 64 ] && nt_rm_file "$ntc_f" ;; esac
+  for ntc_d in "$NT_ROOT"/incoming ${NT_STAGE_HOME:+"$NT_STAGE_HOME"}; do
+    nt_rm_file "$ntc_d/engine.$NT_OWNER_ID.sh"
+    for ntc_f in "$ntc_d"/engine-*."$NT_OWNER_ID".sh; do
+      # only engine-<sha256>.<this owner id>.sh (not another owner whose id ends with this one)
+      ntc_s=${ntc_f##*/engine-}; ntc_s=${ntc_s%."$NT_OWNER_ID".sh}
+      case "$ntc_s" in *[!0-9a-f]*) ;; *) [ "${#ntc_s}" = 64 ] && nt_rm_file "$ntc_f" ;; esac
+    done
+  done
+  for ntc_f in "$NT_ROOT"/*/*.orig; do [ -e "$ntc_f" ] && { rmdir "${NT_STAGE_HOME:-/-}" 2>/dev/null; return 0; }; done
+  for ntc_d in "$NT_ROOT"/incoming ${NT_STAGE_HOME:+"$NT_STAGE_HOME"}; do
+    [ -z "$NT_TOKEN" ] || nt_rm_file "$ntc_d/engine.$NT_TOKEN.sh"
+    if [ -d "$ntc_d" ] && [ ! -L "$ntc_d" ]; then
+      find "$ntc_d" -maxdepth 1 \( -name 'engine.*.sh' -o -name 'engine-*.sh' \) -mmin +10 2>/dev/null | while IFS= read -r ntc_f; do nt_rm_file "$ntc_f"; done
+    fi
   done
   rmdir "${NT_STAGE_HOME:-/-}" 2>/dev/null
-  for ntc_f in "$NT_ROOT"/*/*.orig; do [ -e "$ntc_f" ] && return 0; done
   ntc_e=/usr/local/lib/pulumi-net-tuning # provider/host/engine.ts ENGINE_INSTALL_DIR
   if [ -O "$ntc_e" ] && [ ! -L "$ntc_e" ]; then for ntc_f in "$ntc_e"/engine-*.sh; do nt_rm_file "$ntc_f"; done; fi
-  # Empty directories only: one holding another owner's staged copy, an engine being installed (.new.*) or
+  # Empty directories only: one holding another stack's staged copy, an engine being installed (.new.*) or
   # anything this product did not write stays.
   rmdir "$ntc_e" "$NT_ROOT"/incoming "$NT_ROOT"/sysctl "$NT_ROOT"/nic "$NT_ROOT" 2>/dev/null
   return 0

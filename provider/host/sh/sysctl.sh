@@ -20,7 +20,6 @@ kind_directive() {
     readback) # @readback KEY VALUE (the value a pow2 key reads back as), or KEY FORM (ms-jiffies, or pow2)
       case "${2#* }" in pow2|ms-jiffies) ;; *[!0-9]*|'') nt_die 5 "invalid read-back form '${2#* }'" ;; esac
       printf '%s\t%s\n' "${2%% *}" "${2#* }" >> "$NT_TMP/readback" ;;
-    hint) printf '%s\t%s\n' "${2%% *}" "${2#* }" >> "$NT_TMP/hints" ;;
     alias) # @alias KEY NAME...: the names of one kernel variable, for the owner check
       case "$2" in *'  '* | *[!A-Za-z0-9._:/@\ -]*) ;; [!\ ]*' '*[!\ ]) printf '%s\t%s\n' "${2%% *}" "${2#* }" >> "$NT_TMP/aliases"; return 0 ;; esac
       nt_die 5 "invalid @alias line '$2'" ;;
@@ -260,8 +259,7 @@ kind_preflight() {
   for nts_l in $NT_LINES; do IFS=$nts_ifs0; set +f; nt_kv "$nts_l"; nts_k=$nt_k
     nts_path "$nts_k"
     if [ ! -e "$NTS_PATH" ]; then
-      nts_h=''
-      [ -f "$NT_TMP/hints" ] && nt_lookup "$NT_TMP/hints" "$nts_k" && nts_h=" ($NT_FOUND)"
+      nts_hint "$nts_k"; nts_h=${NTS_HINT:+ ($NTS_HINT)}
       nts_missing="$nts_missing $nts_k$nts_h;"
       continue
     fi
@@ -409,7 +407,6 @@ kind_report_value() {
 }
 
 kind_report() {
-  if [ "$NTS_PERSIST" = 1 ]; then printf 'file\t%s\n' "$NTS_FILE"; fi
   nts_adopt_report
 }
 
