@@ -15,17 +15,26 @@
  * of the engine file shared by both resources, and two empty ComponentResources as the Commands' parents): the SDK's
  * own cost of the same resource graph, without validation, rendering or Output chains.
  */
-import { NetTuning } from "../components/netTuning";
-import { NicQueues } from "../components/nicQueues";
 import * as command from "@pulumi/command";
 import * as pulumi from "@pulumi/pulumi";
-import { engine, enginePath } from "../provider/host/engine";
-import { readRestoreStdin } from "../provider/host/programs";
 import { capture } from "../testkit/harness";
 import { netTuningSysctls } from "./keys";
 import * as fs from "fs";
 import * as path from "path";
 import * as v8 from "v8";
+
+/**
+ * The package as users run it: the compiled JavaScript of dist/ (`npm run build`; bench/scale.ts builds it first), loaded
+ * by a TypeScript program (this file) under ts-node as Pulumi runs one; SCALE_LIB=source loads the TypeScript sources
+ * instead (for profiling).
+ */
+const LIB = process.env.SCALE_LIB === "source" ? ".." : "../dist";
+/* eslint-disable @typescript-eslint/no-var-requires */
+const { NetTuning } = require(`${LIB}/components/netTuning`) as typeof import("../components/netTuning");
+const { NicQueues } = require(`${LIB}/components/nicQueues`) as typeof import("../components/nicQueues");
+const { engine, enginePath } = require(`${LIB}/provider/host/engine`) as typeof import("../provider/host/engine");
+const { readRestoreStdin } = require(`${LIB}/provider/host/programs`) as typeof import("../provider/host/programs");
+/* eslint-enable @typescript-eslint/no-var-requires */
 
 const REPORTS = JSON.parse(fs.readFileSync(path.join(__dirname, "fixtures", "reports.json"), "utf8")) as { sysctl: string; nic: string };
 /** The host's answer to each -apply Command (its stdout), by child name. */
@@ -74,7 +83,7 @@ async function main(): Promise<void> {
   if (one.error) throw one.error;
   const templates = one.resources
     .filter((r) => r.type === "command:remote:Command")
-    .map((r) => ({ name: r.name.replace(/^h0/, ""), create: r.inputs.create, update: r.inputs.update, delete: r.inputs.delete, stdin: readRestoreStdin(String(r.inputs.stdin ?? "")).split("\n@program\n")[0] + "\n" }));
+    .map((r) => ({ name: r.name.replace(/^h0/, ""), create: r.inputs.create, update: r.inputs.update, delete: r.inputs.delete, stdin: readRestoreStdin(String(r.inputs.stdin ?? "")).split("\n@program\n")[0] + "\n", restore: r.name.endsWith("-restore") }));
   if (templates.length !== 4) throw new Error(`expected 4 commands per host, got ${templates.length}`);
   // the engine deliveries: one per host, shared by both resources (a stack-level resource, components/delivery.ts)
   const copies = one.resources.filter((r) => r.type === "command:remote:CopyToRemote").map((r) => ({ remotePath: String(r.inputs.remotePath) }));
@@ -96,7 +105,8 @@ async function main(): Promise<void> {
           update: t.update as string | undefined,
           delete: t.delete as string | undefined,
           stdin: `${t.stdin}# h${i}\n`,
-          addPreviousOutputInEnv: false,
+          // as the components give them: a delete-only command has no previous output to add
+          ...(t.restore ? {} : { addPreviousOutputInEnv: false }),
           logging: "stderr",
         }, parent ? { parent } : undefined);
       }

@@ -19,6 +19,10 @@ export interface ScaleSample {
 export async function scaleBench(opts: { hosts: number; repeats: number; timeoutMs: number; log: (s: string) => void }): Promise<ScaleSample[]> {
   const out: ScaleSample[] = [];
   const root = path.resolve(__dirname, "..");
+  // the components as users run them: the compiled package (bench/scale-child.ts loads dist/)
+  const build = await run("npm", ["run", "build"], { cwd: root, timeoutMs: 300_000 });
+  if (build.code !== 0) throw new Error(`scale: npm run build failed: ${build.stderr.slice(-2000)}`);
+  opts.log("scale: built dist/ (npm run build) for the components variant");
   for (let rep = 0; rep < opts.repeats; rep++) {
     const all: ScaleSample["variant"][] = ["components", "bare", "bare-same"];
     const order = all.map((_, i) => all[(i + rep) % all.length]); // rotated per repeat

@@ -87,17 +87,17 @@ function plainOr<T, G, P = T>(value: T, generic: () => G, plain?: (v: pulumi.Unw
  * - `<name>-restore`: only a `delete`, whose stdin (stored in state) carries the `@engine` line of the apply, the
  *   originals from the apply report and a fallback restore program: the installed engine restores when it is there,
  *   else the fallback, so rollback needs neither the host's journal nor the installed engine.
- * `declared` (key → canonical value, in the plan's order) completes the report: the host leaves out applied values
- * equal to the declared ones and may list the originals of the declared keys as values only. `validated`: whether the
- * plan was validated at construction (else the delivery waits for it). Returns the parsed apply report (empty during
- * preview).
+ * `planOf` (a kind whose plan the component reads: its keys in order and values) completes the report: the host
+ * leaves out applied values equal to the plan's and may list the originals of the plan's keys as values only. `validated`: whether the
+ * plan was validated at construction (else the delivery waits for it); `applyPlan` is then the plan's text. Returns
+ * the parsed apply report (empty during preview).
  */
 export function applyAndRestore(
   parent: pulumi.ComponentResource,
   name: string,
   kind: HostKind,
-  args: { connection: ConnectionInput; become?: pulumi.Input<"sudo">; declared?: pulumi.Input<Record<string, string>>; validated?: boolean },
-  applyPlan: pulumi.Output<string>,
+  args: { connection: ConnectionInput; become?: pulumi.Input<"sudo">; planOf?: (plan: string) => { keys: string[]; values: Record<string, string> }; validated?: boolean },
+  applyPlan: pulumi.Input<string>,
   restorePlan: (report: HostReport) => pulumi.Input<string>,
   owner: Owner = ownerFor(name),
   live?: Promise<{ token: string; keepStoredToken: boolean }>,
@@ -116,7 +116,7 @@ export function applyAndRestore(
   // address then share one staged copy whatever their `become`)
   const home = plainOr(user, () => pulumi.output(user).apply((u) => u !== "root"), (u) => u !== "root");
   const e = engine();
-  const delivery = engineDelivery(parent, owner, args.connection, home, args.validated ? undefined : applyPlan);
+  const delivery = engineDelivery(parent, owner, args.connection, home, args.validated ? undefined : pulumi.output(applyPlan));
   const becomeAndHome: ["sudo" | undefined, boolean] | pulumi.Output<["sudo" | undefined, boolean]> = plainOr([become, home] as const, () => pulumi.all([become, home]), ([b, h]) => [b, h]);
   const commandOf = <T>(f: (b: "sudo" | undefined, h: boolean) => T): T | pulumi.Output<T> =>
     pulumi.Output.isInstance(becomeAndHome) ? becomeAndHome.apply(([b, h]) => f(b, h)) : f(becomeAndHome[0], becomeAndHome[1]);
@@ -130,7 +130,8 @@ export function applyAndRestore(
         connection: args.connection,
         create: commandOf((b, h) => engineCommand(kind, "create", delivery.token, b, h)),
         update: commandOf((b, h) => engineCommand(kind, "update", delivery.token, b, h, token)),
-        stdin: applyPlan.apply((p) => engineStdin(p, e)),
+        // a plain string when the plan was rendered at construction (plain arguments): one Output less per resource
+        stdin: typeof applyPlan === "string" ? engineStdin(applyPlan, e) : pulumi.output(applyPlan).apply((p) => engineStdin(p, e)),
         addPreviousOutputInEnv: false,
         logging: "stderr",
       },
@@ -138,12 +139,12 @@ export function applyAndRestore(
     );
   const apply: pulumi.Input<command.remote.Command> = live ? live.then((l) => makeApply(l.token, l.keepStoredToken)) : makeApply();
   // One Output for the report (parsed, completed from the plan, its warnings logged): fewer Output chains per
-  // resource show at 1,000 hosts.
-  const stdout = pulumi.output(Promise.resolve(apply).then((a) => a.stdout));
-  type Declared = Record<string, string> | undefined;
-  const stdoutAndDeclared: pulumi.Output<[string, Declared]> = plainOr(args.declared, () => pulumi.all([stdout, args.declared]), (d) => stdout.apply((out): [string, Declared] => [out, d]));
-  const report = stdoutAndDeclared.apply(([out, declared]) => {
-    const r = completeReport(reportOf(out, `${name}-apply`), declared);
+  // resource show at 1,000 hosts. Completed from the plan of the run that printed it (the child's stdin output, which
+  // belongs to its stdout even when a `pulumi up --target` leaves the child as it was), never from this run's plan.
+  const outs = pulumi.output(Promise.resolve(apply).then((a) => pulumi.all([a.stdout, a.stdin])));
+  const report = outs.apply(([out, planText]) => {
+    const parsed = reportOf(out, `${name}-apply`);
+    const r = completeReport(parsed, args.planOf && out ? args.planOf(planText ?? "") : undefined);
     warnAll(parent, r.warnings);
     return r;
   });

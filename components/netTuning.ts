@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import type * as command from "@pulumi/command";
-import { planSysctls, renderSysctlRestoreStdin, SysctlPlan } from "../provider/sysctl/plan";
+import { planSysctls, planValues, renderSysctlRestoreStdin, SysctlPlan } from "../provider/sysctl/plan";
 import { variableOf } from "../provider/sysctl/catalogue";
 import { adoptedFromReport, renderAdoptedRestore } from "../provider/sysctl/adopt";
 import { ProfileSpec, resolveProfiles } from "../provider/sizing/spec";
@@ -200,7 +200,7 @@ export class NetTuning extends pulumi.ComponentResource {
     const live = liveRead(this, `NetTuning "${name}"`, "sysctl", owner.id, a.connection, declared, a.livePreview);
     const restoreText = (r: HostReport, filePath: string, restore: boolean) =>
       renderSysctlRestoreStdin(owner, filePath, r.previous, restore) + renderAdoptedRestore(adoptedFromReport(r.extra));
-    const report = applyAndRestore(this, name, "sysctl", { connection: a.connection, become, declared: early ? early.values : declared, validated: early !== undefined }, plan.stdin, (r) =>
+    const report = applyAndRestore(this, name, "sysctl", { connection: a.connection, become, planOf: planValues, validated: early !== undefined }, early ? early.stdin : plan.stdin, (r) =>
       early && typeof restoreOnDelete === "boolean"
         ? restoreText(r, early.filePath, restoreOnDelete)
         : pulumi.all([plan.filePath, restoreOnDelete]).apply(([filePath, restore]) => restoreText(r, filePath, restore)),

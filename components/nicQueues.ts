@@ -183,7 +183,7 @@ export class NicQueues extends pulumi.ComponentResource {
     const restoreOnDelete = isPlain(a.restoreOnDelete) ? a.restoreOnDelete !== false : pulumi.output(a.restoreOnDelete).apply((r) => r !== false);
     const live = liveRead(this, `NicQueues "${name}"`, "nic", owner.id, a.connection, plan.settings, a.livePreview);
     const restoreText = (r: HostReport, iface: string, restore: boolean) => renderNicRestoreStdin(owner, iface, r.previous, restore) + rcAdoptedRestoreNote(r.extra["rc-adopted"]);
-    const report = applyAndRestore(this, name, "nic", { connection: a.connection, become, validated: early !== undefined }, plan.stdin, (r) =>
+    const report = applyAndRestore(this, name, "nic", { connection: a.connection, become, validated: early !== undefined }, early ? early.stdin : plan.stdin, (r) =>
       early && typeof restoreOnDelete === "boolean"
         ? restoreText(r, early.request.interface, restoreOnDelete)
         : pulumi.all([plan.request.interface, restoreOnDelete]).apply(([iface, restore]) => restoreText(r, iface, restore)),

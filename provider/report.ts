@@ -65,20 +65,20 @@ export function completeApplied(r: HostReport, declared: Record<string, string>)
 
 /**
  * A report with a `previous-values` line gives originals as values only, tab-separated, in the order of its key list:
- * the declared keys in the plan's order (sorted) when it has `same-as-plan` (`declared` is then required), else its
- * `applied` lines. Returns the report with `previous` completed from them (its own `previous` lines are the journal's
- * other keys). A count that differs from the key list means the report does not belong to this plan: that is refused
- * (originals paired with the wrong keys would be restored to them). Call it before {@link completeApplied}.
+ * `planKeys` (the keys of the plan of the run that printed the report, in the plan's order) when it has `same-as-plan`,
+ * else its own `applied` lines. Returns the report with `previous` completed from them (its own `previous` lines are
+ * the journal's other keys). A count that differs from the key list means the report does not belong to that plan:
+ * refused (originals paired with the wrong keys would be restored to them).
  */
-export function completePrevious(r: HostReport, declared?: Record<string, string>): HostReport {
+export function completePrevious(r: HostReport, planKeys?: string[]): HostReport {
   const line = r.extra["previous-values"];
   if (line === undefined) return r;
   const byPlan = r.extra["same-as-plan"] === "1";
-  if (byPlan && !declared) throw new Error("pulumi-net-tuning: completePrevious needs the declared values of a same-as-plan report");
-  const keys = byPlan ? Object.keys(declared!).sort() : (r.appliedKeys ?? []);
+  if (byPlan && !planKeys) throw new Error("pulumi-net-tuning: completePrevious needs the plan's keys for a same-as-plan report");
+  const keys = byPlan ? planKeys! : (r.appliedKeys ?? []);
   const values = line.split("\t");
   if (values.length !== keys.length) {
-    throw new Error(`pulumi-net-tuning: the report lists ${values.length} original values for ${keys.length} keys: it does not belong to this plan; run pulumi up again`);
+    throw new Error(`pulumi-net-tuning: the report lists ${values.length} original values for ${keys.length} keys: it does not belong to its plan`);
   }
   const previous: Record<string, string> = { ...r.previous };
   keys.forEach((k, i) => (previous[k] = values[i]));
@@ -89,8 +89,11 @@ export function completePrevious(r: HostReport, declared?: Record<string, string
   return { ...r, previous: sorted, extra };
 }
 
-/** {@link completePrevious} and {@link completeApplied} (with `declared`): the report as if every value were listed. */
-export function completeReport(r: HostReport, declared?: Record<string, string>): HostReport {
-  const p = completePrevious(r, declared);
-  return declared ? completeApplied(p, declared) : p;
+/**
+ * {@link completePrevious} and {@link completeApplied}: the report as if every value were listed. `plan`: the keys (in
+ * the plan's order) and values of the plan of the run that printed it (a kind whose plan the component can read).
+ */
+export function completeReport(r: HostReport, plan?: { keys: string[]; values: Record<string, string> }): HostReport {
+  const p = completePrevious(r, plan?.keys);
+  return plan ? completeApplied(p, plan.values) : p;
 }

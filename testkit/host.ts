@@ -3,6 +3,7 @@
  * test host, `ok()`, the NetTuning / NicQueues programs for the harness, and the host snapshot. Works on lab hosts
  * (`testkit/lab`, run without SSH through `exec`) and on the VM (`testkit/vm`, run over SSH as root).
  */
+import { spawnSync } from "child_process";
 import { NetTuning, NetTuningArgs } from "../components/netTuning";
 import { NicQueues, NicQueuesArgs } from "../components/nicQueues";
 import { keyToPath } from "../provider/sysctl/validate";
@@ -69,6 +70,19 @@ export async function fileOn(host: TestHost, path: string): Promise<string | und
 export function ok(r: UpResult, what = "operation"): UpResult {
   if (!r.ok) throw new Error(`${what} failed:\n${r.error}`);
   return r;
+}
+
+/**
+ * What the command substitution `"$(pulumi stack --show-urns|grep …)"` of a recovery message (provider/host/programs.ts
+ * urnLookup, runtime.sh's refusal of an update without its journal) prints for `urns` (the stack's): the message's own
+ * command, run by sh with `pulumi stack --show-urns` answering as the CLI lists URNs ("    │  URN: <urn>" lines).
+ */
+export function lookedUpUrn(message: string, urns: string[]): string {
+  const m = /"\$\((pulumi stack --show-urns\|grep -o '[^']*')\)"/.exec(message);
+  if (!m) throw new Error(`no URN look-up in: ${message}`);
+  const listing = urns.map((u) => `    │  URN: ${u}\n`).join("");
+  const r = spawnSync("sh", ["-c", `pulumi() { printf '%s' "$L"; }; ${m[1]}`], { env: { PATH: process.env.PATH, L: listing }, encoding: "utf8" });
+  return r.stdout.trim();
 }
 
 type Connection = { host: string; port: number; user: string; privateKey: string };

@@ -4,11 +4,28 @@
  * components are imported (they read the runtime settings at import).
  */
 import * as pulumi from "@pulumi/pulumi";
+import { planValues } from "../provider/sysctl/plan";
 
 export interface Recorded {
   type: string;
   name: string;
   inputs: Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+/**
+ * The fixture report as a host would print it for `stdin`'s plan: a NetTuning report lists its originals as values in
+ * the order of its plan's keys (previous-values), so for a plan with other keys than the fixture's the mock host
+ * answers that every original was "0" (one value per key of that plan); for a plan of the other kind, a report of no
+ * setting.
+ */
+export function reportFor(applyStdout: string, stdin: string): string {
+  // a plan of the other kind than the fixture's (a NicQueues in a file about NetTuning): a report of no setting
+  if (/^same-as-plan\t1$/m.test(applyStdout) !== /^@kind sysctl$/m.test(stdin)) return "net-tuning-report v1\nend\nhost\tgzip base64";
+  const m = /^previous-values\t(.*)$/m.exec(applyStdout);
+  if (!m || !/^same-as-plan\t1$/m.test(applyStdout)) return applyStdout;
+  const { keys } = planValues(stdin);
+  if (m[1].split("\t").length === keys.length) return applyStdout;
+  return applyStdout.replace(/^previous-values\t.*$/m, `previous-values\t${keys.map(() => "0").join("\t")}`);
 }
 
 export function mockCommands(applyStdout: string, project = "proj", stack = "dev") {
@@ -18,7 +35,7 @@ export function mockCommands(applyStdout: string, project = "proj", stack = "dev
       newResource(args) {
         resources.push({ type: args.type, name: args.name, inputs: args.inputs });
         const state = { ...args.inputs };
-        if (args.type === "command:remote:Command" && args.name.endsWith("-apply")) state.stdout = applyStdout;
+        if (args.type === "command:remote:Command" && args.name.endsWith("-apply")) state.stdout = reportFor(applyStdout, String(args.inputs.stdin ?? ""));
         return { id: `${args.name}-id`, state };
       },
       call: (args) => args.inputs,

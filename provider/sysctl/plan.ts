@@ -163,6 +163,28 @@ export function planSysctls(input: SysctlPlanInput): SysctlPlan {
   };
 }
 
+/**
+ * The keys (in the plan's order, which is the order the host reads them in) and values of a NetTuning plan's file
+ * lines (after `@content`; comment and blank lines skipped), as the host's sysctl kind reads them (kind_content).
+ * Reports are completed from the plan of the run that printed them: the -apply child's stdin output, which always
+ * belongs to its stdout (not the plan of this program run, which a `pulumi up --target` may leave unapplied).
+ */
+export function planValues(stdin: string): { keys: string[]; values: Record<string, string> } {
+  const keys: string[] = [];
+  const values: Record<string, string> = {};
+  const lines = stdin.split("\n");
+  for (let i = lines.indexOf("@content") + 1; i > 0 && i < lines.length; i++) {
+    const l = lines[i];
+    if (l === "" || l.startsWith("#") || l.startsWith(";")) continue;
+    const at = l.indexOf(" = ");
+    if (at < 0) continue;
+    const k = l.slice(0, at);
+    if (!(k in values)) keys.push(k);
+    values[k] = l.slice(at + 3);
+  }
+  return { keys, values };
+}
+
 /** The restore program's stdin: originals from Pulumi state, so a delete works without the host's journal. */
 export function renderSysctlRestoreStdin(
   owner: Owner,

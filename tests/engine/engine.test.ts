@@ -1,14 +1,15 @@
 /**
  * One engine per host (issue #12) on real lab hosts through the harness (pulumi-command 1.2.1 semantics, CopyToRemote
- * over SFTP): delivery and install, sessions per operation, root and sudo, rollback with the host's files gone,
- * a host rebuilt under the same address, a host without the sftp subsystem.
+ * over SFTP): delivery (one stack-level CopyToRemote per stack and address) and install, sessions per operation, root
+ * and sudo, rollback with the host's files gone, a host rebuilt under the same address (the recovery commands the
+ * messages name are run against the stack's URNs), a host without the sftp subsystem.
  */
 import { NetTuning, NetTuningArgs } from "../../components/netTuning";
 import { NicQueues } from "../../components/nicQueues";
 import { engine } from "../../provider/host/engine";
-import { COPY_TYPE, Stack } from "../../testkit/harness";
+import { COPY_TYPE, Stack, StateEntry } from "../../testkit/harness";
 import { Lab, LabHost, startLab, Who } from "../../testkit/lab";
-import { ok, snapshot, sysctl, sysProgram } from "../../testkit/host";
+import { lookedUpUrn, ok, snapshot, sysctl, sysProgram } from "../../testkit/host";
 
 let lab: Lab;
 beforeAll(async () => {
@@ -34,6 +35,14 @@ async function values(host: LabHost): Promise<string> {
     .filter((l) => !/^\/usr\/local\/lib\/pulumi-net-tuning|^\/var\/lib\/pulumi-net-tuning\/incoming|\/\.cache\/pulumi-net-tuning/.test(l.replace(/^[0-9a-f]{32} +/, "")))
     .join("\n");
 }
+/** The stack's engine delivery (a stack-level CopyToRemote; one per stack and address here). */
+function delivery(stack: Stack): StateEntry {
+  const d = stack.resources().filter((e) => e.type === COPY_TYPE);
+  expect(d.length).toBe(1);
+  return d[0];
+}
+/** The URN the recovery message's own look-up command finds among the stack's. */
+const lookedUp = (message: string, stack: Stack) => lookedUpUrn(message, stack.resources().map((e) => e.urn));
 async function stat(host: LabHost, p: string): Promise<string> {
   const r = await host.exec(`stat -c '%U %a' ${p}`);
   return r.code === 0 ? r.stdout.trim() : `absent (${r.stderr.trim()})`;
@@ -48,9 +57,12 @@ describe.each<Who>(["root", "sudo"])("engine delivery as %s", (who) => {
     const stack = new Stack({ project: "eng", stack: who });
     const r1 = ok(await stack.up(program(host, "web", { sysctls: { [SOMAXCONN]: 8191, [FIN]: 21 } }, who)));
     expect(r1.sessions.total).toBe(2);
-    expect(r1.copies.map((c) => [c.name, c.op, c.ok])).toEqual([["web-engine", "create", true]]);
+    const d0 = delivery(stack);
+    expect(d0.name).toMatch(new RegExp(`^net-tuning-engine-${host.address.replace(/\./g, "\\.")}-[0-9a-f]{8}$`));
+    expect(d0.parent).toMatch(/::pulumi:pulumi:Stack::/);
+    expect(r1.copies.map((c) => [c.name, c.op, c.ok])).toEqual([[d0.name, "create", true]]);
     const stage = who === "root" ? "/var/lib/pulumi-net-tuning/incoming" : ".cache/pulumi-net-tuning";
-    expect(r1.copies[0].remotePath).toMatch(new RegExp(`^${stage.replace(/\./g, "\\.")}/engine-${E.sha256}\\.eng\\.${who}\\.web-[0-9a-f]{8}\\.sh$`));
+    expect(r1.copies[0].remotePath).toBe(`${stage}/engine.${d0.name.slice("net-tuning-engine-".length)}.sh`);
     if (who === "sudo") {
       // SFTP relative paths are home-relative and written as the SSH user (no sudo)
       expect(await stat(host, `/home/${host.sudoUser.user}/${r1.copies[0].remotePath}`)).toBe(`${host.sudoUser.user} 644`);
@@ -94,15 +106,15 @@ describe.each<Who>(["root", "sudo"])("engine delivery as %s", (who) => {
   });
 });
 
-test("two resources on one host: the first destroy removes only its staged copy and keeps the engine, the second removes it", async () => {
+test("two stacks on one host: the first destroy removes only its staged copy and keeps the engine, the second removes it", async () => {
   const host = lab.hosts[0];
   const full = await snapshot(host, { delivery: true });
   const a = new Stack({ project: "eng", stack: "two-a" });
   const b = new Stack({ project: "eng", stack: "two-b" });
   ok(await a.up(program(host, "web", { sysctls: { [SOMAXCONN]: 7101 } })));
   ok(await b.up(program(host, "db", { sysctls: { [FIN]: 24 } })));
-  const stagedA = String(a.get("web-engine")!.inputs.remotePath);
-  const stagedB = String(b.get("db-engine")!.inputs.remotePath);
+  const stagedA = String(delivery(a).inputs.remotePath);
+  const stagedB = String(delivery(b).inputs.remotePath);
   expect(stagedA).not.toBe(stagedB);
   const da = ok(await a.destroy());
   expect(da.runs[0].stdout).toBe(`net-tuning-report v1\nrestored-by\tengine ${E.fileName}\nend`);
@@ -127,7 +139,7 @@ test("destroy restores every original from state when the journal, the staged co
   expect(await sysctl(host, SOMAXCONN)).toBe("7001");
   // the originals and the restore program are stored as one gzip|base64 line (the apply found both tools): still self-contained
   const restoreIn = String(stack.get("web-restore")!.inputs.stdin);
-  expect(restoreIn).toMatch(/\n@owner-id \S+\n@file \S+\n@restore 1\n@gzip-base64\n[A-Za-z0-9+/=]+\n$/);
+  expect(restoreIn).toMatch(/^@restore 1\n[A-Za-z0-9+/=]+\n$/);
   const rm = await host.exec("rm -rf /var/lib/pulumi-net-tuning /usr/local/lib/pulumi-net-tuning");
   expect(rm.code).toBe(0);
   const d = await stack.destroy();
@@ -147,21 +159,24 @@ test("a host rebuilt under the same address: the next updates name the exact rec
   expect((await host.exec(`rm -rf /var/lib/pulumi-net-tuning /usr/local/lib/pulumi-net-tuning /etc/sysctl.d/90-net-tuning-web.conf; echo ${o} > /proc/sys/net/core/somaxconn`)).code).toBe(0);
   const r = await stack.up(program(host, "web", { sysctls: { [SOMAXCONN]: 7003 } }));
   expect(r.ok).toBe(false);
-  const urn = stack.get("web-engine")!.urn;
-  const staged = String(stack.get("web-engine")!.inputs.remotePath);
+  const d0 = delivery(stack);
+  const staged = String(d0.inputs.remotePath);
+  const hostname = (await host.exec("uname -n")).stdout.trim();
   expect(r.error!.split("\n").slice(1).join("\n")).toBe(
-    `net-tuning: cannot install engine ${E.version} from ${staged} on ${(await host.exec("uname -n")).stdout.trim()} (missing or sha256 differs): run pulumi up --replace '${urn}'\n`,
+    `net-tuning on ${hostname}: no engine ${E.version} (${staged} missing or altered): run pulumi up --replace "$(pulumi stack --show-urns|grep -o 'urn:pulumi:[^ ]*::${d0.name}$')"\n`,
   );
+  // the command the message names finds exactly the delivery's URN
+  expect(lookedUp(r.error!, stack)).toBe(d0.urn);
   expect(await sysctl(host, SOMAXCONN)).toBe(o); // nothing changed
-  // the recovery: `pulumi up --replace <urn>` = the engine child is replaced (copied again), then the apply updates;
+  // the recovery: `pulumi up --replace <urn>` = the delivery is replaced (copied again), then the apply updates;
   // the journal is gone too, so the update refuses to take the values found as originals and names the next step
-  const entry = stack.get("web-engine")!;
-  expect(entry.type).toBe(COPY_TYPE);
-  const rr = await stack.up(program(host, "web", { sysctls: { [SOMAXCONN]: 7003 } }), { replace: [urn] });
+  expect(d0.type).toBe(COPY_TYPE);
+  const rr = await stack.up(program(host, "web", { sysctls: { [SOMAXCONN]: 7003 } }), { replace: [d0.urn] });
   expect(rr.ok).toBe(false);
   expect(rr.copies.map((c) => c.op)).toEqual(["create"]);
   const component = stack.resources().find((x) => x.name === "web")!.urn;
-  expect(rr.error).toContain(`pulumi destroy --target '${component}' --target-dependents, then pulumi up`);
+  expect(rr.error).toContain(`pulumi destroy --target "$(pulumi stack --show-urns|grep -o 'urn:pulumi:[^ ]*[:$]net-tuning:index:NetTuning::web$')" --target-dependents, then pulumi up`);
+  expect(lookedUp(rr.error!, stack)).toBe(component);
   expect(await sysctl(host, SOMAXCONN)).toBe(o); // nothing changed
   // `pulumi destroy --target <component> --target-dependents` (the stack holds only it: a destroy), then `pulumi up`
   const d = ok(await stack.destroy());
@@ -195,19 +210,29 @@ test("a host whose sshd has no sftp subsystem: the delivery fails and says so, n
   await host.exec("kill $(cat /run/sshd-nosftp.pid)");
 });
 
-test("NetTuning + NicQueues on one host: create 4 sessions (2 per resource), both deliveries staged separately", async () => {
+test("NetTuning + NicQueues on one host: create 3 sessions (one delivery, shared, and an apply each), unchanged 0, destroy 2", async () => {
   const host = lab.hosts[3];
+  const full = await snapshot(host, { delivery: true });
   const stack = new Stack({ project: "eng", stack: "both" });
   const prog = () => {
     new NetTuning("t", { connection: host.connection("root"), sysctls: { [SOMAXCONN]: 7005 } });
     new NicQueues("q", { connection: host.connection("root"), interface: host.iface, txQueueLength: 1500 });
   };
   const r = ok(await stack.up(prog));
-  expect(r.sessions.total).toBe(4);
-  expect(new Set(r.copies.map((c) => c.remotePath)).size).toBe(2);
+  expect(r.sessions.total).toBe(3);
+  expect(r.copies.length).toBe(1);
+  const d0 = delivery(stack);
+  for (const n of ["t-apply", "q-apply"]) expect(stack.get(n)!.options.dependsOn).toEqual([d0.urn]);
   expect((await stack.up(prog)).sessions.total).toBe(0);
+  // one resource goes: its restore keeps the staged copy (the other resource of the stack on this address uses it)
+  const one = ok(await stack.up(() => {
+    new NetTuning("t", { connection: host.connection("root"), sysctls: { [SOMAXCONN]: 7005 } });
+  }));
+  expect(one.runs.map((x) => x.name)).toEqual(["q-restore"]);
+  expect(await stat(host, String(d0.inputs.remotePath))).toBe("root 644");
   const d = ok(await stack.destroy());
-  expect(d.sessions.total).toBe(2);
+  expect(d.sessions.total).toBe(1);
+  expect(await snapshot(host, { delivery: true })).toBe(full);
 });
 
 test("a host without gzip: the restore program is stored as plain text and destroy restores", async () => {
@@ -219,7 +244,7 @@ test("a host without gzip: the restore program is stored as plain text and destr
     const r = ok(await stack.up(program(host, "web", { sysctls: { [SOMAXCONN]: 7006 } })));
     expect(r.runs[0].stdout).not.toMatch(/^host\t/m);
     const restoreIn = String(stack.get("web-restore")!.inputs.stdin);
-    expect(restoreIn).not.toContain("@gzip-base64");
+    expect(restoreIn).toMatch(/^@restore 1\n@engine \S+ [0-9a-f]{64}\n@net-tuning v1\n/);
     expect(restoreIn).toContain("\n@program\n");
     expect(await sysctl(host, SOMAXCONN)).toBe("7006");
     ok(await stack.destroy());
@@ -249,8 +274,8 @@ describe("the apply bootstrap on a lab host (the exact command and stdin of a cr
     const stack = new Stack({ project: "eng", stack: "tamper" });
     ok(await stack.up(program(host, "web", { sysctls: { [SOMAXCONN]: 7010 } })));
     const run = stack.history.find((r) => r.name === "web-apply")!;
-    const staged = String(stack.get("web-engine")!.inputs.remotePath);
-    const urn = stack.get("web-engine")!.urn;
+    const d0 = delivery(stack);
+    const staged = String(d0.inputs.remotePath);
     ok(await stack.destroy());
     const o = await sysctl(host, SOMAXCONN);
     // the destroy removed the staged copy; someone puts an altered one there (the installed engine is gone too)
@@ -259,14 +284,13 @@ describe("the apply bootstrap on a lab host (the exact command and stdin of a cr
     expect(tamper.code).toBe(0);
     const r = await host.ssh(run.cmd, { stdin: run.stdin });
     expect(r.code).toBe(6);
-    expect(r.stderr).toContain(`net-tuning: cannot install engine ${E.version} from ${staged} on `);
-    expect(r.stderr).toContain(`(missing or sha256 differs): run pulumi up --replace '${urn}'\n`);
+    expect(r.stderr).toContain(`: no engine ${E.version} (${staged} missing or altered): run pulumi up --replace "$(pulumi stack --show-urns|grep -o 'urn:pulumi:[^ ]*::${d0.name}$')"\n`);
     expect((await host.exec("ls -A /usr/local/lib/pulumi-net-tuning")).stdout).toBe("");
     expect((await host.exec("test -e /tmp/pwned")).code).not.toBe(0);
     expect(await sysctl(host, SOMAXCONN)).toBe(o);
     const bad = await host.ssh(run.cmd, { stdin: run.stdin!.split("\n").slice(1).join("\n") });
     expect(bad.code).toBe(5);
-    expect(bad.stderr).toBe("net-tuning: stdin lacks the @engine line\n");
+    expect(bad.stderr).toBe(`net-tuning on ${(await host.exec("uname -n")).stdout.trim()}: no @engine line\n`);
   });
 });
 
@@ -281,7 +305,7 @@ test("a non-root connection without become: staged in its home, the apply says i
   expect(r.ok).toBe(false);
   expect(r.copies.map((c) => [c.ok, c.remotePath.startsWith(".cache/pulumi-net-tuning/")])).toEqual([[true, true]]);
   expect(r.error).toMatch(/Process exited with status 3/);
-  expect(r.error).toContain(`net-tuning: must run as root, but runs as ${host.plainUser.user} on `);
+  expect(r.error).toContain(`: must run as root, not ${host.plainUser.user}: connect as root or set become: sudo`);
   expect((await host.exec("ls -A /usr/local/lib/pulumi-net-tuning 2>&1")).stdout).toMatch(/No such file/);
   expect(await sysctl(host, SOMAXCONN)).toBe(o);
 });
@@ -299,7 +323,7 @@ test("an engine directory planted by another user is never run (exit 6), even wi
   const r = await stack.up(program(host, "web", { sysctls: { [SOMAXCONN]: 7009 } }));
   expect(r.ok).toBe(false);
   expect(r.error).toMatch(/Process exited with status 6/);
-  expect(r.error).toContain(`net-tuning: not running ${INSTALLED}: not owned by root`);
+  expect(r.error).toContain(`: ${INSTALLED} not owned by root`);
   expect((await host.exec("test -e /tmp/planted")).code).not.toBe(0);
   expect(await sysctl(host, SOMAXCONN)).toBe(o);
   await host.exec("rm -rf /usr/local/lib/pulumi-net-tuning");

@@ -9,7 +9,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { assembleEngine, engine, useEngine } from "../../provider/host/engine";
-import { fallbackProgram, restoreCommand, restoreStdin } from "../../provider/host/programs";
+import { fallbackProgram, readRestoreStdin, restoreCommand, restoreStdin } from "../../provider/host/programs";
 import { Stack } from "../../testkit/harness";
 import { Lab, LabHost, startLab, Who } from "../../testkit/lab";
 import { nicProgram, ok, snapshot, sysctl, sysProgram } from "../../testkit/host";
@@ -51,7 +51,7 @@ describe.each<[Who, "rc.local" | "systemd"]>([
     const stack = new Stack({ project: "fb", stack: `eng-${who}` });
     ok(await stack.up(both(host, who, persistence)));
     const rs = String(stack.get("t-restore")!.inputs.stdin);
-    expect(rs.split("\n")[0]).toBe(`@engine ${E.version} ${E.sha256}`);
+    expect(readRestoreStdin(rs).split("\n").slice(0, 2)).toEqual(["@restore 1", `@engine ${E.version} ${E.sha256}`]);
     const d = ok(await stack.destroy());
     expect(d.runs.map((r) => [r.name, restoredBy(r.stdout)]).sort()).toEqual([
       ["q-restore", `engine ${E.fileName}`],
@@ -171,7 +171,7 @@ test("the plan's engine (an older version) is no longer installed, another versi
   } finally {
     useEngine();
   }
-  expect(String(stack.get("t-restore")!.inputs.stdin).split("\n")[0]).toBe(`@engine ${old.version} ${old.sha256}`);
+  expect(readRestoreStdin(String(stack.get("t-restore")!.inputs.stdin)).split("\n")[1]).toBe(`@engine ${old.version} ${old.sha256}`);
   // the old engine is gone (removed by hand, e.g. after another stack's upgrade); today's engine is installed
   const swap = await host.exec(
     `d=/usr/local/lib/pulumi-net-tuning; rm -f $d/engine-${old.sha256}.sh && base64 -d > $d/engine-${E.sha256}.sh && ls $d`,
@@ -187,6 +187,9 @@ test("the plan's engine (an older version) is no longer installed, another versi
   expect(await snapshot(host, { delivery: true })).toBe(full);
 });
 
+/** A delivery token (no delivery of it exists on the host: nothing to clean up). */
+const TOKEN = "198.18.99.1-00000000";
+
 describe("a value that cannot be written back: non-zero exit naming the key, journal and files kept", () => {
   const owner = "@owner fb:x:t\n@owner-id fb.x.t-00000000";
   test.each<["sysctl" | "nic", string, string]>([
@@ -196,20 +199,20 @@ describe("a value that cannot be written back: non-zero exit naming the key, jou
     const host = lab.hosts[2];
     const before = await snapshot(host);
     const plan = `@net-tuning v1\n@kind ${kind}\n${owner}\n${body}\n`;
-    const r = await host.ssh(restoreCommand(kind), { who: "root", stdin: restoreStdin(kind, plan, true) });
+    const r = await host.ssh(restoreCommand(TOKEN), { who: "root", stdin: restoreStdin(kind, plan, true) });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(`net-tuning: ${key} = '${body.split("\t").pop()}' not restored on `);
     expect(r.stderr).toMatch(new RegExp(`could not restore ${key.replace(/\./g, "\\.")}; journal and boot files kept: run the delete again on .* \\(fallback restore\\)`));
     expect(await snapshot(host)).toBe(before);
     // a plan value the fallback does not accept: exit 5 before anything changes
-    const bad = await host.ssh(restoreCommand(kind), { who: "root", stdin: restoreStdin(kind, plan.replace(/\t\S+$/m, "\t$(reboot)"), true) });
+    const bad = await host.ssh(restoreCommand(TOKEN), { who: "root", stdin: restoreStdin(kind, plan.replace(/\t\S+$/m, "\t$(reboot)"), true) });
     expect(bad.code).toBe(5);
     expect(bad.stderr).toContain(`bad original ${key} = '$(reboot)'; nothing restored`);
     // a damaged compressed stdin (a blob cut short): exit 1 with the bootstrap's message, nothing run, nothing left in /tmp
     const cut = restoreStdin(kind, plan, true).replace(/.{40}\n$/, "\n");
-    const dmg = await host.ssh(restoreCommand(kind), { who: "root", stdin: cut });
+    const dmg = await host.ssh(restoreCommand(TOKEN), { who: "root", stdin: cut });
     expect([dmg.code, dmg.stdout]).toEqual([1, ""]);
-    expect(dmg.stderr).toContain("net-tuning: cannot unpack the restore stdin (gzip, base64?)");
+    expect(dmg.stderr).toBe("net-tuning: bad restore stdin\n");
     expect((await host.exec("ls -d /tmp/net-tuning-in.* 2>/dev/null | wc -l")).stdout.trim()).toBe("0");
     expect(await snapshot(host)).toBe(before);
   });

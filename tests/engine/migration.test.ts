@@ -3,8 +3,8 @@
  * components, extracted from git, create a NetTuning and a NicQueues on a lab host through the harness; then this
  * version's components run on that same state. Child names and types are kept (`-apply`, `-restore`), so no alias
  * is needed: the apply is an in-place update (apply-update, the host's header-less 0.1.0 journal is read), the
- * restore an update without a command, plus a new `-engine`. No delete runs, no host value changes; destroy
- * afterwards restores the true originals.
+ * restore an update without a command, plus a new engine delivery (one, shared by both). No delete runs, no host value
+ * changes; destroy afterwards restores the true originals.
  */
 import { spawnSync } from "child_process";
 import * as fs from "fs";
@@ -64,21 +64,22 @@ test("a 0.1.0 stack (NetTuning + NicQueues) upgrades without reverting, restorin
 
   const r1 = ok(await stack.up(args({ NetTuning, NicQueues })));
   const kinds = r1.steps.filter((s) => s.type === COMMAND_TYPE || s.type === COPY_TYPE).map((s) => `${s.urn.split("::").pop()} ${s.kind}`).sort();
-  expect(kinds).toEqual(["q-apply update", "q-engine create", "q-restore update", "t-apply update", "t-engine create", "t-restore update"]);
+  // one engine delivery for both (a stack-level resource named after the address)
+  expect(kinds).toEqual([expect.stringMatching(/^net-tuning-engine-[0-9.]+-[0-9a-f]{8} create$/), "q-apply update", "q-restore update", "t-apply update", "t-restore update"]);
   expect(r1.runs.map((r) => [r.name, r.op]).sort()).toEqual([["q-apply", "update"], ["t-apply", "update"]]);
   expect(r1.runs.every((r) => r.cmd.includes(" apply-update "))).toBe(true);
   expect(r1.deleted).toEqual([]);
-  expect(r1.sessions.total).toBe(4); // per resource: delivery + apply
+  expect(r1.sessions.total).toBe(3); // the delivery, and an apply per resource
   // the host: every value, file content and mode unchanged but the journals, which the new engine rewrites once in
   // the v2 format (header with owner id and generation) holding exactly the same first originals
-  // and our sysctl.d file, whose header comment loses the version 0.1.0 wrote (today's names none, so that later
-  // upgrades leave the file alone): the same values, only that comment line differs
+  // and our sysctl.d file, whose header comment is shorter today (and names no version, so that later upgrades leave
+  // the file alone): the same values and owner line, only the comment before it differs
   // and the converged records the new engine writes after every apply (/var/lib/pulumi-net-tuning-converged, issue #13)
   const FILE = "/etc/sysctl.d/90-net-tuning-t.conf";
   const noJournal = (s: string) =>
     content(s).split("\n").filter((l) => !/\/var\/lib\/pulumi-net-tuning\/(sysctl|nic)\/\S+\.orig( |$)/.test(l) && !l.includes(FILE) && !l.includes("/var/lib/pulumi-net-tuning-converged/")).join("\n");
   expect(noJournal(await snapshot(host))).toBe(noJournal(applied));
-  expect((await host.exec(`cat ${FILE}`)).stdout).toBe(file010.replace(/^# pulumi-net-tuning 0\.1\.0:/m, "# pulumi-net-tuning:"));
+  expect((await host.exec(`cat ${FILE}`)).stdout).toBe(file010.replace(/^# pulumi-net-tuning 0\.1\.0: [^\n]*\n# Manual edits[^\n]*\n/, "# Managed by Pulumi: edits are overwritten.\n"));
   const v2 = (await host.exec("cat /var/lib/pulumi-net-tuning/sysctl/*.orig")).stdout.split("\n");
   expect(v2[0]).toMatch(/^net-tuning-journal v2\t\S+\t[A-Za-z0-9-]+$/);
   expect(v2.filter((l) => /^net\./.test(l)).sort()).toEqual(journal.split("\n").filter(Boolean).sort());

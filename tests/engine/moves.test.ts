@@ -1,9 +1,10 @@
 /**
- * Moves through the component wiring (common.ts): every child has replaceOnChanges on connection.host/port/user/proxy
- * and no deleteBeforeReplace, so a move replaces all three children create-before-delete, in the engine's order
- * (step_generator: replaced olds are deleted at the end, in reverse dependency order): the new engine delivery and
- * the new apply (apply-create) on the new machine first, then the old `-restore`'s stored delete on the old one.
- * (Same-machine moves need the generation check of the safety work: tests/safety.)
+ * Moves through the component wiring (common.ts): both children have replaceOnChanges on connection.host/port/user/proxy
+ * and no deleteBeforeReplace, so a move replaces them create-before-delete, in the engine's order (step_generator:
+ * replaced olds are deleted at the end, in reverse dependency order): the engine delivery of the new address (a
+ * stack-level resource named after it: created) and the new apply (apply-create) on the new machine first, then the
+ * old `-restore`'s stored delete on the old one, then the old address's delivery (no longer registered: deleted, which
+ * runs nothing). (Same-machine moves need the generation check of the safety work: tests/safety.)
  */
 import { NetTuning } from "../../components/netTuning";
 import { MOVE_PATHS } from "../../components/common";
@@ -23,15 +24,20 @@ const prog = (h: LabHost) => () => {
   new NetTuning("web", { connection: h.connection("root"), sysctls: { [K]: 8300 } });
 };
 
-test("every child: replaceOnChanges on the whole address, no deleteBeforeReplace", async () => {
+test("every child: replaceOnChanges on the whole address, no deleteBeforeReplace; the delivery is named after the address", async () => {
   const c = await capture(prog(lab.hosts[0]));
-  const kids = c.resources.filter((r) => r.type === COMMAND_TYPE || r.type === COPY_TYPE);
-  expect(kids.map((r) => r.name).sort()).toEqual(["web-apply", "web-engine", "web-restore"]);
+  const kids = c.resources.filter((r) => r.type === COMMAND_TYPE);
+  expect(kids.map((r) => r.name).sort()).toEqual(["web-apply", "web-restore"]);
   for (const r of kids) {
     expect(r.options.replaceOnChanges.filter((p) => !p.startsWith("triggers"))).toEqual(MOVE_PATHS);
     expect(r.options.deleteBeforeReplace).toBe(false);
   }
   expect(MOVE_PATHS).toEqual(["connection.host", "connection.port", "connection.user", "connection.proxy"]);
+  const copies = c.resources.filter((r) => r.type === COPY_TYPE);
+  expect(copies.map((r) => r.name)).toEqual([expect.stringMatching(new RegExp(`^net-tuning-engine-${lab.hosts[0].address.replace(/\./g, "\\.")}-[0-9a-f]{8}$`))]);
+  // another address is another delivery (name): nothing to replace
+  expect(copies[0].options.replaceOnChanges.filter((p) => !p.startsWith("triggers"))).toEqual([]);
+  expect(copies[0].options.deleteBeforeReplace).toBe(false);
 });
 
 test("a move to another machine: new delivery + apply-create there first, then the old restore restores the old machine", async () => {
@@ -43,7 +49,10 @@ test("a move to another machine: new delivery + apply-create there first, then t
   expect(await sysctl(a, K)).toBe("8300");
   const r = ok(await stack.up(prog(b)));
   const replaced = r.steps.filter((s) => s.kind === "replace").map((s) => s.urn.split("::").pop()).sort();
-  expect(replaced).toEqual(["web-apply", "web-engine", "web-restore"]);
+  expect(replaced).toEqual(["web-apply", "web-restore"]);
+  const copyStep = (kind: string) => r.steps.filter((s) => s.kind === kind && s.urn.includes("::net-tuning-engine-")).map((s) => s.urn.split("::").pop());
+  expect(copyStep("create")).toEqual([expect.stringMatching(new RegExp(`^net-tuning-engine-${b.address.replace(/\./g, "\\.")}-`))]);
+  expect(copyStep("delete")).toEqual([expect.stringMatching(new RegExp(`^net-tuning-engine-${a.address.replace(/\./g, "\\.")}-`))]);
   expect(r.steps.filter((s) => s.kind === "replace").every((s) => s.deleteBeforeReplace === false)).toBe(true);
   const applyB = r.runs.find((x) => x.name === "web-apply")!;
   const restoreA = r.runs.find((x) => x.name === "web-restore")!;

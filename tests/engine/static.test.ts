@@ -10,6 +10,7 @@ import * as path from "path";
 import { gzipSync } from "zlib";
 import { assembleEngine, engine, enginePath } from "../../provider/host/engine";
 import { completeApplied, completePrevious, completeReport, parseReport } from "../../provider/report";
+import { planValues } from "../../provider/sysctl/plan";
 import { ENGINE_BOOT, engineCommand, engineStdin, fallbackProgram, hostProgram, readRestoreStdin, RESTORE_BOOT, restoreCommand, restoreStdin, urnLookup } from "../../provider/host/programs";
 import { SHELLS, SHELL_ARGV } from "../../testkit/shells";
 
@@ -126,14 +127,16 @@ test.each(SHELLS)("the restore bootstrap: a stdin without its @program line (dam
 });
 
 test("previous-values: the originals of the report's key list, paired in order; a count that differs is refused", () => {
-  const declared = { b: "2", a: "1", c: "3 4" };
-  // same-as-plan: the key list is the plan's keys, sorted (as the plan lists them)
-  const r = parseReport("net-tuning-report v1\nsame-as-plan\t1\nprevious-values\t10\t\t30 31\nprevious\tz\t9\nend\n");
-  const done = completeReport(r, declared);
-  expect(done.previous).toEqual({ a: "10", b: "", c: "30 31", z: "9" });
+  // same-as-plan: the key list is the plan's keys, in the plan's order (the plan of the run that printed the report)
+  const plan = planValues("@net-tuning v1\n@content\n# a comment\nb = 2\na = 1\n\nc = 3 4\n");
+  expect(plan).toEqual({ keys: ["b", "a", "c"], values: { b: "2", a: "1", c: "3 4" } });
+  const r = parseReport("net-tuning-report v1\nsame-as-plan\t1\nprevious-values\t20\t\t30 31\nprevious\tz\t9\nend\n");
+  const done = completeReport(r, plan);
+  expect(done.previous).toEqual({ a: "", b: "20", c: "30 31", z: "9" });
   expect(done.applied).toEqual({ a: "1", b: "2", c: "3 4" });
   expect(done.extra).toEqual({});
-  expect(() => completeReport(parseReport("net-tuning-report v1\nsame-as-plan\t1\nprevious-values\t10\t20\nend\n"), declared)).toThrow(/2 original values for 3 keys/);
+  expect(() => completeReport(parseReport("net-tuning-report v1\nsame-as-plan\t1\nprevious-values\t10\t20\nend\n"), plan)).toThrow(/2 original values for 3 keys/);
+  expect(() => completePrevious(r)).toThrow(/needs the plan's keys/);
   // without same-as-plan (the nic kind): the key list is the report's applied lines, in order
   const nic = parseReport("net-tuning-report v1\napplied\teth0/rps.rx-1\t3\napplied\teth0/rps.rx-0\t3\nprevious-values\t1\t0\nend\n");
   expect(completePrevious(nic).previous).toEqual({ "eth0/rps.rx-0": "0", "eth0/rps.rx-1": "1" });

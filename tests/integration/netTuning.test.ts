@@ -105,7 +105,7 @@ describe("NetTuning on a lab host", () => {
     expect(bad.ok).toBe(false);
     expect(bad.error).toMatch(/become "sudo" failed for user ntplain: .*passwordless sudo \(NOPASSWD\) or connect as root/s);
     const noBecome = await plain.up(program(host, "s", { sysctls: { [K.somaxconn]: 3333 } }, "plain"));
-    expect(noBecome.error).toMatch(/net-tuning: must run as root, but runs as ntplain on \S+: connect as root or set become: "sudo"/);
+    expect(noBecome.error).toMatch(/net-tuning on \S+: must run as root, not ntplain: connect as root or set become: sudo/);
     expect(await snapshot(host)).toBe(before);
 
     const stack = new Stack({ project: "it", stack: "sudo" });

@@ -6,7 +6,7 @@
  */
 import { Stack, UpResult } from "../../testkit/harness";
 import { Lab, LabHost, startLab } from "../../testkit/lab";
-import { snapshot } from "../../testkit/host";
+import { lookedUpUrn, snapshot } from "../../testkit/host";
 import { commands, nicProgram, ok, readSysctl, sh, sysProgram, SysArgs } from "./common";
 import { clearHooks, hold, release, setHooks, waitNoProgram, waitPaused } from "../safety/hooks";
 
@@ -177,7 +177,7 @@ test("/var/lib read-only: the engine delivery (staged in /var/lib as root) fails
     const r = await stack.up(sysProgram(host, "vl", ARGS));
     expect(r.ok).toBe(false);
     // the SFTP copy of the engine to its staging path under /var/lib fails first and names the path; no apply runs
-    expect(r.error).toMatch(/\/var\/lib\/pulumi-net-tuning\/incoming\/engine-[0-9a-f]{64}\.\S+\.sh/);
+    expect(r.error).toMatch(/\/var\/lib\/pulumi-net-tuning\/incoming\/engine\.[0-9.]+-[0-9a-f]{8}\.sh/);
     expect(r.runs).toHaveLength(0);
     expect(await snapshot(host)).toBe(before.replace(/^\/var\/lib\/pulumi-net-tuning[^\n]*\n/gm, ""));
   } finally {
@@ -229,7 +229,7 @@ describe("the host's copy of the originals (/var/lib/pulumi-net-tuning) deleted"
    * the true originals. Before the fix only a persisted resource with its file still in place was refused.
    */
   const REFUSAL =
-    /net-tuning: the journal of original values of this resource \(\S+\) is missing on \S+ although it was applied there before \(host rebuilt, or \/var\/lib\/pulumi-net-tuning removed\): the values found now may be its own, so they are not recorded as originals; nothing was changed\. Restore the originals kept in Pulumi state, then create it again: pulumi destroy --target '(urn:pulumi:[^:]+::rel::[^']+::ju)' --target-dependents, then pulumi up/;
+    /net-tuning: the journal of original values of this resource \(\S+\) is missing on \S+ although it was applied there before \(host rebuilt, or \/var\/lib\/pulumi-net-tuning removed\): the values found now may be its own, so they are not recorded as originals; nothing was changed\. Restore the originals kept in Pulumi state, then create it again: pulumi destroy --target "\$\(pulumi stack --show-urns\|grep -o 'urn:pulumi:\[\^ \]\*\[:\$\]net-tuning:index:NetTuning::ju\$'\)" --target-dependents, then pulumi up/;
   test.each([
     ["persisted", {}],
     ["persist: false", { persist: false }],
@@ -247,7 +247,8 @@ describe("the host's copy of the originals (/var/lib/pulumi-net-tuning) deleted"
     expect(u.ok).toBe(false);
     expect(u.runs.map((x) => [x.name, x.exitCode])).toEqual([["ju-apply", 2]]);
     expect(u.error).toMatch(REFUSAL);
-    expect(REFUSAL.exec(u.error!)![1]).toBe(stack.resources().find((r) => r.name === "ju")!.urn); // the component's URN, exactly
+    // the command it names finds the component's URN, exactly
+    expect(lookedUpUrn(u.error!, stack.resources().map((r) => r.urn))).toBe(stack.resources().find((r) => r.name === "ju")!.urn);
     expect(await values(host)).toEqual(TUNED);
     expect(await snapshot(host)).toBe(tunedSnap); // nothing changed (no journal, no file written)
     // the recovery: `pulumi destroy --target <urn> --target-dependents` (the harness has no --target: this stack holds
@@ -274,7 +275,8 @@ describe("the host's copy of the originals (/var/lib/pulumi-net-tuning) deleted"
     const u = await stack.up(nicProgram(host, "jn", { persistence: "none", txQueueLength: 2346 }));
     expect(u.ok).toBe(false);
     expect(u.runs.map((x) => [x.name, x.exitCode])).toEqual([["jn-apply", 2]]);
-    expect(u.error).toContain(`pulumi destroy --target '${stack.resources().find((r) => r.name === "jn")!.urn}' --target-dependents, then pulumi up`);
+    expect(u.error).toContain(`pulumi destroy --target "$(pulumi stack --show-urns|grep -o 'urn:pulumi:[^ ]*[:$]net-tuning:index:NicQueues::jn$')" --target-dependents, then pulumi up`);
+    expect(lookedUpUrn(u.error!, stack.resources().map((r) => r.urn))).toBe(stack.resources().find((r) => r.name === "jn")!.urn);
     expect(await txq()).toBe("2345");
     ok(await stack.destroy());
     expect(await txq()).toBe(orig);

@@ -11,7 +11,8 @@ import { snapshot } from "../../testkit/host";
 import { netTuningSysctls, readValues, SYSCTLS } from "../../bench/keys";
 import { nicProgram, sysProgram } from "../reliability/common";
 import { engine } from "../../provider/host/engine";
-import { completeApplied, parseReport } from "../../provider/report";
+import { completeReport, parseReport } from "../../provider/report";
+import { planValues } from "../../provider/sysctl/plan";
 import { readRestoreStdin, restoreStdin } from "../../provider/host/programs";
 
 jest.setTimeout(300000);
@@ -52,7 +53,8 @@ function forApply(restore: string, applyStdout: string): string {
 
 /** The restore stdin carries the fallback program after "@program" (plain, or in the gzip|base64 rest): run that under `shell`, with the plain stdin. */
 async function run(shell: string, stdin: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  const unpack = `if grep -q '^@gzip-base64$' "$d/in"; then { sed '/^@gzip-base64$/,$d' "$d/in" && sed '1,/^@gzip-base64$/d' "$d/in" | base64 -d | gunzip; } > "$d/u" && mv "$d/u" "$d/in"; fi && sed '1,/^@program$/d' "$d/in" > "$d/program"`;
+  // as the restore bootstrap does: a stdin without a @program line is its first line, then the next one decoded and gunzip'd
+  const unpack = `if ! grep -q '^@program$' "$d/in"; then { sed q "$d/in" && sed 1d "$d/in" | base64 -d | gunzip; } > "$d/u" && mv "$d/u" "$d/in"; fi && sed '1,/^@program$/d' "$d/in" > "$d/program"`;
   return h0.exec(`d=$(mktemp -d /tmp/net-tuning-in.XXXXXX) && cat > "$d/in" && { ${unpack}; } && ${shell} "$d/program" "$d" < "$d/in"`, { stdin, timeoutMs: 60000 });
 }
 
@@ -86,10 +88,12 @@ test.each(SHELLS)("NetTuning 40 keys under %s: apply, report, restore", async (s
   // values read back equal to the plan's are left out of the report (same-as-plan); the component fills them in
   expect(a.stdout).toMatch(/^same-as-plan\t1$/m);
   expect(a.stdout).not.toMatch(/^unread\t/m);
-  expect(completeApplied(parseReport(a.stdout), SYSCTLS).applied).toEqual(SYSCTLS);
+  // the originals as values in the plan's order (previous-values), paired with the plan's keys by the component
+  const report = completeReport(parseReport(a.stdout), planValues(s.apply));
+  expect(report.applied).toEqual(SYSCTLS);
   expect(a.stdout).toMatch(/^generation\t[0-9a-zA-Z-]+$/m);
-  const previous = Object.fromEntries(a.stdout.split("\n").filter((l) => l.startsWith("previous\t")).map((l) => l.split("\t").slice(1)));
-  expect(previous).toEqual(orig);
+  expect(a.stdout).toMatch(/^previous-values\t/m);
+  expect(report.previous).toEqual(orig);
   const r = await run(shell, forApply(s.restore, a.stdout));
   expect(r.code).toBe(0);
   expect(r.stdout).toMatch(/^restored-by\tfallback$/m);

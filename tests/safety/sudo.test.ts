@@ -109,7 +109,7 @@ describe.each(Object.keys(LOGIN))("the sudo wrapper with %s as the login shell",
     expect(r.log).toHaveLength(1);
     expect(r.log[0]).toMatch(/^sudo -n \/bin\/sh -c /);
     expect(r.status).toBe(5);
-    expect(r.stderr).toBe("net-tuning: stdin lacks the @engine line\n");
+    expect(r.stderr).toMatch(/^net-tuning on \S+: no @engine line\n$/);
   });
 
   test("no sudo on the host: exit 3 naming the user and the shell's 'not found', not a bare 127", () => {
@@ -122,6 +122,6 @@ describe.each(Object.keys(LOGIN))("the sudo wrapper with %s as the login shell",
     const r = run(shell, commands.apply, "refuse", true);
     expect(r.log).toEqual([]);
     expect(r.status).toBe(5);
-    expect(r.stderr).toBe("net-tuning: stdin lacks the @engine line\n");
+    expect(r.stderr).toMatch(/^net-tuning on \S+: no @engine line\n$/);
   });
 });

@@ -787,11 +787,12 @@ nt_apply_main() {
   # tuned. The originals are in Pulumi state (the -restore child): the recovery restores them, then creates anew.
   if [ "$NT_APPLY_MODE" = update ] && [ "$NT_J_FORMAT" = none ]; then
     # the exact command that finds this resource's URN (provider/host/programs.ts urnLookup): the owner label is
-    # project/stack/name, the type follows from the kind; a name with other characters is named as such
+    # project/stack/name, the type follows from the kind (after "::", or after "$" when it is a child of a component
+    # of the user's); a name with other characters is named as such
     nt_c=${NT_OWNER#*/}; nt_c=${nt_c#*/}
     case $NT_KIND in sysctl) nt_t=NetTuning ;; *) nt_t=NicQueues ;; esac
     case $nt_c in *[!A-Za-z0-9._-]* | '') nt_c="<the URN of $nt_t $nt_c (pulumi stack --show-urns)>" ;;
-      *) nt_c="\"\$(pulumi stack --show-urns|grep -o 'urn:pulumi:[^ ]*::net-tuning:index:$nt_t::$(printf %s "$nt_c" | sed 's/[.]/\\./g')\$')\"" ;;
+      *) nt_c="\"\$(pulumi stack --show-urns|grep -o 'urn:pulumi:[^ ]*[:\$]net-tuning:index:$nt_t::$(printf %s "$nt_c" | sed 's/[.]/\\./g')\$')\"" ;;
     esac
     nt_die 2 "the journal of original values of this resource ($NT_JOURNAL) is missing on $NT_HOSTNAME although it was applied there before (host rebuilt, or /var/lib/pulumi-net-tuning removed): the values found now may be its own, so they are not recorded as originals; nothing was changed. Restore the originals kept in Pulumi state, then create it again: pulumi destroy --target $nt_c --target-dependents, then pulumi up"
   fi
@@ -1036,17 +1037,22 @@ nt_restore_main() {
 }
 
 # After a restore: this owner's own staged engine copies go (a delivery of its own, engine.<owner id>.sh, and those of
-# 0.2.0, engine-<sha256>.<owner id>.sh; root's stage and the SSH user's), and when no journal of any owner remains on
-# this host: the staged copy of this resource's delivery (engine.<token>.sh: shared by the resources of its stack on
-# this address), any other staged copy made more than 10 minutes ago (another stack's, whose resources are gone; a
-# younger one may belong to an apply about to run), the installed engines and the empty directories this product
-# created (the lock file in /run stays: removing a lock file others may have opened breaks the lock; /run is emptied
-# at boot). Every removal is checked; one that fails is a warning (the values and boot files are restored, the journal
-# gone).
+# 0.2.0, engine-<sha256>.<owner id>.sh; root's stage and the SSH user's); the staged copy of this resource's delivery
+# (engine.<token>.sh, shared by the resources of its stack on this address) when no journal of its stack remains here
+# (owner ids start with <project>.<stack>.: the label's first two parts; a prefix another stack shares only keeps the
+# file); and when no journal of any owner remains: any other staged copy made more than 10 minutes ago (another
+# stack's, whose resources are gone; a younger one may belong to an apply about to run), the installed engines and
+# the empty directories this product created (the lock file in /run stays: removing a lock file others may have
+# opened breaks the lock; /run is emptied at boot). Every removal is checked; one that fails is a warning (the values
+# and boot files are restored, the journal gone).
 nt_clean_engine() {
   [ ! -L "$NT_STAGE_HOME" ] || NT_STAGE_HOME=''
+  ntc_p=${NT_OWNER%%/*}.${NT_OWNER#*/}; ntc_p=${ntc_p%%/*}.
+  case $ntc_p in *[!A-Za-z0-9._-]* | .* | *..*) ntc_p='' ;; esac
+  if [ -n "$ntc_p" ]; then for ntc_f in "$NT_ROOT"/*/"$ntc_p"*.orig; do if [ -e "$ntc_f" ]; then ntc_p=''; break; fi; done; fi
   for ntc_d in "$NT_ROOT"/incoming ${NT_STAGE_HOME:+"$NT_STAGE_HOME"}; do
     nt_rm_file "$ntc_d/engine.$NT_OWNER_ID.sh"
+    [ -z "$ntc_p" ] || [ -z "$NT_TOKEN" ] || nt_rm_file "$ntc_d/engine.$NT_TOKEN.sh"
     for ntc_f in "$ntc_d"/engine-*."$NT_OWNER_ID".sh; do
       # only engine-<sha256>.<this owner id>.sh (not another owner whose id ends with this one)
       ntc_s=${ntc_f##*/engine-}; ntc_s=${ntc_s%."$NT_OWNER_ID".sh}
