@@ -121,7 +121,9 @@ test("the restore stdin: @restore plain, the rest (the @engine line, the plan, @
 test.each(SHELLS)("the restore bootstrap: a stdin without its @program line (damaged state) fails with exit 1, it does not run an empty program (%s)", (shell) => {
   const e = engine();
   const argv = [...SHELL_ARGV[shell], "-c", RESTORE_BOOT, "net-tuning", TOKEN];
-  const r = spawnSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", ...argv], { input: `@restore 1\n@engine ${e.version} ${e.sha256}\n@net-tuning v1\n@kind sysctl\n`, encoding: "utf8" });
+  // a clean environment, as sshd gives a command (HOME of nobody: no start-up file of root's is read)
+  const env = { PATH: process.env.PATH, HOME: "/nonexistent", LANG: "C" };
+  const r = spawnSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", ...argv], { input: `@restore 1\n@engine ${e.version} ${e.sha256}\n@net-tuning v1\n@kind sysctl\n`, encoding: "utf8", env });
   expect(r.status).toBe(1);
   expect(r.stderr).toBe("net-tuning: bad restore stdin\n");
 });

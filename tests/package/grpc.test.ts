@@ -10,6 +10,7 @@ import { ChildProcess, spawn } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
+import { addressKey, sharedToken } from "../../components/delivery";
 import { engineCommand, engineStdin, restoreCommand } from "../../provider/host/programs";
 import { planNic } from "../../provider/nic/plan";
 import { ownerOf } from "../../provider/owner";
@@ -203,9 +204,11 @@ describe("Construct with plain JSON inputs (as from Python)", () => {
     const apply = registered.find((x) => x.name === "gw-apply")!;
     expect(apply.type).toBe("command:remote:Command");
     expect(apply.object.stdin).toBe(engineStdin(expected.stdin));
-    // the engine delivery: a stack-level CopyToRemote named after the address (known here), staged in the user's home
-    const delivery = registered.find((x) => x.type === "command:remote:CopyToRemote" && x.name.startsWith("net-tuning-engine-198.18.0.2-"))!;
-    const token = delivery.name.slice("net-tuning-engine-".length);
+    // the engine delivery: an argument holding a secret (here the key inside the connection) reaches a construct as one
+    // secret Output, so the address is not a plain value when the component registers: a stack-level CopyToRemote of
+    // this resource's own (named after its owner id), staged in the user's home
+    const token = ownerOf(PROJECT, STACK, "gw").id;
+    const delivery = registered.find((x) => x.type === "command:remote:CopyToRemote" && x.name === `net-tuning-engine-${token}`)!;
     expect(delivery.object.remotePath).toBe(`.cache/pulumi-net-tuning/engine.${token}.sh`);
     expect(apply.object.create).toBe(engineCommand("sysctl", "create", token, "sudo", true));
     expect(JSON.stringify(apply.object.connection)).toContain(SECRET_SIG); // the key stays a secret
@@ -220,8 +223,15 @@ describe("Construct with plain JSON inputs (as from Python)", () => {
     const expected = planNic({ owner: ownerOf(PROJECT, STACK, "gw-eth0"), name: "gw-eth0", interface: "eth0", channels: inputs.channels, preset: resolvePreset(inputs.preset).preset });
     const apply = registered.find((x) => x.name === "gw-eth0-apply")!;
     expect(apply.object.stdin).toBe(engineStdin(expected.stdin));
-    const delivery = registered.find((x) => x.type === "command:remote:CopyToRemote" && x.name.startsWith("net-tuning-engine-198.18.0.3-"))!;
-    expect(apply.object.create).toBe(engineCommand("nic", "create", delivery.name.slice("net-tuning-engine-".length)));
+    // a connection without a secret or a dependency reaches the component as a plain value: the stack's shared
+    // delivery to the address (named after host and a hash of project, stack and address), staged as root
+    const token = sharedToken(PROJECT, STACK, addressKey(inputs.connection)!, false);
+    expect(token).toMatch(/^198\.18\.0\.3-[0-9a-f]{8}$/);
+    const copies = registered.filter((x) => x.type === "command:remote:CopyToRemote");
+    expect(copies.map((x) => x.name)).toContain(`net-tuning-engine-${token}`);
+    expect(copies.map((x) => x.name)).not.toContain(`net-tuning-engine-${ownerOf(PROJECT, STACK, "gw-eth0").id}`);
+    expect(copies.find((x) => x.name === `net-tuning-engine-${token}`)!.object.remotePath).toBe(`/var/lib/pulumi-net-tuning/incoming/engine.${token}.sh`);
+    expect(apply.object.create).toBe(engineCommand("nic", "create", token));
   });
 
   test("a bad input: INVALID_ARGUMENT with the TypeScript message and a property path per problem; no child registered", async () => {
