@@ -24,11 +24,11 @@ import * as path from "path";
 import * as v8 from "v8";
 
 /**
- * The package as users run it: the compiled JavaScript of dist/ (`npm run build`; bench/scale.ts builds it first), loaded
- * by a TypeScript program (this file) under ts-node as Pulumi runs one; SCALE_LIB=source loads the TypeScript sources
- * instead (for profiling).
+ * The package as users run it: the compiled JavaScript as published, without source maps (.bench-dist/, which
+ * bench/scale.ts builds and copies first), loaded by a TypeScript program (this file) under ts-node as Pulumi runs one;
+ * SCALE_LIB=source loads the TypeScript sources instead, SCALE_LIB=dist the built dist/ with its maps (for profiling).
  */
-const LIB = process.env.SCALE_LIB === "source" ? ".." : "../dist";
+const LIB = process.env.SCALE_LIB === "source" ? ".." : process.env.SCALE_LIB === "dist" ? "../dist" : "../.bench-dist";
 /* eslint-disable @typescript-eslint/no-var-requires */
 const { NetTuning } = require(`${LIB}/components/netTuning`) as typeof import("../components/netTuning");
 const { NicQueues } = require(`${LIB}/components/nicQueues`) as typeof import("../components/nicQueues");

@@ -1,4 +1,5 @@
 /** 3. Program scale: components vs bare Commands under setMocks, one child process per measurement, alternating. */
+import * as fs from "fs";
 import * as path from "path";
 import { run } from "./lib";
 
@@ -19,10 +20,13 @@ export interface ScaleSample {
 export async function scaleBench(opts: { hosts: number; repeats: number; timeoutMs: number; log: (s: string) => void }): Promise<ScaleSample[]> {
   const out: ScaleSample[] = [];
   const root = path.resolve(__dirname, "..");
-  // the components as users run them: the compiled package (bench/scale-child.ts loads dist/)
+  // the components as users run them: the compiled package as published (package.json "files": dist/ without its
+  // source maps), copied to .bench-dist/ inside the repository (so that it resolves the same node_modules)
   const build = await run("npm", ["run", "build"], { cwd: root, timeoutMs: 300_000 });
   if (build.code !== 0) throw new Error(`scale: npm run build failed: ${build.stderr.slice(-2000)}`);
-  opts.log("scale: built dist/ (npm run build) for the components variant");
+  fs.rmSync(path.join(root, ".bench-dist"), { recursive: true, force: true });
+  fs.cpSync(path.join(root, "dist"), path.join(root, ".bench-dist"), { recursive: true, filter: (src) => !src.endsWith(".map") });
+  opts.log("scale: built the package (npm run build) and copied dist/ without source maps to .bench-dist/ for the components variant");
   for (let rep = 0; rep < opts.repeats; rep++) {
     const all: ScaleSample["variant"][] = ["components", "bare", "bare-same"];
     const order = all.map((_, i) => all[(i + rep) % all.length]); // rotated per repeat
