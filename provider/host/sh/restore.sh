@@ -53,6 +53,16 @@ rmf() {
   rm -f "$1"
   if [ -e "$1" ] || [ -L "$1" ]; then x 1 "values restored, but cannot remove $1"; fi
 }
+# a_w SOURCE DEST MODE UID:GID MTIME: DEST = the bytes of SOURCE with that mode, owner and modification time (seconds
+# since the epoch, with a fraction where touch takes one; empty: now), written next to DEST and renamed over it; 1
+# when a step fails (the temporary file removed, DEST as it was). For the adoption parts (restore-adopt-<kind>.sh).
+a_w() {
+  aq=${2%/*}/.${2##*/}.net-tuning-adopt
+  rm -f "$aq"
+  { cat "$1" > "$aq" && chmod "$3" "$aq" && chown "$4" "$aq" && { [ -z "$5" ] || touch -c -d "@$5" "$aq" || touch -c -d "@${5%.*}" "$aq"; } && mv -f "$aq" "$2"; } && return
+  rm -f "$aq"
+  return 1
+}
 # the report (nobody parses a delete's output): which program ran, the warnings
 rep() {
   printf 'net-tuning-report v1\nrestored-by\tfallback\n'
