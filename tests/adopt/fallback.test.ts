@@ -321,6 +321,8 @@ test("a bad @adopted or @adopted-data line, or one given to the program of a pla
     "@adopted /etc/sysctl.d/x.conf.d\tfile\t644\t0:0\t1\t3",
     "@adopted /etc/sysctl.d/x.conf\tlink\t644\t0:0\t1\t3",
     "@adopted /etc/sysctl.d/x.conf\tfile\t644\t0:0\t$(reboot)\t3",
+    "@adopted /etc/sysctl.d/x.conf\tfile\t644\t0:0\t1",
+    "@adopted /etc/sysctl.d/x.conf\tfile\t644\t\t1\t3",
     "@adopted-data eHl6",
   ];
   for (const line of bad) {

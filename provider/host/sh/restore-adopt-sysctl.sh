@@ -8,16 +8,16 @@
 # back (a warning each when one does not take, as in the engine). What would lose a file exits 1 naming it (journal
 # kept, the delete can run again).
 ai=0
-# a_dir LINE: "@adopted PATH<TAB>HOW<TAB>MODE<TAB>UID:GID<TAB>MTIME<TAB>SIZE" (to A, with its number ai), a sysctl file
-# the engine adopts (sysctl.sh nts_adopt_path_ok) removed or with lines marked; "@adopted-data BASE64" (to d.ai); 1
-# for a bad one (exit 5, nothing changed)
+# a_dir LINE: "@adopted PATH<TAB>HOW<TAB>MODE<TAB>UID:GID<TAB>MTIME<TAB>SIZE" (six fields, none empty; to A, with its
+# number ai), a sysctl file the engine adopts (sysctl.sh nts_adopt_path_ok) removed or with lines marked;
+# "@adopted-data BASE64" (to d.ai); 1 for a bad one (exit 5, nothing changed)
 a_dir() {
   case $1 in
     '@adopted '*)
       al=${1#* }
       ap=${al%%"$T"*}
       ah=${al#*"$T"}
-      case $al in *[!A-Za-z0-9._/:"$T"-]*) return 1 ;; esac
+      case $al in *[!A-Za-z0-9._/:"$T"-]* | *"$T"*"$T"*"$T"*"$T"*"$T"*"$T"*) return 1 ;; *"$T"?*"$T"?*"$T"?*"$T"?*"$T"?*) ;; *) return 1 ;; esac
       case ${ah%%"$T"*} in file | lines) ;; *) return 1 ;; esac
       case ${ap%/*} in /etc/sysctl.d | /run/sysctl.d | /usr/local/lib/sysctl.d | /usr/lib/sysctl.d | /lib/sysctl.d) ;; *) [ "$ap" = /etc/sysctl.conf ] || return 1 ;; esac
       case ${ap##*/} in .* | *[!A-Za-z0-9._-]*) return 1 ;; *.conf) ;; *) return 1 ;; esac
