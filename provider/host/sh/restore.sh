@@ -8,7 +8,9 @@
 # The kind part defines: RK (its kind), k_dir LINE (a kind directive; 1 = unknown), k_ok KEY VALUE (valid?),
 # k_get KEY ORIGINAL (g = the live value, e = the original as it reads back; 1 = the key is absent, 2 = it cannot be
 # read now: z says why), k_set KEY ORIGINAL (called after k_get of the same key; z = the tool's answer on failure),
-# k_files (removes the files this owner wrote, with ours/rmf; the journal's artefacts are in $D/a).
+# k_files (removes the files this owner wrote, with ours/rmf; the journal's artefacts are in $D/a; then calls a_put
+# where the engine calls kind_after_restore). A plan that adopts gets the kind's adoption part too
+# (restore-adopt-<kind>.sh, last): it redefines the kind part's stubs a_put and (sysctl) a_dir, and uses a_w below.
 # $1: the bootstrap's private directory (this program, its stdin as the file `in`); $2: the SSH user's staging
 # directory (sudo); $3: the token of the resource's engine delivery (its staged file goes with the host's last journal).
 # (shellcheck: functions are called from r_main; variables are shared with the kind part; $B needs no quotes;
