@@ -105,6 +105,21 @@ describe("NetTuning adopt", () => {
     expect(await snapshot(h0, { delivery: true })).toBe(before);
   });
 
+  test("as a sudo user (become sudo): engine and journal removed, the fallback under sudo puts the adopted files back from Pulumi state", async () => {
+    await handTuned();
+    const before = await snapshot(h0, { delivery: true });
+    const stack = newStack("sudo");
+    ok(await stack.up(sysProgram(h0, "edge", { become: "sudo", adopt: [HK_PATH, "/etc/sysctl.conf"], sysctls: { ...OURS, ...CONF_OURS } }, "sudo")));
+    expect((await h0.exec(`test -e ${HK_PATH}`)).code).toBe(1);
+    expect((await h0.exec(NO_HOST_STATE)).code).toBe(0);
+    const d = ok(await stack.destroy());
+    expect(restoredBy(d.runs[0].stdout)).toBe("fallback");
+    await checkHandValues();
+    expect(await snapshot(h0, { delivery: true })).toBe(before);
+    // the sudo user's staged engine copy went too
+    expect((await h0.exec(`ls -a /home/${h0.sudoUser.user}/.cache 2>&1`)).stdout).not.toContain("pulumi-net-tuning");
+  });
+
   test("engine and journal removed, the files not loaded before the apply: their values come from the files put back, not from the originals", async () => {
     // the hand files written but never loaded: the originals (Pulumi state) are the lab's defaults
     await h0.exec(`cat > ${HK_PATH} <<'EOF'\n${HK_NETNS}EOF\ncat >> /etc/sysctl.conf <<'EOF'\n${CONF_LINES}EOF`);
