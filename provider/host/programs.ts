@@ -27,15 +27,17 @@ export type HostKind = "sysctl" | "nic";
 export type HostOp = "apply" | "restore";
 
 /**
- * The full program text for one kind and operation. The restore program travels in the `-restore` child's stdin
- * (Pulumi state), so it is compact: only the functions the restore reaches, without comments and indentation
- * ({@link compactProgram}); it shares every setter with the apply engine and needs nothing installed on the host.
+ * The full program text for one kind and operation. "apply": the engine's runtime and kind part, then
+ * `nt_apply_main`. "restore": the engine's restore tree-shaken ({@link compactProgram}: only the functions
+ * `nt_restore_main` reaches, without comments and indentation); no -restore child carries it (the installed engine
+ * restores, else the fallback of {@link fallbackProgram}, which gives adopted files back itself): the size reference
+ * the fallback is measured against (tests, ARCHITECTURE.md "Restore without the host").
  */
-export function hostProgram(kind: HostKind, op: HostOp, adopted = false): string {
-  return once(`program:${kind}:${op}:${adopted}`, () => {
+export function hostProgram(kind: HostKind, op: HostOp): string {
+  return once(`program:${kind}:${op}`, () => {
     const kindText = KIND_FILES[kind].map(sh).join("\n");
     return op === "restore"
-      ? compactProgram(`${sh("runtime.sh")}\n${kindText}\n`, "nt_restore_main", adopted ? RESTORE_NEVER : [...RESTORE_NEVER, ...ADOPT_ONLY])
+      ? compactProgram(`${sh("runtime.sh")}\n${kindText}\n`, "nt_restore_main", RESTORE_NEVER)
       : `${sh("runtime.sh")}\n${kindText}\nnt_apply_main\n`;
   });
 }
@@ -47,9 +49,10 @@ export function hostProgram(kind: HostKind, op: HostOp, adopted = false): string
  * only when a file is indexed).
  */
 const RESTORE_NEVER = ["nt_rollback", "nt_outcome", "kind_rollback", "nn_apply_directive", "kind_same", "nt_ix_get", "nt_want_ix"];
-/** The restore of adopted files (NetTuning `adopt`): in the restore program only when its plan has `@adopted` lines. */
-const ADOPT_ONLY = ["nts_adopt_restore", "nts_adopt_directive", "nn_rc_adopt_restore"];
-/** A restore plan that gives adopted files or rc.local lines back (NetTuning `adopt`, NicQueues `adoptRcLocalLines`). */
+/**
+ * A restore plan that gives adopted files or rc.local lines back (NetTuning `adopt`, NicQueues `adoptRcLocalLines`):
+ * its fallback carries the kind's adoption part ({@link fallbackProgram}).
+ */
 export const ADOPTED_PLAN = /^(@adopted |# adopted: )/m;
 
 /**
@@ -287,17 +290,19 @@ export const FALLBACK_LINT = "# shellcheck disable=SC2317,SC2034,SC2154,SC2231,S
 
 /** The sources of each kind's fallback restore: the shared part, the kind's name lists it needs, the kind part. */
 const FALLBACK_FILES: Record<HostKind, string[]> = { sysctl: ["restore.sh", "restore-sysctl.sh"], nic: ["restore.sh", "restore-nic.sh"] };
+/** The adoption part of a kind's fallback restore (after the kind part, whose a_dir / a_put it redefines). */
+const FALLBACK_ADOPT: Record<HostKind, string> = { sysctl: "restore-adopt-sysctl.sh", nic: "restore-adopt-nic.sh" };
 
 /**
  * The fallback restore program of a kind (provider/host/sh/restore*.sh: a second, minimal implementation of the
- * engine's restore, written for size), compacted like the tree-shaken programs. `adopted`: a plan that gives adopted
- * files or rc.local lines back needs the engine's full restore (the adopted-file and rc.local code), so its fallback
- * is the tree-shaken engine restore ({@link hostProgram}) instead.
+ * engine's restore, written for size), compacted like the tree-shaken programs. `adopted`: for a plan that gives
+ * adopted files or rc.local lines back ({@link ADOPTED_PLAN}), with the kind's adoption part
+ * (restore-adopt-<kind>.sh); the program of a plan that adopts nothing leaves it out (it is smaller, and refuses an
+ * `@adopted` line).
  */
 export function fallbackProgram(kind: HostKind, adopted = false): string {
-  if (adopted) return hostProgram(kind, "restore", true);
-  return once(`fallback:${kind}`, () => {
-    const src = FALLBACK_FILES[kind].map(sh).join("\n");
+  return once(`fallback:${kind}:${adopted}`, () => {
+    const src = [...FALLBACK_FILES[kind], ...(adopted ? [FALLBACK_ADOPT[kind]] : [])].map(sh).join("\n");
     // without its leading comment lines (title, shellcheck directives: FALLBACK_LINT): every byte of it is stored four
     // times per host; the `@program` line before it says what it is
     return compactProgram(src, "r_main").replace(/^(#[^\n]*\n)+/, "");

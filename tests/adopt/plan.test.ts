@@ -1,12 +1,12 @@
 /**
  * Issue #16, the pure parts: NetTuning `adopt` validation, the plan lines, the report → restore-plan block round
- * trip; NicQueues `bootOverride` / `adoptRcLocalLines` plan lines; the restore program carries the adoption
- * restore only when its plan needs it.
+ * trip; NicQueues `bootOverride` / `adoptRcLocalLines` plan lines; the fallback restore carries its adoption part
+ * only when its plan needs it.
  */
-import { adoptDirectives, adoptedFromReport, renderAdoptedRestore, validateAdopt } from "../../provider/sysctl/adopt";
+import { ADOPT_MARKER, adoptDirectives, adoptedFromReport, renderAdoptedRestore, validateAdopt } from "../../provider/sysctl/adopt";
 import { nicBootDirectives, rcAdoptedRestoreNote, rcLocalAdoptDirectives } from "../../provider/nic/adopt";
 import { planSysctls } from "../../provider/sysctl/plan";
-import { hostProgram, restoreStdin } from "../../provider/host/programs";
+import { fallbackProgram, restoreStdin } from "../../provider/host/programs";
 import { ownerOf } from "../../provider/owner";
 
 const OWN = "/etc/sysctl.d/90-net-tuning-edge.conf";
@@ -78,12 +78,19 @@ test("NicQueues: @boot-override (default error: no line) and @adopt-rc lines; ba
   expect(rcAdoptedRestoreNote("x; rm -rf /")).toBe("");
 });
 
-test("the restore program carries the adoption restore only when its plan gives something back", () => {
-  expect(hostProgram("sysctl", "restore")).not.toContain("nts_adopt_restore() {");
-  expect(hostProgram("sysctl", "restore", true)).toContain("nts_adopt_restore() {");
-  expect(hostProgram("nic", "restore")).not.toContain("nn_rc_adopt_restore() {");
-  expect(hostProgram("nic", "restore", true)).toContain("nn_rc_adopt_restore() {");
-  expect(restoreStdin("sysctl", "@net-tuning v1\n", false)).not.toContain("nts_adopt_restore() {");
-  expect(restoreStdin("sysctl", "@net-tuning v1\n@adopted /etc/sysctl.conf\tlines\t644\t0:0\t1\t1\n", false)).toContain("nts_adopt_restore() {");
-  expect(restoreStdin("nic", "@net-tuning v1\n# adopted: rc.local lines\n", false)).toContain("nn_rc_adopt_restore() {");
+test("the fallback restore carries its adoption part only when its plan gives something back", () => {
+  // the adoption part's functions redefine the kind part's stubs (a_dir refuses @adopted lines, a_put does nothing)
+  expect(fallbackProgram("sysctl")).toContain("a_dir() { return 1; }");
+  expect(fallbackProgram("sysctl")).not.toContain("base64 -d");
+  expect(fallbackProgram("sysctl", true)).toMatch(/^a_dir\(\) \{\n/m);
+  expect(fallbackProgram("sysctl", true)).toContain("base64 -d");
+  expect(fallbackProgram("nic")).not.toContain("rc-adopted");
+  expect(fallbackProgram("nic", true)).toContain("rc-adopted");
+  expect(restoreStdin("sysctl", "@net-tuning v1\n", false)).not.toContain("base64 -d");
+  expect(restoreStdin("sysctl", "@net-tuning v1\n@adopted /etc/sysctl.conf\tlines\t644\t0:0\t1\t1\n", false)).toContain(fallbackProgram("sysctl", true));
+  expect(restoreStdin("nic", "@net-tuning v1\n# adopted: rc.local lines\n", false)).toContain(fallbackProgram("nic", true));
+  // never the engine's restore
+  for (const k of ["sysctl", "nic"] as const) expect(fallbackProgram(k, true)).not.toContain("nt_restore_main");
+  // the marker the fallback takes out of /etc/sysctl.conf is the one the apply puts in
+  expect(fallbackProgram("sysctl", true)).toContain(`sed 's/^${ADOPT_MARKER}//'`);
 });

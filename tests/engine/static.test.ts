@@ -11,7 +11,7 @@ import { gzipSync } from "zlib";
 import { assembleEngine, engine, enginePath } from "../../provider/host/engine";
 import { completeApplied, completePrevious, completeReport, parseReport } from "../../provider/report";
 import { planValues } from "../../provider/sysctl/plan";
-import { ENGINE_BOOT, engineCommand, engineStdin, fallbackProgram, hostProgram, readRestoreStdin, RESTORE_BOOT, restoreCommand, restoreStdin, urnLookup } from "../../provider/host/programs";
+import { ENGINE_BOOT, engineCommand, engineStdin, fallbackProgram, readRestoreStdin, RESTORE_BOOT, restoreCommand, restoreStdin, urnLookup } from "../../provider/host/programs";
 import { SHELLS, SHELL_ARGV } from "../../testkit/shells";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "nt-static-"));
@@ -112,9 +112,10 @@ test("the restore stdin: @restore plain, the rest (the @engine line, the plan, @
     expect(restoreStdin(kind, head + what + "@restore 0\n" + rest, true)).toBe(stdin); // deterministic
     // without a @restore line (never rendered so): restoring is the default
     expect(readRestoreStdin(restoreStdin(kind, "p\n", true))).toBe(`@restore 1\n@engine ${e.version} ${e.sha256}\np\n@program\n${fallbackProgram(kind)}`);
-    // a plan that gives adopted files or rc.local lines back carries the engine's full (tree-shaken) restore instead
+    // a plan that gives adopted files or rc.local lines back carries the fallback with the kind's adoption part
     const adopted = kind === "sysctl" ? "@adopted /etc/sysctl.d/10-x.conf\tfile\t644\t0:0\t1\t0\n" : "# adopted: rc.local lines (adoptRcLocalLines) of /etc/rc.local, given back from the host's journal on delete\n";
-    expect(restoreStdin(kind, adopted, false)).toBe(`@restore 1\n@engine ${e.version} ${e.sha256}\n${adopted}@program\n${hostProgram(kind, "restore", true)}`);
+    expect(restoreStdin(kind, adopted, false)).toBe(`@restore 1\n@engine ${e.version} ${e.sha256}\n${adopted}@program\n${fallbackProgram(kind, true)}`);
+    expect(fallbackProgram(kind, true)).not.toBe(fallbackProgram(kind));
   }
 });
 

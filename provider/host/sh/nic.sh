@@ -915,8 +915,7 @@ kind_restore_files() {
 kind_after_restore() {
   nn_touch_rclocal
   nn_rmdir_empty_wants
-  # (left out of a restore program whose plan names no adopted rc.local lines: provider/host/programs.ts)
-  if command -v nn_rc_adopt_restore >/dev/null 2>&1; then nn_rc_adopt_restore; fi
+  nn_rc_adopt_restore
   if [ "${NN_RELOAD:-0}" = 1 ] && nn_systemd_running; then
     systemctl daemon-reload >/dev/null 2>&1 || nt_msg "warning: systemctl daemon-reload failed on $NT_HOSTNAME after removing ${NN_UNIT##*/}"
   fi

@@ -4,6 +4,8 @@
 RK=nic
 N=''
 F=''
+# the adoption part (restore-adopt-nic.sh, in the program of a plan that adopted rc.local lines) redefines a_put
+a_put() { :; }
 k_dir() {
   case $1 in
     '@interface '*) N=${1#* }; case $N in '' | . | .. | *[!A-Za-z0-9._@+-]*) return 1 ;; esac; [ ${#N} -le 15 ] ;;
@@ -142,5 +144,6 @@ k_files() {
   while read -r f; do
     case $f in */rc.local) [ "$f" = "$r" ] || k_rc "$f" ;; *.service) k_unit "$f" ;; *) ! ours "$f" || rmf "$f" ;; esac
   done < a
+  a_put
   [ $u = 0 ] || [ ! -d /run/systemd/system ] || systemctl daemon-reload || w "systemctl daemon-reload failed on $H"
 }

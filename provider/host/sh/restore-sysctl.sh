@@ -1,6 +1,11 @@
 # The sysctl kind of the fallback restore (after restore.sh): values in /proc/sys, our sysctl.d and modules-load files.
 RK=sysctl
+# the adoption part (restore-adopt-sysctl.sh, in the program of a plan that adopts) redefines a_dir and a_put: without
+# it, a plan line "@adopted" is a bad line (exit 5), as a plan that adopts never gets this program
+a_dir() { return 1; }
+a_put() { :; }
 k_dir() {
+  a_dir "$1" && return
   case ${1#@file /etc/sysctl.d/} in *[!A-Za-z0-9._-]* | .* | "$1") return 1 ;; esac
 }
 k_ok() {
@@ -23,4 +28,5 @@ k_set() { printf '%s\n' "$2" > "$p" || z=$(sysctl -w "$1=$2" 2>&1); }
 k_files() {
   for f in /etc/sysctl.d/*.conf /etc/modules-load.d/pulumi-net-tuning-"$I".conf; do ! ours "$f" || rmf "$f"; done
   while read -r f; do ! ours "$f" || rmf "$f"; done < a
+  a_put
 }

@@ -8,7 +8,9 @@
 # The kind part defines: RK (its kind), k_dir LINE (a kind directive; 1 = unknown), k_ok KEY VALUE (valid?),
 # k_get KEY ORIGINAL (g = the live value, e = the original as it reads back; 1 = the key is absent, 2 = it cannot be
 # read now: z says why), k_set KEY ORIGINAL (called after k_get of the same key; z = the tool's answer on failure),
-# k_files (removes the files this owner wrote, with ours/rmf; the journal's artefacts are in $D/a).
+# k_files (removes the files this owner wrote, with ours/rmf; the journal's artefacts are in $D/a; then calls a_put
+# where the engine calls kind_after_restore). A plan that adopts gets the kind's adoption part too
+# (restore-adopt-<kind>.sh, last): it redefines the kind part's stubs a_put and (sysctl) a_dir, and uses a_w below.
 # $1: the bootstrap's private directory (this program, its stdin as the file `in`); $2: the SSH user's staging
 # directory (sudo); $3: the token of the resource's engine delivery (its staged file goes with the host's last journal).
 # (shellcheck: functions are called from r_main; variables are shared with the kind part; $B needs no quotes;
@@ -52,6 +54,16 @@ ours() { [ -f "$1" ] && grep -qxF "# pulumi-net-tuning owner: $O" "$1"; }
 rmf() {
   rm -f "$1"
   if [ -e "$1" ] || [ -L "$1" ]; then x 1 "values restored, but cannot remove $1"; fi
+}
+# a_w SOURCE DEST MODE UID:GID MTIME: DEST = the bytes of SOURCE with that mode, owner and modification time (seconds
+# since the epoch, with a fraction where touch takes one; empty: now), written next to DEST and renamed over it; 1
+# when a step fails (the temporary file removed, DEST as it was). For the adoption parts (restore-adopt-<kind>.sh).
+a_w() {
+  aq=${2%/*}/.${2##*/}.net-tuning-adopt
+  rm -f "$aq"
+  { cat "$1" > "$aq" && chmod "$3" "$aq" && chown "$4" "$aq" && { [ -z "$5" ] || touch -c -d "@$5" "$aq" || touch -c -d "@${5%.*}" "$aq"; } && mv -f "$aq" "$2"; } && return
+  rm -f "$aq"
+  return 1
 }
 # the report (nobody parses a delete's output): which program ran, the warnings
 rep() {

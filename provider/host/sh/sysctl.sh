@@ -654,8 +654,6 @@ nts_adopt_restore() {
   return 0
 }
 
-# (nts_adopt_restore is left out of a restore program whose plan adopted nothing: provider/host/programs.ts)
 kind_after_restore() {
-  if command -v nts_adopt_restore >/dev/null 2>&1; then nts_adopt_restore; fi
-  return 0
+  nts_adopt_restore
 }
