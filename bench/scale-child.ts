@@ -120,6 +120,8 @@ async function main(): Promise<void> {
   const wallMs = Number(process.hrtime.bigint() - t0) / 1e6;
   if (r.error) throw r.error;
   const maxRssKB = process.resourceUsage().maxRSS;
+  // profiling hook (inert unless set): a heap snapshot of what the evaluation retains once it is over
+  if (process.env.SCALE_HEAP_SNAPSHOT_END) process.stderr.write(`heap snapshot ${v8.writeHeapSnapshot(process.env.SCALE_HEAP_SNAPSHOT_END)}\n`);
   const c = process.cpuUsage(cpu0);
   const cpuMs = (c.user + c.system) / 1000;
   // Profiling/verification hook (not part of the method): SCALE_DUMP=<file> writes every registered resource (inputs,

@@ -98,7 +98,8 @@ export function applyAndRestore(
   kind: HostKind,
   args: { connection: ConnectionInput; become?: pulumi.Input<"sudo">; planOf?: (plan: string) => { keys: string[]; values: Record<string, string> }; validated?: boolean },
   applyPlan: pulumi.Input<string>,
-  restorePlan: (report: HostReport) => pulumi.Input<string>,
+  /** The restore plan from the apply's report; `stdinOf` gives the exact -restore stdin a plan becomes (to measure it). */
+  restorePlan: (report: HostReport, stdinOf: (plan: string) => string) => pulumi.Input<string>,
   owner: Owner = ownerFor(name),
   live?: Promise<{ token: string; keepStoredToken: boolean }>,
 ): pulumi.Output<HostReport> {
@@ -153,9 +154,10 @@ export function applyAndRestore(
     {
       connection: args.connection,
       delete: commandOf((b, h) => restoreCommand(delivery.token, b, h)),
-      stdin: report.apply((r) =>
-        pulumi.output(restorePlan(r)).apply((p) => restoreStdin(kind, withGeneration(p, r), !!r.hostTools?.includes("gzip") && r.hostTools.includes("base64"), e)),
-      ),
+      stdin: report.apply((r) => {
+        const stdinOf = (p: string) => restoreStdin(kind, withGeneration(p, r), !!r.hostTools?.includes("gzip") && r.hostTools.includes("base64"), e);
+        return pulumi.output(restorePlan(r, stdinOf)).apply(stdinOf);
+      }),
       // (no addPreviousOutputInEnv: a command with only a delete has no previous output to add)
       logging: "stderr",
     },

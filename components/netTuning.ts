@@ -2,7 +2,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type * as command from "@pulumi/command";
 import { planSysctls, planValues, renderSysctlRestoreStdin, SysctlPlan } from "../provider/sysctl/plan";
 import { variableOf } from "../provider/sysctl/catalogue";
-import { adoptedFromReport, renderAdoptedRestore } from "../provider/sysctl/adopt";
+import { adoptedFromReport, fitAdopted, renderAdoptedRestore, STRING_INPUT_MAX } from "../provider/sysctl/adopt";
 import { ProfileSpec, resolveProfiles } from "../provider/sizing/spec";
 import { applyAndRestore, isPlain, ownerFor, warnAll } from "./common";
 import type { HostReport } from "../provider/report";
@@ -198,12 +198,24 @@ export class NetTuning extends pulumi.ComponentResource {
     const restoreOnDelete = isPlain(a.restoreOnDelete) ? a.restoreOnDelete !== false : pulumi.output(a.restoreOnDelete).apply((r) => r !== false);
     const declared = plan.values;
     const live = liveRead(this, `NetTuning "${name}"`, "sysctl", owner.id, a.connection, declared, a.livePreview);
-    const restoreText = (r: HostReport, filePath: string, restore: boolean) =>
-      renderSysctlRestoreStdin(owner, filePath, r.previous, restore) + renderAdoptedRestore(adoptedFromReport(r.extra));
-    const report = applyAndRestore(this, name, "sysctl", { connection: a.connection, become, planOf: planValues, validated: early !== undefined }, early ? early.stdin : plan.stdin, (r) =>
+    // adopted files' bytes stay in Pulumi state while the -restore stdin stays within 8 KiB (fitAdopted); the others
+    // are put back from the host's journal only, and a warning names them
+    const restoreText = (r: HostReport, filePath: string, restore: boolean, stdinOf: (plan: string) => string) => {
+      const head = renderSysctlRestoreStdin(owner, filePath, r.previous, restore);
+      const fit = fitAdopted(adoptedFromReport(r.extra), (files) => stdinOf(head + renderAdoptedRestore(files)));
+      for (const f of fit.left) {
+        void pulumi.log.warn(
+          `NetTuning "${name}": the adopted ${f.path} (${f.size} bytes) is kept only in the host's journal (/var/lib/pulumi-net-tuning/sysctl/${owner.id}.adopted/), ` +
+            `not in Pulumi state: with its bytes the -restore input would exceed ${STRING_INPUT_MAX} bytes. Its rollback depends on this host keeping that journal: keep a copy of the file elsewhere, or adopt fewer or smaller files`,
+          this,
+        );
+      }
+      return head + renderAdoptedRestore(fit.files);
+    };
+    const report = applyAndRestore(this, name, "sysctl", { connection: a.connection, become, planOf: planValues, validated: early !== undefined }, early ? early.stdin : plan.stdin, (r, stdinOf) =>
       early && typeof restoreOnDelete === "boolean"
-        ? restoreText(r, early.filePath, restoreOnDelete)
-        : pulumi.all([plan.filePath, restoreOnDelete]).apply(([filePath, restore]) => restoreText(r, filePath, restore)),
+        ? restoreText(r, early.filePath, restoreOnDelete, stdinOf)
+        : pulumi.all([plan.filePath, restoreOnDelete]).apply(([filePath, restore]) => restoreText(r, filePath, restore, stdinOf)),
     owner, live);
     [this.live, this.drift] = liveOutputs(live);
     this.applied = report.applied;

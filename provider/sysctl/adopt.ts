@@ -98,6 +98,28 @@ export function adoptedFromReport(extra: Record<string, string>): AdoptedFile[] 
   return out;
 }
 
+/** The bound on any string input of a child (issue #12): the -restore stdin stays within it. */
+export const STRING_INPUT_MAX = 8192;
+
+/**
+ * Which adopted files keep their bytes in Pulumi state: each up to ADOPT_STATE_MAX (the host reports no more), and
+ * together only while the -restore stdin (`stdinOf`, the exact text the child gets for these records) stays within
+ * `max`: in plan order, the data of the last file that has some is left out until it fits. A file left out keeps its
+ * record (path, mode, owner, time, size) and is put back from the host's journal; `left` names it for a warning.
+ * Without any data nothing is measured (no cost for a resource that adopts nothing).
+ */
+export function fitAdopted(files: AdoptedFile[], stdinOf: (files: AdoptedFile[]) => string, max: number = STRING_INPUT_MAX): { files: AdoptedFile[]; left: AdoptedFile[] } {
+  let kept = files;
+  const left: AdoptedFile[] = [];
+  for (let i = files.length - 1; i >= 0; i--) {
+    if (kept[i].base64 === undefined) continue;
+    if (Buffer.byteLength(stdinOf(kept)) <= max) break;
+    left.unshift(kept[i]);
+    kept = kept.map((f, j) => (j === i ? { ...f, base64: undefined } : f));
+  }
+  return { files: kept, left };
+}
+
 /**
  * The adopted files' part of the restore plan: a clearly delimited block of its own (independent of the originals'
  * format) that the restore program reads as `@adopted` / `@adopted-data` directives. The content is base64, at most

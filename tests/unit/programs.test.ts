@@ -4,7 +4,7 @@ import * as os from "os";
 import * as path from "path";
 import { gzipSync } from "zlib";
 import { FALLBACK_LINT, fallbackProgram, hostProgram, HostKind, HostOp, readRestoreStdin, restoreStdin } from "../../provider/host/programs";
-import { AdoptedFile, renderAdoptedRestore } from "../../provider/sysctl/adopt";
+import { AdoptedFile, fitAdopted, renderAdoptedRestore, STRING_INPUT_MAX } from "../../provider/sysctl/adopt";
 import { rcAdoptedRestoreNote } from "../../provider/nic/adopt";
 import { WEB_SYSCTL_CONF_LINES } from "../adopt/fixtures";
 import { renderNicRestoreStdin } from "../../provider/nic/plan";
@@ -120,7 +120,7 @@ describe("host programs", () => {
     expect(Buffer.byteLength(queues)).toBeLessThan(5800);
   });
 
-  test("restore stdin of resources that adopt (issue #16): NicQueues ≤ 8 KiB; NetTuning with adopted files in Pulumi state measured (over 8 KiB)", () => {
+  test("restore stdin of resources that adopt (issue #16): NicQueues ≤ 8 KiB; NetTuning: all adopted bytes measured (over 8 KiB), the stored stdin within 8 KiB (fitAdopted)", () => {
     const { owner, g, prev, i, nic } = sizeFixtures();
     // the full NicQueues above, with rc.local lines adopted: the fallback's adoption part, no data (rc.local is kept
     // in the host's journal only)
@@ -149,6 +149,21 @@ describe("host programs", () => {
     // the adopted records without their data (the files kept in the host's journal only): well under 8 KiB
     const journalOnly = plan([rec("/etc/sysctl.conf", "lines", conf), rec("/etc/sysctl.d/99-hk-net-tuning.conf", "file", file)].map((f) => ({ ...f, base64: undefined })));
     expect(Buffer.byteLength(journalOnly)).toBeLessThanOrEqual(8192); // measured 5,268 B
+    // what the component stores (fitAdopted): the files' bytes in plan order while the stdin stays within 8 KiB: the
+    // sysctl.d file's data is left out (kept in the host's journal only, a warning names it), sysctl.conf's stays
+    const files = [rec("/etc/sysctl.conf", "lines", conf), rec("/etc/sysctl.d/99-hk-net-tuning.conf", "file", file)];
+    const fit = fitAdopted(files, plan);
+    expect(fit.left.map((f) => f.path)).toEqual(["/etc/sysctl.d/99-hk-net-tuning.conf"]);
+    expect(fit.files.map((f) => f.base64 !== undefined)).toEqual([true, false]);
+    expect(fit.files.map(({ base64, ...r }) => r)).toEqual(files.map(({ base64, ...r }) => r)); // every record stays
+    const stored = plan(fit.files);
+    expect(Buffer.byteLength(stored)).toBeLessThanOrEqual(STRING_INPUT_MAX);
+    expect(readRestoreStdin(stored)).toContain(`@adopted-data ${conf.toString("base64").slice(0, 76)}\n`);
+    // both fit under a larger bound: nothing left out; no data at all: nothing measured
+    expect(fitAdopted(files, plan, 16384).left).toEqual([]);
+    expect(fitAdopted(files.map((f) => ({ ...f, base64: undefined })), () => { throw new Error("measured"); }).left).toEqual([]);
+    // the first file too when the second alone is not enough (a tighter bound): left in reverse plan order of dropping
+    expect(fitAdopted(files, plan, 6000).left.map((f) => f.path)).toEqual(["/etc/sysctl.conf", "/etc/sysctl.d/99-hk-net-tuning.conf"]);
   });
 
   test.each(SHELLS)("a program refuses to run without root and says how to fix it (%s)", (shell) => {
