@@ -23,7 +23,7 @@ import { costBench, CostSample } from "./hostcost";
 import { HostState, stateBench } from "./state";
 import { APPROACHES, fleetBench, FleetSample } from "./fleet";
 import { readValues, verifyKeys, SYSCTLS } from "./keys";
-import { calibratePidReader, mapLimit, run } from "./lib";
+import { attachCpuMeters, calibratePidReader, CPU_METHOD_TEXT, detachCpuMeters, mapLimit, run } from "./lib";
 import { report } from "./report";
 import { scaleBench, ScaleSample } from "./scale";
 import { liveBench } from "./live";
@@ -114,6 +114,9 @@ async function main(): Promise<void> {
       const nHosts = Math.max(parts.has("fleet") ? Math.max(...sizes) : 1, 1);
       say(`starting ${nHosts} lab hosts`);
       lab = await startLab({ hosts: nHosts, tag: "bench" });
+      const cpu = attachCpuMeters(lab.id, lab.hosts);
+      results.machine.hostCpu = cpu;
+      say(`host CPU: ${CPU_METHOD_TEXT[cpu]}`);
       const h0 = lab.hosts[0];
       await verifyKeys(h0);
       say("the 40 keys are writable in a lab host and differ from its defaults");
@@ -146,6 +149,7 @@ async function main(): Promise<void> {
     if (parts.has("live")) await liveBench({ sizes, outDir, log: say }); // writes live.json and live.md (issue #13)
   } finally {
     if (lab) await lab.stop().catch((e) => console.error(e));
+    detachCpuMeters();
   }
   const ratios = save();
   say(`wrote ${path.join(outDir, "latest.md")} and latest.json`);
