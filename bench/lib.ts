@@ -78,7 +78,7 @@ export type CpuMethod = "cpuacct" | "cgroup2" | "ticks";
 export const CPU_METHOD_TEXT: Record<CpuMethod, string> = {
   cpuacct: "cgroup v1 cpuacct.usage of the host's sshd tree (ns)",
   cgroup2: "cgroup v2 cpu.stat usage_usec of the host's sshd tree (µs)",
-  ticks: "cutime+cstime of the host's sshd (10 ms ticks; no cgroup available)",
+  ticks: "cutime+cstime of the host's sshd (10 ms ticks; without a cgroup)",
 };
 interface Meter { dir: string; file: string; pid: number }
 const meters = new Map<string, Meter>(); // by host netns (unique per lab host)
@@ -115,11 +115,12 @@ function readMeterNs(m: Meter, method: CpuMethod): number {
 /**
  * Puts each host's sshd (pid 1 of its pid namespace) into its own CPU-accounting cgroup; returns the method used
  * (all hosts the same; "ticks" when no cgroup can be created, e.g. without root or without a writable hierarchy).
+ * `want`: only that method (then "ticks" if it does not work here).
  * Call {@link detachCpuMeters} after the lab has stopped.
  */
-export function attachCpuMeters(labId: string, hosts: LabHost[]): CpuMethod {
+export function attachCpuMeters(labId: string, hosts: LabHost[], want?: CpuMethod): CpuMethod {
   removeStaleGroups();
-  for (const c of cgroupRoots()) {
+  for (const c of cgroupRoots().filter((r) => !want || r.method === want)) {
     const made: Meter[] = [];
     try {
       for (const h of hosts) {
