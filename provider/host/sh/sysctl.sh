@@ -271,7 +271,6 @@ kind_preflight() {
       nt_problem "$nts_k is read-only here ($NTS_PATH not writable: read-only /proc/sys, e.g. a container): set it on the host that owns this network namespace"
       continue
     fi
-    printf '%s\n' "$NTS_PATH" >> "$NT_TMP/paths"
     nts_plist="$nts_plist $NTS_PATH"
   done; IFS=$nts_ifs0; set +f
   if [ -n "$nts_missing" ]; then
@@ -279,7 +278,7 @@ kind_preflight() {
     nts_child_netns && nts_ns=', inside a network namespace other than the host'"'"'s: host-wide keys are absent here'
     nt_problem "these keys do not exist on this kernel ($(uname -r)$nts_ns):${nts_missing%;} — check the spelling, the kernel version, or load the module that provides them"
   fi
-  if [ -s "$NT_TMP/paths" ]; then
+  if [ -n "$nts_plist" ]; then
     # Mode bits: root may write a 0444 file's inode per access(2), but the kernel refuses it (EPERM).
     # (captured, not read back from a file: a command substitution reads the pipe in blocks, the read builtin
     # byte by byte; the same one ls process)
@@ -290,13 +289,15 @@ kind_preflight() {
     if [ -n "$nts_ro" ]; then printf '%s\n' "$nts_ro" > "$NT_TMP/ro"; else : > "$NT_TMP/ro"; fi
     # the world-readable ones ("r" in the others' triplet) for the converged record (nt_world_readable_list)
     : > "$NT_TMP/conv.readable"; nt_index conv.readable # kept in step (a path a line, its own key)
+    nts_t='' # its lines, appended after the loop
     IFS=$NT_NL; set -f
     for nts_l in $nts_ro; do IFS=$nts_ifs0; set +f
-      case "$nts_l" in ???????r*) printf '%s\n' "${nts_l##* }" >> "$NT_TMP/conv.readable"; nt_index_put conv.readable "${nts_l##* }" '' ;; esac
+      case "$nts_l" in ???????r*) nts_t=$nts_t${nts_l##* }$NT_NL; nt_index_put conv.readable "${nts_l##* }" '' ;; esac
       case "$nts_l" in ??w*) continue ;; esac
       nts_p=${nts_l##* }
       nt_problem "${nts_p#/proc/sys/} is read-only on this kernel (no write permission on $nts_p): it is host-wide (set it on the host, not inside a network namespace or container) or not settable"
     done; IFS=$nts_ifs0; set +f
+    printf '%s' "$nts_t" >> "$NT_TMP/conv.readable"
   fi
   if nt_lookup "$NT_TMP/desired" net.ipv4.tcp_congestion_control; then
     nts_cc=$NT_FOUND
