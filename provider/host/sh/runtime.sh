@@ -309,18 +309,17 @@ nt_vname() { # WORD: NT_VN = WORD with each of . _ - / : @ as _ (not injective: 
   # it); returns 1 for any other character. The last word is remembered (a loop looks one key up in several files).
   [ "$1" = "${NT_VW:-}" ] && [ -n "$1" ] && return 0
   case $1 in *[!A-Za-z0-9._/:@-]*) NT_VW=''; return 1 ;; esac
-  ntv_w=$1; ntv_ifs=$IFS; IFS='._/:@-'; set -f
-  # shellcheck disable=SC2086 # splitting on those characters is the point
+  NT_VW=$1; ntv_ifs=$IFS; IFS='._/:@-'
+  # shellcheck disable=SC2086 # splitting on those characters is the point (no pattern character can be left: no set -f)
   set -- $1
-  IFS=_; NT_VN="$*"; IFS=$ntv_ifs; set +f
-  NT_VW=$ntv_w
+  IFS=_; NT_VN="$*"; IFS=$ntv_ifs
 }
 nt_ix_get() { # FILE KEY: nt_lookup for an indexed file of $NT_TMP
   NT_FOUND=''
-  nt_ix_slot "$1" || return 1; ntl_s=$NT_SLOT
+  nt_ix_slot "$1" || return 1
   # a key that cannot be encoded is in no indexed file (every key of an indexed file was encoded)
   nt_vname "$2" || return 1
-  ntl_e=''; eval "ntl_e=\${NTI_${ntl_s}_$NT_VN-}"
+  eval "ntl_e=\${NTI_${NT_SLOT}_$NT_VN-}"
   # the entry is "key<TAB>value" (never empty when set): another key of the same variable name is not this one
   [ -n "$ntl_e" ] && [ "${ntl_e%%"$NT_TAB"*}" = "$2" ] || return 1
   NT_FOUND=${ntl_e#*"$NT_TAB"}
@@ -368,7 +367,7 @@ nt_index_put() {
 nt_ix_set() { # SLOT KEY VALUE: the first entry of KEY; 1 when KEY cannot be indexed (a character nt_vname refuses,
   # or another key already holds its variable name)
   nt_vname "$2" || return 1
-  ntx_e=''; eval "ntx_x=\${NTI_${1}_$NT_VN+x}; ntx_e=\${NTI_${1}_$NT_VN-}"
+  eval "ntx_x=\${NTI_${1}_$NT_VN+x}; ntx_e=\${NTI_${1}_$NT_VN-}"
   if [ -z "$ntx_x" ]; then ntx_e=$2$NT_TAB$3; eval "NTI_${1}_$NT_VN=\$ntx_e"; return 0; fi
   [ "${ntx_e%%"$NT_TAB"*}" = "$2" ] # the same key again: the first value stays
 }
@@ -403,11 +402,11 @@ nt_ix_q() {
 # (about 0.2 ms per lookup on a 400-character NT_IXS, most of a 40-key apply's CPU); the loop is linear.
 nt_ix_slot() {
   # NTQ_<name> (nt_ix_q) answers at once for a plain name of $NT_TMP; other files: the loop
-  case $1 in "$NT_TMP"/*) ntq_n=${1#"$NT_TMP"/}
-    case $ntq_n in *[!A-Za-z0-9.]* | *.*.* | '' | .* | *.) ;; *)
-      case $ntq_n in *.*) ntq_n=${ntq_n%.*}__${ntq_n#*.} ;; esac
-      eval "NT_SLOT=\${NTQ_$ntq_n-}"; [ -n "$NT_SLOT" ]; return ;;
-    esac ;;
+  ntq_n=${1#"$NT_TMP"/}
+  case $ntq_n in
+    "$1" | *[!A-Za-z0-9.]* | *.*.* | '' | .* | *.) ;; # not in $NT_TMP, or not a plain name
+    *.*) eval "NT_SLOT=\${NTQ_${ntq_n%.*}__${ntq_n#*.}-}"; [ -n "$NT_SLOT" ]; return ;;
+    *) eval "NT_SLOT=\${NTQ_$ntq_n-}"; [ -n "$NT_SLOT" ]; return ;;
   esac
   NT_SLOT=''; ntq_ifs=$IFS; IFS=' '; set -f
   for ntq_w in $NT_IXS; do case $ntq_w in "$1:"*) NT_SLOT=${ntq_w#"$1:"}; break ;; esac; done
@@ -417,6 +416,8 @@ nt_ix_slot() {
 
 # Words of a value joined by single spaces (the kernel reads back multi-values tab-separated).
 nt_norm() {
+  # one word (or none) is already as the splitting would leave it
+  case $1 in *[" $NT_TAB"]*) ;; *) NT_NORM=$1; return 0 ;; esac
   nt_save_ifs=$IFS; IFS=" $NT_TAB"
   set -f
   # shellcheck disable=SC2086 # word splitting is the point
