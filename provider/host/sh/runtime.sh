@@ -438,11 +438,13 @@ nt_pow2() { # nt_pow2 N: NT_POW2 = the power of two the kernel rounds N up to (0
   NT_POW2=$(awk -v n="$1" 'BEGIN { p = n > 0; while (p < n + 0) p *= 2; printf "%d\n", p }')
 }
 
-nt_same() { # nt_same A B [KEY]: equal words; with KEY, also equal in the key's read-back form (the kind's kind_same)
+# nt_same A B [KEY]: equal words; with KEY, also equal in the key's read-back form (the kind's kind_same; NT_KS=1:
+# the apply found it defined, no `command -v` per key)
+nt_same() {
   nt_norm "$1"; nt_a=$NT_NORM
   nt_norm "$2"
   [ "$nt_a" = "$NT_NORM" ] && return 0
-  [ -n "${3:-}" ] && command -v kind_same >/dev/null 2>&1 && kind_same "$3" "$nt_a" "$NT_NORM"
+  [ -n "${3:-}" ] && { [ "${NT_KS-}" = 1 ] || command -v kind_same >/dev/null 2>&1; } && kind_same "$3" "$nt_a" "$NT_NORM"
 }
 
 # Refuses keys that another owner's journal on this host already holds: never last-writer-wins. A key's other names
@@ -785,6 +787,7 @@ nt_apply_main() {
   NT_PHASE=preflight
   NT_BATCH=0
   if command -v kind_get_many >/dev/null 2>&1; then NT_BATCH=1; fi
+  if command -v kind_same >/dev/null 2>&1; then NT_KS=1; fi
   nt_journal_load || nt_die 1 "the journal $NT_JOURNAL on $NT_HOSTNAME is unreadable or belongs to another owner id; nothing was changed: move it away only if you know its originals are recorded elsewhere"
   nt_index j.keys # final (printed by nt_journal_load as key<TAB>value, the form nt_lines gives back)
   # An update means this resource was applied here before: without its journal (host rebuilt, /var/lib/pulumi-net-tuning

@@ -118,10 +118,10 @@ kind_set() {
 # ------------------------------------------------------------------------- read-back forms
 # The forms of provider/sysctl/readback.ts: exact/whitespace (nt_same), pow2 (rounded up to a power of two, 0 stays
 # 0) and ms-jiffies (milliseconds kept in jiffies: rounded up to the next jiffy, less than 10 ms above at HZ >= 100).
-nts_form() { # KEY: NTS_FORM = the key's read-back form from the plan ('' = exact); NT_FOUND is left as it was
+nts_form() { # KEY: NTS_FORM = the key's read-back form from the plan ('' = exact), NTS_FKEY = KEY; NT_FOUND is left as it was
   NTS_FORM=''; nts_found=${NT_FOUND:-}
   [ -f "$NT_TMP/readback" ] && nt_lookup "$NT_TMP/readback" "$1" && NTS_FORM=$NT_FOUND
-  NT_FOUND=$nts_found
+  NT_FOUND=$nts_found; NTS_FKEY=$1
 }
 
 kind_expect() {
@@ -136,7 +136,9 @@ kind_expect() {
 
 # kind_same KEY DECLARED LIVE (whitespace-folded, already found unequal): equal in the key's read-back form?
 kind_same() {
-  nts_form "$1"
+  # the form of the same key is still there when kind_expect asked for it last (the readback lines are final once
+  # the plan is read)
+  [ "$1" = "${NTS_FKEY-}" ] || nts_form "$1"
   [ "$NTS_FORM" = ms-jiffies ] || return 1
   case "$2$3" in ''|*[!0-9]*) return 1 ;; esac
   [ "${#2}" -le 10 ] && [ "${#3}" -le 10 ] && [ "$3" -ge "$2" ] && [ $(($3 - $2)) -lt 10 ] || return 1
@@ -168,13 +170,18 @@ nts_is_ours() { # FILE: written by this resource?
 
 nts_boot_files() { # prints the files systemd-sysctl/procps read at boot, in order, one "name<TAB>path" per line
   : > "$NT_TMP/bootfiles"
+  # the names listed so far, one a line (nts_bn): the same answer as nt_lookup on the list while no name has a tab
+  # or a newline (from the first such name on, nt_lookup it is: nts_bn='-')
+  nts_bn=$NT_NL
   for nts_d in /etc/sysctl.d /run/sysctl.d /usr/local/lib/sysctl.d /usr/lib/sysctl.d /lib/sysctl.d; do
     [ -d "$nts_d" ] || continue
     # /lib may be a symlink to /usr/lib: the same file is read once.
     for nts_f in "$nts_d"/*.conf; do
       [ -e "$nts_f" ] || continue
       nts_b=${nts_f##*/}
-      nt_lookup "$NT_TMP/bootfiles" "$nts_b" && continue
+      case $nts_b in *"$NT_TAB"* | *"$NT_NL"*) nts_bn=- ;; esac
+      if [ "$nts_bn" = - ]; then nt_lookup "$NT_TMP/bootfiles" "$nts_b" && continue
+      else case $nts_bn in *"$NT_NL$nts_b$NT_NL"*) continue ;; esac; nts_bn=$nts_bn$nts_b$NT_NL; fi
       printf '%s\t%s\n' "$nts_b" "$nts_f" >> "$NT_TMP/bootfiles"
     done
   done
