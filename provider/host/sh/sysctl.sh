@@ -3,6 +3,8 @@ NTS_FILE=''
 NTS_PERSIST=1
 NTS_BOOT=error
 NTS_MODULES=''
+# the content lines, written to $NT_TMP/content by the preflight (nothing reads it before)
+NTS_CT=''
 # The characters an original may have to be stored in Pulumi state (provider/sysctl/plan.ts, renderSysctlRestoreStdin:
 # the same set; tests/unit/origChars.test.ts compares them): a key whose value on the host has any other is refused
 # before anything changes.
@@ -30,7 +32,7 @@ kind_directive() {
 }
 
 kind_content() {
-  printf '%s\n' "$1" >> "$NT_TMP/content"
+  NTS_CT=$NTS_CT$1$NT_NL
   case "$1" in ''|'#'*|';'*) return 0 ;; esac
   nts_k=${1%% = *}; nts_v=${1#* = }
   [ "$nts_k" = "$1" ] && nt_die 5 "malformed sysctl line: $1"
@@ -249,6 +251,7 @@ nts_boot_conflicts() {
 }
 
 kind_preflight() {
+  [ -z "$NTS_CT" ] || printf '%s' "$NTS_CT" >> "$NT_TMP/content"
   [ -n "$NTS_FILE" ] || nt_die 5 "plan has no @file"
   nts_loaded=0
   for nts_m in $NTS_MODULES; do
