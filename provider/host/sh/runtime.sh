@@ -1204,13 +1204,15 @@ nt_converged_write() {
     printf 'net-tuning-converged v1\t%s\t%s\t%s\n' "$NT_OWNER_ID" "$NT_REPAIR" "$NT_OWNER"
     # conv.applied: the report's applied lines (written by nt_report_body)
     nt_index conv.applied
+    # no applied line (a create whose values all read back as planned): no key is found there
+    nt_lines conv.applied; ntc_ap=$NT_LINES
     nt_world_readable_list
     nt_lines desired; ntc_ifs=$IFS; IFS=$NT_NL; set -f
     for ntc_l in $NT_LINES; do IFS=$ntc_ifs; set +f; nt_kv "$ntc_l"; ntc_k=$nt_k; ntc_v=$nt_v
       if [ "$NT_KIND" = sysctl ] && nts_path "$ntc_k" && ! nt_world_readable "$NTS_PATH"; then
         printf 'unknown\t%s\n' "$ntc_k"; continue
       fi
-      nt_lookup "$NT_TMP/conv.applied" "$ntc_k" && ntc_v=$NT_FOUND
+      [ -n "$ntc_ap" ] && nt_lookup "$NT_TMP/conv.applied" "$ntc_k" && ntc_v=$NT_FOUND
       nt_norm "$ntc_v"; printf 'value\t%s\t%s\n' "$ntc_k" "$NT_NORM"
     done; IFS=$ntc_ifs; set +f
     # not the files under the 0700 state dir (adoption stages originals there): no other user can read them
