@@ -11,7 +11,7 @@ import { Stack } from "../testkit/harness";
 import type { Lab, LabHost } from "../testkit/lab";
 import { AnsibleBench, sshdLogins } from "./ansible";
 import { FILE_NAME, FILE_PATH, netTuningSysctls, readValues, resetHost, SYSCTLS } from "./keys";
-import { HostCounters, mapLimit, nowMs, readCounters, sleep } from "./lib";
+import { HostCounters, mapLimit, nowMs, readCounters, settleAll } from "./lib";
 
 export type Approach = "nettuning" | "ansible-sysctl" | "ansible-copy" | "ansible-sysctl-forks-n" | "ansible-copy-forks-n";
 /** The `-forks-n` approaches run Ansible with forks = the number of hosts (NetTuning's parallelism is unbounded). */
@@ -26,7 +26,7 @@ export interface PhaseSample {
   loginsPerHost: number[];
   /** processes created on each host (pid-namespace counter) */
   procsPerHost: number[];
-  /** CPU ms used on each host by finished SSH connections (sshd pid 1's cutime+cstime) */
+  /** CPU ms used on each host by its sshd tree (bench/lib.ts CpuMethod) */
   hostCpuMsPerHost: number[];
   changed?: number;
   note?: string;
@@ -47,7 +47,7 @@ async function counters(hosts: LabHost[]): Promise<HostCounters[]> {
 function deltas(hosts: LabHost[], b: HostCounters[], a: HostCounters[], readerPids: number) {
   return {
     procs: hosts.map((_, i) => a[i].lastPid - b[i].lastPid - readerPids),
-    cpuMs: hosts.map((_, i) => (a[i].cpuTicks - b[i].cpuTicks) * 10),
+    cpuMs: hosts.map((_, i) => (a[i].cpuNs - b[i].cpuNs) / 1e6),
   };
 }
 
@@ -89,7 +89,7 @@ export async function fleetBench(opts: {
           const lb = sshdLogins(lab, hosts);
           const cb = await counters(hosts);
           const r = await runIt();
-          await sleep(500); // let sshd reap the connection processes before reading its CPU counters
+          await settleAll(hosts, 500); // let sshd reap the connection processes before reading its CPU counters
           const ca = await counters(hosts);
           const la = sshdLogins(lab, hosts);
           const d = deltas(hosts, cb, ca, readerPids);

@@ -8,15 +8,16 @@
  *   - an empty session (`true`): the SSH/sshd share of every figure.
  * Processes: /proc/sys/kernel/ns_last_pid of the host's own pid namespace before/after (pids are handed out
  * sequentially and nothing else runs in a lab host, so the difference is exactly the processes and threads created,
- * sshd's own per-connection processes included; the reader's own `sh` is subtracted). CPU: cutime+cstime of the
- * host's pid 1 (sshd), which accumulates every finished connection's tree (10 ms ticks).
+ * sshd's own per-connection processes included; the reader's own `sh` is subtracted). CPU: the host's sshd tree in
+ * its own cpuacct cgroup, in nanoseconds (bench/lib.ts attachCpuMeters; 10 ms ticks of sshd's cutime+cstime when no
+ * cgroup is available).
  */
 import { NetTuning } from "../components/netTuning";
 import { NicQueues, NicQueuesArgs } from "../components/nicQueues";
 import { defaultSshTuning, runCommand, Stack } from "../testkit/harness";
 import type { LabHost } from "../testkit/lab";
 import { FILE_NAME, FILE_PATH, netTuningSysctls, readValues, resetHost, SYSCTLS } from "./keys";
-import { nowMs, readCounters, sleep } from "./lib";
+import { nowMs, readCounters, settle } from "./lib";
 import { engine, ENGINE_INSTALL_DIR } from "../provider/host/engine";
 
 export type CostVariant = "ssh-true" | "nettuning" | "nettuning-apply" | "nettuning-apply-sudo" | "naive-sysctl" | "naive-sysctl-40-ssh" | "nicqueues" | "nicqueues-apply" | "naive-nic";
@@ -32,6 +33,7 @@ export interface CostSample {
   sshMs: number;
   sessions: number;
   procs: number;
+  /** CPU time of the host's sshd tree during the run, ms (µs precision with a cgroup; 10 ms steps without) */
   hostCpuMs: number;
   note?: string;
 }
@@ -200,7 +202,7 @@ export async function costBench(opts: {
         ok = r.ok;
         note = r.error;
       }
-      await sleep(300); // sshd reaps the connection before we read its CPU counters
+      await settle(h); // sshd reaps the connection before we read its CPU counters
       const after = await readCounters(h);
       // Did the variant really change the host? (untimed, after the counters)
       if (ok && variant !== "ssh-true") {
@@ -210,11 +212,11 @@ export async function costBench(opts: {
       const s: CostSample = {
         variant, repeat: rep, ok, ms, sshMs, sessions,
         procs: after.lastPid - before.lastPid - readerPids,
-        hostCpuMs: (after.cpuTicks - before.cpuTicks) * 10,
+        hostCpuMs: (after.cpuNs - before.cpuNs) / 1e6,
         note,
       };
       samples.push(s);
-      log(`cost rep=${rep} ${variant}: ${ok ? "ok" : "FAILED"} ${s.ms.toFixed(0)} ms (ssh ${s.sshMs.toFixed(0)} ms), ${s.sessions} sessions, ${s.procs} processes, host CPU ${s.hostCpuMs} ms${note ? `\n  ${note}` : ""}`);
+      log(`cost rep=${rep} ${variant}: ${ok ? "ok" : "FAILED"} ${s.ms.toFixed(0)} ms (ssh ${s.sshMs.toFixed(0)} ms), ${s.sessions} sessions, ${s.procs} processes, host CPU ${s.hostCpuMs.toFixed(3)} ms${note ? `\n  ${note}` : ""}`);
       if (stack) await stack.destroy(); // untimed; the resets below make the next run start clean anyway
       // the next variant starts without an installed engine (a create's row includes the install)
       if (captured) await h.exec(`rm -rf ${ENGINE_INSTALL_DIR}`);

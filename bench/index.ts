@@ -13,6 +13,7 @@
  *                              live: the live-read cost of previews at BENCH_HOSTS, bench/live.ts, not in the default)
  *   BENCH_ANSIBLE_TIMEOUT_S=900    hard bound on one ansible-playbook run
  *   BENCH_OUT=bench/results        output directory
+ *   BENCH_HOST_CPU=cpuacct|cgroup2|ticks   force one host-CPU method (default: the best that works, bench/lib.ts)
  *   BENCH_RERENDER=1               only re-render latest.md from latest.json
  */
 import * as fs from "fs";
@@ -23,7 +24,7 @@ import { costBench, CostSample } from "./hostcost";
 import { HostState, stateBench } from "./state";
 import { APPROACHES, fleetBench, FleetSample } from "./fleet";
 import { readValues, verifyKeys, SYSCTLS } from "./keys";
-import { calibratePidReader, mapLimit, run } from "./lib";
+import { attachCpuMeters, calibratePidReader, CPU_METHOD_TEXT, CpuMethod, detachCpuMeters, mapLimit, run } from "./lib";
 import { report } from "./report";
 import { scaleBench, ScaleSample } from "./scale";
 import { liveBench } from "./live";
@@ -114,6 +115,11 @@ async function main(): Promise<void> {
       const nHosts = Math.max(parts.has("fleet") ? Math.max(...sizes) : 1, 1);
       say(`starting ${nHosts} lab hosts`);
       lab = await startLab({ hosts: nHosts, tag: "bench" });
+      const want = process.env.BENCH_HOST_CPU as CpuMethod | undefined;
+      if (want && !(want in CPU_METHOD_TEXT)) throw new Error(`BENCH_HOST_CPU must be one of ${Object.keys(CPU_METHOD_TEXT).join(", ")}`);
+      const cpu = attachCpuMeters(lab.id, lab.hosts, want);
+      results.machine.hostCpu = cpu;
+      say(`host CPU: ${CPU_METHOD_TEXT[cpu]}`);
       const h0 = lab.hosts[0];
       await verifyKeys(h0);
       say("the 40 keys are writable in a lab host and differ from its defaults");
@@ -146,6 +152,7 @@ async function main(): Promise<void> {
     if (parts.has("live")) await liveBench({ sizes, outDir, log: say }); // writes live.json and live.md (issue #13)
   } finally {
     if (lab) await lab.stop().catch((e) => console.error(e));
+    detachCpuMeters();
   }
   const ratios = save();
   say(`wrote ${path.join(outDir, "latest.md")} and latest.json`);

@@ -3,7 +3,7 @@ import { STATE_FIELDS } from "./state";
 import type { BenchResults } from "./index";
 import { APPROACHES, Approach, FleetSample } from "./fleet";
 import { COST_VARIANTS, CostSample } from "./hostcost";
-import { fmtSummary, summarize } from "./lib";
+import { CPU_METHOD_TEXT, CpuMethod, fmtSummary, summarize } from "./lib";
 import type { ScaleSample } from "./scale";
 type ScaleSampleT = ScaleSample;
 type ScaleVariant = ScaleSample["variant"];
@@ -36,6 +36,11 @@ export function report(res: BenchResults): { markdown: string; ratios: string } 
   md.push(`Machine: ${m.cpus} vCPU (${m.cpuModel}), ${m.memGB} GB, kernel ${m.kernel}, Node ${m.node}, ${m.openssh}` +
     (m.ansible ? `, ${m.ansible}, ansible.posix ${m.ansiblePosix}` : "") +
     `. Load average at start: ${(m.loadavgAtStart as number[]).map((x) => x.toFixed(2)).join(" ")} (the machine is shared).`, "");
+  // host CPU: µs precision from a cgroup (machine.hostCpu); results from before it (or without a cgroup) are in 10 ms ticks
+  const cpuMethod = (m.hostCpu as CpuMethod | undefined) ?? "ticks";
+  const fmtCpu = (xs: number[], tickDigits = 0) => (cpuMethod === "ticks" ? fmtSummary(summarize(xs), tickDigits) : fmtSummary(summarize(xs), 3, "", true));
+  const cpuText = m.hostCpu === undefined ? "cutime+cstime of the host's sshd (10 ms ticks)" : CPU_METHOD_TEXT[cpuMethod];
+  if (res.cost.length || res.fleet.length) md.push(`Host CPU: ${cpuText}${cpuMethod === "ticks" ? "" : "; figures in ms with µs precision"}.`, "");
   for (const n of res.notes ?? []) md.push(`Note: ${n}`, "");
   md.push("Figures are `median (min–max)` over repeats; ratios are computed per repeat (approaches run side by side in rotated order) and then summarised. See bench/README.md for the method.", "");
 
@@ -54,7 +59,7 @@ export function report(res: BenchResults): { markdown: string; ratios: string } 
         const okSecond = xs.filter((s) => s.second.ok);
         const fails = xs.length - okFirst.length + (xs.length - okSecond.length);
         const perHost = (f: (s: FleetSample) => number[]) => fmtSummary(summarize(okFirst.map((s) => mean(f(s)))), 1);
-        md.push(`| ${NAMES[a]} | ${fmtSummary(summarize(okFirst.map((s) => s.first.ms / 1000)))} | ${perHost((s) => s.first.sessionsPerHost)} | ${perHost((s) => s.first.loginsPerHost)} | ${perHost((s) => s.first.procsPerHost)} | ${perHost((s) => s.first.hostCpuMsPerHost)} | ` +
+        md.push(`| ${NAMES[a]} | ${fmtSummary(summarize(okFirst.map((s) => s.first.ms / 1000)))} | ${perHost((s) => s.first.sessionsPerHost)} | ${perHost((s) => s.first.loginsPerHost)} | ${perHost((s) => s.first.procsPerHost)} | ${fmtCpu(okFirst.map((s) => mean(s.first.hostCpuMsPerHost)), 1)} | ` +
           `${fmtSummary(summarize(okSecond.map((s) => s.second.ms / 1000)))} | ${fmtSummary(summarize(okSecond.map((s) => mean(s.second.sessionsPerHost))), 1)} | ${fmtSummary(summarize(okSecond.map((s) => mean(s.second.procsPerHost))), 1)} | ${fmtSummary(summarize(okSecond.map((s) => s.second.changed ?? NaN)), 0)} | ${fails} |`);
       }
       md.push("");
@@ -92,12 +97,12 @@ export function report(res: BenchResults): { markdown: string; ratios: string } 
       const xs = C.filter((s) => s.variant === v);
       const ok = xs.filter((s) => s.ok);
       if (!xs.length) continue;
-      md.push(`| ${label[v]} | ${fmtSummary(summarize(ok.map((s) => s.ms)), 0)} | ${fmtSummary(summarize(ok.map((s) => s.sshMs)), 0)} | ${fmtSummary(summarize(ok.map((s) => s.sessions)), 0)} | ${fmtSummary(summarize(ok.map((s) => s.procs)), 0)} | ${fmtSummary(summarize(ok.map((s) => s.hostCpuMs)), 0)} | ${xs.length - ok.length} |`);
+      md.push(`| ${label[v]} | ${fmtSummary(summarize(ok.map((s) => s.ms)), 0)} | ${fmtSummary(summarize(ok.map((s) => s.sshMs)), 0)} | ${fmtSummary(summarize(ok.map((s) => s.sessions)), 0)} | ${fmtSummary(summarize(ok.map((s) => s.procs)), 0)} | ${fmtCpu(ok.map((s) => s.hostCpuMs))} | ${xs.length - ok.length} |`);
     }
     md.push("");
     const pair = (a: string, b: string, f: (s: CostSample) => number) =>
       summarize(perRepeatRatios(C.filter((s) => s.ok), f, (s) => s.repeat, (s) => s.variant === a, (s) => s.variant === b));
-    const net = (v: string, f: (s: CostSample) => number) => {
+    const net = (v: string, f: (s: CostSample) => number): number[] => {
       // per repeat: variant minus its sessions × the empty session
       const out: number[] = [];
       for (const r of [...new Set(C.map((s) => s.repeat))]) {
@@ -105,7 +110,7 @@ export function report(res: BenchResults): { markdown: string; ratios: string } 
         const e = C.find((s) => s.repeat === r && s.variant === "ssh-true" && s.ok);
         if (x && e) out.push(f(x) - x.sessions * f(e));
       }
-      return summarize(out);
+      return out;
     };
     for (const [a, b] of [["nettuning", "naive-sysctl"], ["nettuning-apply", "naive-sysctl"], ["nettuning-apply-sudo", "naive-sysctl"], ["nettuning", "naive-sysctl-40-ssh"], ["nicqueues", "naive-nic"], ["nicqueues-apply", "naive-nic"]]) {
       const line = `${label[a].split(" (")[0].split(",")[0]} / ${label[b]} — wall ×${fmtSummary(pair(a, b, (s) => s.sshMs))} (SSH part), processes ×${fmtSummary(pair(a, b, (s) => s.procs))}, host CPU ×${fmtSummary(pair(a, b, (s) => s.hostCpuMs))}`;
@@ -116,7 +121,7 @@ export function report(res: BenchResults): { markdown: string; ratios: string } 
     md.push("Beyond the SSH session itself (each figure minus its sessions × the empty session, per repeat):", "");
     md.push("| variant | processes | SSH ms | host CPU ms |", "|---|---|---|---|");
     for (const v of COST_VARIANTS.filter((x) => x !== "ssh-true")) {
-      md.push(`| ${label[v]} | ${fmtSummary(net(v, (s) => s.procs), 0)} | ${fmtSummary(net(v, (s) => s.sshMs), 0)} | ${fmtSummary(net(v, (s) => s.hostCpuMs), 0)} |`);
+      md.push(`| ${label[v]} | ${fmtSummary(summarize(net(v, (s) => s.procs)), 0)} | ${fmtSummary(summarize(net(v, (s) => s.sshMs)), 0)} | ${fmtCpu(net(v, (s) => s.hostCpuMs))} |`);
     }
     md.push("");
   }

@@ -46,14 +46,19 @@ export function kindLoader(kind: "sysctl" | "nic", text: string): string {
   return `nt_kind_${kind}() {\n${text}:\n}\n`;
 }
 
+/** After the sysctl loader: a sysctl run other than the live read dispatches there (and exits). */
+const SYSCTL_EARLY = `if [ "$NT_ENGINE_KIND" = sysctl ] && [ "$NT_ENGINE_OP" != live ]; then nt_engine_main; exit; fi\n`;
+
 function read(name: string, dir: string): string {
   const t = fs.readFileSync(path.join(dir, name), "utf8");
   return t.endsWith("\n") ? t : `${t}\n`;
 }
 
 /**
- * Assembles the engine from the sh sources in `dir` (default: the package's own). Kind files are wrapped in loader
- * functions because both define the same hook names (kind_get, kind_set, ...); main.sh calls the one named by KIND.
+ * Assembles the engine from the sh sources in `dir` (default: the package's own): prelude, runtime.sh, main.sh (the
+ * dispatch, a function), the sysctl kind, the sysctl dispatch, the nic kind, the dispatch of everything else. Kind
+ * files are wrapped in loader functions because both define the same hook names (kind_get, kind_set, ...); main.sh
+ * calls the one named by KIND.
  */
 export function assembleEngine(dir: string = SH_DIR, version: string = PACKAGE_VERSION): Engine {
   const prelude =
@@ -63,8 +68,10 @@ export function assembleEngine(dir: string = SH_DIR, version: string = PACKAGE_V
     // only a restore takes arguments 3 to 5 on (the bootstrap's private directory, the SSH user's staging directory,
     // the delivery token)
     `if [ $# -ge 2 ] && [ "$2" = restore ]; then shift 2; else set --; fi\n`;
-  const kinds = (["sysctl", "nic"] as const).map((k) => kindLoader(k, KIND_FILES[k].map((f) => read(f, dir)).join(""))).join("");
-  const text = `${prelude}${read("runtime.sh", dir)}${kinds}${read("main.sh", dir)}`;
+  const [sysctl, nic] = (["sysctl", "nic"] as const).map((k) => kindLoader(k, KIND_FILES[k].map((f) => read(f, dir)).join("")));
+  // main.sh defines nt_engine_main; a sysctl run (not "live") starts it before the nic kind is reached, so the shell
+  // never parses that text (dash parses each function definition as it reaches it); everything else after both kinds
+  const text = `${prelude}${read("runtime.sh", dir)}${read("main.sh", dir)}${sysctl}${SYSCTL_EARLY}${nic}nt_engine_main; exit\n`;
   const sha256 = createHash("sha256").update(text).digest("hex");
   return { version, sha256, text, fileName: `engine-${sha256}.sh`, localName: `e-${version.replace(/[^A-Za-z0-9.-]/g, "_")}-${sha256.slice(0, 16)}.sh` };
 }

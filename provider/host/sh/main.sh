@@ -1,6 +1,10 @@
-# pulumi-net-tuning engine: entry point and dispatch (POSIX sh), the last part of the engine file.
+# pulumi-net-tuning engine: entry point and dispatch (POSIX sh): nt_engine_main (every path of it exits).
 # The engine file is assembled by provider/host/engine.ts as: prelude (this file's NT_ENGINE_* lines, first),
-# runtime.sh, every kind file wrapped in a loader function (nt_kind_sysctl, nt_kind_nic), then this dispatch.
+# runtime.sh, this file, then each kind file wrapped in a loader function (nt_kind_sysctl, then nt_kind_nic), each
+# followed by "nt_engine_main; exit" where the run needs no later part of the file: a sysctl run (not "live")
+# dispatches right after nt_kind_sysctl is defined, so the shell never parses the nic kind (issue #12: the shell
+# parses a function definition when it reaches it, and the nic kind is the larger part of the file); the nic kind,
+# "live" (both kinds) and anything else at the end.
 #
 # Contract (what the apply bootstrap of provider/host/programs.ts runs, as root):
 #   /bin/sh /usr/local/lib/pulumi-net-tuning/engine-<sha256>.sh KIND OP < plan
@@ -28,33 +32,35 @@ nt_engine_exit() {
     printf 'host\tgzip base64\n' 2>/dev/null || :
   fi
 }
-# "live": the read-only live read (nt_live_main); previews send a tree-shaken copy on stdin (programs.ts liveProgram). "apply-*@TOKEN": the repair token
-# of a live preview (recorded by nt_converged_write).
-if [ "$NT_ENGINE_OP" = live ]; then nt_live_main; exit 0; fi
-if [ "$NT_ENGINE_OP" = restore ]; then
+nt_engine_main() {
+  # "live": the read-only live read (nt_live_main); previews send a tree-shaken copy on stdin (programs.ts liveProgram). "apply-*@TOKEN": the repair token
+  # of a live preview (recorded by nt_converged_write).
+  if [ "$NT_ENGINE_OP" = live ]; then nt_live_main; exit 0; fi
+  if [ "$NT_ENGINE_OP" = restore ]; then
+    case "$NT_ENGINE_KIND" in
+      sysctl) nt_kind_sysctl ;;
+      nic) nt_kind_nic ;;
+      *) printf 'net-tuning: engine called for kind "%s" (expected sysctl or nic)\n' "$NT_ENGINE_KIND" >&2; exit 5 ;;
+    esac
+    # shellcheck disable=SC2034 # read by nt_restore_report (runtime.sh)
+    NT_RESTORED_BY="engine ${0##*/}"
+    nt_restore_main
+  fi
+  case "$NT_ENGINE_OP" in *@*) NT_REPAIR=${NT_ENGINE_OP#*@}; NT_ENGINE_OP=${NT_ENGINE_OP%%@*} ;; esac
+  trap 'nt_engine_exit $?' EXIT
+
+  case "$NT_ENGINE_OP" in
+    apply-create) NT_APPLY_MODE=create ;;
+    apply-update) NT_APPLY_MODE=update ;;
+    *) printf 'net-tuning: engine called with operation "%s" (expected apply-create or apply-update)\n' "$NT_ENGINE_OP" >&2; exit 5 ;;
+  esac
+  export NT_APPLY_MODE
+  NT_REPORT_SAME=''
+  # shellcheck disable=SC2034 # NT_REPORT_SAME is read by nt_report_body (runtime.sh)
   case "$NT_ENGINE_KIND" in
-    sysctl) nt_kind_sysctl ;;
+    sysctl) NT_REPORT_SAME=omit; nt_kind_sysctl ;;
     nic) nt_kind_nic ;;
     *) printf 'net-tuning: engine called for kind "%s" (expected sysctl or nic)\n' "$NT_ENGINE_KIND" >&2; exit 5 ;;
   esac
-  # shellcheck disable=SC2034 # read by nt_restore_report (runtime.sh)
-  NT_RESTORED_BY="engine ${0##*/}"
-  nt_restore_main
-fi
-case "$NT_ENGINE_OP" in *@*) NT_REPAIR=${NT_ENGINE_OP#*@}; NT_ENGINE_OP=${NT_ENGINE_OP%%@*} ;; esac
-trap 'nt_engine_exit $?' EXIT
-
-case "$NT_ENGINE_OP" in
-  apply-create) NT_APPLY_MODE=create ;;
-  apply-update) NT_APPLY_MODE=update ;;
-  *) printf 'net-tuning: engine called with operation "%s" (expected apply-create or apply-update)\n' "$NT_ENGINE_OP" >&2; exit 5 ;;
-esac
-export NT_APPLY_MODE
-NT_REPORT_SAME=''
-# shellcheck disable=SC2034 # NT_REPORT_SAME is read by nt_report_body (runtime.sh)
-case "$NT_ENGINE_KIND" in
-  sysctl) NT_REPORT_SAME=omit; nt_kind_sysctl ;;
-  nic) nt_kind_nic ;;
-  *) printf 'net-tuning: engine called for kind "%s" (expected sysctl or nic)\n' "$NT_ENGINE_KIND" >&2; exit 5 ;;
-esac
-nt_apply_main
+  nt_apply_main
+}

@@ -309,18 +309,17 @@ nt_vname() { # WORD: NT_VN = WORD with each of . _ - / : @ as _ (not injective: 
   # it); returns 1 for any other character. The last word is remembered (a loop looks one key up in several files).
   [ "$1" = "${NT_VW:-}" ] && [ -n "$1" ] && return 0
   case $1 in *[!A-Za-z0-9._/:@-]*) NT_VW=''; return 1 ;; esac
-  ntv_w=$1; ntv_ifs=$IFS; IFS='._/:@-'; set -f
-  # shellcheck disable=SC2086 # splitting on those characters is the point
+  NT_VW=$1; ntv_ifs=$IFS; IFS='._/:@-'
+  # shellcheck disable=SC2086 # splitting on those characters is the point (no pattern character can be left: no set -f)
   set -- $1
-  IFS=_; NT_VN="$*"; IFS=$ntv_ifs; set +f
-  NT_VW=$ntv_w
+  IFS=_; NT_VN="$*"; IFS=$ntv_ifs
 }
 nt_ix_get() { # FILE KEY: nt_lookup for an indexed file of $NT_TMP
   NT_FOUND=''
-  nt_ix_slot "$1" || return 1; ntl_s=$NT_SLOT
+  nt_ix_slot "$1" || return 1
   # a key that cannot be encoded is in no indexed file (every key of an indexed file was encoded)
   nt_vname "$2" || return 1
-  ntl_e=''; eval "ntl_e=\${NTI_${ntl_s}_$NT_VN-}"
+  eval "ntl_e=\${NTI_${NT_SLOT}_$NT_VN-}"
   # the entry is "key<TAB>value" (never empty when set): another key of the same variable name is not this one
   [ -n "$ntl_e" ] && [ "${ntl_e%%"$NT_TAB"*}" = "$2" ] || return 1
   NT_FOUND=${ntl_e#*"$NT_TAB"}
@@ -368,7 +367,7 @@ nt_index_put() {
 nt_ix_set() { # SLOT KEY VALUE: the first entry of KEY; 1 when KEY cannot be indexed (a character nt_vname refuses,
   # or another key already holds its variable name)
   nt_vname "$2" || return 1
-  ntx_e=''; eval "ntx_x=\${NTI_${1}_$NT_VN+x}; ntx_e=\${NTI_${1}_$NT_VN-}"
+  eval "ntx_x=\${NTI_${1}_$NT_VN+x}; ntx_e=\${NTI_${1}_$NT_VN-}"
   if [ -z "$ntx_x" ]; then ntx_e=$2$NT_TAB$3; eval "NTI_${1}_$NT_VN=\$ntx_e"; return 0; fi
   [ "${ntx_e%%"$NT_TAB"*}" = "$2" ] # the same key again: the first value stays
 }
@@ -403,11 +402,11 @@ nt_ix_q() {
 # (about 0.2 ms per lookup on a 400-character NT_IXS, most of a 40-key apply's CPU); the loop is linear.
 nt_ix_slot() {
   # NTQ_<name> (nt_ix_q) answers at once for a plain name of $NT_TMP; other files: the loop
-  case $1 in "$NT_TMP"/*) ntq_n=${1#"$NT_TMP"/}
-    case $ntq_n in *[!A-Za-z0-9.]* | *.*.* | '' | .* | *.) ;; *)
-      case $ntq_n in *.*) ntq_n=${ntq_n%.*}__${ntq_n#*.} ;; esac
-      eval "NT_SLOT=\${NTQ_$ntq_n-}"; [ -n "$NT_SLOT" ]; return ;;
-    esac ;;
+  ntq_n=${1#"$NT_TMP"/}
+  case $ntq_n in
+    "$1" | *[!A-Za-z0-9.]* | *.*.* | '' | .* | *.) ;; # not in $NT_TMP, or not a plain name
+    *.*) eval "NT_SLOT=\${NTQ_${ntq_n%.*}__${ntq_n#*.}-}"; [ -n "$NT_SLOT" ]; return ;;
+    *) eval "NT_SLOT=\${NTQ_$ntq_n-}"; [ -n "$NT_SLOT" ]; return ;;
   esac
   NT_SLOT=''; ntq_ifs=$IFS; IFS=' '; set -f
   for ntq_w in $NT_IXS; do case $ntq_w in "$1:"*) NT_SLOT=${ntq_w#"$1:"}; break ;; esac; done
@@ -417,6 +416,8 @@ nt_ix_slot() {
 
 # Words of a value joined by single spaces (the kernel reads back multi-values tab-separated).
 nt_norm() {
+  # one word (or none) is already as the splitting would leave it
+  case $1 in *[" $NT_TAB"]*) ;; *) NT_NORM=$1; return 0 ;; esac
   nt_save_ifs=$IFS; IFS=" $NT_TAB"
   set -f
   # shellcheck disable=SC2086 # word splitting is the point
@@ -437,11 +438,13 @@ nt_pow2() { # nt_pow2 N: NT_POW2 = the power of two the kernel rounds N up to (0
   NT_POW2=$(awk -v n="$1" 'BEGIN { p = n > 0; while (p < n + 0) p *= 2; printf "%d\n", p }')
 }
 
-nt_same() { # nt_same A B [KEY]: equal words; with KEY, also equal in the key's read-back form (the kind's kind_same)
+# nt_same A B [KEY]: equal words; with KEY, also equal in the key's read-back form (the kind's kind_same; NT_KS=1:
+# the apply found it defined, no `command -v` per key)
+nt_same() {
   nt_norm "$1"; nt_a=$NT_NORM
   nt_norm "$2"
   [ "$nt_a" = "$NT_NORM" ] && return 0
-  [ -n "${3:-}" ] && command -v kind_same >/dev/null 2>&1 && kind_same "$3" "$nt_a" "$NT_NORM"
+  [ -n "${3:-}" ] && { [ "${NT_KS-}" = 1 ] || command -v kind_same >/dev/null 2>&1; } && kind_same "$3" "$nt_a" "$NT_NORM"
 }
 
 # Refuses keys that another owner's journal on this host already holds: never last-writer-wins. A key's other names
@@ -572,6 +575,7 @@ nt_undo_files() {
 # Rollback of a failed apply: values (newest change first, each read back), files, journal; every step checked.
 nt_rollback() {
   NT_PHASE=rollback
+  [ -z "${NT_CHANGED-}" ] || printf '%s' "$NT_CHANGED" >> "$NT_TMP/changed"; NT_CHANGED=''
   if [ -s "$NT_TMP/changed" ]; then
     sed -n '1!G;h;$p' "$NT_TMP/changed" > "$NT_TMP/changed.rev" || cp "$NT_TMP/changed" "$NT_TMP/changed.rev"
     while IFS="$NT_TAB" read -r nt_k nt_v; do
@@ -702,7 +706,7 @@ nt_new_generation() {
 nt_apply_one() { # KEY VALUE LIVE
   kind_expect "$1" "$2"
   if nt_same "$NT_EXPECT" "$3" "$1"; then nt_got "$1" "$3"; return 0; fi
-  printf '%s\t%s\n' "$1" "$3" >> "$NT_TMP/changed"
+  NT_CHANGED=$NT_CHANGED$1$NT_TAB$3$NT_NL # $NT_TMP/changed, written when a rollback needs it
   if ! kind_set "$1" "$2"; then
     # First pass: a refusal may depend on another key of this run (ip_local_port_range needs
     # ip_unprivileged_port_start lowered first): retry it once after the others.
@@ -717,29 +721,32 @@ nt_apply_one() { # KEY VALUE LIVE
   nt_got "$1" "$NT_GOT"
 }
 # nt_got KEY VALUE: the value read back for the report ($NT_TMP/got, its index kept in step; a value with a tab at
-# either end, which the read builtin would strip, drops the index: nt_lookup then reads the file)
+# either end, which the read builtin would strip, drops the index: nt_lookup then reads the file). The lines are
+# appended to the file in one go before the report (NT_GOTS): nothing reads it before.
 nt_got() {
-  printf '%s\t%s\n' "$1" "$2" >> "$NT_TMP/got"
+  NT_GOTS=$NT_GOTS$1$NT_TAB$2$NT_NL
   case $2 in "$NT_TAB"* | *"$NT_TAB") nt_index_drop got ;; *) nt_index_put got "$1" "$2" ;; esac
 }
 
-# nt_verify_later KEY VALUE EXPECT: queued for the batch read-back (values with their tabs turned into spaces).
+# nt_verify_later KEY VALUE EXPECT: queued for the batch read-back (values with their tabs turned into spaces): the
+# lines of $NT_TMP/verify in NT_VF (written in one go before the batch); NT_VPLAIN=0 once a line has an empty field
+# (which the read builtin would skip: the lines are then read back from the file).
 nt_verify_later() {
   nt_norm "$2"; nt_vv=$NT_NORM
   nt_norm "$3"
-  printf '%s\t%s\t%s\n' "$1" "$nt_vv" "$NT_NORM" >> "$NT_TMP/verify"
-  # and in memory (NT_VTEXT) while every line splits plainly (no empty field, which the read builtin would skip)
-  if [ -n "$nt_vv" ] && [ -n "$NT_NORM" ]; then NT_VTEXT=${NT_VTEXT-}$1$NT_TAB$nt_vv$NT_TAB$NT_NORM$NT_NL; else NT_VPLAIN=0; fi
+  NT_VF=$NT_VF$1$NT_TAB$nt_vv$NT_TAB$NT_NORM$NT_NL
+  [ -n "$nt_vv" ] && [ -n "$NT_NORM" ] || NT_VPLAIN=0
 }
 
 # Kinds with kind_get_many (one process reads every value) read all changed values back at once, after the writes.
 nt_verify_batch() {
-  [ -s "$NT_TMP/verify" ] || return 0
+  [ -n "$NT_VF" ] || return 0
+  printf '%s' "$NT_VF" >> "$NT_TMP/verify"
   kind_get_many "$NT_TMP/verify" "$NT_TMP/verify.got"
   nt_index_text verify.got "$NT_GM"
   if [ "${NT_VPLAIN:-0}" = 1 ]; then
     nt_ifs=$IFS; IFS=$NT_NL; set -f
-    for nt_l in $NT_VTEXT; do IFS=$nt_ifs; set +f
+    for nt_l in $NT_VF; do IFS=$nt_ifs; set +f
       nt_k=${nt_l%%"$NT_TAB"*}; nt_e=${nt_l#*"$NT_TAB"}; nt_v=${nt_e%%"$NT_TAB"*}; nt_e=${nt_e#*"$NT_TAB"}
       nt_verify_one
     done; IFS=$nt_ifs; set +f
@@ -780,6 +787,7 @@ nt_apply_main() {
   NT_PHASE=preflight
   NT_BATCH=0
   if command -v kind_get_many >/dev/null 2>&1; then NT_BATCH=1; fi
+  if command -v kind_same >/dev/null 2>&1; then NT_KS=1; fi
   nt_journal_load || nt_die 1 "the journal $NT_JOURNAL on $NT_HOSTNAME is unreadable or belongs to another owner id; nothing was changed: move it away only if you know its originals are recorded elsewhere"
   nt_index j.keys # final (printed by nt_journal_load as key<TAB>value, the form nt_lines gives back)
   # An update means this resource was applied here before: without its journal (host rebuilt, /var/lib/pulumi-net-tuning
@@ -799,7 +807,7 @@ nt_apply_main() {
   # Snapshot: live values of every desired and every journalled key (a batch kind: before the preflight, which
   # uses it; others: after it, since their preflight resolves the desired settings).
   : > "$NT_TMP/got"; : > "$NT_TMP/verify"; nt_index got # kept in step by nt_got
-  NT_VTEXT=''; NT_VPLAIN=1 # $NT_TMP/verify in memory (nt_verify_later)
+  NT_GOTS=''; NT_VF=''; NT_VPLAIN=1; NT_CHANGED='' # the lines of got, verify and changed until written
   [ "$NT_BATCH" = 1 ] && nt_snapshot
   kind_preflight
   nt_check_owners
@@ -844,13 +852,14 @@ nt_apply_main() {
   NT_PHASE=apply
   { nt_lines j.keys; printf '%s' "$NT_LINES"; } > "$NT_TMP/journal.new" || nt_die 1 "cannot prepare the journal in $NT_TMP on $NT_HOSTNAME (/tmp full?)"
   nt_index_text journal.new "${NT_LINES%"$NT_NL"}" # the j.keys lines just written
-  nt_lines desired; nt_ifs=$IFS; IFS=$NT_NL; set -f
+  nt_lines desired; nt_ifs=$IFS; IFS=$NT_NL; set -f; nt_jt=''
   for nt_l in $NT_LINES; do IFS=$nt_ifs; set +f; nt_kv "$nt_l"
     nt_lookup "$NT_TMP/journal.new" "$nt_k" && continue
     nt_lookup "$NT_TMP/live" "$nt_k"
-    printf '%s\t%s\n' "$nt_k" "$NT_FOUND" >> "$NT_TMP/journal.new"
+    nt_jt=$nt_jt$nt_k$NT_TAB$NT_FOUND$NT_NL # appended to the file after the loop (nothing reads it meanwhile)
     nt_index_put journal.new "$nt_k" "$NT_FOUND"
   done; IFS=$nt_ifs; set +f
+  printf '%s' "$nt_jt" >> "$NT_TMP/journal.new"
   printf '%s\n' "$NT_OWNER" > "$NT_TMP/owner"
   if ! nt_same_file "$NT_TMP/owner" "${NT_JOURNAL%.orig}.owner"; then
     NT_JOURNAL_TOUCHED=1
@@ -871,22 +880,24 @@ nt_apply_main() {
   done < "$NT_TMP/deferred"
   # Keys this resource no longer declares go back to their originals.
   : > "$NT_TMP/journal.final"; nt_index journal.final # kept in step: the journal and the report take it from memory
-  nt_lines journal.new; nt_ifs=$IFS; IFS=$NT_NL; set -f
+  nt_lines journal.new; nt_ifs=$IFS; IFS=$NT_NL; set -f; nt_jt=''
   for nt_l in $NT_LINES; do IFS=$nt_ifs; set +f; nt_kv "$nt_l"
     if nt_lookup "$NT_TMP/desired" "$nt_k"; then
-      printf '%s\t%s\n' "$nt_k" "$nt_v" >> "$NT_TMP/journal.final"
+      nt_jt=$nt_jt$nt_k$NT_TAB$nt_v$NT_NL # appended to the file after the loop (nothing reads it meanwhile)
       nt_index_put journal.final "$nt_k" "$nt_v"
     else
       nt_lookup "$NT_TMP/live" "$nt_k"
       nt_apply_one "$nt_k" "$nt_v" "$NT_FOUND"
     fi
   done; IFS=$nt_ifs; set +f
+  printf '%s' "$nt_jt" >> "$NT_TMP/journal.final"
   nt_verify_batch
   nt_commit_files
   NT_JHEAD=$NT_GEN # the commit: this generation owns the machine from here on
   nt_journal_write "$NT_TMP/journal.final" "$NT_TMP/arts.new" "after the commit" lines
   kind_after_commit
   NT_PHASE=finished
+  printf '%s' "$NT_GOTS" >> "$NT_TMP/got"
   case $NT_IXS in *" $NT_TMP/got:"*) ;; *) nt_index got ;; esac # the report's values (final)
   nt_report "$NT_TMP/journal.final"
   nt_converged_write
@@ -979,7 +990,7 @@ nt_restore_main() {
   nt_failed=''
   NT_BATCH=0
   if command -v kind_get_many >/dev/null 2>&1; then NT_BATCH=1; kind_get_many "$NT_TMP/origs" "$NT_TMP/live"; fi
-  : > "$NT_TMP/verify"
+  NT_VF=''
   if [ "${NT_RESTORE:-1}" = 1 ]; then
     while IFS="$NT_TAB" read -r nt_k nt_v; do
       # kind_get: 1 = the key no longer exists (a warning), 2 = it cannot be read now (NT_ERR: a tool missing or
@@ -1005,7 +1016,8 @@ nt_restore_main() {
       fi
       nt_step "restore $nt_k"
     done < "$NT_TMP/origs"
-    if [ -s "$NT_TMP/verify" ]; then
+    if [ -n "$NT_VF" ]; then
+      printf %s "$NT_VF" > "$NT_TMP/verify"
       kind_get_many "$NT_TMP/verify" "$NT_TMP/verify.got"
       while IFS="$NT_TAB" read -r nt_k nt_v nt_e; do
         if nt_lookup "$NT_TMP/verify.got" "$nt_k" && nt_same "$nt_e" "$NT_FOUND" "$nt_k"; then continue; fi
@@ -1198,13 +1210,15 @@ nt_converged_write() {
     printf 'net-tuning-converged v1\t%s\t%s\t%s\n' "$NT_OWNER_ID" "$NT_REPAIR" "$NT_OWNER"
     # conv.applied: the report's applied lines (written by nt_report_body)
     nt_index conv.applied
+    # no applied line (a create whose values all read back as planned): no key is found there
+    nt_lines conv.applied; ntc_ap=$NT_LINES
     nt_world_readable_list
     nt_lines desired; ntc_ifs=$IFS; IFS=$NT_NL; set -f
     for ntc_l in $NT_LINES; do IFS=$ntc_ifs; set +f; nt_kv "$ntc_l"; ntc_k=$nt_k; ntc_v=$nt_v
       if [ "$NT_KIND" = sysctl ] && nts_path "$ntc_k" && ! nt_world_readable "$NTS_PATH"; then
         printf 'unknown\t%s\n' "$ntc_k"; continue
       fi
-      nt_lookup "$NT_TMP/conv.applied" "$ntc_k" && ntc_v=$NT_FOUND
+      [ -n "$ntc_ap" ] && nt_lookup "$NT_TMP/conv.applied" "$ntc_k" && ntc_v=$NT_FOUND
       nt_norm "$ntc_v"; printf 'value\t%s\t%s\n' "$ntc_k" "$NT_NORM"
     done; IFS=$ntc_ifs; set +f
     # not the files under the 0700 state dir (adoption stages originals there): no other user can read them

@@ -3,6 +3,8 @@ NTS_FILE=''
 NTS_PERSIST=1
 NTS_BOOT=error
 NTS_MODULES=''
+# the content lines, written to $NT_TMP/content by the preflight (nothing reads it before)
+NTS_CT=''
 # The characters an original may have to be stored in Pulumi state (provider/sysctl/plan.ts, renderSysctlRestoreStdin:
 # the same set; tests/unit/origChars.test.ts compares them): a key whose value on the host has any other is refused
 # before anything changes.
@@ -30,7 +32,7 @@ kind_directive() {
 }
 
 kind_content() {
-  printf '%s\n' "$1" >> "$NT_TMP/content"
+  NTS_CT=$NTS_CT$1$NT_NL
   case "$1" in ''|'#'*|';'*) return 0 ;; esac
   nts_k=${1%% = *}; nts_v=${1#* = }
   [ "$nts_k" = "$1" ] && nt_die 5 "malformed sysctl line: $1"
@@ -118,10 +120,10 @@ kind_set() {
 # ------------------------------------------------------------------------- read-back forms
 # The forms of provider/sysctl/readback.ts: exact/whitespace (nt_same), pow2 (rounded up to a power of two, 0 stays
 # 0) and ms-jiffies (milliseconds kept in jiffies: rounded up to the next jiffy, less than 10 ms above at HZ >= 100).
-nts_form() { # KEY: NTS_FORM = the key's read-back form from the plan ('' = exact); NT_FOUND is left as it was
+nts_form() { # KEY: NTS_FORM = the key's read-back form from the plan ('' = exact), NTS_FKEY = KEY; NT_FOUND is left as it was
   NTS_FORM=''; nts_found=${NT_FOUND:-}
   [ -f "$NT_TMP/readback" ] && nt_lookup "$NT_TMP/readback" "$1" && NTS_FORM=$NT_FOUND
-  NT_FOUND=$nts_found
+  NT_FOUND=$nts_found; NTS_FKEY=$1
 }
 
 kind_expect() {
@@ -136,7 +138,9 @@ kind_expect() {
 
 # kind_same KEY DECLARED LIVE (whitespace-folded, already found unequal): equal in the key's read-back form?
 kind_same() {
-  nts_form "$1"
+  # the form of the same key is still there when kind_expect asked for it last (the readback lines are final once
+  # the plan is read)
+  [ "$1" = "${NTS_FKEY-}" ] || nts_form "$1"
   [ "$NTS_FORM" = ms-jiffies ] || return 1
   case "$2$3" in ''|*[!0-9]*) return 1 ;; esac
   [ "${#2}" -le 10 ] && [ "${#3}" -le 10 ] && [ "$3" -ge "$2" ] && [ $(($3 - $2)) -lt 10 ] || return 1
@@ -168,13 +172,18 @@ nts_is_ours() { # FILE: written by this resource?
 
 nts_boot_files() { # prints the files systemd-sysctl/procps read at boot, in order, one "name<TAB>path" per line
   : > "$NT_TMP/bootfiles"
+  # the names listed so far, one a line (nts_bn): the same answer as nt_lookup on the list while no name has a tab
+  # or a newline (from the first such name on, nt_lookup it is: nts_bn='-')
+  nts_bn=$NT_NL
   for nts_d in /etc/sysctl.d /run/sysctl.d /usr/local/lib/sysctl.d /usr/lib/sysctl.d /lib/sysctl.d; do
     [ -d "$nts_d" ] || continue
     # /lib may be a symlink to /usr/lib: the same file is read once.
     for nts_f in "$nts_d"/*.conf; do
       [ -e "$nts_f" ] || continue
       nts_b=${nts_f##*/}
-      nt_lookup "$NT_TMP/bootfiles" "$nts_b" && continue
+      case $nts_b in *"$NT_TAB"* | *"$NT_NL"*) nts_bn=- ;; esac
+      if [ "$nts_bn" = - ]; then nt_lookup "$NT_TMP/bootfiles" "$nts_b" && continue
+      else case $nts_bn in *"$NT_NL$nts_b$NT_NL"*) continue ;; esac; nts_bn=$nts_bn$nts_b$NT_NL; fi
       printf '%s\t%s\n' "$nts_b" "$nts_f" >> "$NT_TMP/bootfiles"
     done
   done
@@ -242,6 +251,7 @@ nts_boot_conflicts() {
 }
 
 kind_preflight() {
+  [ -z "$NTS_CT" ] || printf '%s' "$NTS_CT" >> "$NT_TMP/content"
   [ -n "$NTS_FILE" ] || nt_die 5 "plan has no @file"
   nts_loaded=0
   for nts_m in $NTS_MODULES; do
@@ -271,7 +281,6 @@ kind_preflight() {
       nt_problem "$nts_k is read-only here ($NTS_PATH not writable: read-only /proc/sys, e.g. a container): set it on the host that owns this network namespace"
       continue
     fi
-    printf '%s\n' "$NTS_PATH" >> "$NT_TMP/paths"
     nts_plist="$nts_plist $NTS_PATH"
   done; IFS=$nts_ifs0; set +f
   if [ -n "$nts_missing" ]; then
@@ -279,7 +288,7 @@ kind_preflight() {
     nts_child_netns && nts_ns=', inside a network namespace other than the host'"'"'s: host-wide keys are absent here'
     nt_problem "these keys do not exist on this kernel ($(uname -r)$nts_ns):${nts_missing%;} — check the spelling, the kernel version, or load the module that provides them"
   fi
-  if [ -s "$NT_TMP/paths" ]; then
+  if [ -n "$nts_plist" ]; then
     # Mode bits: root may write a 0444 file's inode per access(2), but the kernel refuses it (EPERM).
     # (captured, not read back from a file: a command substitution reads the pipe in blocks, the read builtin
     # byte by byte; the same one ls process)
@@ -290,13 +299,15 @@ kind_preflight() {
     if [ -n "$nts_ro" ]; then printf '%s\n' "$nts_ro" > "$NT_TMP/ro"; else : > "$NT_TMP/ro"; fi
     # the world-readable ones ("r" in the others' triplet) for the converged record (nt_world_readable_list)
     : > "$NT_TMP/conv.readable"; nt_index conv.readable # kept in step (a path a line, its own key)
+    nts_t='' # its lines, appended after the loop
     IFS=$NT_NL; set -f
     for nts_l in $nts_ro; do IFS=$nts_ifs0; set +f
-      case "$nts_l" in ???????r*) printf '%s\n' "${nts_l##* }" >> "$NT_TMP/conv.readable"; nt_index_put conv.readable "${nts_l##* }" '' ;; esac
+      case "$nts_l" in ???????r*) nts_t=$nts_t${nts_l##* }$NT_NL; nt_index_put conv.readable "${nts_l##* }" '' ;; esac
       case "$nts_l" in ??w*) continue ;; esac
       nts_p=${nts_l##* }
       nt_problem "${nts_p#/proc/sys/} is read-only on this kernel (no write permission on $nts_p): it is host-wide (set it on the host, not inside a network namespace or container) or not settable"
     done; IFS=$nts_ifs0; set +f
+    printf '%s' "$nts_t" >> "$NT_TMP/conv.readable"
   fi
   if nt_lookup "$NT_TMP/desired" net.ipv4.tcp_congestion_control; then
     nts_cc=$NT_FOUND
