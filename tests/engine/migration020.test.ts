@@ -208,14 +208,14 @@ describe.each<[Who, "rc.local" | "systemd", boolean]>([
       expect(await ls(stage)).toEqual([...staged020, `engine.${token}.sh`].sort());
       expect(await ls(INSTALL)).toEqual([`engine-${oldSha}.sh`, `engine-${E.sha256}.sh`].sort());
 
-      // the plan diff a reviewer sees for each -apply (stdin): the @engine line (same version 0.2.0, another sha256);
+      // the plan diff a reviewer sees for each -apply (stdin): the @engine line (another version and sha256);
       // NetTuning: the default @persist 1 / @boot-override error lines dropped (the engine's defaults) and the file's
       // two header comment lines replaced by one; NicQueues: the group comment lines shortened. Nothing else: every
       // directive and value line stays.
       const newOf = (name: string) => stack.get(name)!.inputs;
       expect(lineDiff(String(oldOf("t-apply").stdin), String(newOf("t-apply").stdin))).toEqual([
         `-@engine 0.2.0 ${oldSha}`,
-        `+@engine 0.2.0 ${E.sha256}`,
+        `+@engine ${E.version} ${E.sha256}`,
         "-@persist 1",
         "-@boot-override error",
         `-# pulumi-net-tuning: managed by Pulumi resource mig/${stack.stack}/t.`,
@@ -224,7 +224,7 @@ describe.each<[Who, "rc.local" | "systemd", boolean]>([
       ]);
       expect(lineDiff(String(oldOf("q-apply").stdin), String(newOf("q-apply").stdin))).toEqual([
         `-@engine 0.2.0 ${oldSha}`,
-        `+@engine 0.2.0 ${E.sha256}`,
+        `+@engine ${E.version} ${E.sha256}`,
         "-# channels (ethtool -L), applied first: they change the number of queues",
         "+# channels (ethtool -L), applied first (they change the queues)",
         "-# offload features (ethtool -K), by the name ethtool -k shows",
@@ -257,7 +257,7 @@ describe.each<[Who, "rc.local" | "systemd", boolean]>([
         const plan = (s: string) => s.slice(0, s.indexOf("\n@program\n")).split("\n");
         const [pa, pb] = [plan(readRestoreStdin020(a)), plan(readRestoreStdin(b))];
         expect(pb[0]).toBe("@restore 1");
-        expect(pb[1]).toBe(`@engine 0.2.0 ${E.sha256}`);
+        expect(pb[1]).toBe(`@engine ${E.version} ${E.sha256}`);
         const origs = (l: string[]) => l.filter((s) => s.startsWith("@orig ")).sort();
         expect(origs(pb)).toEqual(origs(pa));
         expect(pb).toContain(`@generation ${generations[name[0] as "t" | "q"]}`);
@@ -343,9 +343,9 @@ test("a live read that fails during the upgrade: 0.2.0's stored update runs and 
       // the stored 0.2.0 command (staging dir, owner id, -engine URN), not this version's (delivery token)
       expect(run.cmd).toBe(old.find((e) => e.name === `${n}-apply`)!.inputs.update);
       const id = /^@owner-id (\S+)$/m.exec(run.stdin!)![1];
-      expect(run.stdin!.split("\n")[0]).toBe(`@engine 0.2.0 ${E.sha256}`);
+      expect(run.stdin!.split("\n")[0]).toBe(`@engine ${E.version} ${E.sha256}`);
       expect(run.stderr).toContain(
-        `net-tuning: cannot install engine 0.2.0 from /var/lib/pulumi-net-tuning/incoming/engine-${E.sha256}.${id}.sh on ${(await host.exec("uname -n")).stdout.trim()} (missing or sha256 differs): ` +
+        `net-tuning: cannot install engine ${E.version} from /var/lib/pulumi-net-tuning/incoming/engine-${E.sha256}.${id}.sh on ${(await host.exec("uname -n")).stdout.trim()} (missing or sha256 differs): ` +
           `run pulumi up --replace 'urn:pulumi:v020-readfail::mig::net-tuning:index:${type}$command:remote:CopyToRemote::${n}-engine'`,
       );
     }

@@ -31,7 +31,7 @@ const hostFiles = (s: string) =>
  */
 const hostContent = (s: string) => hostFiles(s).split("\n").map((l) => l.replace(/^(\/\S+ \d+ \S* \d+) \d+\.\d+$/, "$1")).join("\n");
 
-test("0.2.0 → 0.2.1 (another engine): only the @engine line and the delivery change, host values untouched", async () => {
+test("this version → the next (another engine): only the @engine line and the delivery change, host values untouched", async () => {
   const host = lab.hosts[0];
   const v1 = engine();
   // "the next package version": the same sources with a changed engine (a new main.sh comment), another version
