@@ -202,7 +202,8 @@ export class NetTuning extends pulumi.ComponentResource {
     // are put back from the host's journal only, and a warning names them
     const restoreText = (r: HostReport, filePath: string, restore: boolean, stdinOf: (plan: string) => string) => {
       const head = renderSysctlRestoreStdin(owner, filePath, r.previous, restore);
-      const fit = fitAdopted(adoptedFromReport(r.extra), (files) => stdinOf(head + renderAdoptedRestore(files)));
+      const gzip = !!r.hostTools?.includes("gzip") && r.hostTools.includes("base64"); // as the -restore stdin (applyAndRestore)
+      const fit = fitAdopted(adoptedFromReport(r.extra), (files) => stdinOf(head + renderAdoptedRestore(files, gzip)));
       for (const f of fit.left) {
         void pulumi.log.warn(
           `NetTuning "${name}": the adopted ${f.path} (${f.size} bytes) is kept only in the host's journal (/var/lib/pulumi-net-tuning/sysctl/${owner.id}.adopted/), ` +
@@ -210,7 +211,7 @@ export class NetTuning extends pulumi.ComponentResource {
           this,
         );
       }
-      return head + renderAdoptedRestore(fit.files);
+      return head + renderAdoptedRestore(fit.files, gzip);
     };
     const report = applyAndRestore(this, name, "sysctl", { connection: a.connection, become, planOf: planValues, validated: early !== undefined }, early ? early.stdin : plan.stdin, (r, stdinOf) =>
       early && typeof restoreOnDelete === "boolean"

@@ -1,7 +1,8 @@
 import * as fs from "fs";
 import * as path from "path";
-import { gunzipSync, gzipSync } from "zlib";
+import { gunzipSync } from "zlib";
 import { shQuote } from "../shell";
+import { gzipFixed } from "../gzip";
 import { Engine, engine, engineLine, ENGINE_INSTALL_DIR, ENGINE_STAGE_HOME, ENGINE_STAGE_ROOT, KIND_FILES, kindLoader } from "./engine";
 
 /**
@@ -268,10 +269,7 @@ export function restoreStdin(kind: HostKind, plan: string, gzip: boolean, e: Eng
 
 /** gzip (level 9, header mtime 0 and OS "Unix": the same bytes on every machine with the same zlib), then base64. */
 function gzipBase64(text: string): string {
-  const gz = gzipSync(Buffer.from(text, "utf8"), { level: 9 });
-  gz.writeUInt32LE(0, 4); // header: no mtime
-  gz[9] = 3; // header: OS "Unix" on every machine (zlib writes the build platform's code)
-  return gz.toString("base64");
+  return gzipFixed(Buffer.from(text, "utf8")).toString("base64");
 }
 
 /**

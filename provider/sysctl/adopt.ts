@@ -6,6 +6,7 @@
  * and applies its values again. Pure: validation, plan directives, the restore-plan block and the report lines.
  */
 import { z } from "zod";
+import { gzipFixed } from "../gzip";
 
 /** The directories procps `sysctl --system` and systemd-sysctl read sysctl.d-style files from (boot order). */
 export const SYSCTL_DIRS = ["/etc/sysctl.d", "/run/sysctl.d", "/usr/local/lib/sysctl.d", "/usr/lib/sysctl.d", "/lib/sysctl.d"] as const;
@@ -104,33 +105,40 @@ export const STRING_INPUT_MAX = 8192;
 /**
  * Which adopted files keep their bytes in Pulumi state: each up to ADOPT_STATE_MAX (the host reports no more), and
  * together only while the -restore stdin (`stdinOf`, the exact text the child gets for these records) stays within
- * `max`: in plan order, the data of the last file that has some is left out until it fits. A file left out keeps its
- * record (path, mode, owner, time, size) and is put back from the host's journal; `left` names it for a warning.
- * Without any data nothing is measured (no cost for a resource that adopts nothing).
+ * `max`: the data of the largest file that still has some is left out (of equal ones the later in plan order) until
+ * it fits, so as many files as possible keep theirs. A file left out keeps its record (path, mode, owner, time, size)
+ * and is put back from the host's journal; `left` names it for a warning (in plan order). Without any data nothing is
+ * measured (no cost for a resource that adopts nothing).
  */
 export function fitAdopted(files: AdoptedFile[], stdinOf: (files: AdoptedFile[]) => string, max: number = STRING_INPUT_MAX): { files: AdoptedFile[]; left: AdoptedFile[] } {
   let kept = files;
-  const left: AdoptedFile[] = [];
-  for (let i = files.length - 1; i >= 0; i--) {
-    if (kept[i].base64 === undefined) continue;
-    if (Buffer.byteLength(stdinOf(kept)) <= max) break;
-    left.unshift(kept[i]);
-    kept = kept.map((f, j) => (j === i ? { ...f, base64: undefined } : f));
+  for (;;) {
+    let drop = -1;
+    kept.forEach((f, i) => {
+      if (f.base64 !== undefined && (drop < 0 || f.base64.length >= (kept[drop].base64 as string).length)) drop = i;
+    });
+    if (drop < 0 || Buffer.byteLength(stdinOf(kept)) <= max) break;
+    kept = kept.map((f, j) => (j === drop ? { ...f, base64: undefined } : f));
   }
-  return { files: kept, left };
+  return { files: kept, left: files.filter((f, i) => f.base64 !== undefined && kept[i].base64 === undefined) };
 }
 
 /**
  * The adopted files' part of the restore plan: a clearly delimited block of its own (independent of the originals'
  * format) that the restore program reads as `@adopted` / `@adopted-data` directives. The content is base64, at most
- * ADOPT_STATE_MAX bytes per file before encoding.
+ * ADOPT_STATE_MAX bytes per file before encoding; with `gzip` (the host reported gzip and base64: the restore stdin is
+ * compressed too) it is the file gzip'd, then base64, as `@adopted-gzip` lines (both restore tiers gunzip it; gzip's
+ * CRC-32 and the recorded size catch a damaged copy), a third to a half of the plain form for a commented sysctl file.
  */
-export function renderAdoptedRestore(files: AdoptedFile[]): string {
+export function renderAdoptedRestore(files: AdoptedFile[], gzip = false): string {
   if (files.length === 0) return "";
   const lines = ["# --- adopted files (NetTuning adopt): put back byte for byte on delete ---"];
   for (const f of files) {
     lines.push(`@adopted ${f.path}\t${f.how}\t${f.mode}\t${f.owner}\t${f.mtime}\t${f.size}`);
-    if (f.base64 !== undefined) for (let i = 0; i < f.base64.length; i += 76) lines.push(`@adopted-data ${f.base64.slice(i, i + 76)}`);
+    if (f.base64 === undefined) continue;
+    const data = gzip ? gzipFixed(Buffer.from(f.base64, "base64")).toString("base64") : f.base64;
+    const tag = gzip ? "@adopted-gzip" : "@adopted-data";
+    for (let i = 0; i < data.length; i += 76) lines.push(`${tag} ${data.slice(i, i + 76)}`);
   }
   lines.push("# --- end of adopted files ---");
   return lines.join("\n") + "\n";

@@ -11,7 +11,7 @@
 import type { LabHost } from "../../testkit/lab";
 import { stacksDestroyedAfterEach, useLab } from "../../testkit/jest";
 import { nicProgram, ok, readSysctl as sysctl, snapshot, sysProgram, writeSysctl } from "../../testkit/host";
-import { HK_CONF, HK_PATH, HK_VALUES, HOST_WIDE, hkRcLocal, norm, OURS as ALL_OURS, WEB_SYSCTL_CONF_LINES, writeHkConf } from "./fixtures";
+import { adoptedBytes, HK_CONF, HK_PATH, HK_VALUES, HOST_WIDE, hkRcLocal, norm, OURS as ALL_OURS, WEB_SYSCTL_CONF_LINES, writeHkConf } from "./fixtures";
 import { fallbackProgram, readRestoreStdin, restoreCommand, restoreStdin } from "../../provider/host/programs";
 import { engine, engineLine } from "../../provider/host/engine";
 
@@ -80,6 +80,7 @@ describe("NetTuning adopt", () => {
     await handTuned();
     const before = await snapshot(h0, { delivery: true });
     const original = (await h0.exec(`cat ${HK_PATH}`)).stdout;
+    const confBefore = (await h0.exec("cat /etc/sysctl.conf")).stdout;
     const stack = newStack("state");
     ok(await stack.up(program()), "adopting up");
     expect((await h0.exec(`test -e ${HK_PATH}`)).code).toBe(1);
@@ -91,10 +92,13 @@ describe("NetTuning adopt", () => {
     expect(prog).toMatch(/^a_put\(\) \{$/m);
     expect(prog).toMatch(/\nr_main\n$/);
     expect(prog).not.toContain("nt_restore_main");
-    // both files in Pulumi state: each record with its data
-    const files = plain.split("\n@adopted ").slice(1).map((b) => b.split("\n")).map(([rec, ...rest]) => [rec.split("\t")[0], Buffer.from(rest.filter((l) => l.startsWith("@adopted-data ")).map((l) => l.slice(14)).join(""), "base64").toString("utf8")]);
-    expect(files.map(([p]) => p)).toEqual(["/etc/sysctl.conf", HK_PATH]);
-    expect(files[1][1]).toBe(original);
+    // both files in Pulumi state, gzip'd (the lab host has gzip): each record with its data, within 8 KiB
+    expect(Buffer.byteLength(String(stack.get("edge-restore")!.inputs.stdin))).toBeLessThanOrEqual(8192);
+    expect(plain).toMatch(/^@adopted-gzip H4sI/m);
+    const files = adoptedBytes(plain);
+    expect([...files.keys()]).toEqual(["/etc/sysctl.conf", HK_PATH]);
+    expect(files.get(HK_PATH)?.toString("utf8")).toBe(original);
+    expect(files.get("/etc/sysctl.conf")?.toString("utf8")).toBe(confBefore);
     expect((await h0.exec(NO_HOST_STATE)).code).toBe(0);
     await writeSysctl(h0, "net.core.somaxconn", 1234); // drifted: the originals in state put it back
     const d = ok(await stack.destroy(), "destroy");
@@ -152,8 +156,8 @@ describe("NetTuning adopt", () => {
     const lines = readRestoreStdin(String(stack.get("edge-restore")!.inputs.stdin)).split("\n");
     const at = lines.findIndex((l) => l.startsWith(`@adopted ${HK_PATH}\tfile\t644\t0:0\t`));
     expect(lines[at]).toMatch(new RegExp(`\t${Buffer.byteLength(big)}$`));
-    expect(lines[at + 1]).not.toMatch(/^@adopted-data /);
-    expect(lines.filter((l) => l.startsWith("@adopted-data ")).length).toBeGreaterThan(0);
+    expect(lines[at + 1]).not.toMatch(/^@adopted-(data|gzip) /);
+    expect(lines.filter((l) => l.startsWith("@adopted-gzip ")).length).toBeGreaterThan(0);
     expect((await h0.exec(NO_ENGINE)).code).toBe(0);
     const d = ok(await stack.destroy());
     expect(restoredBy(d.runs[0].stdout)).toBe("fallback");
@@ -243,6 +247,29 @@ describe("NetTuning adopt", () => {
     await checkHandValues();
     expect((await h0.exec("ls /var/lib/pulumi-net-tuning/sysctl 2>&1")).stdout).not.toMatch(/adopted|orig/);
     expect(unstaged(await snapshot(h0, { delivery: true }))).toBe(unstaged(before));
+  });
+
+  test("journal and engine gone, a damaged gzip'd copy in the stored plan: exit 1 naming the file, nothing of it written; the intact stdin then puts it back", async () => {
+    await h0.exec(writeHkConf(HK_NETNS.endsWith("\n") ? HK_NETNS : `${HK_NETNS}\n`));
+    const original = (await h0.exec(`cat ${HK_PATH}`)).stdout;
+    const stack = newStack("damaged");
+    ok(await stack.up(sysProgram(h0, "edge", { adopt: [HK_PATH], sysctls: OURS })));
+    const stdin = String(stack.get("edge-restore")!.inputs.stdin);
+    const plain = readRestoreStdin(stdin);
+    // one character of the gzip'd copy changed (base64 stays valid): gzip's CRC-32 (or the size) catches it
+    const line = plain.split("\n").find((l) => l.startsWith("@adopted-gzip "))!;
+    const flipped = line.slice(0, 30) + (line[30] === "A" ? "B" : "A") + line.slice(31);
+    const damaged = restoreStdin("sysctl", plain.split("\n@program\n")[0].replace(/^@engine [^\n]*\n/m, "").replace(line, flipped), true);
+    expect((await h0.exec(NO_HOST_STATE)).code).toBe(0);
+    const r = await runFallback("dash", damaged);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`cannot decode the adopted ${HK_PATH} from Pulumi state (damaged, or base64/gzip missing): run the delete again`);
+    expect((await h0.exec(`test -e ${HK_PATH}`)).code).toBe(1);
+    const good = await runFallback("dash", stdin);
+    expect([good.code, good.stderr]).toEqual([0, ""]);
+    expect((await h0.exec(`cat ${HK_PATH}`)).stdout).toBe(original);
+    ok(await stack.destroy()); // the same fallback once more: the file is there as it should be, nothing to do
+    expect((await h0.exec(`cat ${HK_PATH}`)).stdout).toBe(original);
   });
 });
 

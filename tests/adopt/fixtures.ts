@@ -4,6 +4,25 @@
  * /etc/rc.d/rc.local with ethtool / ip link / RPS lines and the `for q in …` loop. Seed 001: /etc/sysctl.conf lines
  * loaded with `sysctl -p` (the article's text lost its line breaks; they are put back at each "#" and setting).
  */
+import { gunzipSync } from "zlib";
+
+/**
+ * The adopted files' bytes a restore plan carries (Pulumi state), by path: `@adopted-data` lines are base64 of the
+ * file, `@adopted-gzip` lines base64 of it gzip'd (provider/sysctl/adopt.ts renderAdoptedRestore). A record without
+ * data (the file kept in the host's journal only) maps to undefined.
+ */
+export function adoptedBytes(plan: string): Map<string, Buffer | undefined> {
+  const out = new Map<string, Buffer | undefined>();
+  for (const block of plan.split("\n@adopted ").slice(1)) {
+    const [rec, ...rest] = block.split("\n");
+    const tag = rest[0]?.startsWith("@adopted-gzip ") ? "@adopted-gzip " : "@adopted-data ";
+    const end = rest.findIndex((l) => !l.startsWith(tag));
+    const lines = rest.slice(0, end < 0 ? rest.length : end).map((l) => l.slice(tag.length));
+    const raw = Buffer.from(lines.join(""), "base64");
+    out.set(rec.split("\t")[0], lines.length === 0 ? undefined : tag === "@adopted-gzip " ? gunzipSync(raw) : raw);
+  }
+  return out;
+}
 
 /** /etc/sysctl.d/99-hk-net-tuning.conf of seed 000, byte for byte as the article lists it. */
 export const HK_CONF = `# ====== 上限与窗口 ======

@@ -11,7 +11,7 @@
 import type { LabHost } from "../../testkit/lab";
 import { stacksDestroyedAfterEach, useLab } from "../../testkit/jest";
 import { ok, readSysctl as sysctl, snapshot, sysProgram, writeSysctl } from "../../testkit/host";
-import { HK_CONF, HK_PATH, HK_VALUES, HOST_WIDE, norm, OURS as ALL_OURS, WEB_SYSCTL_CONF_LINES, writeHkConf } from "./fixtures";
+import { adoptedBytes, HK_CONF, HK_PATH, HK_VALUES, HOST_WIDE, norm, OURS as ALL_OURS, WEB_SYSCTL_CONF_LINES, writeHkConf } from "./fixtures";
 import { readRestoreStdin } from "../../provider/host/programs";
 
 jest.setTimeout(300_000);
@@ -93,8 +93,8 @@ test("adopted: file saved and removed, reboot gives our values; destroy gives th
   // the restore plan (Pulumi state) carries it too, delimited and base64
   const restoreIn = readRestoreStdin(String(stack.get("edge-restore")!.inputs.stdin)).split("\n@program\n")[0]; // the plan part
   expect(restoreIn).toContain("# --- adopted files (NetTuning adopt): put back byte for byte on delete ---");
-  const data = restoreIn.split("\n").filter((l) => l.startsWith("@adopted-data ")).map((l) => l.slice(14)).join("");
-  expect(Buffer.from(data, "base64").toString("utf8")).toBe(original);
+  expect(restoreIn).toMatch(/^@adopted-gzip H4sI/m); // gzip'd: the lab host has gzip
+  expect(adoptedBytes(restoreIn).get(HK_PATH)?.toString("utf8")).toBe(original);
   // a second up changes nothing and keeps the state copy
   const again = ok(await stack.up(program), "second up");
   expect(again.sessions.total).toBe(0);
@@ -172,7 +172,7 @@ test("a file over 4 KiB: kept only in the host's journal, with a warning; destro
   );
   const restoreIn = readRestoreStdin(String(stack.get("edge-restore")!.inputs.stdin)).split("\n@program\n")[0]; // the plan part
   expect(restoreIn).toMatch(new RegExp(`^@adopted ${HK_PATH}\tfile\t644\t0:0\t`, "m"));
-  expect(restoreIn).not.toContain("@adopted-data");
+  expect(restoreIn).not.toMatch(/^@adopted-(data|gzip) /m);
   ok(await stack.destroy());
   expect(await sysctl(h0, "net.core.somaxconn")).toBe("65535");
   expect(await snapshot(h0)).toBe(before);

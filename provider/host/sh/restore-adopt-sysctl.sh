@@ -3,14 +3,15 @@
 # nts_adopt_restore, written for size. After our files are removed (k_files), every adopted file goes back byte for
 # byte (content, mode, owner, mtime: a_w) from the journal's copy ($B/sysctl/<owner id>.adopted: "index" lines
 # "path<TAB>how<TAB>mode<TAB>uid:gid<TAB>mtime<TAB>size<TAB>N", the bytes in N; files over 4 KiB too), else from the
-# plan's @adopted / @adopted-data lines (Pulumi state); /etc/sysctl.conf ("lines") edited since the apply only has
+# plan's @adopted / @adopted-data (or gzip'd: @adopted-gzip) lines (Pulumi state); /etc/sysctl.conf ("lines") edited since the apply only has
 # the marker taken out; then, restoreOnDelete, the values it sets for this resource's keys are applied again and read
 # back (a warning each when one does not take, as in the engine). What would lose a file exits 1 naming it (journal
 # kept, the delete can run again).
 ai=0
 # a_dir LINE: "@adopted PATH<TAB>HOW<TAB>MODE<TAB>UID:GID<TAB>MTIME<TAB>SIZE" (six fields, none empty; to A, with its
 # number ai), a sysctl file the engine adopts (sysctl.sh nts_adopt_path_ok) removed or with lines marked;
-# "@adopted-data BASE64" (to d.ai); 1 for a bad one (exit 5, nothing changed)
+# "@adopted-data BASE64" (to d.ai), "@adopted-gzip BASE64" (to d.ai, z.ai marks it gzip'd); 1 for a bad one (exit 5,
+# nothing changed)
 a_dir() {
   case $1 in
     '@adopted '*)
@@ -24,9 +25,11 @@ a_dir() {
       ai=$((ai + 1))
       printf '%s\t%s\n' "$al" "$ai" >> A
       : > "d.$ai" ;;
-    '@adopted-data '*)
+    '@adopted-data '* | '@adopted-gzip '*)
       case ${1#* } in *[!A-Za-z0-9+/=]*) return 1 ;; esac
-      [ "$ai" != 0 ] && printf '%s\n' "${1#* }" >> "d.$ai" ;;
+      [ "$ai" != 0 ] || return 1
+      case $1 in @adopted-g*) : > "z.$ai" ;; esac
+      printf '%s\n' "${1#* }" >> "d.$ai" ;;
     *) return 1 ;;
   esac
 }
@@ -43,7 +46,8 @@ a_put() {
         w "cannot put back the adopted $ap on $H: its copy was kept only in the host's journal, which is gone"
         continue
       fi
-      base64 -d < "d.$an" > "$as" || x 1 "cannot decode the adopted $ap from Pulumi state (base64 missing?): run the delete again"
+      { if [ -f "z.$an" ]; then base64 -d < "d.$an" > "g.$an" && gzip -dc < "g.$an" > "$as"; else base64 -d < "d.$an" > "$as"; fi 2>/dev/null &&
+        [ "$(wc -c < "$as")" -eq "$az" ]; } || x 1 "cannot decode the adopted $ap from Pulumi state (damaged, or base64/gzip missing): run the delete again"
     fi
     if [ "$ah" = file ] && { [ -e "$ap" ] || [ -L "$ap" ]; } && ! cmp -s "$as" "$ap"; then
       x 1 "cannot put back the adopted $ap: a file of that name exists again with other content: move it away, then run the delete again"

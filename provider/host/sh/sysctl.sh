@@ -434,7 +434,8 @@ kind_restore_files() {
 # @adopt PATH (apply) names a hand-written sysctl file this resource takes over. Its copy lives next to the journal,
 # in $NT_STATE/<owner id>.adopted/: N = the exact bytes, index = "path<TAB>how<TAB>mode<TAB>uid:gid<TAB>mtime<TAB>size<TAB>N"
 # (how: file = removed, lines = /etc/sysctl.conf with the lines setting declared keys commented out by the marker).
-# The restore plan carries the same records (@adopted, @adopted-data base64) for files up to 4 KiB.
+# The restore plan carries the same records (@adopted, then the bytes as @adopted-data base64 or, where the host has
+# gzip, @adopted-gzip base64 of them gzip'd) for files up to 4 KiB.
 NTS_AMARK='#pulumi-net-tuning-adopted# ' # provider/sysctl/adopt.ts ADOPT_MARKER
 NTS_AMAX=4096 # provider/sysctl/adopt.ts ADOPT_STATE_MAX
 
@@ -445,7 +446,7 @@ nts_adopt_path_ok() { # PATH: a sysctl file procps/systemd-sysctl read (validate
   return 1
 }
 
-nts_adopt_directive() { # NAME VALUE: @adopt, @adopted, @adopted-data
+nts_adopt_directive() { # NAME VALUE: @adopt, @adopted, @adopted-data, @adopted-gzip
   case "$1" in
     adopt)
       nts_adopt_path_ok "$2" || nt_die 5 "invalid adopted file '$2'"
@@ -457,9 +458,10 @@ nts_adopt_directive() { # NAME VALUE: @adopt, @adopted, @adopted-data
       case "$2" in *[!A-Za-z0-9._/:"$NT_TAB"-]*) nt_die 5 "invalid @adopted line for $nts_ap" ;; esac
       printf '%s\t%s\n' "$2" "$nts_ai" >> "$NT_TMP/adopt.state"
       : > "$NT_TMP/adopt.state.$nts_ai" ;;
-    adopted-data)
-      [ -n "${nts_ai:-}" ] || nt_die 5 "@adopted-data before @adopted"
-      case "$2" in *[!A-Za-z0-9+/=]*) nt_die 5 "invalid @adopted-data line" ;; esac
+    adopted-data|adopted-gzip)
+      [ -n "${nts_ai:-}" ] || nt_die 5 "@$1 before @adopted"
+      case "$2" in *[!A-Za-z0-9+/=]*) nt_die 5 "invalid @$1 line" ;; esac
+      [ "$1" = adopted-data ] || : > "$NT_TMP/adopt.state.$nts_ai.gz"
       printf '%s\n' "$2" >> "$NT_TMP/adopt.state.$nts_ai" ;;
     *) return 1 ;;
   esac
@@ -617,8 +619,12 @@ nts_adopt_restore() {
       if [ ! -s "$NT_TMP/adopt.state.$nts_n" ] && [ "$nts_sz" != 0 ]; then
         nt_warn "cannot put back the adopted $nts_p on $NT_HOSTNAME: its copy was kept only in the host's journal, which is gone"; continue
       fi
-      base64 -d < "$NT_TMP/adopt.state.$nts_n" > "$NT_TMP/adopt.dec.$nts_n" 2>/dev/null ||
-        nt_die 1 "cannot decode the adopted $nts_p from Pulumi state on $NT_HOSTNAME (base64 missing?); nothing of it was put back: run the delete again"
+      { if [ -f "$NT_TMP/adopt.state.$nts_n.gz" ]; then
+          base64 -d < "$NT_TMP/adopt.state.$nts_n" > "$NT_TMP/adopt.gz.$nts_n" && gzip -dc < "$NT_TMP/adopt.gz.$nts_n" > "$NT_TMP/adopt.dec.$nts_n"
+        else
+          base64 -d < "$NT_TMP/adopt.state.$nts_n" > "$NT_TMP/adopt.dec.$nts_n"
+        fi 2>/dev/null && [ "$(wc -c < "$NT_TMP/adopt.dec.$nts_n")" -eq "$nts_sz" ]; } ||
+        nt_die 1 "cannot decode the adopted $nts_p from Pulumi state on $NT_HOSTNAME (damaged, or base64/gzip missing); nothing of it was put back: run the delete again"
       printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$nts_p" "$nts_how" "$nts_m" "$nts_o" "$nts_mt" "$nts_sz" "$NT_TMP/adopt.dec.$nts_n" >> "$NT_TMP/adopt.put"
     done < "$NT_TMP/adopt.state"
   else
