@@ -168,12 +168,12 @@ export function urnLookup(name: string): string {
  * update of two -apply children, inputs and outputs).
  */
 export const ENGINE_BOOT =
-  `umask 022;m(){ echo "net-tuning on $(uname -n): $2" >&2;exit $1;};read -r t v s;` +
+  `umask 022;m(){ echo "net-tuning on $(uname -n): $2">&2;exit $1;};read -r t v s;` +
   `[ "$t:\${#s}:\${s%%[!0-9a-f]*}" = "@engine:64:$s" ]||m 5 "no @engine line";` +
   `[ -O / ]||m 3 "must run as root, not $(id -un): connect as root or set become: sudo";` +
   `d=${ENGINE_INSTALL_DIR};e=$d/engine-$s.sh;` +
   `[ -s $e ]||{ f=\${4:-${ENGINE_STAGE_ROOT}}/engine.$3.sh;n=$d/.new.$$;` +
-  `[ -f "$f" ]&&mkdir -p $d&&cat "$f" >$n&&sync&&[ "$(sha256sum <$n)" = "$s  -" ]&&mv -f $n $e||{ rm -f $n;` +
+  `[ -f "$f" ]&&mkdir -p $d&&cat "$f">$n&&sync&&[ "$(sha256sum<$n)" = "$s  -" ]&&mv -f $n $e||{ rm -f $n;` +
   `m 6 "no engine $v ($f missing or altered): run pulumi up --replace \\"\\$(${urnLookup(deliveryName("$3"))})\\"";};};` +
   `[ -O $d ]&&[ -O $e ]||m 6 "$e not owned by root";exec /bin/sh $e "$1" "$2"`;
 
@@ -227,8 +227,9 @@ export function engineStdin(plan: string, e: Engine = engine()): string {
 
 /**
  * The restore bootstrap (`delete` of the -restore child; $1 the delivery token, $2 the SSH user's staging directory or
- * nothing): saves stdin in a private temp dir and rebuilds the plain form (a stdin without a `@program` line is
- * compressed: its first line, then the second base64-decoded and gunzip'd, whose CRC check fails a damaged blob);
+ * nothing): saves stdin in a private temp dir (mktemp -d: mode 0700, so no umask is needed for the files in it) and
+ * rebuilds the plain form (a stdin without a `@program` line is compressed: its first line, then the second
+ * base64-decoded and gunzip'd, whose CRC check fails a damaged blob; base64's or gzip's own message comes first);
  * cuts the fallback restore program off after `@program` and runs it with /bin/sh (DIR STAGE TOKEN), the plain form on
  * its stdin. The fallback's first step runs the installed engine instead (`engine-<sha256>.sh KIND restore DIR STAGE
  * TOKEN`) when the plan's `@engine <version> <sha256>` line names one owned by root in a root-owned directory whose
@@ -238,9 +239,9 @@ export function engineStdin(plan: string, e: Engine = engine()): string {
  * unquoted (no single quote, which the command line's quoting makes 4 characters longer each).
  */
 export const RESTORE_BOOT =
-  `umask 077;d=$(mktemp -d /tmp/net-tuning-in.XXXXXX)&&cd "$d"&&cat >i||exit 1;` +
-  `if grep -qx ${PROGRAM_MARKER} i;then mv i in;else { sed q i&&sed 1d i|base64 -d|gzip -dc;}>in 2>/dev/null;fi&&` +
-  `sed 1,/^${PROGRAM_MARKER}$/d in >p&&[ -s p ]&&exec /bin/sh p "$d" "$2" "$1" <in;echo "net-tuning: bad restore stdin" >&2;rm -rf "$d";exit 1`;
+  `d=$(mktemp -d /tmp/net-tuning-in.XXXXXX)&&cd "$d"&&cat>i||exit 1;` +
+  `if grep -qx ${PROGRAM_MARKER} i;then mv i in;else { sed q i&&sed 1d i|base64 -d|gzip -dc;}>in;fi&&` +
+  `sed 1,/^${PROGRAM_MARKER}$/d in>p&&[ -s p ]&&exec /bin/sh p "$d" "$2" "$1"<in;echo "net-tuning: bad restore stdin">&2;rm -rf "$d";exit 1`;
 
 /**
  * The `delete` of the -restore child. `token`: the delivery's (its staged copy goes with the host's last journal).
