@@ -46,8 +46,10 @@ test("the article's 99-hk-net-tuning.conf adopted whole: reboot → our values; 
 test("the article's rc.local: txqueuelen line refused as a boot override, adopted; reboot → 2500; destroy, reboot → 10000 from rc.local", async () => {
   const iface = vm.iface.e1000e;
   await sh(vm, `cat > /etc/rc.local <<'EOF'\n${hkRcLocal(iface)}EOF\nchmod +x /etc/rc.local`);
-  await vm.reboot();
-  expect(await txqlen(vm)).toBe("10000"); // rc-local.service ran the article's lines at boot
+  // rc-local.service runs the article's lines as a boot would (the boot itself is proved by the last reboot below:
+  // a reboot here cost about 100 s of the VM tier under TCG)
+  await sh(vm, "systemctl daemon-reload && systemctl start rc-local.service");
+  expect(await txqlen(vm)).toBe("10000");
   const rc = async () => sh(vm, "md5sum /etc/rc.local; stat -c '%a %U:%G %s %.9Y' /etc/rc.local");
   const before = await rc();
   const stack = new Stack({ project: "vm", stack: "adoptnic" });
