@@ -4,7 +4,7 @@ import { engine } from "../provider/host/engine";
 import { engineCommand, engineStdin, HostKind, restoreCommand, restoreStdin } from "../provider/host/programs";
 import { engineDelivery, MOVE_PATHS } from "./delivery";
 import { Owner, ownerOf } from "../provider/owner";
-import { completeReport, HostReport, parseReport } from "../provider/report";
+import { completeReport, hostCompresses, HostReport, parseReport } from "../provider/report";
 
 /** `connection` exactly as @pulumi/command takes it (bastion/proxy included). */
 export type ConnectionInput = pulumi.Input<command.types.input.remote.ConnectionArgs>;
@@ -155,7 +155,7 @@ export function applyAndRestore(
       connection: args.connection,
       delete: commandOf((b, h) => restoreCommand(delivery.token, b, h)),
       stdin: report.apply((r) => {
-        const stdinOf = (p: string) => restoreStdin(kind, withGeneration(p, r), !!r.hostTools?.includes("gzip") && r.hostTools.includes("base64"), e);
+        const stdinOf = (p: string) => restoreStdin(kind, withGeneration(p, r), hostCompresses(r), e);
         return pulumi.output(restorePlan(r, stdinOf)).apply(stdinOf);
       }),
       // (no addPreviousOutputInEnv: a command with only a delete has no previous output to add)

@@ -5,7 +5,7 @@ import { variableOf } from "../provider/sysctl/catalogue";
 import { adoptedFromReport, fitAdopted, renderAdoptedRestore, STRING_INPUT_MAX } from "../provider/sysctl/adopt";
 import { ProfileSpec, resolveProfiles } from "../provider/sizing/spec";
 import { applyAndRestore, isPlain, ownerFor, warnAll } from "./common";
-import type { HostReport } from "../provider/report";
+import { hostCompresses, type HostReport } from "../provider/report";
 import { liveOutputs, liveRead, livePreviewProblem } from "./live";
 import { claim, knownHost, SOCK_FLOW_KEY } from "./conflicts";
 import { becomeOf, Become, commonProblems, inputError, problemsOf, unknownArgProblems, connectionProblems } from "./validation";
@@ -202,7 +202,7 @@ export class NetTuning extends pulumi.ComponentResource {
     // are put back from the host's journal only, and a warning names them
     const restoreText = (r: HostReport, filePath: string, restore: boolean, stdinOf: (plan: string) => string) => {
       const head = renderSysctlRestoreStdin(owner, filePath, r.previous, restore);
-      const gzip = !!r.hostTools?.includes("gzip") && r.hostTools.includes("base64"); // as the -restore stdin (applyAndRestore)
+      const gzip = hostCompresses(r); // as the -restore stdin (applyAndRestore)
       const fit = fitAdopted(adoptedFromReport(r.extra), (files) => stdinOf(head + renderAdoptedRestore(files, gzip)));
       for (const f of fit.left) {
         void pulumi.log.warn(

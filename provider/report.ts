@@ -19,6 +19,11 @@ export interface HostReport {
   appliedKeys?: string[];
 }
 
+/** Whether the host reported gzip and base64: its -restore stdin (and adopted bytes in it) are stored compressed. */
+export function hostCompresses(r: HostReport): boolean {
+  return !!r.hostTools?.includes("gzip") && r.hostTools.includes("base64");
+}
+
 /** Parses a report. Throws when stdout is not a complete v1 report (a truncated run must not become state). */
 export function parseReport(stdout: string): HostReport {
   const lines = stdout.split("\n");
