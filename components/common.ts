@@ -59,6 +59,24 @@ export function warnAll(resource: pulumi.Resource, warnings: string[]): void {
   for (const w of warnings) void pulumi.log.warn(w, resource);
 }
 
+/**
+ * `o.apply(f)` for an `f` that returns a value or an Output of one: the SDK flattens either at run time, its types
+ * take only one or the other.
+ */
+function applyInput<T, U>(o: pulumi.Output<T>, f: (t: T) => U | pulumi.Output<U>): pulumi.Output<U> {
+  return o.apply(f as (t: T) => U);
+}
+
+/**
+ * Defines `resource[key]` as an Output made on its first read, then kept: for the outputs a component does not register
+ * (read by the program, and by other languages through the component provider, which reads each output by name). A
+ * program that never reads one builds no Output chain for it (each costs some 20 to 60 promises; 1,000 hosts show them).
+ */
+export function lazyOutput<T>(resource: object, key: string, make: () => pulumi.Output<T>): void {
+  let made: pulumi.Output<T> | undefined;
+  Object.defineProperty(resource, key, { enumerable: true, configurable: true, get: () => (made ??= make()) });
+}
+
 /** True when a value contains no Output or Promise at any depth (so it can be validated synchronously). */
 export function isPlain(value: unknown): boolean {
   if (pulumi.Output.isInstance(value) || value instanceof Promise) return false;
@@ -138,25 +156,30 @@ export function applyAndRestore(
       },
       childOptions(parent, { dependsOn: [delivery.resource], ...(ignoreUpdate ? { ignoreChanges: ["update"] } : {}) }),
     );
-  const apply: pulumi.Input<command.remote.Command> = live ? live.then((l) => makeApply(l.token, l.keepStoredToken)) : makeApply();
   // One Output for the report (parsed, completed from the plan, its warnings logged): fewer Output chains per
   // resource show at 1,000 hosts. Completed from the plan of the run that printed it (the child's stdin output, which
   // belongs to its stdout even when a `pulumi up --target` leaves the child as it was), never from this run's plan.
-  const outs = pulumi.output(Promise.resolve(apply).then((a) => pulumi.all([a.stdout, a.stdin])));
-  const report = outs.apply(([out, planText]) => {
+  // Nested applies, not pulumi.all (a third of its promises); the stdin only for a kind whose plan completes it.
+  const complete = (out: string, planText: string | undefined) => {
     const parsed = reportOf(out, `${name}-apply`);
     const r = completeReport(parsed, args.planOf && out ? args.planOf(planText ?? "") : undefined);
     warnAll(parent, r.warnings);
     return r;
-  });
+  };
+  const reportOfApply = (a: command.remote.Command): pulumi.Output<HostReport> =>
+    applyInput(a.stdout, (out) => (args.planOf && out ? a.stdin.apply((planText) => complete(out, planText)) : complete(out, undefined)));
+  // without a live read the -apply child is registered now (no Output of a Promise of it)
+  const apply: command.remote.Command | Promise<command.remote.Command> = live ? live.then((l) => makeApply(l.token, l.keepStoredToken)) : makeApply();
+  const report = apply instanceof Promise ? pulumi.output(apply.then(reportOfApply)) : reportOfApply(apply);
   new command.remote.Command(
     `${name}-restore`,
     {
       connection: args.connection,
       delete: commandOf((b, h) => restoreCommand(delivery.token, b, h)),
-      stdin: report.apply((r) => {
+      stdin: applyInput(report, (r) => {
         const stdinOf = (p: string) => restoreStdin(kind, withGeneration(p, r), hostCompresses(r), e);
-        return pulumi.output(restorePlan(r, stdinOf)).apply(stdinOf);
+        const plan = restorePlan(r, stdinOf);
+        return typeof plan === "string" ? stdinOf(plan) : pulumi.output(plan).apply(stdinOf);
       }),
       // (no addPreviousOutputInEnv: a command with only a delete has no previous output to add)
       logging: "stderr",

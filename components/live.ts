@@ -235,8 +235,31 @@ async function liveReadUnsafe(
   };
 }
 
-/** The `live` and `drift` outputs of a resource: secrets when the declared settings are. */
-export function liveOutputs(live: Promise<LiveOutcome>): [pulumi.Output<Record<string, string>>, pulumi.Output<Record<string, string>>] {
+/**
+ * The live read of one resource (liveRead), or none when there is nothing to read: live previews off (`livePreview:
+ * false`, the environment variable, a program under mocks) and a plain declaration (so not a secret). No read, no
+ * Output chain: the -apply child is registered at once without a repair token (what the "off" outcome gives it), and
+ * `live` and `drift` are empty (liveOutputs). Each Output costs some 20 to 60 promises; 1,000 hosts show them.
+ */
+export function liveReadIfOn(
+  parent: pulumi.Resource,
+  resource: string,
+  kind: LiveKind,
+  ownerId: string,
+  connection: ConnectionInput,
+  declared: Record<string, string> | pulumi.Output<Record<string, string>>,
+  livePreview: pulumi.Input<boolean | undefined>,
+): Promise<LiveOutcome> | undefined {
+  const plainOff = !pulumi.Output.isInstance(declared) && (livePreview === undefined || typeof livePreview === "boolean") && !liveEnabled(livePreview);
+  return plainOff ? undefined : liveRead(parent, resource, kind, ownerId, connection, pulumi.output(declared), livePreview);
+}
+
+/** The `live` and `drift` outputs of a resource: secrets when the declared settings are; empty without a read. */
+export function liveOutputs(live: Promise<LiveOutcome> | undefined): [pulumi.Output<Record<string, string>>, pulumi.Output<Record<string, string>>] {
+  if (!live) {
+    const none = pulumi.output<Record<string, string>>({});
+    return [none, none];
+  }
   const outcome = pulumi.output(live); // one Output of the outcome for both (fewer Output chains per resource)
   const out = <T>(f: (l: LiveOutcome) => T): pulumi.Output<T> =>
     outcome.apply((l) => (l.secret ? pulumi.secret(f(l as LiveOutcome)) : f(l as LiveOutcome))) as pulumi.Output<T>;

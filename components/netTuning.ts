@@ -4,9 +4,9 @@ import { planSysctls, planValues, renderSysctlRestoreStdin, SysctlPlan } from ".
 import { variableOf } from "../provider/sysctl/catalogue";
 import { adoptedFromReport, fitAdopted, renderAdoptedRestore, STRING_INPUT_MAX } from "../provider/sysctl/adopt";
 import { ProfileSpec, resolveProfiles } from "../provider/sizing/spec";
-import { applyAndRestore, isPlain, ownerFor, warnAll } from "./common";
+import { applyAndRestore, isPlain, lazyOutput, ownerFor, warnAll } from "./common";
 import { hostCompresses, type HostReport } from "../provider/report";
-import { liveOutputs, liveRead, livePreviewProblem } from "./live";
+import { liveOutputs, liveReadIfOn, livePreviewProblem } from "./live";
 import { claim, knownHost, SOCK_FLOW_KEY } from "./conflicts";
 import { becomeOf, Become, commonProblems, inputError, problemsOf, unknownArgProblems, connectionProblems } from "./validation";
 
@@ -144,15 +144,15 @@ function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<(t
  */
 export class NetTuning extends pulumi.ComponentResource {
   /** key → value read back from the host after the change. */
-  public readonly applied: pulumi.Output<Record<string, string>>;
+  public readonly applied!: pulumi.Output<Record<string, string>>;
   /** key → value before this resource first changed it (the rollback data). */
-  public readonly previous: pulumi.Output<Record<string, string>>;
+  public readonly previous!: pulumi.Output<Record<string, string>>;
   /** The sysctl.d file written, or undefined when `persist` is false. */
   public readonly filePath: pulumi.Output<string | undefined>;
   /** Advice from validation and from the host's preflight. */
   public readonly warnings: pulumi.Output<string[]>;
   /** The exact sysctl.d content rendered for review (also when `persist` is false). */
-  public readonly fileContent: pulumi.Output<string>;
+  public readonly fileContent!: pulumi.Output<string>;
   /** Advisory warnings not logged: for keys in `acknowledge`, or chosen by the profile (each says which). */
   public readonly acknowledged: pulumi.Output<string[]>;
   /** key → value on the host now, read during this preview or update (empty when the host was not read). */
@@ -178,11 +178,9 @@ export class NetTuning extends pulumi.ComponentResource {
     const early = isPlain(values) ? validate(name, owner, named(values), liveProblems) : undefined;
     // the connection is wired below whatever the other values: a bad one is refused here when they are Outputs
     if (connProblems.length > 0) throw inputError(`NetTuning "${name}"`, connProblems, ALL_ARGS);
-    // Values known only later are validated here, once, before any child Command can be registered.
-    const plan = pulumi.all([...values]).apply((v) => {
-      const p = early ?? validate(name, owner, named(v), liveProblems);
+    // what adoption takes over, as a diagnostic of the preview (the plan's @adopt lines say it in the diff)
+    const logPlan = (p: ReturnType<typeof validate>) => {
       warnAll(this, p.warnings);
-      // what adoption takes over, as a diagnostic of the preview (the plan's @adopt lines say it in the diff)
       if (p.adopt.length) {
         void pulumi.log.info(
           `NetTuning "${name}" adopts ${p.adopt.join(", ")}: saved byte for byte (up to 4 KiB also in Pulumi state), then removed` +
@@ -190,14 +188,22 @@ export class NetTuning extends pulumi.ComponentResource {
           this,
         );
       }
-      return p;
-    });
-    // Plain arguments (`early`) give the children plain values, not Outputs of them: the same registered inputs, fewer
-    // Output chains per resource (they show at 1,000 hosts). Values known only later keep the Outputs.
+    };
+    // Plain arguments (`early`): the plan is a value and the children get plain values, not Outputs of them: the same
+    // registered inputs, fewer Output chains per resource (each costs some 20 to 60 promises; 1,000 hosts show them).
+    // Values known only later are validated in one Output, once, before any child Command can be registered.
+    if (early) logPlan(early);
+    // (`plan` is set whenever `early` is not: the `plan!` below)
+    const plan = early
+      ? undefined
+      : pulumi.all([...values]).apply((v) => {
+          const p = validate(name, owner, named(v), liveProblems);
+          logPlan(p);
+          return p;
+        });
     const become = isPlain(a.become) ? becomeOf(a.become) : (pulumi.output(a.become).apply(becomeOf) as pulumi.Output<"sudo">); // undefined = no sudo
     const restoreOnDelete = isPlain(a.restoreOnDelete) ? a.restoreOnDelete !== false : pulumi.output(a.restoreOnDelete).apply((r) => r !== false);
-    const declared = plan.values;
-    const live = liveRead(this, `NetTuning "${name}"`, "sysctl", owner.id, a.connection, declared, a.livePreview);
+    const live = liveReadIfOn(this, `NetTuning "${name}"`, "sysctl", owner.id, a.connection, early ? early.values : plan!.values, a.livePreview);
     // adopted files' bytes stay in Pulumi state while the -restore stdin stays within 8 KiB (fitAdopted); the others
     // are put back from the host's journal only, and a warning names them
     const restoreText = (r: HostReport, filePath: string, restore: boolean, stdinOf: (plan: string) => string) => {
@@ -213,20 +219,21 @@ export class NetTuning extends pulumi.ComponentResource {
       }
       return head + renderAdoptedRestore(fit.files, gzip);
     };
-    const report = applyAndRestore(this, name, "sysctl", { connection: a.connection, become, planOf: planValues, validated: early !== undefined }, early ? early.stdin : plan.stdin, (r, stdinOf) =>
+    const report = applyAndRestore(this, name, "sysctl", { connection: a.connection, become, planOf: planValues, validated: early !== undefined }, early ? early.stdin : plan!.stdin, (r, stdinOf) =>
       early && typeof restoreOnDelete === "boolean"
         ? restoreText(r, early.filePath, restoreOnDelete, stdinOf)
-        : pulumi.all([plan.filePath, restoreOnDelete]).apply(([filePath, restore]) => restoreText(r, filePath, restore, stdinOf)),
+        : pulumi.all([early ? early.filePath : plan!.filePath, restoreOnDelete]).apply(([filePath, restore]) => restoreText(r, filePath, restore, stdinOf)),
     owner, live);
     [this.live, this.drift] = liveOutputs(live);
-    this.applied = report.applied;
-    this.previous = report.previous;
+    // not registered: made when read (lazyOutput)
+    lazyOutput(this, "applied", () => report.applied);
+    lazyOutput(this, "previous", () => report.previous);
     this.filePath = early
-      ? plan.apply((p) => (a.persist === false ? undefined : p.filePath))
-      : pulumi.all([plan, a.persist]).apply(([p, persist]) => (persist === false ? undefined : p.filePath));
-    this.fileContent = plan.fileContent;
-    this.acknowledged = plan.acknowledged;
-    this.warnings = early ? report.apply((r) => [...early.warnings, ...r.warnings]) : pulumi.all([plan, report]).apply(([p, r]) => [...p.warnings, ...r.warnings]);
+      ? pulumi.output(a.persist === false ? undefined : early.filePath)
+      : pulumi.all([plan!, a.persist]).apply(([p, persist]) => (persist === false ? undefined : p.filePath));
+    lazyOutput(this, "fileContent", () => (early ? pulumi.output(early.fileContent) : plan!.fileContent));
+    this.acknowledged = early ? pulumi.output(early.acknowledged) : plan!.acknowledged;
+    this.warnings = early ? report.apply((r) => [...early.warnings, ...r.warnings]) : pulumi.all([plan!, report]).apply(([p, r]) => [...p.warnings, ...r.warnings]);
     // Registered (stored in the component's state): only what no child stores. applied, previous and fileContent
     // repeat the -apply child's report and stdin (previous a third time in the -restore stdin): they stay properties
     // of the program (and outputs for other languages), not copies in Pulumi state.

@@ -5,9 +5,9 @@ import { NIC_SETTING_ARGS, Persistence } from "../provider/nic/spec";
 import type { NicInput } from "../provider/nic/validate";
 import { nicBootDirectives, rcAdoptedRestoreNote, rcLocalAdoptDirectives } from "../provider/nic/adopt";
 import { PresetSpec, resolvePreset } from "../provider/sizing/spec";
-import { applyAndRestore, isPlain, ownerFor, warnAll } from "./common";
+import { applyAndRestore, isPlain, lazyOutput, ownerFor, warnAll } from "./common";
 import type { HostReport } from "../provider/report";
-import { liveOutputs, liveRead, livePreviewProblem } from "./live";
+import { liveOutputs, liveReadIfOn, livePreviewProblem } from "./live";
 import { claim, knownHost, SOCK_FLOW_KEY } from "./conflicts";
 import type { NicSettingsArgs } from "./nicArgs.generated";
 import { becomeOf, Become, commonProblems, inputError, problemsOf, unknownArgProblems, connectionProblems } from "./validation";
@@ -129,9 +129,9 @@ function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<st
  */
 export class NicQueues extends pulumi.ComponentResource {
   /** setting → value read back from the host after the change (e.g. `eth0/ring.rx` → `4096`, `eth0/rps.rx-0` → `3`). */
-  public readonly applied: pulumi.Output<Record<string, string>>;
+  public readonly applied!: pulumi.Output<Record<string, string>>;
   /** setting → value before this resource first changed it (the rollback data). */
-  public readonly previous: pulumi.Output<Record<string, string>>;
+  public readonly previous!: pulumi.Output<Record<string, string>>;
   /** The systemd unit path, or `"<rc.local path> (# BEGIN … marker)"`, or `"none"`. */
   public readonly persistedAs: pulumi.Output<string>;
   /** Advice from validation and from the host's preflight. */
@@ -162,12 +162,10 @@ export class NicQueues extends pulumi.ComponentResource {
     const early = isPlain(values) ? validate(name, owner, named(values), liveProblems) : undefined;
     // the connection is wired below whatever the other values: a bad one is refused here when they are Outputs
     if (connProblems.length > 0) throw inputError(`NicQueues "${name}"`, connProblems, ALL_ARGS);
-    // Values known only later are validated here, once, before any child Command can be registered.
-    const plan = pulumi.all(values).apply((v) => {
-      const p = early ?? validate(name, owner, named(v as unknown[]), liveProblems);
+    // what adoption takes over, as a diagnostic of the preview (the plan's lines say it in the diff)
+    const logPlan = (p: ReturnType<typeof validate>, v: unknown[]) => {
       warnAll(this, p.warnings);
-      // what adoption takes over, as a diagnostic of the preview (the plan's lines say it in the diff)
-      const adopted = named(v as unknown[]).adoptRcLocalLines;
+      const adopted = named(v).adoptRcLocalLines;
       if (Array.isArray(adopted) && adopted.length) {
         void pulumi.log.info(
           `NicQueues "${name}" takes over ${adopted.length} rc.local entr${adopted.length === 1 ? "y" : "ies"} (removed now, rc.local given back byte for byte on delete):\n` +
@@ -175,24 +173,34 @@ export class NicQueues extends pulumi.ComponentResource {
           this,
         );
       }
-      return p;
-    });
-    // Plain arguments (`early`) give the children plain values, not Outputs of them: the same registered inputs, fewer
-    // Output chains per resource (they show at 1,000 hosts). Values known only later keep the Outputs.
+    };
+    // Plain arguments (`early`): the plan is a value and the children get plain values, not Outputs of them: the same
+    // registered inputs, fewer Output chains per resource (each costs some 20 to 60 promises; 1,000 hosts show them).
+    // Values known only later are validated in one Output, once, before any child Command can be registered.
+    if (early) logPlan(early, values);
+    // (`plan` is set whenever `early` is not: the `plan!` below)
+    const plan = early
+      ? undefined
+      : pulumi.all(values).apply((v) => {
+          const p = validate(name, owner, named(v as unknown[]), liveProblems);
+          logPlan(p, v as unknown[]);
+          return p;
+        });
     const become = isPlain(a.become) ? becomeOf(a.become) : (pulumi.output(a.become).apply(becomeOf) as pulumi.Output<"sudo">); // undefined = no sudo
     const restoreOnDelete = isPlain(a.restoreOnDelete) ? a.restoreOnDelete !== false : pulumi.output(a.restoreOnDelete).apply((r) => r !== false);
-    const live = liveRead(this, `NicQueues "${name}"`, "nic", owner.id, a.connection, plan.settings, a.livePreview);
+    const live = liveReadIfOn(this, `NicQueues "${name}"`, "nic", owner.id, a.connection, early ? early.settings : plan!.settings, a.livePreview);
     const restoreText = (r: HostReport, iface: string, restore: boolean) => renderNicRestoreStdin(owner, iface, r.previous, restore) + rcAdoptedRestoreNote(r.extra["rc-adopted"]);
-    const report = applyAndRestore(this, name, "nic", { connection: a.connection, become, validated: early !== undefined }, early ? early.stdin : plan.stdin, (r) =>
+    const report = applyAndRestore(this, name, "nic", { connection: a.connection, become, validated: early !== undefined }, early ? early.stdin : plan!.stdin, (r) =>
       early && typeof restoreOnDelete === "boolean"
         ? restoreText(r, early.request.interface, restoreOnDelete)
-        : pulumi.all([plan.request.interface, restoreOnDelete]).apply(([iface, restore]) => restoreText(r, iface, restore)),
+        : pulumi.all([early ? early.request.interface : plan!.request.interface, restoreOnDelete]).apply(([iface, restore]) => restoreText(r, iface, restore)),
     owner, live);
     [this.live, this.drift] = liveOutputs(live);
-    this.applied = report.applied;
-    this.previous = report.previous;
+    // not registered: made when read (lazyOutput)
+    lazyOutput(this, "applied", () => report.applied);
+    lazyOutput(this, "previous", () => report.previous);
     this.persistedAs = report.apply((r) => r.extra.persisted ?? "");
-    this.warnings = early ? report.apply((r) => [...early.warnings, ...r.warnings]) : pulumi.all([plan, report]).apply(([p, r]) => [...p.warnings, ...r.warnings]);
+    this.warnings = early ? report.apply((r) => [...early.warnings, ...r.warnings]) : pulumi.all([plan!, report]).apply(([p, r]) => [...p.warnings, ...r.warnings]);
     // Registered (stored in the component's state): only what no child stores; applied and previous repeat the
     // -apply child's report (previous also the -restore stdin) and stay properties of the program.
     this.registerOutputs({
