@@ -254,12 +254,12 @@ export function liveReadIfOn(
   return plainOff ? undefined : liveRead(parent, resource, kind, ownerId, connection, pulumi.output(declared), livePreview);
 }
 
-/** The `live` and `drift` outputs of a resource: secrets when the declared settings are; empty without a read. */
-export function liveOutputs(live: Promise<LiveOutcome> | undefined): [pulumi.Output<Record<string, string>>, pulumi.Output<Record<string, string>>] {
-  if (!live) {
-    const none = pulumi.output<Record<string, string>>({});
-    return [none, none];
-  }
+/**
+ * The `live` and `drift` outputs of a resource: secrets when the declared settings are; without a read, plain empty
+ * values (registered as they are; the component's properties are Outputs of them, made when read).
+ */
+export function liveOutputs(live: Promise<LiveOutcome> | undefined): [pulumi.Input<Record<string, string>>, pulumi.Input<Record<string, string>>] {
+  if (!live) return [{}, {}];
   const outcome = pulumi.output(live); // one Output of the outcome for both (fewer Output chains per resource)
   const out = <T>(f: (l: LiveOutcome) => T): pulumi.Output<T> =>
     outcome.apply((l) => (l.secret ? pulumi.secret(f(l as LiveOutcome)) : f(l as LiveOutcome))) as pulumi.Output<T>;

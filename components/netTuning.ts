@@ -148,17 +148,17 @@ export class NetTuning extends pulumi.ComponentResource {
   /** key → value before this resource first changed it (the rollback data). */
   public readonly previous!: pulumi.Output<Record<string, string>>;
   /** The sysctl.d file written, or undefined when `persist` is false. */
-  public readonly filePath: pulumi.Output<string | undefined>;
+  public readonly filePath!: pulumi.Output<string | undefined>;
   /** Advice from validation and from the host's preflight. */
   public readonly warnings: pulumi.Output<string[]>;
   /** The exact sysctl.d content rendered for review (also when `persist` is false). */
   public readonly fileContent!: pulumi.Output<string>;
   /** Advisory warnings not logged: for keys in `acknowledge`, or chosen by the profile (each says which). */
-  public readonly acknowledged: pulumi.Output<string[]>;
+  public readonly acknowledged!: pulumi.Output<string[]>;
   /** key → value on the host now, read during this preview or update (empty when the host was not read). */
-  public readonly live: pulumi.Output<Record<string, string>>;
+  public readonly live!: pulumi.Output<Record<string, string>>;
   /** key (or managed file) → `<last applied> → <on the host now>`: what changed on the host since this resource last applied it. */
-  public readonly drift: pulumi.Output<Record<string, string>>;
+  public readonly drift!: pulumi.Output<Record<string, string>>;
 
   constructor(name: string, args: NetTuningArgs, opts?: pulumi.ComponentResourceOptions) {
     // Args are deliberately not passed to super(): connection may hold secrets and component args are stored in state.
@@ -224,25 +224,24 @@ export class NetTuning extends pulumi.ComponentResource {
         ? restoreText(r, early.filePath, restoreOnDelete, stdinOf)
         : pulumi.all([early ? early.filePath : plan!.filePath, restoreOnDelete]).apply(([filePath, restore]) => restoreText(r, filePath, restore, stdinOf)),
     owner, live);
-    [this.live, this.drift] = liveOutputs(live);
-    // not registered: made when read (lazyOutput)
+    const [liveValue, driftValue] = liveOutputs(live);
+    const filePath = early
+      ? (a.persist === false ? undefined : early.filePath)
+      : pulumi.all([plan!, a.persist]).apply(([p, persist]) => (persist === false ? undefined : p.filePath));
+    const acknowledged = early ? early.acknowledged : plan!.acknowledged;
+    this.warnings = early ? report.apply((r) => [...early.warnings, ...r.warnings]) : pulumi.all([plan!, report]).apply(([p, r]) => [...p.warnings, ...r.warnings]);
+    // Registered (stored in the component's state): only what no child stores, as plain values where the arguments
+    // were plain (they serialize as the Outputs would: known, not secret, no dependencies). applied, previous and
+    // fileContent repeat the -apply child's report and stdin (previous a third time in the -restore stdin): they stay
+    // properties of the program (and outputs for other languages), not copies in Pulumi state. Every property is an
+    // Output made on its first read (lazyOutput) but warnings, which depends on the report anyway.
     lazyOutput(this, "applied", () => report.applied);
     lazyOutput(this, "previous", () => report.previous);
-    this.filePath = early
-      ? pulumi.output(a.persist === false ? undefined : early.filePath)
-      : pulumi.all([plan!, a.persist]).apply(([p, persist]) => (persist === false ? undefined : p.filePath));
     lazyOutput(this, "fileContent", () => (early ? pulumi.output(early.fileContent) : plan!.fileContent));
-    this.acknowledged = early ? pulumi.output(early.acknowledged) : plan!.acknowledged;
-    this.warnings = early ? report.apply((r) => [...early.warnings, ...r.warnings]) : pulumi.all([plan!, report]).apply(([p, r]) => [...p.warnings, ...r.warnings]);
-    // Registered (stored in the component's state): only what no child stores. applied, previous and fileContent
-    // repeat the -apply child's report and stdin (previous a third time in the -restore stdin): they stay properties
-    // of the program (and outputs for other languages), not copies in Pulumi state.
-    this.registerOutputs({
-      filePath: this.filePath,
-      warnings: this.warnings,
-      acknowledged: this.acknowledged,
-      live: this.live,
-      drift: this.drift,
-    });
+    lazyOutput(this, "filePath", () => pulumi.output(filePath));
+    lazyOutput(this, "acknowledged", () => pulumi.output(acknowledged));
+    lazyOutput(this, "live", () => pulumi.output(liveValue));
+    lazyOutput(this, "drift", () => pulumi.output(driftValue));
+    this.registerOutputs({ filePath, warnings: this.warnings, acknowledged, live: liveValue, drift: driftValue });
   }
 }

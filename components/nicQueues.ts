@@ -137,9 +137,9 @@ export class NicQueues extends pulumi.ComponentResource {
   /** Advice from validation and from the host's preflight. */
   public readonly warnings: pulumi.Output<string[]>;
   /** setting → value on the host now, read during this preview or update (every rx queue and IRQ for RPS/IRQ settings). */
-  public readonly live: pulumi.Output<Record<string, string>>;
+  public readonly live!: pulumi.Output<Record<string, string>>;
   /** setting (or managed file) → `<last applied> → <on the host now>`: what changed on the host since this resource last applied it. */
-  public readonly drift: pulumi.Output<Record<string, string>>;
+  public readonly drift!: pulumi.Output<Record<string, string>>;
 
   constructor(name: string, args: NicQueuesArgs, opts?: pulumi.ComponentResourceOptions) {
     // Args are deliberately not passed to super(): connection may hold secrets and component args are stored in state.
@@ -195,19 +195,16 @@ export class NicQueues extends pulumi.ComponentResource {
         ? restoreText(r, early.request.interface, restoreOnDelete)
         : pulumi.all([early ? early.request.interface : plan!.request.interface, restoreOnDelete]).apply(([iface, restore]) => restoreText(r, iface, restore)),
     owner, live);
-    [this.live, this.drift] = liveOutputs(live);
-    // not registered: made when read (lazyOutput)
-    lazyOutput(this, "applied", () => report.applied);
-    lazyOutput(this, "previous", () => report.previous);
+    const [liveValue, driftValue] = liveOutputs(live);
     this.persistedAs = report.apply((r) => r.extra.persisted ?? "");
     this.warnings = early ? report.apply((r) => [...early.warnings, ...r.warnings]) : pulumi.all([plan!, report]).apply(([p, r]) => [...p.warnings, ...r.warnings]);
-    // Registered (stored in the component's state): only what no child stores; applied and previous repeat the
-    // -apply child's report (previous also the -restore stdin) and stay properties of the program.
-    this.registerOutputs({
-      persistedAs: this.persistedAs,
-      warnings: this.warnings,
-      live: this.live,
-      drift: this.drift,
-    });
+    // Registered (stored in the component's state): only what no child stores, plain where the arguments were (see
+    // NetTuning); applied and previous repeat the -apply child's report (previous also the -restore stdin) and stay
+    // properties of the program. Properties not derived from the report are Outputs made on their first read.
+    lazyOutput(this, "applied", () => report.applied);
+    lazyOutput(this, "previous", () => report.previous);
+    lazyOutput(this, "live", () => pulumi.output(liveValue));
+    lazyOutput(this, "drift", () => pulumi.output(driftValue));
+    this.registerOutputs({ persistedAs: this.persistedAs, warnings: this.warnings, live: liveValue, drift: driftValue });
   }
 }
