@@ -1,13 +1,15 @@
 import * as pulumi from "@pulumi/pulumi";
-import * as command from "@pulumi/command";
 import { engine } from "../provider/host/engine";
 import { engineCommand, engineStdin, HostKind, restoreCommand, restoreStdin } from "../provider/host/programs";
 import { engineDelivery, MOVE_PATHS } from "./delivery";
+import { ConnectionInput, registeredConnection, RemoteCommand } from "./remote";
+import { isPlain } from "./plain";
 import { Owner, ownerOf } from "../provider/owner";
 import { completeReport, hostCompresses, HostReport, parseReport } from "../provider/report";
 
 /** `connection` exactly as @pulumi/command takes it (bastion/proxy included). */
-export type ConnectionInput = pulumi.Input<command.types.input.remote.ConnectionArgs>;
+export type { ConnectionInput } from "./remote";
+export { isPlain };
 
 export function ownerFor(name: string): Owner {
   return ownerOf(pulumi.getProject(), pulumi.getStack(), name);
@@ -77,13 +79,6 @@ export function lazyOutput<T>(resource: object, key: string, make: () => pulumi.
   Object.defineProperty(resource, key, { enumerable: true, configurable: true, get: () => (made ??= make()) });
 }
 
-/** True when a value contains no Output or Promise at any depth (so it can be validated synchronously). */
-export function isPlain(value: unknown): boolean {
-  if (pulumi.Output.isInstance(value) || value instanceof Promise) return false;
-  if (Array.isArray(value)) return value.every(isPlain);
-  if (value !== null && typeof value === "object") return Object.values(value).every(isPlain);
-  return true;
-}
 
 /**
  * `value` mapped by `plain` when it holds no Output or Promise at any depth (it is then known, not secret and depends on
@@ -135,7 +130,9 @@ export function applyAndRestore(
   // address then share one staged copy whatever their `become`)
   const home = plainOr(user, () => pulumi.output(user).apply((u) => u !== "root"), (u) => u !== "root");
   const e = engine();
-  const delivery = engineDelivery(parent, owner, args.connection, home, args.validated ? undefined : pulumi.output(applyPlan));
+  // the connection as the children register it, made once for the resource's children (and its delivery)
+  const connection = registeredConnection(args.connection);
+  const delivery = engineDelivery(parent, owner, args.connection, connection, home, args.validated ? undefined : pulumi.output(applyPlan));
   const becomeAndHome: ["sudo" | undefined, boolean] | pulumi.Output<["sudo" | undefined, boolean]> = plainOr([become, home] as const, () => pulumi.all([become, home]), ([b, h]) => [b, h]);
   const commandOf = <T>(f: (b: "sudo" | undefined, h: boolean) => T): T | pulumi.Output<T> =>
     pulumi.Output.isInstance(becomeAndHome) ? becomeAndHome.apply(([b, h]) => f(b, h)) : f(becomeAndHome[0], becomeAndHome[1]);
@@ -143,10 +140,10 @@ export function applyAndRestore(
   // repair token in its update; when the host could not be read, changes of `update` are ignored (the stored token
   // stays), so an unreadable host never shows a change by itself.
   const makeApply = (token?: string, ignoreUpdate = false) =>
-    new command.remote.Command(
+    new RemoteCommand(
       `${name}-apply`,
       {
-        connection: args.connection,
+        connection,
         create: commandOf((b, h) => engineCommand(kind, "create", delivery.token, b, h)),
         update: commandOf((b, h) => engineCommand(kind, "update", delivery.token, b, h, token)),
         // a plain string when the plan was rendered at construction (plain arguments): one Output less per resource
@@ -166,15 +163,15 @@ export function applyAndRestore(
     warnAll(parent, r.warnings);
     return r;
   };
-  const reportOfApply = (a: command.remote.Command): pulumi.Output<HostReport> =>
+  const reportOfApply = (a: RemoteCommand): pulumi.Output<HostReport> =>
     applyInput(a.stdout, (out) => (args.planOf && out ? a.stdin.apply((planText) => complete(out, planText)) : complete(out, undefined)));
   // without a live read the -apply child is registered now (no Output of a Promise of it)
-  const apply: command.remote.Command | Promise<command.remote.Command> = live ? live.then((l) => makeApply(l.token, l.keepStoredToken)) : makeApply();
+  const apply: RemoteCommand | Promise<RemoteCommand> = live ? live.then((l) => makeApply(l.token, l.keepStoredToken)) : makeApply();
   const report = apply instanceof Promise ? pulumi.output(apply.then(reportOfApply)) : reportOfApply(apply);
-  new command.remote.Command(
+  new RemoteCommand(
     `${name}-restore`,
     {
-      connection: args.connection,
+      connection,
       delete: commandOf((b, h) => restoreCommand(delivery.token, b, h)),
       stdin: applyInput(report, (r) => {
         const stdinOf = (p: string) => restoreStdin(kind, withGeneration(p, r), hostCompresses(r), e);

@@ -15,13 +15,14 @@
  */
 import { createHash } from "crypto";
 import * as pulumi from "@pulumi/pulumi";
-import * as command from "@pulumi/command";
+import { isPlain } from "./plain";
+import { RegisteredConnection, RemoteCopy } from "./remote";
 import { engine, enginePath } from "../provider/host/engine";
 import { deliveryName, engineRemotePath } from "../provider/host/programs";
 import type { Owner } from "../provider/owner";
 
 export interface Delivery {
-  resource: command.remote.CopyToRemote;
+  resource: RemoteCopy;
   /** Names the delivery (`net-tuning-engine-<token>`) and its staged file (`engine.<token>.sh`). */
   token: string;
   /** Shared by every resource of the stack on the same address (else the resource's own). */
@@ -42,14 +43,6 @@ function deliveries(): Map<string, Delivery> {
   return d;
 }
 
-/** A value with no Output or Promise at any depth. */
-function plainDeep(v: unknown): boolean {
-  if (pulumi.Output.isInstance(v) || v instanceof Promise) return false;
-  if (Array.isArray(v)) return v.every(plainDeep);
-  if (v !== null && typeof v === "object") return Object.values(v).every(plainDeep);
-  return true;
-}
-
 /**
  * The address of a connection as a key (host, port, user, proxy), when every part of it is a plain value; else
  * undefined. Two connections with the same key reach the same account on the same machine.
@@ -60,7 +53,7 @@ export function addressKey(connection: unknown): string | undefined {
   if (typeof c.host !== "string" || c.host === "") return undefined;
   if (c.port !== undefined && typeof c.port !== "number") return undefined;
   if (c.user !== undefined && typeof c.user !== "string") return undefined;
-  if (c.proxy !== undefined && !plainDeep(c.proxy)) return undefined;
+  if (c.proxy !== undefined && !isPlain(c.proxy)) return undefined;
   return JSON.stringify([c.host.toLowerCase(), c.port ?? 22, c.user ?? "root", c.proxy ?? null]);
 }
 
@@ -73,13 +66,21 @@ export function sharedToken(project: string, stack: string, key: string, home: b
 
 /**
  * The delivery the resource `owner` (the component `parent`) uses: the stack's shared one for its address (registered
- * by the first resource of the stack on that address), or one of its own. `home`: stage in the SSH user's home
+ * by the first resource of the stack on that address), or one of its own. `connection`: the resource's argument (its
+ * address decides the sharing); `registered`: the same as its children register it (components/remote.ts). `home`: stage in the SSH user's home
  * (become "sudo", or a user other than root); when it is not known yet (an Output), the delivery is the resource's
  * own. `waitFor`: the resource's validated plan when its arguments were not all known at construction (the delivery
  * then waits for it: a bad value that arrives as an Output registers nothing, so not even the engine reaches the
  * host). The delivery uses the command provider the component would give a child.
  */
-export function engineDelivery(parent: pulumi.ComponentResource, owner: Owner, connection: unknown, home: boolean | pulumi.Output<boolean>, waitFor?: pulumi.Output<unknown>): Delivery {
+export function engineDelivery(
+  parent: pulumi.ComponentResource,
+  owner: Owner,
+  connection: unknown,
+  registered: RegisteredConnection,
+  home: boolean | pulumi.Output<boolean>,
+  waitFor?: pulumi.Output<unknown>,
+): Delivery {
   const key = typeof home === "boolean" ? addressKey(connection) : undefined;
   const id = key === undefined ? undefined : `${key}\u0000${home}`;
   const map = deliveries();
@@ -90,9 +91,9 @@ export function engineDelivery(parent: pulumi.ComponentResource, owner: Owner, c
   let remotePath: pulumi.Input<string> = typeof home === "boolean" ? engineRemotePath(token, home) : home.apply((h) => engineRemotePath(token, h));
   if (waitFor) remotePath = pulumi.all([remotePath, waitFor]).apply(([p]) => p);
   const provider = parent.getProvider("command:remote:CopyToRemote");
-  const resource = new command.remote.CopyToRemote(
+  const resource = new RemoteCopy(
     deliveryName(token),
-    { connection: connection as pulumi.Input<command.types.input.remote.ConnectionArgs>, source: new pulumi.asset.FileAsset(enginePath(engine())), remotePath },
+    { connection: registered, source: new pulumi.asset.FileAsset(enginePath(engine())), remotePath },
     // the name of a shared delivery changes with the address; a resource's own keeps its name, so a move replaces it
     { ...(shared ? {} : { replaceOnChanges: MOVE_PATHS }), ...(provider ? { provider } : {}) },
   );

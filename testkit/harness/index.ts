@@ -208,6 +208,31 @@ export async function capture(
   return { resources: ev.resources, outputs: ev.outputs, error: ev.programError };
 }
 
+/**
+ * What the engine receives for each resource of a program under mocks (capture), by resource name, in a form two
+ * programs can be compared with (URNs and dependency URNs as names: both programs use the same names): type, parent,
+ * inputs, the raw inputs with their secret wrappers at any depth, secret inputs, outputs, dependencies, property
+ * dependencies and options (the provider version included).
+ */
+export async function registrationsByName(program: PulumiProgram, opts: Parameters<typeof capture>[1] = {}): Promise<Record<string, unknown>> {
+  const r = await capture(program, opts);
+  if (r.error) throw r.error;
+  const name = (urn: string) => urn.slice(urn.lastIndexOf("::") + 2);
+  const of = (x: RegisteredResource) => ({
+    type: x.type,
+    parent: name(x.parent),
+    inputs: x.inputs,
+    // as the mock monitor received them, secret wrappers at any depth included (JSON: the assets' internal promises dropped)
+    rawInputs: JSON.parse(JSON.stringify(x.rawInputs)) as unknown,
+    secretInputs: [...x.secretInputs].sort(),
+    outputs: x.outputs,
+    dependencies: x.dependencies.map(name).sort(),
+    propertyDependencies: Object.fromEntries(Object.entries(x.propertyDependencies).sort().map(([k, v]) => [k, v.map(name).sort()])),
+    options: { ...x.options, dependsOn: x.options.dependsOn.map(name).sort() },
+  });
+  return Object.fromEntries(r.resources.map((x) => [x.name, of(x)]));
+}
+
 function stableStringify(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(stableStringify).join(",")}]`;
   if (typeof v === "object" && v !== null) {

@@ -15,7 +15,7 @@
  * Capture of options: `setMocks` installs a `MockMonitor`; we wrap its `registerResource` and
  * `registerResourceOutputs` so that the raw protobuf request (parent, dependencies,
  * propertyDependencies, deleteBeforeReplace, replaceOnChanges, ignoreChanges,
- * additionalSecretOutputs, retainOnDelete, protect, provider) is recorded; `newResource` is invoked
+ * additionalSecretOutputs, retainOnDelete, protect, provider, version) is recorded; `newResource` is invoked
  * synchronously by `registerResource`, so the request is handed over without ambiguity. Explicit
  * `dependsOn` (which the request merges into `dependencies`) is additionally captured through a stack
  * transformation (`registerStackTransformation`).
@@ -57,6 +57,8 @@ export interface ResourceOptionsSeen {
   retainOnDelete: boolean;
   protect: boolean;
   provider: string;
+  /** The provider plugin version the resource asks for ("" for none). */
+  version: string;
   /** Explicit `dependsOn` URNs (from the stack transformation). */
   dependsOn: string[];
 }
@@ -180,6 +182,7 @@ interface RegisterRequestProto {
   getRetainondelete?(): boolean;
   getProtect?(): boolean;
   getProvider(): string;
+  getVersion(): string;
 }
 interface MockMonitorLike {
   newUrn(parent: string, type: string, name: string): string;
@@ -267,6 +270,7 @@ export async function evaluate(program: PulumiProgram, opts: EvaluateOptions, ha
           retainOnDelete: req.getRetainondelete ? req.getRetainondelete() : false,
           protect: req.getProtect ? req.getProtect() : false,
           provider: req.getProvider(),
+          version: req.getVersion(),
           dependsOn: [],
         },
       };

@@ -4,7 +4,7 @@
  * the Output path registers: the same inputs, secrets, dependencies and component outputs, in update and in preview.
  */
 import * as pulumi from "@pulumi/pulumi";
-import { capture, RegisteredResource } from "../../testkit/harness";
+import { capture, registrationsByName } from "../../testkit/harness";
 import { NetTuning } from "../../components/netTuning";
 import { NicQueues } from "../../components/nicQueues";
 import { canonicalKey, validateSysctls } from "../../provider/sysctl/validate";
@@ -40,25 +40,8 @@ const cases: Case[] = [
   { label: "secret private key", conn: { host: "198.18.3.3", user: "root", privateKey: pulumi.secret(KEY) }, sysctl: { sysctls: SYSCTL_REPORT.sysctls }, nic: { ...NIC_REPORT.args, interface: "eth0" } },
 ];
 
-/** What the engine receives, by resource name (URNs and dependency URNs as names: both runs use the same names). */
-async function registrations(program: () => void, preview: boolean): Promise<Record<string, unknown>> {
-  const r = await capture(program, { project: "proj", stack: "dev", outputsOf, preview });
-  if (r.error) throw r.error;
-  const name = (urn: string) => urn.slice(urn.lastIndexOf("::") + 2);
-  const of = (x: RegisteredResource) => ({
-    type: x.type,
-    parent: name(x.parent),
-    inputs: x.inputs,
-    // as the mock monitor received them, secret wrappers at any depth included (JSON: the assets' internal promises dropped)
-    rawInputs: JSON.parse(JSON.stringify(x.rawInputs)) as unknown,
-    secretInputs: [...x.secretInputs].sort(),
-    outputs: x.outputs,
-    dependencies: x.dependencies.map(name).sort(),
-    propertyDependencies: Object.fromEntries(Object.entries(x.propertyDependencies).sort().map(([k, v]) => [k, v.map(name).sort()])),
-    options: { ...x.options, dependsOn: x.options.dependsOn.map(name).sort() },
-  });
-  return Object.fromEntries(r.resources.map((x) => [x.name, of(x)]));
-}
+/** What the engine receives, by resource name. */
+const registrations = (program: () => void, preview: boolean) => registrationsByName(program, { project: "proj", stack: "dev", outputsOf, preview });
 
 describe("plain arguments register what Output arguments register", () => {
   for (const c of cases) {
