@@ -8,7 +8,7 @@
  *                              approaches side by side); 3 at 50 hosts: about 35 minutes in all
  *   BENCH_COST_REPEATS=5       host-cost repeats (each = all six variants side by side)
  *   BENCH_SCALE_HOSTS=1000     hosts in the program-scale benchmark
- *   BENCH_SCALE_REPEATS=2      program-scale repeats (child processes, alternating order)
+ *   BENCH_SCALE_REPEATS=5      program-scale repeats (child processes, alternating order)
  *   BENCH_PARTS=fleet,cost,scale,state   which parts to run (state: NetTuning + NicQueues on one lab host, root and sudo;
  *                              live: the live-read cost of previews at BENCH_HOSTS, bench/live.ts, not in the default)
  *   BENCH_ANSIBLE_TIMEOUT_S=900    hard bound on one ansible-playbook run
@@ -66,7 +66,7 @@ async function main(): Promise<void> {
   const repeats = sizes.map((_, i) => repeatList[Math.min(i, repeatList.length - 1)]);
   const costRepeats = intList("BENCH_COST_REPEATS", "5")[0];
   const scaleHosts = intList("BENCH_SCALE_HOSTS", "1000")[0];
-  const scaleRepeats = intList("BENCH_SCALE_REPEATS", "2")[0];
+  const scaleRepeats = intList("BENCH_SCALE_REPEATS", "5")[0];
   const ansibleTimeoutMs = intList("BENCH_ANSIBLE_TIMEOUT_S", "900")[0] * 1000;
   const parts = new Set((process.env.BENCH_PARTS ?? "fleet,cost,scale,state").split(",").map((s) => s.trim()));
   const outDir = path.resolve(process.env.BENCH_OUT ?? path.join(__dirname, "results"));

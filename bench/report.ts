@@ -135,7 +135,7 @@ export function report(res: BenchResults): { markdown: string; ratios: string } 
     const label = {
       components: `${n} × (NetTuning + NicQueues)`,
       bare: `${n} × 4 bare remote.Command (same commands, plan-only stdin, no engine delivery)`,
-      "bare-same": `${n} × the same resource graph bare (the 4 Commands as above + 2 CopyToRemote + 2 empty components)`,
+      "bare-same": `${n} × the same resource graph bare (the 4 Commands as above + the CopyToRemote of the shared engine delivery + 2 empty components, with the package's classes)`,
     } as const;
     for (const v of ["components", "bare", "bare-same"] as const) {
       const xs = S.filter((s) => s.variant === v);

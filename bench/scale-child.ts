@@ -15,6 +15,7 @@
  * of the engine file shared by both resources, and two empty ComponentResources as the Commands' parents): the SDK's
  * own cost of the same resource graph, without validation, rendering or Output chains.
  */
+import * as async_hooks from "async_hooks";
 import * as command from "@pulumi/command";
 import * as pulumi from "@pulumi/pulumi";
 import { capture } from "../testkit/harness";
@@ -112,12 +113,17 @@ async function main(): Promise<void> {
       }
     }
   };
+  // Profiling hook (inert unless set; it slows the run, so its figures are not the method's): SCALE_COUNT=1 counts,
+  // over the measured evaluation, the SDK's debuggablePromise calls (each captures a stack trace) and every promise
+  // created (async_hooks), printed to stderr: `node -r ts-node/register/transpile-only bench/scale-child.ts <variant> 10`.
+  const counts = process.env.SCALE_COUNT ? countSdkPromises() : undefined;
   if (global.gc) global.gc();
   const cpu0 = process.cpuUsage();
   const rssBeforeKB = Math.round(process.memoryUsage().rss / 1024);
   const t0 = process.hrtime.bigint();
   const r = await capture(variant === "components" ? components(hosts) : bare(hosts, variant === "bare-same"), { project: "bench", stack: "scale", outputsOf: profiled(outputsOf) });
   const wallMs = Number(process.hrtime.bigint() - t0) / 1e6;
+  if (counts) process.stderr.write(`${variant} × ${hosts}: ${counts.stop()}\n`);
   if (r.error) throw r.error;
   const maxRssKB = process.resourceUsage().maxRSS;
   // profiling hook (inert unless set): a heap snapshot of what the evaluation retains once it is over
@@ -133,6 +139,25 @@ async function main(): Promise<void> {
     fs.writeFileSync(process.env.SCALE_DUMP, rows.map((x) => JSON.stringify(x)).join("\n") + "\n");
   }
   process.stdout.write(JSON.stringify({ variant, hosts, resources: r.resources.length, wallMs, cpuMs, maxRssKB, rssBeforeKB }) + "\n");
+}
+
+/** Starts counting the SDK's debuggablePromise calls and all promises; stop() ends it and returns the counts. */
+function countSdkPromises(): { stop(): string } {
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  const debuggable = require("@pulumi/pulumi/runtime/debuggable") as { debuggablePromise: (...a: unknown[]) => unknown };
+  const original = debuggable.debuggablePromise;
+  let traced = 0;
+  let promises = 0;
+  // the SDK's modules call it as a property of this exports object, so replacing the property reaches every call
+  debuggable.debuggablePromise = (...a: unknown[]) => (traced++, original(...a));
+  const hook = async_hooks.createHook({ init: (_id, type) => void (type === "PROMISE" && promises++) }).enable();
+  return {
+    stop() {
+      hook.disable();
+      debuggable.debuggablePromise = original;
+      return `debuggablePromise (a stack trace each) ${traced}, promises ${promises}`;
+    },
+  };
 }
 
 main().then(() => process.exit(0), (e) => { console.error(e); process.exit(1); });
