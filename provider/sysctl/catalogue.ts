@@ -34,6 +34,8 @@ export interface CatalogueEntry {
   /** multi: accepted range of each value. */
   elementMin?: number;
   elementMax?: number;
+  /** Why the accepted range is narrower than the type's, appended to the out-of-range message. */
+  rangeWhy?: string;
   /** "bytes", "pages", "packets", "connections", "seconds", "us", "percent", ... */
   unit?: string;
   /** host: absent or read-only inside a container/netns; netns: per network namespace. */
@@ -239,7 +241,10 @@ const ENTRIES: CatalogueEntry[] = [
 
   // ---------------------------------------------------------------- net.ipv4 TCP buffers
   {
-    key: "net.ipv4.tcp_rmem", type: "multi", arity: 3, ordered: true, elementMin: 1, elementMax: INT_MAX, unit: "bytes", scope: "netns",
+    key: "net.ipv4.tcp_rmem", type: "multi", arity: 3, ordered: true, elementMin: 4096, elementMax: INT_MAX, unit: "bytes", scope: "netns",
+    // Seen on Linux 6.18.44 (the lab's kernel): "1 1 1", "4095 4096 4096", "4096 1 4096", "4096 4096 1" refused with
+    // EINVAL, "4096 4096 4096" and "8192 4096 8192" accepted; 5.10-6.12 took any positive value. tcp_wmem still takes 1.
+    rangeWhy: "Linux 6.18 refuses a value below one page with EINVAL, and less than a page was never a useful buffer",
     description: "TCP receive buffer min, default, max; auto-tuning grows up to max (≈ 2 × BDP). Default \"4096 131072 6291456\". Per netns since 4.15.",
     advice: "the default (middle value) is given to every new TCP socket: keep it modest (e.g. 87380-262144) and raise the max (\"max open, default cautious\")",
     example: '"4096 131072 16777216"',

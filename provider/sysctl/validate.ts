@@ -333,7 +333,7 @@ function checkValue(key: string, v: unknown, e: CatalogueEntry | undefined): Che
     const max = hi(e);
     if ((min !== undefined && n < min) || (max !== undefined && n > max)) {
       return {
-        why: `is out of range: ${key} takes ${rangeText(min, max)}${e.type === "int" ? unitText(e) : ""}`,
+        why: `is out of range: ${key} takes ${rangeText(min, max)}${e.type === "int" ? unitText(e) : ""}${e.rangeWhy ? ` (${e.rangeWhy})` : ""}`,
         fix: `give a value ${rangeText(min, max)}`,
       };
     }
@@ -366,7 +366,7 @@ function checkValue(key: string, v: unknown, e: CatalogueEntry | undefined): Che
     const emax = e.elementMax === undefined ? undefined : BigInt(e.elementMax);
     for (const [i, x] of items.entries()) {
       if ((emin !== undefined && x < emin) || (emax !== undefined && x > emax)) {
-        return { why: `value ${i + 1} (${x}) is out of range: each value must be ${rangeText(emin, emax)}${unitText(e)}`, fix: `give values ${rangeText(emin, emax)}` };
+        return { why: `value ${i + 1} (${x}) is out of range: each value must be ${rangeText(emin, emax)}${unitText(e)}${e.rangeWhy ? ` (${e.rangeWhy})` : ""}`, fix: `give values ${rangeText(emin, emax)}` };
       }
     }
     if (e.ordered) {
