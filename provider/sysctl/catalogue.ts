@@ -242,9 +242,10 @@ const ENTRIES: CatalogueEntry[] = [
   // ---------------------------------------------------------------- net.ipv4 TCP buffers
   {
     key: "net.ipv4.tcp_rmem", type: "multi", arity: 3, ordered: true, elementMin: 4096, elementMax: INT_MAX, unit: "bytes", scope: "netns",
-    // Seen on Linux 6.18.44 (the lab's kernel): "1 1 1", "4095 4096 4096", "4096 1 4096", "4096 4096 1" refused with
-    // EINVAL, "4096 4096 4096" and "8192 4096 8192" accepted; 5.10-6.12 took any positive value. tcp_wmem still takes 1.
-    rangeWhy: "Linux 6.18 refuses a value below one page with EINVAL, and less than a page was never a useful buffer",
+    // Seen in the lab on kernel 6.18.44-fc-v1272: "1 1 1", "4095 4096 4096", "4096 1 4096", "4096 4096 1" refused with
+    // EINVAL, "4096 4096 4096" and "8192 4096 8192" accepted; tcp_wmem there still takes 1. Earlier lab runs of the
+    // same generated inputs passed on 6.18.44-fc-v657, so it depends on the build, not only on the version.
+    rangeWhy: "some kernels (seen on a 6.18.44 build) refuse a value below one page with EINVAL, and less than a page was never a useful buffer",
     description: "TCP receive buffer min, default, max; auto-tuning grows up to max (≈ 2 × BDP). Default \"4096 131072 6291456\". Per netns since 4.15.",
     advice: "the default (middle value) is given to every new TCP socket: keep it modest (e.g. 87380-262144) and raise the max (\"max open, default cautious\")",
     example: '"4096 131072 16777216"',
