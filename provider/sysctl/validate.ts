@@ -271,6 +271,11 @@ function hi(e: CatalogueEntry): bigint | undefined {
   return e.max === undefined ? undefined : BigInt(e.max);
 }
 
+/** " (why the range is what it is)" for an entry that says so, else "". */
+function rangeWhyText(e: CatalogueEntry): string {
+  return e.rangeWhy ? ` (${e.rangeWhy})` : "";
+}
+
 function rangeText(min: bigint | undefined, max: bigint | undefined): string {
   if (min !== undefined && max !== undefined) {
     if (max - min <= 3n) {
@@ -333,7 +338,7 @@ function checkValue(key: string, v: unknown, e: CatalogueEntry | undefined): Che
     const max = hi(e);
     if ((min !== undefined && n < min) || (max !== undefined && n > max)) {
       return {
-        why: `is out of range: ${key} takes ${rangeText(min, max)}${e.type === "int" ? unitText(e) : ""}${e.rangeWhy ? ` (${e.rangeWhy})` : ""}`,
+        why: `is out of range: ${key} takes ${rangeText(min, max)}${e.type === "int" ? unitText(e) : ""}${rangeWhyText(e)}`,
         fix: `give a value ${rangeText(min, max)}`,
       };
     }
@@ -366,7 +371,7 @@ function checkValue(key: string, v: unknown, e: CatalogueEntry | undefined): Che
     const emax = e.elementMax === undefined ? undefined : BigInt(e.elementMax);
     for (const [i, x] of items.entries()) {
       if ((emin !== undefined && x < emin) || (emax !== undefined && x > emax)) {
-        return { why: `value ${i + 1} (${x}) is out of range: each value must be ${rangeText(emin, emax)}${unitText(e)}${e.rangeWhy ? ` (${e.rangeWhy})` : ""}`, fix: `give values ${rangeText(emin, emax)}` };
+        return { why: `value ${i + 1} (${x}) is out of range: each value must be ${rangeText(emin, emax)}${unitText(e)}${rangeWhyText(e)}`, fix: `give values ${rangeText(emin, emax)}` };
       }
     }
     if (e.ordered) {
