@@ -296,20 +296,34 @@ nt_lookup() {
   done < "$1"
   return 1
 }
+# nt_get NAME KEY: nt_lookup "$NT_TMP/NAME" KEY, NAME a plain name (nt_ix_q) written in the code, never a value: the
+# lookup of the apply's loops, answered from the index without working out the slot from a path.
+nt_get() {
+  case $1 in *.*) eval "NT_SLOT=\${NTQ_${1%.*}__${1#*.}-}" ;; *) eval "NT_SLOT=\${NTQ_$1-}" ;; esac
+  case $NT_SLOT in '') nt_lookup "$NT_TMP/$1" "$2"; return ;; esac
+  nt_vname "$2" || { NT_FOUND=''; return 1; }
+  eval "ntl_e=\${NTI_${NT_SLOT}_$NT_VN-}"
+  # the entry is "key<TAB>value" (never empty when set): another key of the same variable name is not this one
+  # shellcheck disable=SC2154 # ntl_e is assigned by the eval
+  case $ntl_e in "$2$NT_TAB"*) NT_FOUND=${ntl_e#*"$NT_TAB"}; return 0 ;; esac
+  NT_FOUND=''; return 1
+}
 
 # In-memory index (CPU: the read builtin costs one read(2) per byte, so scanning a key<TAB>value file for every
 # lookup costs keys x bytes system calls). nt_index NAME loads $NT_TMP/NAME once (the first value of each key wins,
 # as in nt_lookup) into variables NTI_<name>_g<n>_<key> holding "key<TAB>value" (names from nt_vname; n counts the
-# nt_index calls, so a file indexed again starts empty; NT_IXS lists " $NT_TMP/NAME:<name>_g<n>"); nt_lookup then
-# answers for that file from them (nt_ix_get). Only for files that no longer change, or whose every later append
-# also goes through nt_index_put. Values are only assigned and expanded, never evaluated; when a key cannot be
-# indexed (a character nt_vname refuses, or two keys with one variable name) the file stays unindexed. The apply indexes; a restore never does (its program leaves nt_ix_get out).
+# nt_index calls, so a file indexed again starts empty; NT_IXS lists " $NT_TMP/NAME:<name>_g<n>", and NTQ_<NAME>
+# holds <name>_g<n>, see nt_ix_q); nt_lookup and nt_get then answer for that file from them (nt_ix_get). NAME is a
+# plain name (nt_ix_q: letters and digits, at most one inner "."); other files are never indexed. Only for files that
+# no longer change, or whose every later append also goes through nt_index_put. Values are only assigned and
+# expanded, never evaluated; when a key cannot be indexed (a character nt_vname refuses, or two keys with one variable
+# name) the file stays unindexed. The apply indexes; a restore never does (its program leaves nt_ix_get out).
 NT_IXS=' '
+NT_VW='' # "x" and the last word encoded ('' when none)
 nt_vname() { # WORD: NT_VN = WORD with each of . _ - / : @ as _ (not injective: the index keeps the key and compares
   # it); returns 1 for any other character. The last word is remembered (a loop looks one key up in several files).
-  [ "$1" = "${NT_VW:-}" ] && [ -n "$1" ] && return 0
-  case $1 in *[!A-Za-z0-9._/:@-]*) NT_VW=''; return 1 ;; esac
-  NT_VW=$1; ntv_ifs=$IFS; IFS='._/:@-'
+  case x$1 in "$NT_VW") return 0 ;; *[!A-Za-z0-9._/:@-]*) NT_VW=''; return 1 ;; esac
+  NT_VW=x$1; ntv_ifs=$IFS; IFS='._/:@-'
   # shellcheck disable=SC2086 # splitting on those characters is the point (no pattern character can be left: no set -f)
   set -- $1
   IFS=_; NT_VN="$*"; IFS=$ntv_ifs
@@ -320,14 +334,17 @@ nt_ix_get() { # FILE KEY: nt_lookup for an indexed file of $NT_TMP
   # a key that cannot be encoded is in no indexed file (every key of an indexed file was encoded)
   nt_vname "$2" || return 1
   eval "ntl_e=\${NTI_${NT_SLOT}_$NT_VN-}"
-  # the entry is "key<TAB>value" (never empty when set): another key of the same variable name is not this one
-  [ -n "$ntl_e" ] && [ "${ntl_e%%"$NT_TAB"*}" = "$2" ] || return 1
-  NT_FOUND=${ntl_e#*"$NT_TAB"}
+  # shellcheck disable=SC2154 # ntl_e is assigned by the eval
+  case $ntl_e in "$2$NT_TAB"*) NT_FOUND=${ntl_e#*"$NT_TAB"}; return 0 ;; esac
+  return 1
+}
+nt_ix_plain() { # NAME: true for a name nt_index takes (nt_ix_q)
+  case $1 in *[!A-Za-z0-9.]* | *.*.* | '' | .* | *.) return 1 ;; esac
 }
 nt_index() { # NAME: index $NT_TMP/NAME (a no-op when that fails or it is absent: nt_lookup then reads the file)
   nt_index_drop "$1"
-  [ -f "$NT_TMP/$1" ] || return 0
-  nt_vname "$1" || return 0
+  [ -f "$NT_TMP/$1" ] && nt_ix_plain "$1" || return 0
+  nt_vname "$1"
   NT_IXG=$((${NT_IXG:-0} + 1)); ntx_s=${NT_VN}_g$NT_IXG; ntx_t=''
   while IFS="$NT_TAB" read -r ntx_k ntx_v; do
     nt_ix_set "$ntx_s" "$ntx_k" "$ntx_v" || return 0
@@ -344,8 +361,8 @@ nt_index_text() {
     "$NT_TAB"* | *"$NT_TAB" | *"$NT_NL$NT_TAB"* | *"$NT_TAB$NT_NL"* | *"$NT_TAB$NT_TAB"* | "$NT_NL"* | *"$NT_NL$NT_NL"*) nt_index "$1"; return ;;
   esac
   nt_index_drop "$1"
-  [ -f "$NT_TMP/$1" ] || return 0
-  nt_vname "$1" || return 0
+  [ -f "$NT_TMP/$1" ] && nt_ix_plain "$1" || return 0
+  nt_vname "$1"
   NT_IXG=$((${NT_IXG:-0} + 1)); ntx_s=${NT_VN}_g$NT_IXG; ntx_t=''
   ntx_ifs=$IFS; IFS=$NT_NL; set -f
   for ntx_l in $2; do IFS=$ntx_ifs; set +f
@@ -357,19 +374,20 @@ nt_index_text() {
   NT_IXS="$NT_IXS$NT_TMP/$1:$ntx_s "; nt_ix_q "$1" "$ntx_s"
 }
 # nt_index_put NAME KEY VALUE: the line "KEY<TAB>VALUE" was appended to $NT_TMP/NAME (first value wins); VALUE as
-# the read of nt_lookup gives it back (no tab at either end: e.g. a value nt_lookup found).
+# the read of nt_lookup gives it back (no tab at either end: e.g. a value nt_lookup found). NAME as for nt_get.
 nt_index_put() {
-  nt_ix_slot "$NT_TMP/$1" || return 0; ntx_s=$NT_SLOT
-  # shellcheck disable=SC2034 # read by the eval below
-  ntx_t=$2$NT_TAB$3$NT_NL
-  if nt_ix_set "$ntx_s" "$2" "$3"; then eval "NTL_$ntx_s=\$NTL_$ntx_s\$ntx_t"; else nt_index_drop "$1"; fi
+  case $1 in *.*) eval "ntx_s=\${NTQ_${1%.*}__${1#*.}-}" ;; *) eval "ntx_s=\${NTQ_$1-}" ;; esac
+  case $ntx_s in '') return 0 ;; esac
+  if nt_ix_set "$ntx_s" "$2" "$3"; then eval "NTL_$ntx_s=\$NTL_$ntx_s\$2\$NT_TAB\$3\$NT_NL"; else nt_index_drop "$1"; fi
 }
 nt_ix_set() { # SLOT KEY VALUE: the first entry of KEY; 1 when KEY cannot be indexed (a character nt_vname refuses,
   # or another key already holds its variable name)
   nt_vname "$2" || return 1
-  eval "ntx_x=\${NTI_${1}_$NT_VN+x}; ntx_e=\${NTI_${1}_$NT_VN-}"
-  if [ -z "$ntx_x" ]; then ntx_e=$2$NT_TAB$3; eval "NTI_${1}_$NT_VN=\$ntx_e"; return 0; fi
-  [ "${ntx_e%%"$NT_TAB"*}" = "$2" ] # the same key again: the first value stays
+  eval "ntx_e=\${NTI_${1}_$NT_VN-}"
+  # an entry is never empty ("key<TAB>value")
+  # shellcheck disable=SC2154 # ntx_e is assigned by the eval
+  case $ntx_e in '') eval "NTI_${1}_$NT_VN=\$2\$NT_TAB\$3"; return 0 ;; "$2$NT_TAB"*) return 0 ;; esac
+  return 1 # the same key again: the first value stays
 }
 # nt_lines NAME: NT_LINES = the lines of $NT_TMP/NAME as "key<TAB>value" (as the read of nt_lookup splits them), from
 # its index when indexed (no read of the file), for loops of the form
@@ -395,22 +413,18 @@ nt_index_drop() { # NAME: nt_lookup reads $NT_TMP/NAME again (its variables stay
 # nt_ix_q NAME SLOT: NTQ_<NAME> = SLOT ('' = not indexed) for a plain NAME (letters and digits, at most one inner
 # ".", written "__"; no "_" in NAME, so the variable names are distinct), kept with every change of NT_IXS
 nt_ix_q() {
-  case $1 in *[!A-Za-z0-9.]* | *.*.* | '' | .* | *.) return 0 ;; *.*) eval "NTQ_${1%.*}__${1#*.}=\$2" ;; *) eval "NTQ_$1=\$2" ;; esac
+  nt_ix_plain "$1" || return 0
+  case $1 in *.*) eval "NTQ_${1%.*}__${1#*.}=\$2" ;; *) eval "NTQ_$1=\$2" ;; esac
 }
-# nt_ix_slot FILE: NT_SLOT = the index slot of FILE in NT_IXS; 1 when FILE is not indexed. A loop over the words
-# of NT_IXS: dash matches ${NT_IXS#*" FILE:"} by trying every prefix, which costs the square of its length
-# (about 0.2 ms per lookup on a 400-character NT_IXS, most of a 40-key apply's CPU); the loop is linear.
+# nt_ix_slot FILE: NT_SLOT = the index slot of FILE; 1 when FILE is not indexed (only plain names of $NT_TMP are:
+# NTQ_<name>, nt_ix_q).
 nt_ix_slot() {
-  # NTQ_<name> (nt_ix_q) answers at once for a plain name of $NT_TMP; other files: the loop
   ntq_n=${1#"$NT_TMP"/}
   case $ntq_n in
-    "$1" | *[!A-Za-z0-9.]* | *.*.* | '' | .* | *.) ;; # not in $NT_TMP, or not a plain name
-    *.*) eval "NT_SLOT=\${NTQ_${ntq_n%.*}__${ntq_n#*.}-}"; [ -n "$NT_SLOT" ]; return ;;
-    *) eval "NT_SLOT=\${NTQ_$ntq_n-}"; [ -n "$NT_SLOT" ]; return ;;
+    "$1" | *[!A-Za-z0-9.]* | *.*.* | '' | .* | *.) NT_SLOT=''; return 1 ;; # not in $NT_TMP, or not a plain name
+    *.*) eval "NT_SLOT=\${NTQ_${ntq_n%.*}__${ntq_n#*.}-}" ;;
+    *) eval "NT_SLOT=\${NTQ_$ntq_n-}" ;;
   esac
-  NT_SLOT=''; ntq_ifs=$IFS; IFS=' '; set -f
-  for ntq_w in $NT_IXS; do case $ntq_w in "$1:"*) NT_SLOT=${ntq_w#"$1:"}; break ;; esac; done
-  IFS=$ntq_ifs; set +f
   [ -n "$NT_SLOT" ]
 }
 
@@ -755,7 +769,7 @@ nt_verify_batch() {
   fi
 }
 nt_verify_one() { # nt_k nt_v nt_e: a line of $NT_TMP/verify
-  nt_lookup "$NT_TMP/verify.got" "$nt_k" || nt_die 1 "$nt_k cannot be read back on $NT_HOSTNAME after writing '$nt_v'"
+  nt_get verify.got "$nt_k" || nt_die 1 "$nt_k cannot be read back on $NT_HOSTNAME after writing '$nt_v'"
   nt_same "$nt_e" "$NT_FOUND" "$nt_k" || nt_die 1 "$nt_k = '$nt_v' did not stick on $NT_HOSTNAME: read back '$NT_FOUND' (expected '$nt_e')"
   nt_got "$nt_k" "$NT_FOUND"
 }
@@ -772,7 +786,7 @@ nt_snapshot() {
   # a batch snapshot is final until the next snapshot: indexed now (the preflight looks values up in it)
   if [ "$NT_BATCH" = 1 ]; then kind_get_many "$NT_TMP/keys" "$NT_TMP/live"; nt_index_text live "$NT_GM"; return 0; fi
   while IFS="$NT_TAB" read -r nt_k _; do
-    nt_lookup "$NT_TMP/live" "$nt_k" && continue
+    nt_get live "$nt_k" && continue
     kind_get "$nt_k" && printf '%s\t%s\n' "$nt_k" "$NT_GOT" >> "$NT_TMP/live"
   done < "$NT_TMP/keys"
   return 0
@@ -820,14 +834,14 @@ nt_apply_main() {
   nt_unsafe=''
   nt_lines desired; nt_ifs=$IFS; IFS=$NT_NL; set -f
   for nt_l in $NT_LINES; do IFS=$nt_ifs; set +f; nt_kv "$nt_l"
-    nt_lookup "$NT_TMP/live" "$nt_k" || nt_die 2 "$nt_k cannot be read on $NT_HOSTNAME; nothing was changed"
+    nt_get live "$nt_k" || nt_die 2 "$nt_k cannot be read on $NT_HOSTNAME; nothing was changed"
     # shellcheck disable=SC2254 # the kind's character set, a bracket expression on purpose
-    case $NT_FOUND in *[!$NT_ORIG_CHARS]*) nt_v=$NT_FOUND; nt_lookup "$NT_TMP/j.keys" "$nt_k" || nt_unsafe="$nt_unsafe $nt_k = '$nt_v';" ;; esac
+    case $NT_FOUND in *[!$NT_ORIG_CHARS]*) nt_v=$NT_FOUND; nt_get j.keys "$nt_k" || nt_unsafe="$nt_unsafe $nt_k = '$nt_v';" ;; esac
   done; IFS=$nt_ifs; set +f
   [ -z "$nt_unsafe" ] || nt_die 2 "the value on $NT_HOSTNAME cannot be kept as an original (Pulumi state stores only the characters [$NT_ORIG_CHARS]), so a delete could not restore it:${nt_unsafe%;}; nothing was changed: leave this setting out of this resource, or set it on the host to a value of those characters first"
   nt_lines j.keys; nt_ifs=$IFS; IFS=$NT_NL; set -f
   for nt_l in $NT_LINES; do IFS=$nt_ifs; set +f; nt_kv "$nt_l"
-    nt_lookup "$NT_TMP/live" "$nt_k" || nt_die 2 "$nt_k (recorded in the journal) cannot be read on $NT_HOSTNAME; nothing was changed"
+    nt_get live "$nt_k" || nt_die 2 "$nt_k (recorded in the journal) cannot be read on $NT_HOSTNAME; nothing was changed"
   done; IFS=$nt_ifs; set +f
   if [ "$NT_J_FORMAT" != none ]; then
     if nt_hook fail-journal-backup || ! cp -p "$NT_JOURNAL" "$NT_TMP/journal.before"; then
@@ -854,8 +868,8 @@ nt_apply_main() {
   nt_index_text journal.new "${NT_LINES%"$NT_NL"}" # the j.keys lines just written
   nt_lines desired; nt_ifs=$IFS; IFS=$NT_NL; set -f; nt_jt=''
   for nt_l in $NT_LINES; do IFS=$nt_ifs; set +f; nt_kv "$nt_l"
-    nt_lookup "$NT_TMP/journal.new" "$nt_k" && continue
-    nt_lookup "$NT_TMP/live" "$nt_k"
+    nt_get journal.new "$nt_k" && continue
+    nt_get live "$nt_k"
     nt_jt=$nt_jt$nt_k$NT_TAB$NT_FOUND$NT_NL # appended to the file after the loop (nothing reads it meanwhile)
     nt_index_put journal.new "$nt_k" "$NT_FOUND"
   done; IFS=$nt_ifs; set +f
@@ -871,7 +885,7 @@ nt_apply_main() {
   NT_DEFER=1
   nt_lines desired; nt_ifs=$IFS; IFS=$NT_NL; set -f
   for nt_l in $NT_LINES; do IFS=$nt_ifs; set +f; nt_kv "$nt_l"
-    nt_lookup "$NT_TMP/live" "$nt_k"
+    nt_get live "$nt_k"
     nt_apply_one "$nt_k" "$nt_v" "$NT_FOUND"
   done; IFS=$nt_ifs; set +f
   NT_DEFER=0
@@ -882,11 +896,11 @@ nt_apply_main() {
   : > "$NT_TMP/journal.final"; nt_index journal.final # kept in step: the journal and the report take it from memory
   nt_lines journal.new; nt_ifs=$IFS; IFS=$NT_NL; set -f; nt_jt=''
   for nt_l in $NT_LINES; do IFS=$nt_ifs; set +f; nt_kv "$nt_l"
-    if nt_lookup "$NT_TMP/desired" "$nt_k"; then
+    if nt_get desired "$nt_k"; then
       nt_jt=$nt_jt$nt_k$NT_TAB$nt_v$NT_NL # appended to the file after the loop (nothing reads it meanwhile)
       nt_index_put journal.final "$nt_k" "$nt_v"
     else
-      nt_lookup "$NT_TMP/live" "$nt_k"
+      nt_get live "$nt_k"
       nt_apply_one "$nt_k" "$nt_v" "$NT_FOUND"
     fi
   done; IFS=$nt_ifs; set +f
@@ -945,7 +959,7 @@ nt_report_body() {
   fi
   nt_lines "${1#"$NT_TMP/"}"; nt_ifs=$IFS; IFS=$NT_NL; set -f # $1: a file of $NT_TMP (journal.final)
   for nt_l in $NT_LINES; do IFS=$nt_ifs; set +f; nt_kv "$nt_l"
-    [ -n "$nt_pv" ] && nt_lookup "$NT_TMP/desired" "$nt_k" && continue
+    [ -n "$nt_pv" ] && nt_get desired "$nt_k" && continue
     nt_norm "$nt_v"; printf 'previous\t%s\t%s\n' "$nt_k" "$NT_NORM"
   done; IFS=$nt_ifs; set +f
   while IFS= read -r nt_w; do printf 'warning\t%s\n' "$nt_w"; done < "$NT_TMP/warnings"
@@ -1197,7 +1211,7 @@ nt_world_readable_list() {
 
 # nt_world_readable PATH: PATH is in $NT_TMP/conv.readable (builtins only).
 nt_world_readable() {
-  case $NT_IXS in *" $NT_TMP/conv.readable:"*) nt_lookup "$NT_TMP/conv.readable" "$1"; return ;; esac
+  case $NT_IXS in *" $NT_TMP/conv.readable:"*) nt_get conv.readable "$1"; return ;; esac
   while IFS= read -r ntw_p; do [ "$ntw_p" = "$1" ] && return 0; done < "$NT_TMP/conv.readable"
   return 1
 }
