@@ -218,6 +218,8 @@ nt_read_stdin() {
       *) nt_die 5 "malformed plan line: $nt_line" ;;
     esac
   done
+  [ -z "$NT_WANTS" ] || printf '%s' "$NT_WANTS" >> "$NT_TMP/desired" || nt_die 1 "cannot write to $NT_TMP on $NT_HOSTNAME (/tmp full?)"
+  NT_WANTS=''
   [ "$nt_seen_header" = 1 ] || nt_die 5 "stdin is not a pulumi-net-tuning v1 plan"
   case "$NT_OWNER_ID" in ''|*[!A-Za-z0-9._-]*) nt_die 5 "invalid owner id '$NT_OWNER_ID'" ;; esac
   case "$NT_KIND" in sysctl|nic) ;; *) nt_die 5 "invalid kind '$NT_KIND'" ;; esac
@@ -276,8 +278,10 @@ nt_problems_exit() {
 
 # nt_want KEY VALUE: adds a desired setting (and keeps the index of $NT_TMP/desired, once built, in step). A kind that
 # appends to $NT_TMP/desired itself calls nt_index_drop desired (the apply indexes it again after the preflight).
+# Called while nt_read_stdin reads the plan: the lines are appended to the file in one go at its end (NT_WANTS).
+NT_WANTS=''
 nt_want() {
-  printf '%s\t%s\n' "$1" "$2" >> "$NT_TMP/desired"
+  NT_WANTS=$NT_WANTS$1$NT_TAB$2$NT_NL
   # only the apply indexes (the restore program leaves nt_want_ix out)
   [ "$NT_IXS" = ' ' ] || nt_want_ix "$1" "$2"
 }
@@ -455,8 +459,10 @@ nt_pow2() { # nt_pow2 N: NT_POW2 = the power of two the kernel rounds N up to (0
 # nt_same A B [KEY]: equal words; with KEY, also equal in the key's read-back form (the kind's kind_same; NT_KS=1:
 # the apply found it defined, no `command -v` per key)
 nt_same() {
-  nt_norm "$1"; nt_a=$NT_NORM
-  nt_norm "$2"
+  case $1$2 in
+    *[" $NT_TAB"]*) nt_norm "$1"; nt_a=$NT_NORM; nt_norm "$2" ;;
+    *) nt_a=$1; NT_NORM=$2 ;; # single words (no blank in either): nt_norm leaves them as they are
+  esac
   [ "$nt_a" = "$NT_NORM" ] && return 0
   [ -n "${3:-}" ] && { [ "${NT_KS-}" = 1 ] || command -v kind_same >/dev/null 2>&1; } && kind_same "$3" "$nt_a" "$NT_NORM"
 }

@@ -45,6 +45,15 @@ kind_content() {
 # separator is "." is dotted and a "/" inside it stands for a literal "." (net.ipv4.conf.eth0/100.rp_filter);
 # a key whose first separator is "/" is already a path.
 nts_path() {
+  case $1 in
+    */*) ;;
+    *) # no "/": the dots are the separators
+      nts_ifs=$IFS; IFS=.; set -f
+      # shellcheck disable=SC2086 # split on dots
+      set -- $1
+      IFS=/; NTS_PATH="/proc/sys/$*"
+      set +f; IFS=$nts_ifs; return 0 ;;
+  esac
   case "${1%%[./]*}" in
     "$1") NTS_PATH=/proc/sys/$1; return 0 ;;
   esac
@@ -301,10 +310,13 @@ kind_preflight() {
     : > "$NT_TMP/conv.readable"; nt_index conv.readable # kept in step (a path a line, its own key)
     nts_t='' # its lines, appended after the loop
     IFS=$NT_NL; set -f
-    for nts_l in $nts_ro; do IFS=$nts_ifs0; set +f
-      case "$nts_l" in ???????r*) nts_t=$nts_t${nts_l##* }$NT_NL; nt_index_put conv.readable "${nts_l##* }" '' ;; esac
+    for nts_l in $nts_ro; do IFS=$nts_ifs0; set -f
+      # the path: the last field (no blank in it; ${nts_l##* } costs the square of the line's length in dash)
+      # shellcheck disable=SC2086 # split on blanks, globbing off
+      set -- $nts_l
+      set +f; eval "nts_p=\${$#}"
+      case "$nts_l" in ???????r*) nts_t=$nts_t$nts_p$NT_NL; nt_index_put conv.readable "$nts_p" '' ;; esac
       case "$nts_l" in ??w*) continue ;; esac
-      nts_p=${nts_l##* }
       nt_problem "${nts_p#/proc/sys/} is read-only on this kernel (no write permission on $nts_p): it is host-wide (set it on the host, not inside a network namespace or container) or not settable"
     done; IFS=$nts_ifs0; set +f
     printf '%s' "$nts_t" >> "$NT_TMP/conv.readable"
