@@ -4,6 +4,8 @@
  *   - NicQueues create (offload features, txqueuelen, RPS on every rx queue, rc.local persistence),
  *   - naive equivalents over one SSH session each (the same ssh2 transport): one `sysctl -w` per key then the
  *     sysctl.d file written with one `cat`; ethtool -K + ip link + RPS writes + an rc.local block,
+ *   - the same one-session loop as the sudo user (`sudo -n /bin/sh -s`, the script on stdin): the counterpart of the
+ *     apply with become "sudo", which pays for sudo the same way,
  *   - the naive sysctl loop as 40 SSH sessions (`ssh host sysctl -w k=v` per key),
  *   - an empty session (`true`): the SSH/sshd share of every figure.
  * Processes: /proc/sys/kernel/ns_last_pid of the host's own pid namespace before/after (pids are handed out
@@ -20,8 +22,8 @@ import { FILE_NAME, FILE_PATH, netTuningSysctls, readValues, resetHost, SYSCTLS 
 import { nowMs, readCounters, settle } from "./lib";
 import { engine, ENGINE_INSTALL_DIR } from "../provider/host/engine";
 
-export type CostVariant = "ssh-true" | "nettuning" | "nettuning-apply" | "nettuning-apply-sudo" | "naive-sysctl" | "naive-sysctl-40-ssh" | "nicqueues" | "nicqueues-apply" | "naive-nic";
-export const COST_VARIANTS: CostVariant[] = ["ssh-true", "nettuning", "nettuning-apply", "nettuning-apply-sudo", "naive-sysctl", "naive-sysctl-40-ssh", "nicqueues", "nicqueues-apply", "naive-nic"];
+export type CostVariant = "ssh-true" | "nettuning" | "nettuning-apply" | "nettuning-apply-sudo" | "naive-sysctl" | "naive-sysctl-sudo" | "naive-sysctl-40-ssh" | "nicqueues" | "nicqueues-apply" | "naive-nic";
+export const COST_VARIANTS: CostVariant[] = ["ssh-true", "nettuning", "nettuning-apply", "nettuning-apply-sudo", "naive-sysctl", "naive-sysctl-sudo", "naive-sysctl-40-ssh", "nicqueues", "nicqueues-apply", "naive-nic"];
 
 export interface CostSample {
   variant: CostVariant;
@@ -192,6 +194,13 @@ export async function costBench(opts: {
           if (!r.ok) { ok = false; note = r.error; }
         }
         ms = nowMs() - t0;
+      } else if (variant === "naive-sysctl-sudo") {
+        const r = await runCommand({ connection: h.connection("sudo"), cmd: "sudo -n /bin/sh -s", stdin: naiveSysctlScript(), addPreviousOutputInEnv: false }, defaultSshTuning);
+        ms = nowMs() - t0;
+        sshMs = r.durationMs;
+        sessions = 1;
+        ok = r.ok;
+        note = r.error;
       } else {
         const cmd = variant === "ssh-true" ? "true" : "/bin/sh -s";
         const stdin = variant === "naive-sysctl" ? naiveSysctlScript() : variant === "naive-nic" ? naiveNicScript(h.iface, mask) : undefined;

@@ -89,6 +89,7 @@ export function report(res: BenchResults): { markdown: string; ratios: string } 
       "nettuning-apply-sudo": "NetTuning apply alone with become sudo, 40 keys, engine installed",
       "nicqueues-apply": "NicQueues apply alone as root, engine installed",
       "naive-sysctl": "naive: 40 × `sysctl -w` + `cat` the file, one session",
+      "naive-sysctl-sudo": "naive as the sudo user: the same loop under `sudo -n /bin/sh -s`, one session",
       "naive-sysctl-40-ssh": "naive: 40 × `ssh host sysctl -w k=v` + 1 × `ssh host cat > file`",
       nicqueues: "NicQueues create (gro, txqueuelen, RPS ×4 queues, rc.local)",
       "naive-nic": "naive: ethtool -K + ip link + RPS writes + rc.local block",
@@ -112,7 +113,7 @@ export function report(res: BenchResults): { markdown: string; ratios: string } 
       }
       return out;
     };
-    for (const [a, b] of [["nettuning", "naive-sysctl"], ["nettuning-apply", "naive-sysctl"], ["nettuning-apply-sudo", "naive-sysctl"], ["nettuning", "naive-sysctl-40-ssh"], ["nicqueues", "naive-nic"], ["nicqueues-apply", "naive-nic"]]) {
+    for (const [a, b] of [["nettuning", "naive-sysctl"], ["nettuning-apply", "naive-sysctl"], ["nettuning-apply-sudo", "naive-sysctl"], ["nettuning-apply-sudo", "naive-sysctl-sudo"], ["nettuning", "naive-sysctl-40-ssh"], ["nicqueues", "naive-nic"], ["nicqueues-apply", "naive-nic"]]) {
       const line = `${label[a].split(" (")[0].split(",")[0]} / ${label[b]} — wall ×${fmtSummary(pair(a, b, (s) => s.sshMs))} (SSH part), processes ×${fmtSummary(pair(a, b, (s) => s.procs))}, host CPU ×${fmtSummary(pair(a, b, (s) => s.hostCpuMs))}`;
       md.push(`- ${line}`);
       ratios.push(line);
