@@ -22,7 +22,9 @@
  *                                  (median of 21 runs each; a cut run ends with nt_cleanup, the host is reset
  *                                  by writing the keys' first values back and removing what the run wrote)
  *   ENGINE_AB_OUT=/tmp/engine-ab   where the snapshots of a difference are written
- * Exit code 1 when any pair differs. A measurement, not a test (not part of npm test).
+ * Exit code 1 when any pair differs. A measurement, not a test (not part of npm test). It covers the sysctl kind's
+ * successful create / unchanged update of dotted keys without "/" (the /proc/sys snapshot maps keys with `tr . /`);
+ * the nic kind, failures, rollbacks and restores are the lab suite's, which an engine change must pass as well.
  */
 import { execFileSync } from "child_process";
 import * as fs from "fs";

@@ -192,6 +192,7 @@ nt_valid_word() { # KEY-like words: letters, digits and ._-:/@ only
 # Reads the plan from stdin: "@name value" directives, then "@content" and the content lines, up to "@program"
 # (the program itself follows; the bootstrap cut it off and runs it).
 nt_read_stdin() {
+  NT_WANT_BUF=1
   nt_in_content=0
   nt_seen_header=0
   while IFS= read -r nt_line || [ -n "$nt_line" ]; do
@@ -218,6 +219,7 @@ nt_read_stdin() {
       *) nt_die 5 "malformed plan line: $nt_line" ;;
     esac
   done
+  NT_WANT_BUF=0
   [ -z "$NT_WANTS" ] || printf '%s' "$NT_WANTS" >> "$NT_TMP/desired" || nt_die 1 "cannot write to $NT_TMP on $NT_HOSTNAME (/tmp full?)"
   NT_WANTS=''
   [ "$nt_seen_header" = 1 ] || nt_die 5 "stdin is not a pulumi-net-tuning v1 plan"
@@ -278,10 +280,12 @@ nt_problems_exit() {
 
 # nt_want KEY VALUE: adds a desired setting (and keeps the index of $NT_TMP/desired, once built, in step). A kind that
 # appends to $NT_TMP/desired itself calls nt_index_drop desired (the apply indexes it again after the preflight).
-# Called while nt_read_stdin reads the plan: the lines are appended to the file in one go at its end (NT_WANTS).
+# While nt_read_stdin reads the plan (NT_WANT_BUF=1) the lines are kept in NT_WANTS and appended to the file in one go
+# at its end; at any other time at once.
 NT_WANTS=''
+NT_WANT_BUF=0
 nt_want() {
-  NT_WANTS=$NT_WANTS$1$NT_TAB$2$NT_NL
+  if [ "$NT_WANT_BUF" = 1 ]; then NT_WANTS=$NT_WANTS$1$NT_TAB$2$NT_NL; else printf '%s\t%s\n' "$1" "$2" >> "$NT_TMP/desired"; fi
   # only the apply indexes (the restore program leaves nt_want_ix out)
   [ "$NT_IXS" = ' ' ] || nt_want_ix "$1" "$2"
 }
@@ -301,10 +305,12 @@ nt_lookup() {
   return 1
 }
 # nt_get NAME KEY: nt_lookup "$NT_TMP/NAME" KEY, NAME a plain name (nt_ix_q) written in the code, never a value: the
-# lookup of the apply's loops, answered from the index without working out the slot from a path.
+# lookup of the apply's loops, answered from the index without working out the slot from a path. NTQ_<NAME> is read
+# only once NT_IXS (set by the engine itself) names the file: before its first nt_index it may come from the
+# caller's environment, and it is evaluated.
 nt_get() {
+  case $NT_IXS in *" $NT_TMP/$1:"*) ;; *) nt_lookup "$NT_TMP/$1" "$2"; return ;; esac
   case $1 in *.*) eval "NT_SLOT=\${NTQ_${1%.*}__${1#*.}-}" ;; *) eval "NT_SLOT=\${NTQ_$1-}" ;; esac
-  case $NT_SLOT in '') nt_lookup "$NT_TMP/$1" "$2"; return ;; esac
   nt_vname "$2" || { NT_FOUND=''; return 1; }
   eval "ntl_e=\${NTI_${NT_SLOT}_$NT_VN-}"
   # the entry is "key<TAB>value" (never empty when set): another key of the same variable name is not this one
@@ -378,20 +384,22 @@ nt_index_text() {
   NT_IXS="$NT_IXS$NT_TMP/$1:$ntx_s "; nt_ix_q "$1" "$ntx_s"
 }
 # nt_index_put NAME KEY VALUE: the line "KEY<TAB>VALUE" was appended to $NT_TMP/NAME (first value wins); VALUE as
-# the read of nt_lookup gives it back (no tab at either end: e.g. a value nt_lookup found). NAME as for nt_get.
+# the read of nt_lookup gives it back (no tab at either end: e.g. a value nt_lookup found). NAME as for nt_get (and
+# its NTQ_<NAME> read only once NT_IXS names the file).
 nt_index_put() {
+  case $NT_IXS in *" $NT_TMP/$1:"*) ;; *) return 0 ;; esac
   case $1 in *.*) eval "ntx_s=\${NTQ_${1%.*}__${1#*.}-}" ;; *) eval "ntx_s=\${NTQ_$1-}" ;; esac
-  case $ntx_s in '') return 0 ;; esac
   if nt_ix_set "$ntx_s" "$2" "$3"; then eval "NTL_$ntx_s=\$NTL_$ntx_s\$2\$NT_TAB\$3\$NT_NL"; else nt_index_drop "$1"; fi
 }
 nt_ix_set() { # SLOT KEY VALUE: the first entry of KEY; 1 when KEY cannot be indexed (a character nt_vname refuses,
   # or another key already holds its variable name)
   nt_vname "$2" || return 1
   eval "ntx_e=\${NTI_${1}_$NT_VN-}"
-  # an entry is never empty ("key<TAB>value")
+  # an entry is never empty ("key<TAB>value"); the same key again: the first value stays; another key of the same
+  # variable name: 1
   # shellcheck disable=SC2154 # ntx_e is assigned by the eval
   case $ntx_e in '') eval "NTI_${1}_$NT_VN=\$2\$NT_TAB\$3"; return 0 ;; "$2$NT_TAB"*) return 0 ;; esac
-  return 1 # the same key again: the first value stays
+  return 1
 }
 # nt_lines NAME: NT_LINES = the lines of $NT_TMP/NAME as "key<TAB>value" (as the read of nt_lookup splits them), from
 # its index when indexed (no read of the file), for loops of the form

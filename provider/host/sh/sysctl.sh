@@ -47,7 +47,7 @@ kind_content() {
 nts_path() {
   case $1 in
     */*) ;;
-    *) # no "/": the dots are the separators
+    *.*) # no "/": the dots are the separators
       nts_ifs=$IFS; IFS=.; set -f
       # shellcheck disable=SC2086 # split on dots
       set -- $1
@@ -310,11 +310,11 @@ kind_preflight() {
     : > "$NT_TMP/conv.readable"; nt_index conv.readable # kept in step (a path a line, its own key)
     nts_t='' # its lines, appended after the loop
     IFS=$NT_NL; set -f
-    for nts_l in $nts_ro; do IFS=$nts_ifs0; set -f
+    for nts_l in $nts_ro; do IFS=' '; set -f
       # the path: the last field (no blank in it; ${nts_l##* } costs the square of the line's length in dash)
-      # shellcheck disable=SC2086 # split on blanks, globbing off
+      # shellcheck disable=SC2086 # split on spaces, globbing off
       set -- $nts_l
-      set +f; eval "nts_p=\${$#}"
+      IFS=$nts_ifs0; set +f; eval "nts_p=\${$#}"
       case "$nts_l" in ???????r*) nts_t=$nts_t$nts_p$NT_NL; nt_index_put conv.readable "$nts_p" '' ;; esac
       case "$nts_l" in ??w*) continue ;; esac
       nt_problem "${nts_p#/proc/sys/} is read-only on this kernel (no write permission on $nts_p): it is host-wide (set it on the host, not inside a network namespace or container) or not settable"
