@@ -37,7 +37,7 @@ import { readRestoreStdin } from "../provider/host/programs";
 import { Stack } from "../testkit/harness";
 import { startLab, type LabHost } from "../testkit/lab";
 import { netTuningSysctls } from "./keys";
-import { fmtSummary, summarize } from "./lib";
+import { CG_PREFIX, cgroupRoots, fmtSummary, type Meter, readMeterNs, summarize } from "./lib";
 
 const N = Number(process.env.ENGINE_AB_N ?? 20);
 const OP = process.env.ENGINE_AB_OP ?? "apply-create";
@@ -50,23 +50,13 @@ const DIR = "/root/engine-ab"; // on the lab host (its own mount namespace)
 if (!["apply-create", "apply-update"].includes(OP)) throw new Error(`ENGINE_AB_OP: apply-create or apply-update, not ${OP}`);
 if (!Number.isInteger(N) || N < 1 || N > 1000) throw new Error(`ENGINE_AB_N: 1..1000, not ${process.env.ENGINE_AB_N}`);
 
-/** A cgroup on this machine for one measured process tree: cpuacct (ns) or cgroup v2 cpu.stat (µs). */
+/** A cgroup on this machine for one measured process tree (bench/lib.ts's hierarchies and reader), CPU in ms. */
 function makeMeter(): { dir: string; read: () => number; remove: () => void } {
-  const v1 = "/sys/fs/cgroup/cpuacct";
-  const v2 = ["/sys/fs/cgroup/unified", "/sys/fs/cgroup"].find((r) => fs.existsSync(path.join(r, "cgroup.subtree_control")));
-  const name = `engine-ab-${process.pid}`;
-  if (fs.existsSync(path.join(v1, "cpuacct.usage"))) {
-    const dir = path.join(v1, name);
-    fs.mkdirSync(dir);
-    return { dir, read: () => Number(fs.readFileSync(path.join(dir, "cpuacct.usage"), "utf8")) / 1e6, remove: () => fs.rmdirSync(dir) };
-  }
-  if (v2) {
-    const dir = path.join(v2, name);
-    fs.mkdirSync(dir);
-    const read = () => Number(/usage_usec (\d+)/.exec(fs.readFileSync(path.join(dir, "cpu.stat"), "utf8"))?.[1]) / 1e3;
-    return { dir, read, remove: () => fs.rmdirSync(dir) };
-  }
-  throw new Error("engine-ab: no writable cpuacct or cgroup v2 hierarchy (run as root)");
+  const c = cgroupRoots()[0];
+  if (!c) throw new Error("engine-ab: no writable cpuacct or cgroup v2 hierarchy (run as root)");
+  const m: Meter = { dir: path.join(c.root, `${CG_PREFIX}engine-ab-${process.pid}`), file: c.file, pid: process.pid };
+  fs.mkdirSync(m.dir);
+  return { dir: m.dir, read: () => readMeterNs(m, c.method) / 1e6, remove: () => fs.rmdirSync(m.dir) };
 }
 
 /** The sh sources of provider/host/sh at a git revision, in a temporary directory. */

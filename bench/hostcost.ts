@@ -119,7 +119,7 @@ export async function costBench(opts: {
   const mask = ((2 ** ((hi ?? lo) + 1)) - 1).toString(16);
   const samples: CostSample[] = [];
   const sysctls = netTuningSysctls();
-  const ssh = (cmd: string, stdin?: string) => runCommand({ connection: h.connection("root"), cmd, stdin, addPreviousOutputInEnv: false }, defaultSshTuning);
+  const ssh = (cmd: string, stdin?: string, who: "root" | "sudo" = "root") => runCommand({ connection: h.connection(who), cmd, stdin, addPreviousOutputInEnv: false }, defaultSshTuning);
 
   // BENCH_COST_VARIANTS=a,b,...: only these variants (e.g. the apply-alone rows against the naive loop); default all
   const only = process.env.BENCH_COST_VARIANTS?.split(",").map((v) => v.trim()).filter(Boolean);
@@ -194,17 +194,12 @@ export async function costBench(opts: {
           if (!r.ok) { ok = false; note = r.error; }
         }
         ms = nowMs() - t0;
-      } else if (variant === "naive-sysctl-sudo") {
-        const r = await runCommand({ connection: h.connection("sudo"), cmd: "sudo -n /bin/sh -s", stdin: naiveSysctlScript(), addPreviousOutputInEnv: false }, defaultSshTuning);
-        ms = nowMs() - t0;
-        sshMs = r.durationMs;
-        sessions = 1;
-        ok = r.ok;
-        note = r.error;
       } else {
-        const cmd = variant === "ssh-true" ? "true" : "/bin/sh -s";
-        const stdin = variant === "naive-sysctl" ? naiveSysctlScript() : variant === "naive-nic" ? naiveNicScript(h.iface, mask) : undefined;
-        const r = await ssh(cmd, stdin);
+        // one session: `true`, or a naive script on stdin (the sysctl loop also as the sudo user under sudo)
+        const sudo = variant === "naive-sysctl-sudo";
+        const cmd = variant === "ssh-true" ? "true" : sudo ? "sudo -n /bin/sh -s" : "/bin/sh -s";
+        const stdin = variant === "naive-sysctl" || sudo ? naiveSysctlScript() : variant === "naive-nic" ? naiveNicScript(h.iface, mask) : undefined;
+        const r = await ssh(cmd, stdin, sudo ? "sudo" : "root");
         ms = nowMs() - t0;
         sshMs = r.durationMs;
         sessions = 1;

@@ -80,16 +80,18 @@ export const CPU_METHOD_TEXT: Record<CpuMethod, string> = {
   cgroup2: "cgroup v2 cpu.stat usage_usec of the host's sshd tree (µs)",
   ticks: "cutime+cstime of the host's sshd (10 ms ticks; without a cgroup)",
 };
-interface Meter { dir: string; file: string; pid: number }
+export interface Meter { dir: string; file: string; pid: number }
 const meters = new Map<string, Meter>(); // by host netns (unique per lab host)
 let cpuMethod: CpuMethod = "ticks";
 export const currentCpuMethod = (): CpuMethod => cpuMethod;
 
 const CG_V1 = "/sys/fs/cgroup/cpuacct";
 const CG_V2 = ["/sys/fs/cgroup/unified", "/sys/fs/cgroup"];
-const CG_PREFIX = "ntbench-";
+/** Name prefix of the benchmarks' cgroups (an empty one left by a killed run is removed by the next run). */
+export const CG_PREFIX = "ntbench-";
 
-function cgroupRoots(): { method: "cpuacct" | "cgroup2"; root: string; file: string }[] {
+/** The writable CPU-accounting hierarchies here, cgroup v1 cpuacct first. */
+export function cgroupRoots(): { method: "cpuacct" | "cgroup2"; root: string; file: string }[] {
   const out: { method: "cpuacct" | "cgroup2"; root: string; file: string }[] = [];
   if (fs.existsSync(path.join(CG_V1, "cpuacct.usage"))) out.push({ method: "cpuacct", root: CG_V1, file: "cpuacct.usage" });
   for (const r of CG_V2) if (fs.existsSync(path.join(r, "cgroup.subtree_control"))) { out.push({ method: "cgroup2", root: r, file: "cpu.stat" }); break; }
@@ -105,7 +107,8 @@ function removeStaleGroups(): void {
   }
 }
 
-function readMeterNs(m: Meter, method: CpuMethod): number {
+/** CPU time of a meter's cgroup, ns. */
+export function readMeterNs(m: Meter, method: CpuMethod): number {
   const t = fs.readFileSync(path.join(m.dir, m.file), "utf8");
   if (method === "cpuacct") return Number(t.trim());
   const us = /^usage_usec (\d+)$/m.exec(t);
