@@ -25,6 +25,14 @@ module.exports = {
       testEnvironment: "node",
     },
     {
+      // The real pulumi CLI (scripts/pulumi-toolchain.sh) against lab hosts: testkit/cli.
+      displayName: "cli",
+      globalSetup: "<rootDir>/testkit/lab/globalSetup.ts",
+      testMatch: ["<rootDir>/tests/cli/**/*.test.ts"],
+      transform: { "^.+\\.ts$": tsJest },
+      testEnvironment: "node",
+    },
+    {
       displayName: "vm",
       testMatch: ["<rootDir>/tests/vm/**/*.test.ts"],
       transform: { "^.+\\.ts$": tsJest },

@@ -2,7 +2,8 @@
 /*
  * `npm test`: the whole suite in two lanes that run at the same time, each a serial (`--runInBand`) jest.
  *   lane 1: the unit, package and lab projects, then the VM files not in lane 2;
- *   lane 2: the VM files listed in LANE2_VM (each boots its own qemu guest; one vCPU each by default).
+ *   lane 2: the VM files listed in LANE2_VM (each boots its own qemu guest; one vCPU each by default), then the
+ *           real-CLI project (tests/cli: the real `pulumi` CLI against lab hosts of its own).
  * The VM tier is mostly one TCG guest waiting on itself, the lab tier mostly ssh round trips: side by side on two
  * cores the whole run takes about half the serial time (README, "How it is verified", for the figures).
  * The lanes share nothing a test writes: the lab hosts exist only in lane 1, every guest has its own overlay, run
@@ -46,7 +47,7 @@ const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "nt-lanes-"));
 const laneArgs = [
   ["--selectProjects", "unit", "package", "lab", "vm", "--testPathIgnorePatterns", ...LANE2_VM.map((f) => `/${escape(f)}$`)],
-  ["--selectProjects", "vm", "--", ...LANE2_VM.map((f) => `/${escape(f)}$`)],
+  ["--selectProjects", "vm", "cli", "--", ...LANE2_VM.map((f) => `/${escape(f)}$`), "/tests/cli/"],
 ];
 for (const f of LANE2_VM) if (!fs.existsSync(path.join(root, f))) throw new Error(`scripts/test.js: lane 2 lists ${f}, which does not exist`);
 

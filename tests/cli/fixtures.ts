@@ -1,0 +1,72 @@
+/**
+ * Programs and host helpers of the real-CLI suite (tests/cli). The program is one plain JavaScript file that builds the
+ * resources named in the stack config `resources` (JSON: { name: { kind: "sysctl" | "nic", args } }), so a test changes
+ * what is declared with `pulumi config set`, as a user changes a program, and no TypeScript compile runs per program.
+ */
+import type { LabHost, Who } from "../../testkit/lab";
+import { CliProject } from "../../testkit/cli";
+
+export const PROGRAM = `"use strict";
+const pulumi = require("@pulumi/pulumi");
+const { NetTuning, NicQueues } = require("net-tuning");
+const cfg = new pulumi.Config();
+const connection = {
+  host: cfg.require("host"),
+  port: cfg.requireNumber("port"),
+  user: cfg.require("user"),
+  privateKey: cfg.requireSecret("privateKey"),
+};
+const out = {};
+for (const [name, r] of Object.entries(JSON.parse(cfg.require("resources")))) {
+  const args = { connection, ...r.args };
+  // "@output:<path>" in the config: that argument arrives through an Output (known only once resolved)
+  for (const [k, v] of Object.entries(r.outputs || {})) {
+    const [a, b] = k.split(".");
+    if (b === undefined) args[a] = pulumi.output(v);
+    else args[a] = { ...(args[a] || {}), [b]: pulumi.output(v) };
+  }
+  const res = r.kind === "nic" ? new NicQueues(name, args) : new NetTuning(name, args);
+  out[name] = { applied: res.applied, previous: res.previous };
+}
+module.exports = out;
+`;
+
+export interface Declared {
+  kind: "sysctl" | "nic";
+  args: Record<string, unknown>;
+  /** arguments passed as pulumi.output(value) */
+  outputs?: Record<string, unknown>;
+}
+
+/** A project of {@link PROGRAM} on `host` as `who`, with `resources` declared; `init()` done. */
+export async function projectOn(host: LabHost, name: string, who: Who, resources: Record<string, Declared>, port?: number): Promise<CliProject> {
+  const c = host.connection(who);
+  const p = new CliProject({
+    name,
+    program: PROGRAM,
+    config: { host: c.host, port: String(port ?? c.port), user: c.user, resources: JSON.stringify(resources) },
+    secrets: { privateKey: c.privateKey },
+  });
+  await p.init();
+  return p;
+}
+
+export async function declare(p: CliProject, resources: Record<string, Declared>): Promise<void> {
+  await p.setConfig("resources", JSON.stringify(resources));
+}
+
+/** The current value of every key, as the kernel reads it back (whitespace collapsed). */
+export async function values(host: LabHost, keys: string[]): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const k of keys) {
+    const r = await host.exec(`cat /proc/sys/${k.replace(/\./g, "/")}`);
+    if (r.code !== 0) throw new Error(`cannot read ${k}: ${r.stderr}`);
+    out[k] = r.stdout.trim().split(/\s+/).join(" ");
+  }
+  return out;
+}
+
+export async function fileOf(host: LabHost, path: string): Promise<string | null> {
+  const r = await host.exec(`cat ${path}`);
+  return r.code === 0 ? r.stdout : null;
+}
