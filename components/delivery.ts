@@ -32,15 +32,41 @@ export interface Delivery {
 /** The address fields a move changes (a new address is a new machine, as far as Pulumi knows). */
 export const MOVE_PATHS = ["connection.host", "connection.port", "connection.user", "connection.proxy"];
 
-/** The stack's deliveries by address key (one map per stack run; one per process without a stack resource). */
+/**
+ * The stack's deliveries by address key: one map per program run (its stack resource). Constructed by the component
+ * provider host for another language, there is no stack resource, and one plugin process may serve several
+ * deployments (the preview and the update of one `pulumi up`, or every command when the engine attaches to a running
+ * provider): the map is then the deployment's, named by its resource monitor's address (each deployment has its own
+ * monitor) and the dry-run flag. A map kept for the whole process instead left the update without the delivery the
+ * preview had registered: the apply then found no engine on the host (found under the real CLI, tests/cli/yaml.test.ts).
+ */
 const perStack = new WeakMap<object, Map<string, Delivery>>();
-const withoutStack = new Map<string, Delivery>();
+const perDeployment = new Map<string, Map<string, Delivery>>();
 function deliveries(): Map<string, Delivery> {
   const stack = pulumi.runtime.getStackResource();
-  if (!stack) return withoutStack;
+  if (!stack) {
+    const id = JSON.stringify([monitorAddress(), pulumi.runtime.isDryRun(), pulumi.getProject(), pulumi.getStack()]);
+    let d = perDeployment.get(id);
+    if (!d) perDeployment.set(id, (d = new Map()));
+    return d;
+  }
   let d = perStack.get(stack);
   if (!d) perStack.set(stack, (d = new Map()));
   return d;
+}
+
+/** The resource monitor's address of the current deployment (set by the SDK for each Construct call), or "". */
+function monitorAddress(): string {
+  // The SDK keeps it in its async-local settings (runtime/state getStore().settings.options.monitorAddr); it has no
+  // public getter. Without it every construct of the process shares one map, as before.
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const state = require("@pulumi/pulumi/runtime/state") as { getStore(): { settings?: { options?: { monitorAddr?: unknown } } } };
+    const a = state.getStore().settings?.options?.monitorAddr;
+    return typeof a === "string" ? a : "";
+  } catch {
+    return "";
+  }
 }
 
 /**

@@ -16,7 +16,7 @@
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 mode=dir
-[ "${1:-}" = "--env" ] && mode=env
+[ "${1:-}" = "--env" ] && mode="env"
 
 say() { printf 'pulumi-toolchain: %s\n' "$*" >&2; }
 die() { say "$*"; exit 1; }
@@ -51,6 +51,7 @@ stamp="$dir/.complete"
 finish() {
   sed 's/^/pulumi-toolchain: /' "$stamp" >&2
   if [ "$mode" = env ]; then
+    # shellcheck disable=SC2016 # $PATH is for the shell that evaluates these lines
     printf 'export PATH=%s:"$PATH"\nexport PULUMI_HOME=%s\n' "$bin" "$dir/home"
   else
     printf '%s\n' "$dir"

@@ -174,9 +174,9 @@ export class CliProject {
     await this.must(["config", "set", key, ...(secret ? ["--secret"] : ["--plaintext"])], value);
   }
 
-  /** Runs a `pulumi` command without a program (stack, config, export...). */
-  cli(args: string[], stdin?: string, timeoutMs = 120_000): Promise<CliResult> {
-    return this.spawnPulumi(args, stdin, timeoutMs);
+  /** Runs a `pulumi` command as it is (stack, config, export, or a program the CLI runs itself), with extra environment. */
+  cli(args: string[], stdin?: string, timeoutMs = 120_000, env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+    return this.spawnPulumi(args, stdin, timeoutMs, env);
   }
 
   private async must(args: string[], stdin?: string): Promise<CliResult> {
