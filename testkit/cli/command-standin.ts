@@ -11,9 +11,13 @@
  *     `delete` stored in state with the stored connection and stdin. Outputs: the inputs, `stdout`, `stderr`.
  *   command:remote:CopyToRemote  Create copies the FileAsset over SFTP; Update copies again only when the asset's hash
  *     or `remotePath` changed; Delete does nothing.
- * Secrets in inputs stay secret in the outputs (the inputs are echoed with their secret markers). The tests that need
+ * Secrets in inputs stay secret in the outputs (the inputs are echoed with their secret markers). Diff answers with
+ * the changed top-level keys (DiffResponse.diffs), as the real provider's detailed diff names them, so that the engine
+ * applies a resource's replaceOnChanges as it does with the real plugin; the SDK's provider server cannot send them,
+ * so its gRPC diff handler is replaced here (see {@link diffHandler}). The tests that need
  * the real plugin run with NT_COMMAND_PROVIDER=/path/to/pulumi-resource-command instead (testkit/cli/index.ts).
  */
+import * as path from "path";
 import { main, Provider } from "@pulumi/pulumi/provider";
 import { Connection, copyToRemote, defaultSshTuning, runCommand } from "../harness/ssh";
 
@@ -68,6 +72,12 @@ async function copy(props: Props): Promise<void> {
   if (!out.ok) throw new Error(out.error ?? "copy failed");
 }
 
+/** The top-level input keys whose values differ (outputs left out), secrets compared by value. */
+function changedKeys(olds: Props, news: Props): string[] {
+  const keys = new Set([...Object.keys(olds), ...Object.keys(news)].filter((k) => k !== "stdout" && k !== "stderr"));
+  return [...keys].filter((k) => !same(olds[k], news[k])).sort();
+}
+
 const hashOf = (p: Props): unknown => ((reveal(p) as Props).source as Props | undefined)?.hash;
 
 const provider: Provider = {
@@ -76,8 +86,7 @@ const provider: Provider = {
     return { inputs: news };
   },
   async diff(_id, _urn, olds, news) {
-    const keys = new Set([...Object.keys(olds), ...Object.keys(news)].filter((k) => k !== "stdout" && k !== "stderr"));
-    const changed = [...keys].filter((k) => !same(olds[k], news[k]));
+    const changed = changedKeys(olds, news);
     return { changes: changed.length > 0, replaces: changed.filter((k) => k === "triggers") };
   },
   async create(urn, inputs) {
@@ -107,6 +116,34 @@ const provider: Provider = {
     const del = (reveal(props) as Props).delete;
     if (typeof del === "string" && del !== "") await run(props, del, { stdout: (reveal(props) as Props).stdout, stderr: (reveal(props) as Props).stderr });
   },
+};
+
+// The SDK's gRPC runtime and generated messages (the ones its provider server uses).
+const sdkDir = path.dirname(require.resolve("@pulumi/pulumi/package.json"));
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const grpc = require(require.resolve("@grpc/grpc-js", { paths: [sdkDir] })) as { Server: { prototype: { addService(s: unknown, impl: Record<string, unknown>): void } } };
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const provproto = require("@pulumi/pulumi/proto/provider_pb");
+
+type DiffCall = { request: { getOlds(): { toJavaScript(): Props }; getNews(): { toJavaScript(): Props } } };
+/** Diff with the changed keys in the response (DiffResponse.diffs), which the SDK's server leaves empty. */
+function diffHandler(call: DiffCall, callback: (err: unknown, resp?: unknown) => void): void {
+  try {
+    const changed = changedKeys(call.request.getOlds().toJavaScript(), call.request.getNews().toJavaScript());
+    const resp = new provproto.DiffResponse();
+    resp.setChanges(changed.length ? provproto.DiffResponse.DiffChanges.DIFF_SOME : provproto.DiffResponse.DiffChanges.DIFF_NONE);
+    resp.setDiffsList(changed);
+    const replaces = changed.filter((k) => k === "triggers");
+    if (replaces.length) resp.setReplacesList(replaces);
+    callback(undefined, resp);
+  } catch (e) {
+    callback(e);
+  }
+}
+const addService = grpc.Server.prototype.addService;
+grpc.Server.prototype.addService = function (service: unknown, impl: Record<string, unknown>) {
+  if (impl && typeof impl.diff === "function") impl.diff = diffHandler;
+  return addService.call(this, service, impl);
 };
 
 main(provider, process.argv.slice(2)).catch((e: Error) => {

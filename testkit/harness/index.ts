@@ -19,8 +19,9 @@
  * Rules implemented (engine):
  * - Diff: deep compare of all inputs (after ignoreChanges); a change of `triggers` (the provider marks
  *   it replaceOnChanges; the SDK also sends `triggers[*]`) or of a `replaceOnChanges` path → replace,
- *   else update. Connection is a plain input: a host change is an in-place update unless the program
- *   sets replaceOnChanges.
+ *   else update. `connection` is a secret input (the provider's schema): the engine sees it change as a
+ *   whole, so a host change is an in-place update, `replaceOnChanges: ["connection"]` replaces, and a path
+ *   inside it (`connection.host`) never does (replaceOnChange; checked against the real engine).
  * - ignoreChanges: ignored paths of the new inputs are reset to the old values before the diff and
  *   for the run (so state keeps e.g. the old `delete`/`stdin`).
  * - Replace: create-before-delete (new create now, the old one's delete after the program with its
@@ -274,6 +275,21 @@ export function pathChanged(olds: Record<string, unknown>, news: Record<string, 
   if (a.size !== b.size) return true;
   for (const [k, v] of a) if (b.get(k) !== v) return true;
   return false;
+}
+/**
+ * The provider's schema declares these inputs secret (pulumi-command: `connection` of Command and CopyToRemote), and
+ * the engine diffs a secret as one value: its detailed diff names `connection`, never `connection.host`.
+ */
+const SECRET_INPUTS = new Set(["connection"]);
+/**
+ * Does a change of `path` replace, as the engine's applyReplaceOnChanges decides it: a replaceOnChanges path matches
+ * a changed diff key at or below it, so a path inside a secret input matches nothing (`connection.host` never
+ * replaces; `connection` does). Found by running the same programs under the real CLI (tests/cli/harness.test.ts).
+ */
+export function replaceOnChange(olds: Record<string, unknown>, news: Record<string, unknown>, path: string): boolean {
+  const segs = parsePath(path);
+  if (segs.length > 1 && SECRET_INPUTS.has(segs[0])) return false;
+  return pathChanged(olds, news, path);
 }
 function applyIgnoreChanges(olds: Record<string, unknown>, news: Record<string, unknown>, paths: string[]): Record<string, unknown> {
   if (!paths.length) return news;
@@ -621,7 +637,7 @@ export class Stack {
       if (!preview) newEntries.set(r.urn, { ...old, options: r.options, dependencies: depsOf(r), propertyDependencies: r.propertyDependencies, parent: r.parent });
       return { id: old.id, state: old.rawOutputs };
     }
-    const replace = forced || ["triggers", ...r.options.replaceOnChanges].some((p) => pathChanged(old.inputs, r.inputs, p));
+    const replace = forced || ["triggers", ...r.options.replaceOnChanges].some((p) => replaceOnChange(old.inputs, r.inputs, p));
     if (replace) {
       if (r.options.deleteBeforeReplace && !preview) this.state.delete(r.urn); // its delete does nothing
       const reply = await create();
@@ -685,7 +701,7 @@ export class Stack {
       return { id: old.id, state: old.rawOutputs };
     }
     const replacePaths = ["triggers", ...r.options.replaceOnChanges];
-    const replace = forced || replacePaths.some((p) => pathChanged(old.inputs, compared, p));
+    const replace = forced || replacePaths.some((p) => replaceOnChange(old.inputs, compared, p));
     if (replace) {
       const dbr = r.options.deleteBeforeReplace;
       let reply: RegisterReply | null;
@@ -752,7 +768,9 @@ export class Stack {
         // the engine marks every property that depends on the replace set unknown, asks the provider's diff (for a
         // Command: a replace only for `triggers`) and then applies the resource's replaceOnChanges option
         // (step_generator.go calculateDependentReplacements → applyReplaceOnChanges)
-        const keys = new Set(["triggers", ...e.options.replaceOnChanges.map((p) => parsePath(p)[0] ?? p)]);
+        // (a path inside a secret input matches nothing: replaceOnChange)
+        const roc = e.options.replaceOnChanges.filter((p) => !(parsePath(p).length > 1 && SECRET_INPUTS.has(parsePath(p)[0])));
+        const keys = new Set(["triggers", ...roc.map((p) => parsePath(p)[0] ?? p)]);
         if ([...keys].some((k) => (e.propertyDependencies[k] ?? []).some((u) => replaceSet.has(u)))) {
           replaceSet.add(e.urn);
           out.push(e);

@@ -24,7 +24,8 @@ const prog = (port: number, dep: Dep) => () => {
   const h = lab.hosts[0];
   const conn = { ...h.connection("root"), dialErrorLimit: port }; // a replace path that changes without a new host
   const a = new command.remote.Command("a", { connection: conn, create: "echo a", addPreviousOutputInEnv: false },
-    { replaceOnChanges: ["connection.dialErrorLimit"], deleteBeforeReplace: true });
+    // the whole connection: a path inside the secret `connection` never replaces under the real engine
+    { replaceOnChanges: ["connection"], deleteBeforeReplace: true });
   const fromA = a.stdout.apply((s) => `${s}\n`);
   new command.remote.Command("b", {
     connection: conn,

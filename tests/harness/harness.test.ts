@@ -315,23 +315,25 @@ describe("harness against lab hosts", () => {
     ok(await s.destroy());
   });
 
-  test("connection.host change is an in-place update unless replaceOnChanges says otherwise", async () => {
+  test("connection.host change is an in-place update, also with replaceOnChanges connection.host; replaceOnChanges connection replaces", async () => {
     const d = await freshDir();
-    const prog = (h: LabHost, roc: boolean) => () => {
+    // the provider's schema makes `connection` secret and the engine diffs a secret as one value: a path inside it never
+    // matches (the real engine, tests/cli/harness.test.ts); the whole key does
+    const prog = (h: LabHost, roc: string[] | undefined) => () => {
       new remote.Command("mover", {
         connection: h.connection(),
         create: `echo create >> ${d}/log`,
         delete: `echo delete >> ${d}/log`,
-      }, roc ? { replaceOnChanges: ["connection.host", "connection.port"], deleteBeforeReplace: true } : {});
+      }, roc ? { replaceOnChanges: roc, deleteBeforeReplace: true } : {});
     };
     const s = new Stack();
-    ok(await s.up(prog(h0, false)));
-    const r2 = await s.up(prog(h1, false));
+    ok(await s.up(prog(h0, undefined)));
+    const r2 = await s.up(prog(h1, ["connection.host", "connection.port"]));
     ok(r2);
     expect(r2.updated).toEqual([urnOf("mover")]);
     expect(await cat(h0, `${d}/log`)).toBe("create\n"); // old host's delete never ran
     expect(await cat(h1, `${d}/log`)).toBe("create\n");
-    const r3 = await s.up(prog(h0, true));
+    const r3 = await s.up(prog(h0, ["connection"]));
     ok(r3);
     expect(r3.replaced).toEqual([urnOf("mover")]);
     expect(r3.runs.map((x) => `${x.op}@${x.host}`)).toEqual([`delete@${h1.address}:${h1.port}`, `create@${h0.address}:${h0.port}`]);
