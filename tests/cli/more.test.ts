@@ -99,6 +99,32 @@ describe(`real pulumi CLI + ${providerLabel()}`, () => {
     p.remove();
   });
 
+  test("a move to another machine: the new machine is tuned, the old one gets its originals back (the old restore runs there)", async () => {
+    const [a, b] = [h[0], h[1]];
+    const keys = ["net.core.somaxconn", "net.ipv4.tcp_fin_timeout"];
+    const origA = await values(a, keys);
+    const origB = await values(b, keys);
+    const p = await projectOn(a, "ntmove", "root", { web: { kind: "sysctl", args: { sysctls: { "net.core.somaxconn": 12288, "net.ipv4.tcp_fin_timeout": 29 } } } });
+    expect((await p.up({ skipPreview: true })).code).toBe(0);
+    expect(await values(a, keys)).toEqual({ "net.core.somaxconn": "12288", "net.ipv4.tcp_fin_timeout": "29" });
+    await p.setConfig("host", b.address);
+    await clearSessions(a);
+    await clearSessions(b);
+    const pv = await p.preview();
+    expect(pv.code).toBe(0);
+    expect(pv.stdout).toMatch(/\+-\s*2 to replace/);
+    const mv = await p.up({ skipPreview: true });
+    expect(mv.code).toBe(0);
+    expect(await values(b, keys)).toEqual({ "net.core.somaxconn": "12288", "net.ipv4.tcp_fin_timeout": "29" });
+    expect(await values(a, keys)).toEqual(origA);
+    expect(await fileOf(a, "/etc/sysctl.d/90-net-tuning-web.conf")).toBeNull();
+    expect(countKinds(await sessions(a))).toEqual({ restore: 1 }); // the live read goes to the new address only
+    expect(countKinds(await sessions(b))).toEqual({ "live-read": 2, sftp: 1, apply: 1 }); // the preview's and the up's
+    expect((await p.destroy()).code).toBe(0);
+    expect(await values(b, keys)).toEqual(origB);
+    p.remove();
+  });
+
   test("a bad ring size that arrives through an Output (pulumi.output(99999999)): up fails before the host changes; the error's count in the CLI output is measured", async () => {
     const host = h[2];
     const before = await snapshot(host);
