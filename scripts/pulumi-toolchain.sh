@@ -10,6 +10,7 @@
 #   served, it is built and installed (the command provider into the toolchain's own PULUMI_HOME plugin cache).
 # Usage: sh scripts/pulumi-toolchain.sh          prints the toolchain directory as its last line
 #        sh scripts/pulumi-toolchain.sh --env    prints `export PATH=... PULUMI_HOME=...` lines instead
+#        sh scripts/pulumi-toolchain.sh --check  prints the directory when it is built, else exits 1 (builds nothing)
 # A finished build of the same versions is reused (a stamp file records it); a build that failed half-way is resumed
 # (Go's module and build caches, GOMODCACHE and GOCACHE, are kept between runs). Nothing here downloads a binary.
 # Environment: NT_TOOLCHAIN_CACHE (default ${XDG_CACHE_HOME:-$HOME/.cache}/net-tuning/pulumi-toolchain).
@@ -17,6 +18,7 @@ set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 mode=dir
 [ "${1:-}" = "--env" ] && mode="env"
+[ "${1:-}" = "--check" ] && mode="check"
 
 say() { printf 'pulumi-toolchain: %s\n' "$*" >&2; }
 die() { say "$*"; exit 1; }
@@ -49,7 +51,7 @@ bin="$dir/bin"
 stamp="$dir/.complete"
 
 finish() {
-  sed 's/^/pulumi-toolchain: /' "$stamp" >&2
+  [ "$mode" = check ] || sed 's/^/pulumi-toolchain: /' "$stamp" >&2
   if [ "$mode" = env ]; then
     # shellcheck disable=SC2016 # $PATH is for the shell that evaluates these lines
     printf 'export PATH=%s:"$PATH"\nexport PULUMI_HOME=%s\n' "$bin" "$dir/home"
@@ -59,6 +61,7 @@ finish() {
   exit 0
 }
 [ -f "$stamp" ] && finish
+[ "$mode" = check ] && exit 1
 
 mkdir -p "$bin" "$dir/home" "$dir/src"
 exec 9>"$dir/.lock" # one build at a time per cache (CI and a test's setup may both ask)

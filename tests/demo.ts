@@ -2,8 +2,11 @@
  * `npm run demo`: the main job on an embedded default, end to end, for a human to watch.
  *
  * Starts one lab host (a network namespace with its own sshd, Debian's default configuration: see
- * testkit/lab/README.md), runs the quickstart program (examples/quickstart) against it through the
- * command-provider harness (testkit/harness: pulumi-command 1.2.1 semantics over real SSH), and shows each step:
+ * testkit/lab/README.md) and runs the quickstart's settings (examples/quickstart) against it. When the real Pulumi
+ * toolchain is built (`sh scripts/pulumi-toolchain.sh`, as `npm test` and CI do), every step is the real `pulumi` CLI
+ * v3.248.0 (testkit/cli: a file:// backend in a temporary directory; what it shows is the CLI's own output, and the
+ * SSH sessions are counted on the host); otherwise (or with NT_DEMO_HARNESS=1) the quickstart program runs through
+ * the command-provider harness (testkit/harness: pulumi-command 1.2.1 semantics over real SSH). Each step:
  *   preview   → the plan a reviewer sees in `pulumi preview --diff` (no SSH session)
  *   up        → the values applied and the values they replaced (2 SSH sessions: the engine copy, the apply)
  *   up again  → nothing to do (0 SSH sessions)
@@ -16,6 +19,8 @@ import { Lab, LabHost, startLab } from "../testkit/lab";
 import { fileOn, ok, readSysctl } from "../testkit/host";
 import { configFor, exampleProgram } from "./examples/load";
 import { planPart, table } from "./examples/render";
+import { clearSessions, CliProject, countKinds, languageLabel, logSessions, providerLabel, sessions, toolchain, toolchainBuilt } from "../testkit/cli";
+import { PROGRAM } from "./cli/fixtures";
 
 const PROJECT = "net-tuning-quickstart";
 const FILE = "/etc/sysctl.d/90-net-tuning-quickstart.conf";
@@ -142,6 +147,99 @@ async function demo(lab: Lab): Promise<void> {
   verified(`every original back, ${FILE} removed`);
 }
 
+/** The quickstart's settings (examples/quickstart/index.ts) as the real-CLI suite's program takes them. */
+const QUICKSTART = {
+  "net.core.somaxconn": 4096,
+  "net.ipv4.tcp_max_syn_backlog": 8192,
+  "net.ipv4.tcp_rmem": [4096, 131072, 16777216],
+  "net.ipv4.tcp_wmem": [4096, 65536, 16777216],
+  "net.ipv4.tcp_fin_timeout": 30,
+  "net.ipv4.ip_local_port_range": [10000, 65001],
+};
+const norm = (v: unknown) => (Array.isArray(v) ? v.join(" ") : String(v));
+
+/** The lines of a CLI output from the last line that matches `heading` to the next line that starts a section. */
+function block(out: string, heading: RegExp): string {
+  const lines = out.split("\n");
+  const i = lines.map((l) => heading.test(l)).lastIndexOf(true);
+  if (i < 0) return "";
+  const end = lines.findIndex((l, j) => j > i && /^\S/.test(l));
+  return lines.slice(i, end < 0 ? undefined : end).join("\n");
+}
+
+async function demoCli(lab: Lab): Promise<void> {
+  const host = lab.hosts[0];
+  const conn = host.connection("root");
+  const tc = toolchain();
+  say(`${bold("[1/5] lab host")} ${host.netns}: ${conn.user}@${conn.host}:${conn.port}, sshd ready in ${lab.startupMs[0]} ms`);
+  say(dim(`  pulumi ${tc.version} (${tc.dir}), programs served by ${languageLabel()}, command provider: ${providerLabel()}`));
+  await logSessions(host);
+  const keys = Object.keys(QUICKSTART);
+  const originals = await readOnHost(host, keys);
+  const p = new CliProject({
+    name: "net-tuning-quickstart",
+    program: PROGRAM,
+    config: { host: conn.host, port: String(conn.port), user: conn.user, resources: JSON.stringify({ quickstart: { kind: "sysctl", args: { sysctls: QUICKSTART } } }) },
+    secrets: { privateKey: conn.privateKey },
+  });
+  try {
+    await p.init();
+    say();
+    say(`${bold("[2/5] pulumi preview --diff")} ${dim("(what the reviewer sees in the pull request)")}`);
+    await clearSessions(host);
+    const pv = await p.preview({ diff: true });
+    check("pulumi preview exits 0", pv.code === 0, pv.stderr);
+    say(indent(block(pv.stdout + pv.stderr, /NetTuning "quickstart" on /), "    │ "));
+    say(indent(pv.stdout.split("\n").filter((l) => /stdin +:/.test(l)).join("\n").trim(), "    │ "));
+    say(dim("  (for a new resource the CLI prints the first lines of stdin; for a change, a line diff of the plan)"));
+    const ps = countKinds(await sessions(host));
+    check("preview: one read-only session (the live read), nothing changed", JSON.stringify(ps) === JSON.stringify({ "live-read": 1 }), JSON.stringify(ps));
+    check("nothing changed on the host", (await fileOn(host, FILE)) === undefined, `${FILE} exists`);
+    verified(`sessions ${JSON.stringify(ps)}, ${FILE} not written`);
+
+    say();
+    say(bold("[3/5] pulumi up --yes"));
+    await clearSessions(host);
+    const up = await p.up();
+    check("pulumi up exits 0", up.code === 0, up.stdout.slice(-2000));
+    say(indent(block(up.stdout, /^Resources:/), "    │ "));
+    const now = await readOnHost(host, keys);
+    say(table([["key", "original", "declared", "on the host now"], ...keys.map((k) => [k, originals[k], norm(QUICKSTART[k as keyof typeof QUICKSTART]), now[k]])]));
+    const us = countKinds(await sessions(host));
+    say(`  SSH sessions on the host: ${JSON.stringify(us)}`);
+    check("up: 2 live reads (its preview and its update), the engine copy, 1 apply", JSON.stringify(us) === JSON.stringify({ "live-read": 2, sftp: 1, apply: 1 }), JSON.stringify(us));
+    for (const k of keys) check(`${k} on the host`, now[k] === norm(QUICKSTART[k as keyof typeof QUICKSTART]), `found ${now[k]}`);
+    verified("every value read back from /proc/sys");
+
+    say();
+    say(`${bold("[4/5] pulumi up --yes")} ${dim("(again, nothing changed in the program)")}`);
+    await clearSessions(host);
+    const again = await p.up();
+    check("second up exits 0", again.code === 0, again.stdout.slice(-2000));
+    say(indent(block(again.stdout, /^Resources:/), "    │ "));
+    const as = countKinds(await sessions(host));
+    say(`  SSH sessions on the host: ${JSON.stringify(as)} ${dim("(one live read per program run; nothing that changes the host)")}`);
+    check("no mutating session", JSON.stringify(as) === JSON.stringify({ "live-read": 2 }), JSON.stringify(as));
+    verified("values unchanged");
+
+    say();
+    say(bold("[5/5] pulumi destroy --yes"));
+    await clearSessions(host);
+    const d = await p.destroy();
+    check("pulumi destroy exits 0", d.code === 0, d.stdout.slice(-2000));
+    const restored = await readOnHost(host, keys);
+    say(table([["key", "applied", "restored", "original"], ...keys.map((k) => [k, now[k], restored[k], originals[k]])]));
+    const ds = countKinds(await sessions(host));
+    say(`  SSH sessions on the host: ${JSON.stringify(ds)}`);
+    check("destroy: one restore session", JSON.stringify(ds) === JSON.stringify({ restore: 1 }), JSON.stringify(ds));
+    for (const k of keys) check(`${k} back to ${originals[k]}`, restored[k] === originals[k], `found ${restored[k]}`);
+    check(`${FILE} removed`, (await fileOn(host, FILE)) === undefined);
+    verified(`every original back, ${FILE} removed`);
+  } finally {
+    p.remove();
+  }
+}
+
 async function main(): Promise<number> {
   if (process.getuid?.() !== 0) {
     say("npm run demo needs root: it starts a lab host (network namespace + sshd). Try: sudo npm run demo");
@@ -156,7 +254,9 @@ async function main(): Promise<number> {
   }, TIMEOUT_MS);
   try {
     lab = await startLab({ hosts: 1, tag: "demo" });
-    await demo(lab);
+    const real = process.env.NT_DEMO_HARNESS !== "1" && toolchainBuilt();
+    if (!real) say(dim("(the real Pulumi toolchain is not built: `sh scripts/pulumi-toolchain.sh` builds it; this run uses the harness)"));
+    await (real ? demoCli(lab) : demo(lab));
   } catch (e) {
     failures++;
     say(`\n${bold("FAIL")} ${(e as Error).message}`);

@@ -40,6 +40,11 @@ export function toolchain(): Toolchain {
   return cachedToolchain;
 }
 
+/** Whether the toolchain is already built (nothing is built to find out). */
+export function toolchainBuilt(): boolean {
+  return spawnSync("sh", [path.join(ROOT, "scripts", "pulumi-toolchain.sh"), "--check"], { encoding: "utf8" }).status === 0;
+}
+
 /** The real plugin binary when NT_COMMAND_PROVIDER names one, else undefined (the stand-in is used). */
 function realProvider(): string | undefined {
   const p = process.env.NT_COMMAND_PROVIDER;
