@@ -2,8 +2,9 @@
  * The real-CLI tier: Pulumi projects run by the real `pulumi` CLI (built from the Go module proxy by
  * scripts/pulumi-toolchain.sh) against lab hosts. What is real and what is not, per piece:
  *   - the CLI and its engine (steps, diffs, replaces, checkpoint, the display a reviewer reads): the real v3.248.0 binary;
- *   - the program's language runtime: the Node SDK's own LanguageServer (Automation API's inline-program server),
- *     reached with the CLI's `--client` flag (testkit/cli/langhost.js), because pulumi-language-nodejs is not served;
+ *   - the program's language runtime: testkit/cli/langhost.js, reached with the CLI's `--client` flag (the Node SDK's
+ *     LanguageServer, whose Run starts `@pulumi/pulumi/cmd/run` as pulumi-language-nodejs does), because
+ *     pulumi-language-nodejs is not served; NT_NODEJS_HOST runs the real one instead;
  *   - the command provider: the real pulumi-resource-command when NT_COMMAND_PROVIDER names a binary of it, otherwise
  *     the stand-in plugin (testkit/cli/command-standin.ts: the harness's SSH code behind the provider's gRPC calls),
  *     started by the engine like any plugin. {@link providerLabel} says which one a run used; tests put it in their titles.
@@ -64,9 +65,9 @@ function nodejsHost(): string | undefined {
   return path.resolve(p);
 }
 
-/** Which language runtime serves the programs: "pulumi-language-nodejs" or "the Node SDK's LanguageServer (--client)". */
+/** Which language runtime serves the programs: the real pulumi-language-nodejs or testkit/cli/langhost.js. */
 export function languageLabel(): string {
-  return nodejsHost() ? "pulumi-language-nodejs" : "the Node SDK's LanguageServer (--client)";
+  return nodejsHost() ? "pulumi-language-nodejs" : "testkit/cli/langhost.js (--client; @pulumi/pulumi/cmd/run per run, as pulumi-language-nodejs starts it)";
 }
 
 /** Which command provider the engine runs: "pulumi-resource-command v1.2.1" or "stand-in for pulumi-resource-command". */
@@ -194,9 +195,9 @@ export class CliProject {
    * Runs a `pulumi` command that runs the program (preview, up, refresh, destroy with a program), with the program
    * served by testkit/cli/langhost.js for the length of the command.
    */
-  async withProgram(args: string[], timeoutMs = 600_000): Promise<CliResult> {
+  async withProgram(args: string[], timeoutMs = 600_000, wrap: string[] = []): Promise<CliResult> {
     const realHost = nodejsHost();
-    if (realHost) return this.spawnPulumi(args, undefined, timeoutMs, { PATH: `${path.dirname(realHost)}:${process.env.PATH ?? ""}` });
+    if (realHost) return this.spawnPulumi(args, undefined, timeoutMs, { PATH: `${path.dirname(realHost)}:${process.env.PATH ?? ""}` }, wrap);
     const host = spawn(process.execPath, [path.join(__dirname, "langhost.js"), path.join(this.dir, "index.js")], {
       cwd: this.dir,
       env: { ...this.env(), NODE_PATH: "" },
@@ -218,7 +219,7 @@ export class CliProject {
         });
         host.on("exit", (c) => reject(new Error(`langhost exited ${c}: ${hostErr}`)));
       });
-      const r = await this.spawnPulumi([...args, `--client=127.0.0.1:${port}`], undefined, timeoutMs);
+      const r = await this.spawnPulumi([...args, `--client=127.0.0.1:${port}`], undefined, timeoutMs, {}, wrap);
       if (hostErr.trim()) r.stderr += `\n[langhost] ${hostErr}`;
       return r;
     } finally {
@@ -261,11 +262,13 @@ export class CliProject {
     fs.rmSync(this.dir, { recursive: true, force: true });
   }
 
-  private spawnPulumi(args: string[], stdin: string | undefined, timeoutMs: number, env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  /** `wrap`: a command line to run `pulumi` under (e.g. GNU time), its program and arguments before pulumi's path. */
+  private spawnPulumi(args: string[], stdin: string | undefined, timeoutMs: number, env: NodeJS.ProcessEnv = {}, wrap: string[] = []): Promise<CliResult> {
     const t0 = Date.now();
     const argv = [...args, "--color", "never"]; // a flag of the root command: every subcommand takes it
     return new Promise((resolve) => {
-      const p = spawn(this.tc.pulumi, argv, { cwd: this.dir, env: { ...this.env(), ...env }, stdio: ["pipe", "pipe", "pipe"] });
+      const [cmd, ...pre] = [...wrap, this.tc.pulumi];
+      const p = spawn(cmd, [...pre, ...argv], { cwd: this.dir, env: { ...this.env(), ...env }, stdio: ["pipe", "pipe", "pipe"] });
       let stdout = "";
       let stderr = "";
       p.stdout.on("data", (d) => (stdout += d.toString()));

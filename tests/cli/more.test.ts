@@ -155,15 +155,34 @@ describe(`real pulumi CLI + ${providerLabel()}`, () => {
     expect(up.code).toBe(0);
     const exp = await p.export();
     const bytes = Buffer.byteLength(exp.text);
+    const compact = Buffer.byteLength(JSON.stringify(exp.json));
+    const onDisk = findCheckpoint(p.dir);
+    // where the bytes are: the resources' inputs and outputs (what bench §4 counts) against the engine's own fields
+    const rs = exp.json.deployment.resources ?? [];
+    const ioBytes = rs.reduce((n, r) => n + Buffer.byteLength(JSON.stringify(r.inputs ?? {})) + Buffer.byteLength(JSON.stringify(r.outputs ?? {})), 0);
+    const metaBytes = rs.reduce((n, r) => n + Buffer.byteLength(JSON.stringify({ ...r, inputs: undefined, outputs: undefined })), 0);
     // an empty stack of the same project, for the bytes that are not per host
     const d = await p.destroy();
     expect(d.code).toBe(0);
     const empty = Buffer.byteLength((await p.export()).text);
     expect(bytes).toBeGreaterThan(empty);
-    record("checkpoint", { exportBytes: bytes, emptyStackBytes: empty, perHostBytes: bytes - empty, resources: exp.json.deployment.resources?.length });
+    const compactEmpty = Buffer.byteLength(JSON.stringify((await p.export()).json));
+    record("checkpoint", {
+      exportBytes: bytes, emptyStackBytes: empty, perHostBytes: bytes - empty,
+      compactPerHostBytes: compact - compactEmpty, checkpointFileBytes: onDisk, inputsOutputsBytes: ioBytes, engineFieldsBytes: metaBytes, resources: exp.json.deployment.resources?.length,
+    });
     p.remove();
   });
 });
+
+/** Bytes of the stack's checkpoint file in the file:// backend (what the CLI writes at every step). */
+function findCheckpoint(dir: string): number {
+  const stacks = path.join(dir, "state", ".pulumi", "stacks");
+  for (const proj of fs.readdirSync(stacks)) {
+    for (const f of fs.readdirSync(path.join(stacks, proj))) if (/^test\.json(\.gz)?$/.test(f)) return fs.statSync(path.join(stacks, proj, f)).size;
+  }
+  return -1;
+}
 
 /** Measured figures for bench/results (the suite's own results file, written on every run). */
 function record(name: string, value: unknown): void {
