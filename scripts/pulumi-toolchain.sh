@@ -3,7 +3,8 @@
 # test suite (tests/cli) and `npm run demo`:
 #   pulumi                 the CLI, github.com/pulumi/pulumi/pkg/v3 at the @pulumi/pulumi version of package-lock.json;
 #   pulumi-language-yaml   github.com/pulumi/pulumi-yaml (see YAML_VERSION below for why not the release paired with the CLI);
-#   the shims the CLI runs from sdk/v3 (pulumi-resource-pulumi-nodejs, ...), installed with mode 0755.
+#   the shims the CLI runs from sdk/v3 (pulumi-resource-pulumi-nodejs, ...), installed with mode 0755;
+#   a Python venv with the pulumi SDK from PyPI at the same version (for Python programs through Automation API).
 # It also asks the proxy for the pieces it does not serve today and names each one it could not get, every run:
 #   pulumi-language-nodejs / -python / -go (modules with no tags of their own, required at the CLI's commit) and
 #   pulumi-resource-command (module github.com/pulumi/pulumi-command/provider, no tags of its own). When one of them is
@@ -156,6 +157,21 @@ if [ -x "$dir/src/pulumi-resource-command" ]; then
   PULUMI_HOME="$dir/home" PULUMI_SKIP_UPDATE_CHECK=true \
     "$bin/pulumi" plugin install resource command "$COMMAND_VERSION" --file "$dir/src/pulumi-resource-command" >/dev/null ||
     die "pulumi plugin install resource command $COMMAND_VERSION failed"
+fi
+
+# 6. The Python SDK from PyPI at the CLI's version, in a venv of the toolchain (Python programs under the real CLI run
+#    through Automation API's inline-program server: pulumi-language-python is not served by the Go module proxy).
+if [ ! -x "$dir/python/bin/python" ] || ! "$dir/python/bin/python" -c "import pulumi" 2>/dev/null; then
+  if command -v python3 >/dev/null 2>&1; then
+    t0=$(date +%s)
+    if ! { python3 -m venv "$dir/python" && "$dir/python/bin/pip" install -q --disable-pip-version-check "pulumi==$PULUMI_VERSION"; }; then
+      die "installing the pulumi Python SDK $PULUMI_VERSION from PyPI into $dir/python failed (see above)"
+    fi
+    built="$built pulumi Python SDK $PULUMI_VERSION ($(( $(date +%s) - t0 )) s)"
+  else
+    missing="$missing
+not installed: the pulumi Python SDK (no python3 on PATH)"
+  fi
 fi
 
 got=$("$bin/pulumi" version)

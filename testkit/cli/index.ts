@@ -362,3 +362,24 @@ export function countKinds(list: Session[]): Partial<Record<SessionKind, number>
   for (const s of list) c[s.kind] = (c[s.kind] ?? 0) + 1;
   return c;
 }
+
+// ------------------------------------------------------------------------------------------- the component provider
+
+/**
+ * This package served as a component provider for other languages, as pulumi-language-nodejs's RunPlugin starts it
+ * (`node @pulumi/pulumi/cmd/run-plugin <package dir>`, which prints its port), for the engine to attach to with
+ * PULUMI_DEBUG_PROVIDERS=net-tuning:<port> (pulumi-language-nodejs, which would start it, is not served by the Go module
+ * proxy). One process serves every command until `stop()`, as an attached provider does.
+ */
+export async function startComponentPlugin(): Promise<{ port: number; env: NodeJS.ProcessEnv; stop(): void }> {
+  const plugin = spawn(process.execPath, [require.resolve("@pulumi/pulumi/cmd/run-plugin", { paths: [ROOT] }), ROOT], { stdio: ["ignore", "pipe", "inherit"] });
+  const port = await new Promise<number>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error("run-plugin printed no port in 60 s")), 60_000);
+    plugin.stdout.once("data", (d) => {
+      clearTimeout(t);
+      resolve(Number(String(d).trim()));
+    });
+    plugin.on("exit", (c) => reject(new Error(`run-plugin exited ${c}`)));
+  });
+  return { port, env: { PULUMI_DEBUG_PROVIDERS: `net-tuning:${port}` }, stop: () => plugin.kill() };
+}

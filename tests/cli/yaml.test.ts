@@ -9,10 +9,9 @@
  * The first run of this test found the engine delivery missing from the update of a `pulumi up` (the plugin kept one
  * delivery map for its whole life, so the update reused the preview's): components/delivery.ts keys it by deployment.
  */
-import { ChildProcess, spawn } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
-import { CliProject, clearSessions, countKinds, logSessions, providerLabel, sessions, toolchain } from "../../testkit/cli";
+import { CliProject, clearSessions, countKinds, logSessions, providerLabel, sessions, startComponentPlugin, toolchain } from "../../testkit/cli";
 import type { LabHost } from "../../testkit/lab";
 import { useLab } from "../../testkit/jest";
 import { snapshot } from "../../testkit/host";
@@ -20,23 +19,14 @@ import { values } from "./fixtures";
 
 jest.setTimeout(600_000);
 
-const ROOT = path.resolve(__dirname, "..", "..");
 let host: LabHost;
-let plugin: ChildProcess | undefined;
-let port = 0;
+let plugin: Awaited<ReturnType<typeof startComponentPlugin>> | undefined;
 useLab("cliyaml", 1, async (hs) => {
   toolchain();
   host = hs[0];
   await logSessions(host);
-  plugin = spawn(process.execPath, [require.resolve("@pulumi/pulumi/cmd/run-plugin", { paths: [ROOT] }), ROOT], { stdio: ["ignore", "pipe", "inherit"] });
-  port = await new Promise<number>((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error("run-plugin printed no port in 60 s")), 60_000);
-    plugin!.stdout!.once("data", (d) => {
-      clearTimeout(t);
-      resolve(Number(String(d).trim()));
-    });
-  });
-}, async () => plugin?.kill());
+  plugin = await startComponentPlugin();
+}, async () => plugin?.stop());
 
 const program = (somaxconn: number) => `name: ntyaml
 runtime: yaml
@@ -83,7 +73,7 @@ test(`YAML (pulumi-language-yaml + ${providerLabel()}): preview --diff, up, an u
   const p = new CliProject({ name: "ntyaml", program: "", config: { host: c.host, port: String(c.port) }, secrets: { privateKey: c.privateKey } });
   fs.writeFileSync(path.join(p.dir, "Pulumi.yaml"), program(8192));
   await p.init();
-  const env = { PULUMI_DEBUG_PROVIDERS: `net-tuning:${port}` };
+  const env = plugin!.env;
   const run = (args: string[]) => p.cli([...args, "--non-interactive", "--stack", p.stack], undefined, 300_000, env);
 
   await clearSessions(host);

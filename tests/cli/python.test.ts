@@ -1,0 +1,97 @@
+/**
+ * A Python program under the real CLI: tests/cli/python/program.py, with the pulumi SDK from PyPI at the CLI's version
+ * (the toolchain's venv), runs through Automation API's inline-program server (pulumi-language-python is not served by
+ * the Go module proxy) and constructs NetTuning remotely; the engine reaches this package's component provider
+ * attached with PULUMI_DEBUG_PROVIDERS. preview, up, an unchanged up and destroy, checked on the host.
+ */
+import { spawn } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { clearSessions, countKinds, logSessions, providerLabel, pulumiHome, sessions, startComponentPlugin, toolchain } from "../../testkit/cli";
+import type { LabHost } from "../../testkit/lab";
+import { useLab } from "../../testkit/jest";
+import { values } from "./fixtures";
+
+jest.setTimeout(600_000);
+
+let host: LabHost;
+let plugin: Awaited<ReturnType<typeof startComponentPlugin>> | undefined;
+useLab("clipy", 1, async (hs) => {
+  toolchain();
+  host = hs[0];
+  await logSessions(host);
+  plugin = await startComponentPlugin();
+}, async () => plugin?.stop());
+
+const SYSCTLS = { "net.core.somaxconn": 8192, "net.ipv4.tcp_fin_timeout": 23 };
+
+function py(dir: string, op: string): Promise<{ code: number; out: string; result: Record<string, unknown> }> {
+  const tc = toolchain();
+  const c = host.connection("root");
+  const keyFile = path.join(dir, "key");
+  fs.writeFileSync(keyFile, c.privateKey, { mode: 0o600 });
+  return new Promise((resolve) => {
+    const p = spawn(path.join(tc.dir, "python", "bin", "python"), [path.join(__dirname, "python", "program.py"), op], {
+      cwd: dir,
+      env: {
+        ...process.env,
+        ...plugin!.env,
+        PULUMI_HOME: pulumiHome(),
+        NT_PULUMI_ROOT: tc.dir,
+        NT_PY_DIR: dir,
+        PULUMI_BACKEND_URL: `file://${path.join(dir, "state")}`,
+        PULUMI_CONFIG_PASSPHRASE: "net-tuning-cli-suite",
+        PULUMI_SKIP_UPDATE_CHECK: "true",
+        PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
+        NT_HOST: c.host,
+        NT_PORT: String(c.port),
+        NT_KEY_FILE: keyFile,
+        NT_SYSCTLS: JSON.stringify(SYSCTLS),
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    p.stdout.on("data", (d) => (out += d.toString()));
+    p.stderr.on("data", (d) => (out += d.toString()));
+    p.on("close", (code) => {
+      const line = out.split("\n").find((l) => l.startsWith("RESULT "));
+      resolve({ code: code ?? 1, out, result: line ? (JSON.parse(line.slice(7)) as Record<string, unknown>) : {} });
+    });
+  });
+}
+
+test(`Python (pulumi ${"SDK"} from PyPI, Automation API inline program + ${providerLabel()}): preview, up, an unchanged up, destroy`, async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "nt-cli-py-"));
+  fs.mkdirSync(path.join(dir, "state"));
+  const keys = Object.keys(SYSCTLS);
+  const originals = await values(host, keys);
+
+  await clearSessions(host);
+  const pv = await py(dir, "preview");
+  expect([pv.code, pv.out.slice(-3000)]).toEqual([0, expect.any(String)]);
+  expect(pv.out).toContain("+ net-tuning:index:NetTuning: (create)");
+  expect(pv.out).toContain(`net.core.somaxconn: ${originals["net.core.somaxconn"]} → 8192`);
+  expect(await values(host, keys)).toEqual(originals);
+  expect(countKinds(await sessions(host))).toEqual({ "live-read": 1 });
+
+  await clearSessions(host);
+  const up = await py(dir, "up");
+  expect([up.code, up.out.slice(-3000)]).toEqual([0, expect.any(String)]);
+  expect(await values(host, keys)).toEqual({ "net.core.somaxconn": "8192", "net.ipv4.tcp_fin_timeout": "23" });
+  expect(up.result.applied).toEqual({ "net.core.somaxconn": "8192", "net.ipv4.tcp_fin_timeout": "23" });
+  expect(up.result.previous).toEqual(originals);
+  expect(countKinds(await sessions(host))).toEqual({ "live-read": 1, sftp: 1, apply: 1 });
+
+  await clearSessions(host);
+  const again = await py(dir, "up");
+  expect(again.code).toBe(0);
+  expect(countKinds(await sessions(host))).toEqual({ "live-read": 1 });
+
+  await clearSessions(host);
+  const d = await py(dir, "destroy");
+  expect([d.code, d.out.slice(-3000)]).toEqual([0, expect.any(String)]);
+  expect(await values(host, keys)).toEqual(originals);
+  expect(countKinds(await sessions(host))).toEqual({ restore: 1 });
+  fs.rmSync(dir, { recursive: true, force: true });
+});
