@@ -3,8 +3,11 @@
  * resources named in the stack config `resources` (JSON: { name: { kind: "sysctl" | "nic", args } }), so a test changes
  * what is declared with `pulumi config set`, as a user changes a program, and no TypeScript compile runs per program.
  */
+import { spawn } from "child_process";
+import * as fs from "fs";
+import * as path from "path";
 import type { LabHost, Who } from "../../testkit/lab";
-import { CliProject } from "../../testkit/cli";
+import { CliProject, pulumiHome, toolchain } from "../../testkit/cli";
 
 export const PROGRAM = `"use strict";
 const pulumi = require("@pulumi/pulumi");
@@ -69,4 +72,47 @@ export async function values(host: LabHost, keys: string[]): Promise<Record<stri
 export async function fileOf(host: LabHost, path: string): Promise<string | null> {
   const r = await host.exec(`cat ${path}`);
   return r.code === 0 ? r.stdout : null;
+}
+
+/**
+ * Runs an Automation API program of another language (tests/cli/python/program.py, tests/cli/go/main.go) for one
+ * operation (`preview`, `up`, `destroy`) against `host` as root, in `dir` (its file:// backend under dir/state), with the
+ * suite's PULUMI_HOME and `env` (PULUMI_DEBUG_PROVIDERS for the component provider). The program prints the CLI's output
+ * and a last "RESULT {json}" line.
+ */
+export function inlineProgram(command: string[], host: LabHost, env: NodeJS.ProcessEnv, dir: string, op: string, sysctls: Record<string, unknown>): Promise<{ code: number; out: string; result: Record<string, unknown> }> {
+  const tc = toolchain();
+  const c = host.connection("root");
+  const keyFile = path.join(dir, "key");
+  fs.mkdirSync(path.join(dir, "state"), { recursive: true });
+  fs.writeFileSync(keyFile, c.privateKey, { mode: 0o600 });
+  return new Promise((resolve) => {
+    const p = spawn(command[0], [...command.slice(1), op], {
+      cwd: dir,
+      env: {
+        ...process.env,
+        ...env,
+        PULUMI_HOME: pulumiHome(),
+        NT_PULUMI_ROOT: tc.dir,
+        NT_PY_DIR: dir,
+        NT_GO_DIR: dir,
+        PULUMI_BACKEND_URL: `file://${path.join(dir, "state")}`,
+        PULUMI_CONFIG_PASSPHRASE: "net-tuning-cli-suite",
+        PULUMI_SKIP_UPDATE_CHECK: "true",
+        PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
+        NT_HOST: c.host,
+        NT_PORT: String(c.port),
+        NT_KEY_FILE: keyFile,
+        NT_SYSCTLS: JSON.stringify(sysctls),
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    p.stdout.on("data", (d) => (out += d.toString()));
+    p.stderr.on("data", (d) => (out += d.toString()));
+    p.on("close", (code) => {
+      const line = out.split("\n").find((l) => l.startsWith("RESULT "));
+      resolve({ code: code ?? 1, out, result: line ? (JSON.parse(line.slice(7)) as Record<string, unknown>) : {} });
+    });
+  });
 }

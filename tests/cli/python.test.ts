@@ -4,14 +4,13 @@
  * the Go module proxy) and constructs NetTuning remotely; the engine reaches this package's component provider
  * attached with PULUMI_DEBUG_PROVIDERS. preview, up, an unchanged up and destroy, checked on the host.
  */
-import { spawn } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { clearSessions, countKinds, logSessions, providerLabel, pulumiHome, sessions, startComponentPlugin, toolchain } from "../../testkit/cli";
+import { clearSessions, countKinds, logSessions, providerLabel, sessions, startComponentPlugin, toolchain } from "../../testkit/cli";
 import type { LabHost } from "../../testkit/lab";
 import { useLab } from "../../testkit/jest";
-import { values } from "./fixtures";
+import { inlineProgram, values } from "./fixtures";
 
 jest.setTimeout(600_000);
 
@@ -26,42 +25,10 @@ useLab("clipy", 1, async (hs) => {
 
 const SYSCTLS = { "net.core.somaxconn": 8192, "net.ipv4.tcp_fin_timeout": 23 };
 
-function py(dir: string, op: string): Promise<{ code: number; out: string; result: Record<string, unknown> }> {
-  const tc = toolchain();
-  const c = host.connection("root");
-  const keyFile = path.join(dir, "key");
-  fs.writeFileSync(keyFile, c.privateKey, { mode: 0o600 });
-  return new Promise((resolve) => {
-    const p = spawn(path.join(tc.dir, "python", "bin", "python"), [path.join(__dirname, "python", "program.py"), op], {
-      cwd: dir,
-      env: {
-        ...process.env,
-        ...plugin!.env,
-        PULUMI_HOME: pulumiHome(),
-        NT_PULUMI_ROOT: tc.dir,
-        NT_PY_DIR: dir,
-        PULUMI_BACKEND_URL: `file://${path.join(dir, "state")}`,
-        PULUMI_CONFIG_PASSPHRASE: "net-tuning-cli-suite",
-        PULUMI_SKIP_UPDATE_CHECK: "true",
-        PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
-        NT_HOST: c.host,
-        NT_PORT: String(c.port),
-        NT_KEY_FILE: keyFile,
-        NT_SYSCTLS: JSON.stringify(SYSCTLS),
-      },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let out = "";
-    p.stdout.on("data", (d) => (out += d.toString()));
-    p.stderr.on("data", (d) => (out += d.toString()));
-    p.on("close", (code) => {
-      const line = out.split("\n").find((l) => l.startsWith("RESULT "));
-      resolve({ code: code ?? 1, out, result: line ? (JSON.parse(line.slice(7)) as Record<string, unknown>) : {} });
-    });
-  });
-}
+const py = (dir: string, op: string) =>
+  inlineProgram([path.join(toolchain().dir, "python", "bin", "python"), path.join(__dirname, "python", "program.py")], host, plugin!.env, dir, op, SYSCTLS);
 
-test(`Python (pulumi ${"SDK"} from PyPI, Automation API inline program + ${providerLabel()}): preview, up, an unchanged up, destroy`, async () => {
+test(`Python (pulumi SDK from PyPI, Automation API inline program + ${providerLabel()}): preview, up, an unchanged up, destroy`, async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "nt-cli-py-"));
   fs.mkdirSync(path.join(dir, "state"));
   const keys = Object.keys(SYSCTLS);
