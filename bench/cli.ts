@@ -4,7 +4,8 @@
  * host (7 resources per host with the stack's engine delivery), run by the CLI v3.248.0 built by
  * scripts/pulumi-toolchain.sh. Side by side, on the same hosts, in this order:
  *   - `pulumi preview` of the new stack, `pulumi up --skip-preview` (the first apply), `pulumi up` with nothing changed
- *     (its preview and its update: the program runs twice), `pulumi preview` with nothing changed;
+ *     (its preview and its update: the program runs twice), `pulumi preview` with nothing changed, and the unchanged
+ *     `pulumi up` again with PULUMI_SKIP_CHECKPOINTS=true (the engine writes no checkpoint at each step);
  *   - the same number of bare `command:remote:Command`s (`create: true`, the same connection; 5 per host):
  *     `pulumi up --skip-preview`, then `pulumi up` unchanged: where the engine's own time goes;
  *   - Ansible, copy + `sysctl -p` of the same 40 keys (bench/ansible.ts) at forks = hosts, the CLI's parallelism
@@ -55,9 +56,9 @@ for (const h of JSON.parse(cfg.require("fleet"))) {
 `;
 
 /** Runs `f` with `pulumi` wrapped in GNU time; returns the step with its wall time and peak RSS. */
-async function timed(p: CliProject, what: string, args: string[]): Promise<CliStep & { r: CliResult }> {
+async function timed(p: CliProject, what: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliStep & { r: CliResult }> {
   const rssFile = path.join(p.dir, `rss-${Date.now()}`);
-  const r = await p.withProgram(args, 1_800_000, ["/usr/bin/time", "-f", "%M", "-o", rssFile]);
+  const r = await p.withProgram(args, 1_800_000, ["/usr/bin/time", "-f", "%M", "-o", rssFile], env);
   const kb = fs.existsSync(rssFile) ? Number(fs.readFileSync(rssFile, "utf8").trim().split("\n").pop()) : NaN;
   const step = { what, ok: r.code === 0, ms: r.ms, peakRssMb: Number.isFinite(kb) ? Math.round(kb / 1024) : undefined, r };
   if (!step.ok) process.stderr.write(`[cli bench] ${what} failed (exit ${r.code}):\n${(r.stdout + r.stderr).slice(-3000)}\n`);
@@ -92,6 +93,8 @@ export async function cliFleetBench(sizes: number[], log: (s: string) => void): 
       push(await timed(p, "up --skip-preview (first apply)", ["up", "--yes", "--skip-preview", ...stack(p)]));
       push(await timed(p, "up, nothing changed (preview + update)", ["up", "--yes", ...stack(p)]));
       push(await timed(p, "preview, nothing changed", ["preview", ...stack(p)]));
+      // how much of an unchanged up is the engine writing its checkpoint at every step (PULUMI_SKIP_CHECKPOINTS)
+      push(await timed(p, "up, nothing changed, PULUMI_SKIP_CHECKPOINTS=true", ["up", "--yes", ...stack(p)], { PULUMI_SKIP_CHECKPOINTS: "true" }));
       const exported = Buffer.byteLength((await p.export()).text);
       push(await timed(p, "destroy --skip-preview", ["destroy", "--yes", "--skip-preview", ...stack(p)]));
       const empty = Buffer.byteLength((await p.export()).text);

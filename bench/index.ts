@@ -10,7 +10,9 @@
  *   BENCH_SCALE_HOSTS=1000     hosts in the program-scale benchmark
  *   BENCH_SCALE_REPEATS=5      program-scale repeats (child processes, alternating order)
  *   BENCH_PARTS=fleet,cost,scale,state   which parts to run (state: NetTuning + NicQueues on one lab host, root and sudo;
- *                              live: the live-read cost of previews at BENCH_HOSTS, bench/live.ts, not in the default)
+ *                              live: the live-read cost of previews at BENCH_HOSTS, bench/live.ts, not in the default;
+ *                              cli: fleets under the real pulumi CLI at BENCH_CLI_HOSTS (default 10,50), bench/cli.ts,
+ *                              not in the default; NT_COMMAND_PROVIDER selects the real command plugin)
  *   BENCH_ANSIBLE_TIMEOUT_S=900    hard bound on one ansible-playbook run
  *   BENCH_OUT=bench/results        output directory
  *   BENCH_HOST_CPU=cpuacct|cgroup2|ticks   force one host-CPU method (default: the best that works, bench/lib.ts)
@@ -28,6 +30,7 @@ import { attachCpuMeters, calibratePidReader, CPU_METHOD_TEXT, CpuMethod, detach
 import { report } from "./report";
 import { scaleBench, ScaleSample } from "./scale";
 import { liveBench } from "./live";
+import { cliFleetBench, renderCliFleet } from "./cli";
 
 function intList(name: string, def: string): number[] {
   const v = (process.env[name] ?? def).split(",").map((x) => x.trim()).filter(Boolean).map(Number);
@@ -150,6 +153,13 @@ async function main(): Promise<void> {
       results.scale = await scaleBench({ hosts: scaleHosts, repeats: scaleRepeats, timeoutMs: 600_000, log: say });
     }
     if (parts.has("live")) await liveBench({ sizes, outDir, log: say }); // writes live.json and live.md (issue #13)
+    if (parts.has("cli")) {
+      // fleets under the real pulumi CLI (issue #30): cli.json and cli.md; bench/results/real-cli.md discusses a run
+      const cliSizes = intList("BENCH_CLI_HOSTS", "10,50");
+      const r = await cliFleetBench(cliSizes, say);
+      fs.writeFileSync(path.join(outDir, "cli.json"), JSON.stringify({ at: new Date().toISOString(), machine: results.machine, results: r }, null, 2) + "\n");
+      fs.writeFileSync(path.join(outDir, "cli.md"), renderCliFleet(r));
+    }
   } finally {
     if (lab) await lab.stop().catch((e) => console.error(e));
     detachCpuMeters();

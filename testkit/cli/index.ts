@@ -195,9 +195,9 @@ export class CliProject {
    * Runs a `pulumi` command that runs the program (preview, up, refresh, destroy with a program), with the program
    * served by testkit/cli/langhost.js for the length of the command.
    */
-  async withProgram(args: string[], timeoutMs = 600_000, wrap: string[] = []): Promise<CliResult> {
+  async withProgram(args: string[], timeoutMs = 600_000, wrap: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
     const realHost = nodejsHost();
-    if (realHost) return this.spawnPulumi(args, undefined, timeoutMs, { PATH: `${path.dirname(realHost)}:${process.env.PATH ?? ""}` }, wrap);
+    if (realHost) return this.spawnPulumi(args, undefined, timeoutMs, { ...env, PATH: `${path.dirname(realHost)}:${process.env.PATH ?? ""}` }, wrap);
     const host = spawn(process.execPath, [path.join(__dirname, "langhost.js"), path.join(this.dir, "index.js")], {
       cwd: this.dir,
       env: { ...this.env(), NODE_PATH: "" },
@@ -219,7 +219,7 @@ export class CliProject {
         });
         host.on("exit", (c) => reject(new Error(`langhost exited ${c}: ${hostErr}`)));
       });
-      const r = await this.spawnPulumi([...args, `--client=127.0.0.1:${port}`], undefined, timeoutMs, {}, wrap);
+      const r = await this.spawnPulumi([...args, `--client=127.0.0.1:${port}`], undefined, timeoutMs, env, wrap);
       if (hostErr.trim()) r.stderr += `\n[langhost] ${hostErr}`;
       return r;
     } finally {
