@@ -116,3 +116,42 @@ export function inlineProgram(command: string[], host: LabHost, env: NodeJS.Proc
     });
   });
 }
+
+/**
+ * The lifecycle the Python and Go programs both run on `host` (`run(op)` runs one operation of the program): preview
+ * (the create, the settings as live → declared, one read-only session, nothing changed), up (the values, the outputs,
+ * a live read, the engine copy, the apply), an unchanged up (the live read only) and destroy (the originals, one
+ * restore session). `sysctls`: the declared values, as numbers.
+ */
+export async function otherLanguageLifecycle(
+  host: LabHost,
+  sysctls: Record<string, number>,
+  run: (op: string) => Promise<{ code: number; out: string; result: Record<string, unknown> }>,
+  sessionsOf: () => Promise<Record<string, number | undefined>>,
+): Promise<void> {
+  const keys = Object.keys(sysctls);
+  const declared = Object.fromEntries(Object.entries(sysctls).map(([k, v]) => [k, String(v)]));
+  const originals = await values(host, keys);
+
+  const pv = await run("preview");
+  expect([pv.code, pv.out.slice(-3000)]).toEqual([0, expect.any(String)]);
+  expect(pv.out).toContain("+ net-tuning:index:NetTuning: (create)");
+  for (const k of keys) if (originals[k] !== declared[k]) expect(pv.out).toContain(`${k}: ${originals[k]} → ${declared[k]}`);
+  expect(await values(host, keys)).toEqual(originals);
+  expect(await sessionsOf()).toEqual({ "live-read": 1 });
+
+  const up = await run("up");
+  expect([up.code, up.out.slice(-3000)]).toEqual([0, expect.any(String)]);
+  expect(await values(host, keys)).toEqual(declared);
+  expect(up.result.applied).toEqual(declared);
+  expect(up.result.previous).toEqual(originals);
+  expect(await sessionsOf()).toEqual({ "live-read": 1, sftp: 1, apply: 1 });
+
+  expect((await run("up")).code).toBe(0);
+  expect(await sessionsOf()).toEqual({ "live-read": 1 });
+
+  const d = await run("destroy");
+  expect([d.code, d.out.slice(-3000)]).toEqual([0, expect.any(String)]);
+  expect(await values(host, keys)).toEqual(originals);
+  expect(await sessionsOf()).toEqual({ restore: 1 });
+}

@@ -13,7 +13,7 @@ import * as path from "path";
 import { clearSessions, countKinds, logSessions, providerLabel, sessions, startComponentPlugin, toolchain } from "../../testkit/cli";
 import type { LabHost } from "../../testkit/lab";
 import { useLab } from "../../testkit/jest";
-import { inlineProgram, values } from "./fixtures";
+import { inlineProgram, otherLanguageLifecycle } from "./fixtures";
 
 jest.setTimeout(900_000);
 
@@ -51,33 +51,13 @@ const SYSCTLS = { "net.core.somaxconn": 8192, "net.ipv4.tcp_fin_timeout": 24 };
 test(`Go (Go SDK v3.248.0, Automation API inline program + ${providerLabel()}): preview, up, an unchanged up, destroy`, async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "nt-cli-go-"));
   const run = (op: string) => inlineProgram([bin], host, plugin!.env, dir, op, SYSCTLS);
-  const keys = Object.keys(SYSCTLS);
-  const originals = await values(host, keys);
-
+  // sessions since the last call (each step's own)
+  const sessionsOf = async () => {
+    const c = countKinds(await sessions(host));
+    await clearSessions(host);
+    return c;
+  };
   await clearSessions(host);
-  const pv = await run("preview");
-  expect([pv.code, pv.out.slice(-3000)]).toEqual([0, expect.any(String)]);
-  expect(pv.out).toContain("+ net-tuning:index:NetTuning: (create)");
-  expect(pv.out).toContain(`net.core.somaxconn: ${originals["net.core.somaxconn"]} → 8192`);
-  expect(await values(host, keys)).toEqual(originals);
-  expect(countKinds(await sessions(host))).toEqual({ "live-read": 1 });
-
-  await clearSessions(host);
-  const up = await run("up");
-  expect([up.code, up.out.slice(-3000)]).toEqual([0, expect.any(String)]);
-  expect(await values(host, keys)).toEqual({ "net.core.somaxconn": "8192", "net.ipv4.tcp_fin_timeout": "24" });
-  expect(up.result.applied).toEqual({ "net.core.somaxconn": "8192", "net.ipv4.tcp_fin_timeout": "24" });
-  expect(up.result.previous).toEqual(originals);
-  expect(countKinds(await sessions(host))).toEqual({ "live-read": 1, sftp: 1, apply: 1 });
-
-  await clearSessions(host);
-  expect((await run("up")).code).toBe(0);
-  expect(countKinds(await sessions(host))).toEqual({ "live-read": 1 });
-
-  await clearSessions(host);
-  const d = await run("destroy");
-  expect([d.code, d.out.slice(-3000)]).toEqual([0, expect.any(String)]);
-  expect(await values(host, keys)).toEqual(originals);
-  expect(countKinds(await sessions(host))).toEqual({ restore: 1 });
+  await otherLanguageLifecycle(host, SYSCTLS, run, sessionsOf);
   fs.rmSync(dir, { recursive: true, force: true });
 });

@@ -10,7 +10,7 @@ import * as path from "path";
 import { clearSessions, countKinds, logSessions, providerLabel, sessions, startComponentPlugin, toolchain } from "../../testkit/cli";
 import type { LabHost } from "../../testkit/lab";
 import { useLab } from "../../testkit/jest";
-import { inlineProgram, values } from "./fixtures";
+import { inlineProgram, otherLanguageLifecycle } from "./fixtures";
 
 jest.setTimeout(600_000);
 
@@ -31,34 +31,13 @@ const py = (dir: string, op: string) =>
 test(`Python (pulumi SDK from PyPI, Automation API inline program + ${providerLabel()}): preview, up, an unchanged up, destroy`, async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "nt-cli-py-"));
   fs.mkdirSync(path.join(dir, "state"));
-  const keys = Object.keys(SYSCTLS);
-  const originals = await values(host, keys);
-
+  // sessions since the last call (each step's own)
+  const sessionsOf = async () => {
+    const c = countKinds(await sessions(host));
+    await clearSessions(host);
+    return c;
+  };
   await clearSessions(host);
-  const pv = await py(dir, "preview");
-  expect([pv.code, pv.out.slice(-3000)]).toEqual([0, expect.any(String)]);
-  expect(pv.out).toContain("+ net-tuning:index:NetTuning: (create)");
-  expect(pv.out).toContain(`net.core.somaxconn: ${originals["net.core.somaxconn"]} → 8192`);
-  expect(await values(host, keys)).toEqual(originals);
-  expect(countKinds(await sessions(host))).toEqual({ "live-read": 1 });
-
-  await clearSessions(host);
-  const up = await py(dir, "up");
-  expect([up.code, up.out.slice(-3000)]).toEqual([0, expect.any(String)]);
-  expect(await values(host, keys)).toEqual({ "net.core.somaxconn": "8192", "net.ipv4.tcp_fin_timeout": "23" });
-  expect(up.result.applied).toEqual({ "net.core.somaxconn": "8192", "net.ipv4.tcp_fin_timeout": "23" });
-  expect(up.result.previous).toEqual(originals);
-  expect(countKinds(await sessions(host))).toEqual({ "live-read": 1, sftp: 1, apply: 1 });
-
-  await clearSessions(host);
-  const again = await py(dir, "up");
-  expect(again.code).toBe(0);
-  expect(countKinds(await sessions(host))).toEqual({ "live-read": 1 });
-
-  await clearSessions(host);
-  const d = await py(dir, "destroy");
-  expect([d.code, d.out.slice(-3000)]).toEqual([0, expect.any(String)]);
-  expect(await values(host, keys)).toEqual(originals);
-  expect(countKinds(await sessions(host))).toEqual({ restore: 1 });
+  await otherLanguageLifecycle(host, SYSCTLS, (op) => py(dir, op), sessionsOf);
   fs.rmSync(dir, { recursive: true, force: true });
 });
