@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { engine } from "../provider/host/engine";
 import { engineCommand, engineStdin, HostKind, restoreCommand, restoreStdin } from "../provider/host/programs";
-import { Delivery, engineDelivery, MOVE_KEYS_OWN, MOVE_KEYS_SHARED } from "./delivery";
+import { engineDelivery, MOVE_KEYS } from "./delivery";
 import { ConnectionInput, registeredConnection, RemoteCommand } from "./remote";
 import { isPlain } from "./plain";
 import { Owner, ownerOf } from "../provider/owner";
@@ -16,15 +16,15 @@ export function ownerFor(name: string): Owner {
 }
 
 /**
- * A change of the address (host, port, user, proxy) replaces both children (what replaces them: MOVE_KEYS_SHARED and
- * MOVE_KEYS_OWN in delivery.ts), create-before-delete: the new `-apply`
+ * A change of the address (host, port, user, proxy) replaces both children (a change of `connection`: MOVE_KEYS in
+ * delivery.ts, where a new key's replacement is explained too), create-before-delete: the new `-apply`
  * runs first (after the engine delivery of the new address; its create starts a new generation on the machine it
  * reaches), then the old `-restore` runs its stored delete, which does nothing on a machine a newer generation took
  * over and restores a machine that is really another one. No deleteBeforeReplace (see ARCHITECTURE.md, "Moves").
  */
-export { MOVE_KEYS_OWN, MOVE_KEYS_SHARED };
-function childOptions(parent: pulumi.Resource, delivery: Delivery, extra?: pulumi.CustomResourceOptions): pulumi.CustomResourceOptions {
-  return { parent, replaceOnChanges: delivery.shared ? MOVE_KEYS_SHARED : MOVE_KEYS_OWN, ...extra };
+export { MOVE_KEYS };
+function childOptions(parent: pulumi.Resource, extra?: pulumi.CustomResourceOptions): pulumi.CustomResourceOptions {
+  return { parent, replaceOnChanges: MOVE_KEYS, ...extra };
 }
 
 /**
@@ -152,7 +152,7 @@ export function applyAndRestore(
         addPreviousOutputInEnv: false,
         logging: "stderr",
       },
-      childOptions(parent, delivery, { dependsOn: [delivery.resource], ...(ignoreUpdate ? { ignoreChanges: ["update"] } : {}) }),
+      childOptions(parent, { dependsOn: [delivery.resource], ...(ignoreUpdate ? { ignoreChanges: ["update"] } : {}) }),
     );
   // One Output for the report (parsed, completed from the plan, its warnings logged): fewer Output chains per
   // resource show at 1,000 hosts. Completed from the plan of the run that printed it (the child's stdin output, which
@@ -182,7 +182,7 @@ export function applyAndRestore(
       // (no addPreviousOutputInEnv: a command with only a delete has no previous output to add)
       logging: "stderr",
     },
-    childOptions(parent, delivery, { dependsOn: [apply] }),
+    childOptions(parent, { dependsOn: [apply] }),
   );
   return report;
 }

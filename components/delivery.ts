@@ -7,7 +7,7 @@
  * Shared only when the address (host, port, user, proxy) is a plain value at registration: a connection built from
  * another resource's Output (a server created in the same program) is unknown during the first preview, and a
  * resource registered later would be missing from that preview. Such a resource gets a delivery of its own, named
- * after its owner id, whose `replaceOnChanges` (MOVE_KEYS_OWN) makes a move copy again.
+ * after its owner id, whose `replaceOnChanges` (MOVE_KEYS) makes a move copy again.
  *
  * The delivery has no parent (it belongs to no single resource): its URN depends only on the stack and the address,
  * so which resource registers it first, or removing one of them, never replaces it. Its token also names the staged
@@ -30,18 +30,16 @@ export interface Delivery {
 }
 
 /**
- * What makes a move replace a resource (a new address is a new machine, as far as Pulumi knows). pulumi-command's
- * schema declares `connection` secret, and the engine diffs a secret as one value: a replaceOnChanges path inside it
- * (`connection.host`) matches nothing, so it was an in-place update under the real engine, and the old machine's
- * restore never ran (tests/cli/harness.test.ts, pulumi v3.248.0 with pulumi-resource-command v1.2.1). So:
- * - a child of a plain connection replaces on a change of its command text (`create` of the -apply child, `delete` of
- *   the -restore child), which names the stack's delivery of its address (sharedToken: a hash of host, port, user and
- *   proxy): a move changes it, a new key or password does not (that stays an update, whose commands run with it);
- * - a child of a connection given as an Output (its delivery is its own, named after the resource) and such a
- *   delivery replace on any change of `connection`, the only key the engine sees change.
+ * What makes a move replace a resource (a new address is a new machine, as far as Pulumi knows): a change of its
+ * `connection`. pulumi-command's schema declares `connection` secret, and the engine diffs a secret as one value: a
+ * replaceOnChanges path inside it (`connection.host`, what 0.3.0 set) matches nothing, so under the real engine a move
+ * was an in-place update and the old machine's restore never ran (tests/cli/harness.test.ts, pulumi v3.248.0 with
+ * pulumi-resource-command v1.2.1). The whole key does match. A new key or password replaces too: the old -restore then
+ * runs its stored delete with the old credentials (on the same machine it changes nothing, a newer generation took
+ * the machine over), so the old credentials must still log in during that `up` (docs: rotate keys by adding the new
+ * one first). An upgrade from 0.2.0 or 0.3.0 changes no connection: it replaces nothing.
  */
-export const MOVE_KEYS_SHARED = ["create", "delete"];
-export const MOVE_KEYS_OWN = ["connection"];
+export const MOVE_KEYS = ["connection"];
 
 /**
  * The stack's deliveries by address key: one map per program run (its stack resource). Constructed by the component
@@ -132,7 +130,7 @@ export function engineDelivery(
     deliveryName(token),
     { connection: registered, source: new pulumi.asset.FileAsset(enginePath(engine())), remotePath },
     // the name of a shared delivery changes with the address; a resource's own keeps its name, so a move replaces it
-    { ...(shared ? {} : { replaceOnChanges: MOVE_KEYS_OWN }), ...(provider ? { provider } : {}) },
+    { ...(shared ? {} : { replaceOnChanges: MOVE_KEYS }), ...(provider ? { provider } : {}) },
   );
   const d: Delivery = { resource, token, shared };
   if (id !== undefined) map.set(id, d);

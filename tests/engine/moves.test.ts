@@ -1,5 +1,5 @@
 /**
- * Moves through the component wiring (common.ts): both children have replaceOnChanges on their command text, which names the address's delivery
+ * Moves through the component wiring (common.ts): both children have replaceOnChanges on their connection
  * and no deleteBeforeReplace, so a move replaces them create-before-delete, in the engine's order (step_generator:
  * replaced olds are deleted at the end, in reverse dependency order): the engine delivery of the new address (a
  * stack-level resource named after it: created) and the new apply (apply-create) on the new machine first, then the
@@ -7,7 +7,7 @@
  * runs nothing). (Same-machine moves need the generation check of the safety work: tests/safety.)
  */
 import { NetTuning } from "../../components/netTuning";
-import { MOVE_KEYS_SHARED } from "../../components/common";
+import { MOVE_KEYS } from "../../components/common";
 import { capture, COMMAND_TYPE, COPY_TYPE, Stack } from "../../testkit/harness";
 import { Lab, LabHost, startLab } from "../../testkit/lab";
 import { ok, sysctl } from "../../testkit/host";
@@ -24,17 +24,17 @@ const prog = (h: LabHost) => () => {
   new NetTuning("web", { connection: h.connection("root"), sysctls: { [K]: 8300 } });
 };
 
-test("every child: replaceOnChanges on its command text (which names the address's delivery), no deleteBeforeReplace; the delivery is named after the address", async () => {
+test("every child: replaceOnChanges on its connection, no deleteBeforeReplace; the delivery is named after the address", async () => {
   const c = await capture(prog(lab.hosts[0]));
   const kids = c.resources.filter((r) => r.type === COMMAND_TYPE);
   expect(kids.map((r) => r.name).sort()).toEqual(["web-apply", "web-restore"]);
   for (const r of kids) {
-    expect(r.options.replaceOnChanges.filter((p) => !p.startsWith("triggers"))).toEqual(MOVE_KEYS_SHARED);
+    expect(r.options.replaceOnChanges.filter((p) => !p.startsWith("triggers"))).toEqual(MOVE_KEYS);
     expect(r.options.deleteBeforeReplace).toBe(false);
   }
   // not connection.host/port/user/proxy: the engine diffs the secret `connection` as one value, so those paths never
-  // matched under the real CLI (tests/cli/harness.test.ts); the command text changes with the address
-  expect(MOVE_KEYS_SHARED).toEqual(["create", "delete"]);
+  // matched under the real CLI (tests/cli/harness.test.ts)
+  expect(MOVE_KEYS).toEqual(["connection"]);
   const copies = c.resources.filter((r) => r.type === COPY_TYPE);
   expect(copies.map((r) => r.name)).toEqual([expect.stringMatching(new RegExp(`^net-tuning-engine-${lab.hosts[0].address.replace(/\./g, "\\.")}-[0-9a-f]{8}$`))]);
   // another address is another delivery (name): nothing to replace

@@ -9,7 +9,7 @@ import * as pulumi from "@pulumi/pulumi";
 import * as command from "@pulumi/command";
 import { capture, registrationsByName } from "../../testkit/harness";
 import { registeredConnection, RemoteCommand, RemoteCopy } from "../../components/remote";
-import { MOVE_KEYS_SHARED } from "../../components/delivery";
+import { MOVE_KEYS } from "../../components/delivery";
 
 const KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nSECRETKEY\n";
 type Conn = pulumi.Input<command.types.input.remote.ConnectionArgs>;
@@ -31,15 +31,15 @@ function program(lean: boolean, conn: () => Conn) {
     const c = conn();
     const registered = lean ? registeredConnection(c) : undefined;
     const source = new pulumi.asset.FileAsset(__filename);
-    const copyOpts: pulumi.CustomResourceOptions = { replaceOnChanges: MOVE_KEYS_SHARED };
+    const copyOpts: pulumi.CustomResourceOptions = { replaceOnChanges: MOVE_KEYS };
     const copy = lean
       ? new RemoteCopy("net-tuning-engine-x", { connection: registered!, source, remotePath: "/var/lib/pulumi-net-tuning/incoming/engine.x.sh" }, copyOpts)
       : new command.remote.CopyToRemote("net-tuning-engine-x", { connection: c, source, remotePath: "/var/lib/pulumi-net-tuning/incoming/engine.x.sh" }, copyOpts);
     const applyArgs = { create: "run create", update: "run update", stdin: "@engine 1 abc\nplan\n", addPreviousOutputInEnv: false, logging: "stderr" as const };
-    const applyOpts: pulumi.CustomResourceOptions = { parent, replaceOnChanges: MOVE_KEYS_SHARED, dependsOn: [copy], ignoreChanges: ["update"] };
+    const applyOpts: pulumi.CustomResourceOptions = { parent, replaceOnChanges: MOVE_KEYS, dependsOn: [copy], ignoreChanges: ["update"] };
     const apply = lean ? new RemoteCommand("t-apply", { connection: registered!, ...applyArgs }, applyOpts) : new command.remote.Command("t-apply", { connection: c, ...applyArgs }, applyOpts);
     const restoreArgs = { delete: "run restore", stdin: apply.stdout.apply((o) => `restore after ${o}\n`), logging: "stderr" as const };
-    const restoreOpts: pulumi.CustomResourceOptions = { parent, replaceOnChanges: MOVE_KEYS_SHARED, dependsOn: [apply] };
+    const restoreOpts: pulumi.CustomResourceOptions = { parent, replaceOnChanges: MOVE_KEYS, dependsOn: [apply] };
     if (lean) new RemoteCommand("t-restore", { connection: registered!, ...restoreArgs }, restoreOpts);
     else new command.remote.Command("t-restore", { connection: c, ...restoreArgs }, restoreOpts);
   };
