@@ -27,7 +27,7 @@ module.exports = {
     {
       // The real pulumi CLI (scripts/pulumi-toolchain.sh) against lab hosts: testkit/cli.
       displayName: "cli",
-      globalSetup: "<rootDir>/testkit/lab/globalSetup.ts",
+      globalSetup: "<rootDir>/testkit/cli/globalSetup.ts",
       testMatch: ["<rootDir>/tests/cli/**/*.test.ts"],
       transform: { "^.+\\.ts$": tsJest },
       testEnvironment: "node",

@@ -39,8 +39,11 @@ function goProgram(): string {
 let host: LabHost;
 let bin = "";
 let plugin: Awaited<ReturnType<typeof startComponentPlugin>> | undefined;
-useLab("cligo", 1, async (hs) => {
+// the build first, with a timeout of its own (a cold Go build cache takes minutes; useLab's set-up allows 120 s)
+beforeAll(() => {
   bin = goProgram();
+}, 1_200_000);
+useLab("cligo", 1, async (hs) => {
   host = hs[0];
   await logSessions(host);
   plugin = await startComponentPlugin();
