@@ -15,6 +15,7 @@
  */
 import { createHash } from "crypto";
 import * as pulumi from "@pulumi/pulumi";
+import { deploymentKey } from "./deployment";
 import { isPlain } from "./plain";
 import { RegisteredConnection, RemoteCopy } from "./remote";
 import { engine, enginePath } from "../provider/host/engine";
@@ -43,18 +44,16 @@ export const MOVE_KEYS = ["connection"];
 
 /**
  * The stack's deliveries by address key: one map per program run (its stack resource). Constructed by the component
- * provider host for another language, there is no stack resource, and one plugin process may serve several
- * deployments (the preview and the update of one `pulumi up`, or every command when the engine attaches to a running
- * provider): the map is then the deployment's, named by its resource monitor's address (each deployment has its own
- * monitor) and the dry-run flag. A map kept for the whole process instead left the update without the delivery the
- * preview had registered: the apply then found no engine on the host (found under the real CLI, tests/cli/yaml.test.ts).
+ * provider host for another language, there is no stack resource: the map is then the deployment's (deployment.ts).
+ * A map kept for the whole plugin process instead left the update of a `pulumi up` without the delivery its preview
+ * had registered: the apply then found no engine on the host (found under the real CLI, tests/cli/yaml.test.ts).
  */
 const perStack = new WeakMap<object, Map<string, Delivery>>();
 const perDeployment = new Map<string, Map<string, Delivery>>();
 function deliveries(): Map<string, Delivery> {
   const stack = pulumi.runtime.getStackResource();
   if (!stack) {
-    const id = JSON.stringify([monitorAddress(), pulumi.runtime.isDryRun(), pulumi.getProject(), pulumi.getStack()]);
+    const id = deploymentKey();
     let d = perDeployment.get(id);
     if (!d) perDeployment.set(id, (d = new Map()));
     return d;
@@ -62,20 +61,6 @@ function deliveries(): Map<string, Delivery> {
   let d = perStack.get(stack);
   if (!d) perStack.set(stack, (d = new Map()));
   return d;
-}
-
-/** The resource monitor's address of the current deployment (set by the SDK for each Construct call), or "". */
-function monitorAddress(): string {
-  // The SDK keeps it in its async-local settings (runtime/state getStore().settings.options.monitorAddr); it has no
-  // public getter. Without it every construct of the process shares one map, as before.
-  try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const state = require("@pulumi/pulumi/runtime/state") as { getStore(): { settings?: { options?: { monitorAddr?: unknown } } } };
-    const a = state.getStore().settings?.options?.monitorAddr;
-    return typeof a === "string" ? a : "";
-  } catch {
-    return "";
-  }
 }
 
 /**

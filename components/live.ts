@@ -10,6 +10,7 @@ import {
   compareLive, DriftItem, driftOf, LIVE_READ_COMMAND, NO_TOKEN, LiveKind, LiveRequest, LiveSection, parseLiveRead, renderLive, renderLiveRead, repairToken,
 } from "../provider/live/read";
 import type { ConnectionInput } from "./common";
+import { deploymentKey } from "./deployment";
 import { inputError } from "./validation";
 
 /** The environment variable that turns live previews off (`0`, `false`, `off`, `no`) or on (`1`) for a whole run. */
@@ -40,7 +41,7 @@ export interface LiveOutcome {
 }
 
 // eslint-disable-next-line @typescript-eslint/no-var-requires
-const settingsMod = require("@pulumi/pulumi/runtime/settings") as { getMonitor(): unknown; getProject(): string; getStack(): string; isDryRun(): boolean };
+const settingsMod = require("@pulumi/pulumi/runtime/settings") as { getMonitor(): unknown };
 // eslint-disable-next-line @typescript-eslint/no-var-requires
 const mocksMod = require("@pulumi/pulumi/runtime/mocks") as { MockMonitor: new (...a: never[]) => unknown };
 
@@ -70,20 +71,13 @@ interface Batch {
 }
 
 /**
- * Reads per program run, keyed by the process-level identity of the run: project, stack and dry-run flag (a `pulumi
+ * Reads per program run, keyed by the deployment (deployment.ts: monitor address, project, stack, dry-run flag; a `pulumi
  * up` runs the program twice, preview then update, each its own read). Not the SDK's runtime store: under the
  * multi-language component provider each construct call gets a store of its own, so resources of one host in
  * different constructs would not share the host's read. A batch leaves its list when its read starts (it is never
  * joined after that), so nothing accumulates over runs in one process (the test harness).
  */
 const runs = new Map<string, Map<string, Batch[]>>();
-function runKey(): string {
-  try {
-    return JSON.stringify([settingsMod.getProject(), settingsMod.getStack(), settingsMod.isDryRun()]);
-  } catch {
-    return "";
-  }
-}
 /** How long the first resource of a host waits for the others of the same host to join its read. */
 const GATHER_MS = 50;
 /** Counters for tests and the bench, per process: reads started, and each finished read (endpoint, ms, ok, stdin bytes, TCP bytes sent). */
@@ -99,7 +93,7 @@ export function endpointLabel(c: ReadConnection): string {
 
 /** Joins the host's pending read of this program run (one session per host), or starts one. */
 function requestRead(conn: ReadConnection, req: LiveRequest): Promise<Answer> {
-  const run = runKey();
+  const run = deploymentKey();
   let hosts = runs.get(run);
   if (!hosts) runs.set(run, (hosts = new Map()));
   const key = endpointKey(conn);

@@ -85,10 +85,7 @@ const provider: Provider = {
   async check(_urn, _olds, news) {
     return { inputs: news };
   },
-  async diff(_id, _urn, olds, news) {
-    const changed = changedKeys(olds, news);
-    return { changes: changed.length > 0, replaces: changed.filter((k) => k === "triggers") };
-  },
+  // no diff here: diffHandler below answers the gRPC Diff itself (with the changed keys)
   async create(urn, inputs) {
     const id = `${urn.split("::").pop()}-${Math.random().toString(16).slice(2, 10)}`;
     if (typeOf(urn) === COPY) {
