@@ -3,7 +3,7 @@
 # Used by `npm test` / `npm run demo` (pretest / predemo) and by .ci/run. Needs root and apt-get for an install.
 set -u
 PKGS="openssh-server openssh-client ethtool iproute2 procps sudo shellcheck kmod util-linux passwd diffutils systemd busybox zsh"
-PKGS="$PKGS debootstrap qemu-system-x86 qemu-utils e2fsprogs"
+PKGS="$PKGS debootstrap qemu-system-x86 qemu-utils e2fsprogs chromium"
 missing=""
 for p in $PKGS; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
