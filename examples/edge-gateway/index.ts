@@ -12,7 +12,7 @@
 //   pulumi preview --diff
 //   pulumi up
 import * as pulumi from "@pulumi/pulumi";
-import { longFatFlows, NetTuning, NicQueues } from "../../index";
+import { longFatFlows, NetTuning, NicQueues } from "net-tuning";
 
 const config = new pulumi.Config();
 const user = config.get("user") ?? "root";

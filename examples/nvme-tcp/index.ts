@@ -13,7 +13,7 @@
 //   pulumi config set bandwidth 25Gbit && pulumi config set rtt 200us   # optional: BDP-sized tcp_wmem max
 //   pulumi preview --diff && pulumi up
 import * as pulumi from "@pulumi/pulumi";
-import { NetTuning, NicQueues, nvmeTcpLatency, nvmeTcpThroughput, SysctlProfile } from "../../index";
+import { NetTuning, NicQueues, nvmeTcpLatency, nvmeTcpThroughput, SysctlProfile } from "net-tuning";
 
 const config = new pulumi.Config();
 const port = config.getNumber("port") ?? 22;

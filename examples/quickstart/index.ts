@@ -3,7 +3,7 @@
 //   pulumi preview --diff   # shows the exact sysctl.d file that will be written
 //   pulumi up               # applies all-or-nothing;  pulumi destroy  # restores the previous values
 import * as pulumi from "@pulumi/pulumi";
-import { NetTuning } from "../../index";
+import { NetTuning } from "net-tuning";
 
 const config = new pulumi.Config();
 const connection = {

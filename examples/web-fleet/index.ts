@@ -13,7 +13,7 @@
 //   pulumi config set memory 64GB            # optional: scales tcp_mem to the servers' memory
 //   pulumi preview --diff && pulumi up
 import * as pulumi from "@pulumi/pulumi";
-import { CATALOGUE, NetTuning, webServer } from "../../index";
+import { CATALOGUE, NetTuning, webServer } from "net-tuning";
 
 const config = new pulumi.Config();
 

@@ -7,7 +7,12 @@
  * a program many times (preview, up, second up). Why not `jest.isolateModules`: it would load a second
  * `@pulumi/pulumi`, which the harness forbids. So the example is transpiled with TypeScript's `transpileModule`
  * and evaluated with a `require` that resolves relative imports from the example's directory and shares every
- * other module (the package root, `@pulumi/pulumi`) with the caller.
+ * other module (`@pulumi/pulumi`, `@pulumi/command`) with the caller.
+ *
+ * The examples import the package by name (`from "net-tuning"`), as a copied project does after `npm install`; here
+ * that name is this checkout's own index.ts (no build, one `@pulumi/pulumi`), in every runner that evaluates them
+ * (jest's unit, lab and vm projects, and `npm run demo` under ts-node). tests/cli/examples.test.ts runs the same
+ * files as projects with the package installed from its `npm pack` tarball.
  */
 import * as fs from "fs";
 import * as path from "path";
@@ -15,6 +20,9 @@ import * as ts from "typescript";
 import type { PulumiProgram } from "../../testkit/harness";
 
 export const EXAMPLES_DIR = path.resolve(__dirname, "../../examples");
+/** The package's name (package.json) and, for the examples evaluated here, what it resolves to. */
+export const PACKAGE_NAME = "net-tuning";
+const PACKAGE_ROOT = path.resolve(__dirname, "../../index");
 
 const compiled = new Map<string, string>();
 
@@ -39,7 +47,8 @@ export function exampleProgram(name: string): PulumiProgram {
   return async () => {
     const js = compile(file);
     const mod: { exports: Record<string, unknown> } = { exports: {} };
-    const req = (id: string): unknown => require(id.startsWith(".") ? path.resolve(dir, id) : id);
+    const req = (id: string): unknown =>
+      require(id === PACKAGE_NAME ? PACKAGE_ROOT : id.startsWith(".") ? path.resolve(dir, id) : id);
     // eslint-disable-next-line @typescript-eslint/no-implied-eval
     const fn = new Function("exports", "require", "module", "__filename", "__dirname", js) as (
       e: unknown, r: unknown, m: unknown, f: string, d: string) => void;
