@@ -1,10 +1,14 @@
 #!/usr/bin/env node
 /**
+ * `net-tuning audit` / `show` / `diff` (issue #33, provider/audit/cli.ts): a read-only fleet report; exit codes 0
+ * fine, 1 findings at or above --fail-on, 2 usage error, 3 hosts unreachable.
+ *
  * `net-tuning plan`: prints the sysctl.d file, NicQueues settings, rationale and warnings of a sizing
  * profile, without touching any host. Exit codes: 0 plan printed, 1 plan refused (memory guard error,
  * conflicting profiles), 2 usage error (unknown option, missing or invalid value).
  */
 import { InputError } from "../provider/errors";
+import { AUDIT_USAGE, runAuditCommand } from "../provider/audit/cli";
 import { PACKAGE_NAME, PACKAGE_VERSION } from "../provider/version";
 import { validateSysctls } from "../provider/sysctl/validate";
 import { planWarnings } from "../provider/sysctl/plan";
@@ -34,9 +38,11 @@ import {
 /** Where {@link main} writes: `process` itself, or buffers in tests. */
 export interface CliIo {
   /** Receives the plan, `--help` and `--version` output. */
-  stdout: { write(text: string): unknown };
-  /** Receives usage errors and refusals. */
-  stderr: { write(text: string): unknown };
+  stdout: { write(text: string): unknown; isTTY?: boolean };
+  /** Receives usage errors and refusals (and the audit's progress on a TTY). */
+  stderr: { write(text: string): unknown; isTTY?: boolean };
+  /** stdin text, for `--stack -`. */
+  readStdin?: () => string;
 }
 
 /** Inputs a profile builder receives from the command line. */
@@ -60,6 +66,7 @@ const NICS: Record<string, () => NicPreset> = { throughput, lowLatency };
 
 /** The text printed by `--help`. */
 export const USAGE = `Usage: net-tuning plan --profile NAME [options]
+       net-tuning audit|show|diff ...   (read-only host report: net-tuning audit --help)
        net-tuning --help | --version
 
 Prints the sysctl.d file, NicQueues settings, rationale and warnings of a tuning profile
@@ -244,7 +251,15 @@ function renderText(profile: SysctlProfile): string {
  * @param argv the arguments after the program name, e.g. `["plan", "--profile", "webServer"]`.
  * @returns the exit code: 0 plan printed (or help/version), 1 plan refused, 2 usage error.
  */
-export function main(argv: string[], io: CliIo): number {
+export function main(argv: string[], io: CliIo): number | Promise<number> {
+  const [first, ...after] = argv;
+  if (first === "audit" || first === "show" || first === "diff") {
+    if (after.includes("--help") || after.includes("-h")) {
+      io.stdout.write(AUDIT_USAGE);
+      return 0;
+    }
+    return runAuditCommand(first, after, io);
+  }
   if (argv.includes("--help") || argv.includes("-h")) {
     io.stdout.write(USAGE);
     return 0;
@@ -255,8 +270,8 @@ export function main(argv: string[], io: CliIo): number {
   }
   try {
     const [command, ...rest] = argv;
-    if (command === undefined) throw new UsageError("missing command: plan");
-    if (command !== "plan") throw new UsageError(`unknown command ${JSON.stringify(command)}: use plan`);
+    if (command === undefined) throw new UsageError("missing command: plan, audit, show or diff");
+    if (command !== "plan") throw new UsageError(`unknown command ${JSON.stringify(command)}: use plan, audit, show or diff`);
     const parsed = parsePlanArgs(rest);
     const { profile, guard } = plan(parsed);
     if (guard?.level === "error" && parsed.guard === "error") {
@@ -285,5 +300,9 @@ export function main(argv: string[], io: CliIo): number {
 }
 
 if (require.main === module) {
-  process.exitCode = main(process.argv.slice(2), process);
+  const io: CliIo = { stdout: process.stdout, stderr: process.stderr, readStdin: () => require("fs").readFileSync(0, "utf8") };
+  Promise.resolve(main(process.argv.slice(2), io)).then(
+    (code) => { process.exitCode = code; },
+    (e: unknown) => { process.stderr.write(`net-tuning: ${(e as Error).stack ?? String(e)}\n`); process.exitCode = 70; },
+  );
 }

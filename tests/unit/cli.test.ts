@@ -5,6 +5,7 @@
 import { spawnSync } from "child_process";
 import * as path from "path";
 import { USAGE, main } from "../../bin/net-tuning";
+import { AUDIT_USAGE } from "../../provider/audit/cli";
 import { PACKAGE_VERSION } from "../../provider/version";
 import { SysctlProfile, longFatFlows, lowLatency, renderSysctlFile, webServer } from "../../provider/sizing";
 
@@ -15,6 +16,7 @@ function run(...argv: string[]): { code: number; stdout: string; stderr: string 
     stdout: { write: (t: string) => (stdout += t) },
     stderr: { write: (t: string) => (stderr += t) },
   });
+  if (typeof code !== "number") throw new Error(`${argv[0]} answered asynchronously: use runAsync`);
   return { code, stdout, stderr };
 }
 
@@ -139,8 +141,8 @@ describe("net-tuning plan", () => {
   });
 
   it.each([
-    [[], "missing command: plan"],
-    [["apply"], 'unknown command "apply": use plan'],
+    [[], "missing command: plan, audit, show or diff"],
+    [["apply"], 'unknown command "apply": use plan, audit, show or diff'],
     [["plan"], "--profile is required"],
     [["plan", "--profile", "webServer", "--foo"], "unknown option --foo"],
     [["plan", "--profile", "webServer", "-x"], "unknown option -x"],
@@ -188,4 +190,55 @@ describe("net-tuning plan", () => {
     expect(bad.status).toBe(2);
     expect(bad.stderr).toBe("net-tuning: unknown option --bogus\nRun 'net-tuning --help' for usage.\n");
   }, 90000);
+});
+
+async function runAsync(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = "";
+  let stderr = "";
+  const code = await main(argv, { stdout: { write: (t: string) => (stdout += t) }, stderr: { write: (t: string) => (stderr += t) } });
+  return { code, stdout, stderr };
+}
+
+describe("net-tuning audit / show / diff: usage (no host is contacted)", () => {
+  it("audit --help prints the audit usage, exit 0", async () => {
+    const r = await runAsync("audit", "--help");
+    expect(r).toEqual({ code: 0, stdout: AUDIT_USAGE, stderr: "" });
+    expect(AUDIT_USAGE).toContain("Exit codes: 0 fine, 1 findings at or above --fail-on (diff: a difference), 2 usage error, 3 hosts unreachable.");
+  });
+
+  it.each([
+    [["audit"], "no host given: use --host, --inventory or --stack"],
+    [["audit", "--host", "root@10.0.0.1", "--bogus"], "unknown option --bogus"],
+    [["audit", "--host"], "--host needs a value"],
+    [["audit", "--host", "root@10.0.0.1", "--fail-on", "info"], '--fail-on "info": use warning or error'],
+    [["audit", "--host", "root@10.0.0.1", "--parallel", "0"], '--parallel "0": use a positive integer'],
+    [["audit", "--host", "root@10.0.0.1", "--bandwidth", "10Gbit"], "--bandwidth and --rtt go together"],
+    [["audit", "--host", "root@10.0.0.1", "--json", "--markdown"], "--json and --markdown exclude each other"],
+    [["audit", "--host", "root@bad host"], 'host "root@bad host": use user@address[:port]'],
+    [["audit", "--host", "root@10.0.0.1:70000"], 'host "root@10.0.0.1:70000": port 70000 is out of range'],
+    [["audit", "--inventory", "/nonexistent/inventory"], "--inventory /nonexistent/inventory: ENOENT"],
+    [["show"], "show takes exactly one --host"],
+    [["show", "--host", "a@b", "--host", "c@d"], "show takes exactly one --host"],
+    [["diff", "--host", "a@b"], "diff needs --stack FILE|-"],
+  ])("%j → exit 2: %s", async (argv, message) => {
+    const r = await runAsync(...argv);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toBe(`net-tuning: ${message}\nRun 'net-tuning ${argv[0]} --help' for usage.\n`);
+  });
+
+  it("--stack of an export without endpoint outputs or secrets names what it needs, exit 2", async () => {
+    const fs = await import("fs");
+    const os = await import("os");
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "nt-audit-")), "stack.json");
+    const secret = { "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", ciphertext: "v1:abc" };
+    fs.writeFileSync(file, JSON.stringify({ version: 3, deployment: { resources: [
+      { urn: "urn:pulumi:dev::p::net-tuning:index:NetTuning::web", type: "net-tuning:index:NetTuning", outputs: {} },
+      { urn: "urn:pulumi:dev::p::net-tuning:index:NetTuning$command:remote:Command::web-apply", type: "command:remote:Command", parent: "urn:pulumi:dev::p::net-tuning:index:NetTuning::web", inputs: { connection: secret, stdin: "x" } },
+    ] } }));
+    const r = await runAsync("audit", "--stack", file);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('NetTuning "web": the export names no host (no endpoint output, connection is secret): export with `pulumi stack export --show-secrets`');
+    expect(r.stderr).toContain("net-tuning: no host to audit");
+  });
 });
