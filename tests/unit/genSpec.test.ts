@@ -1,13 +1,13 @@
 /**
  * The files derived from the NIC spec (provider/nic/spec.ts) are what `npm run gen` writes: the args interfaces, the
- * plain value types, the host's name lists and the README table. A spec change without `npm run gen` fails here.
+ * plain value types, the host's name lists and the NicQueues argument table of docs/reference.md. A spec change without `npm run gen` fails here.
  * Also: what the generated files hold agrees with the spec and the schema (every setting, its range, its host name).
  */
 import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { drift, generated, README_BEGIN, README_END } from "../../scripts/gen-spec";
+import { drift, generated, NIC_ARGS_BEGIN, NIC_ARGS_END, NIC_ARGS_FILE } from "../../scripts/gen-spec";
 import { nicSettingsSchema } from "../../provider/nic/schema";
 import { FEATURE_SHORT_NAMES, HOST_PREFIX, NIC_GROUPS, NIC_SETTINGS, settingsOf } from "../../provider/nic/spec";
 
@@ -111,8 +111,15 @@ test("nic.sh types no feature long name: the boot script's ethtool -K short name
   ]);
 });
 
-test("the README table sits between its markers and names every setting", () => {
-  const readme = fs.readFileSync(path.join(REPO, "README.md"), "utf8");
-  const table = readme.slice(readme.indexOf(README_BEGIN), readme.indexOf(README_END));
+test("the reference's NicQueues table sits between its markers and names every setting; the README has no copy", () => {
+  expect(NIC_ARGS_FILE).toBe("docs/reference.md");
+  const page = fs.readFileSync(path.join(REPO, NIC_ARGS_FILE), "utf8");
+  const a = page.indexOf(NIC_ARGS_BEGIN);
+  const b = page.indexOf(NIC_ARGS_END);
+  expect([a >= 0, b > a]).toEqual([true, true]);
+  const table = page.slice(a, b);
   for (const s of NIC_SETTINGS) expect(table).toContain(`\`${s.arg}`);
+  expect(Object.keys(generated())).toContain(NIC_ARGS_FILE);
+  expect(Object.keys(generated())).not.toContain("README.md");
+  expect(fs.readFileSync(path.join(REPO, "README.md"), "utf8")).not.toContain(NIC_ARGS_BEGIN);
 });
