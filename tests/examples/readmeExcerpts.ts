@@ -1,10 +1,11 @@
 /**
- * The `pulumi preview --diff` excerpts of README.md, produced from the real rendered inputs:
+ * The `pulumi preview --diff` excerpts of docs/operations.md ("Previews in pull-request review"), produced from the
+ * real rendered inputs:
  * the quickstart program evaluated under mocks (testkit/harness `capture`), then a second version of it.
  *
  *   npx ts-node --transpile-only -P tsconfig.dev.json tests/examples/readmeExcerpts.ts   # prints the markdown blocks
  *
- * tests/examples/examples.test.ts checks that the draft contains exactly these blocks, so the README cannot drift
+ * tests/examples/examples.test.ts checks that the page contains exactly these blocks, so the docs cannot drift
  * from what the components render.
  */
 import * as pulumi from "@pulumi/pulumi";
@@ -38,8 +39,11 @@ async function applyStdin(program: PulumiProgram): Promise<string> {
   if (c.error) throw c.error;
   const apply = c.resources.find((r) => r.name === "quickstart-apply");
   if (!apply) throw new Error("quickstart-apply not registered");
-  // the engine's hash changes with every engine change: the README shows a placeholder for it
-  return String(apply.inputs.stdin).replace(/^@engine (\S+) [0-9a-f]{64}$/m, "@engine $1 <sha256 of the engine file>");
+  // the engine's hash changes with every engine change: the page shows a placeholder for it
+  // and the end line's sum changes with every plan: a placeholder too
+  return String(apply.inputs.stdin)
+    .replace(/^@engine (\S+) [0-9a-f]{64}$/m, "@engine $1 <sha256 of the engine file>")
+    .replace(/^@end [0-9a-f]{64}$/m, "@end <sha256 of the plan>");
 }
 
 export interface Excerpts {
