@@ -295,9 +295,9 @@ describe("examples/nvme-tcp (Scenario C)", () => {
   });
 });
 
-describe("README.md generated excerpts", () => {
-  /** The README text that shows rendered inputs (move to README.md once the lead copies the sections). */
-  const DOC = path.resolve(__dirname, "../../README.md");
+describe("docs/operations.md generated excerpts", () => {
+  /** The page that shows rendered inputs (the review section, "Previews in pull-request review"). */
+  const DOC = path.resolve(__dirname, "../../docs/operations.md");
   test("its preview excerpts are exactly what the components render today", async () => {
     const doc = fs.readFileSync(DOC, "utf8");
     const block = (id: string) => {
