@@ -20,7 +20,7 @@ module.exports = {
     {
       displayName: "lab",
       globalSetup: "<rootDir>/testkit/lab/globalSetup.ts",
-      testMatch: ["<rootDir>/tests/lab/**/*.test.ts", "<rootDir>/tests/harness/**/*.test.ts", "<rootDir>/tests/integration/**/*.test.ts", "<rootDir>/tests/reliability/**/*.test.ts", "<rootDir>/tests/examples/lab.test.ts", "<rootDir>/tests/safety/**/*.test.ts", "<rootDir>/tests/engine/**/*.test.ts", "<rootDir>/tests/live/**/*.test.ts", "<rootDir>/tests/adopt/**/*.test.ts"],
+      testMatch: ["<rootDir>/tests/lab/**/*.test.ts", "<rootDir>/tests/harness/**/*.test.ts", "<rootDir>/tests/integration/**/*.test.ts", "<rootDir>/tests/reliability/**/*.test.ts", "<rootDir>/tests/examples/lab.test.ts", "<rootDir>/tests/safety/**/*.test.ts", "<rootDir>/tests/engine/**/*.test.ts", "<rootDir>/tests/live/**/*.test.ts", "<rootDir>/tests/adopt/**/*.test.ts", "<rootDir>/tests/audit/**/*.test.ts"],
       transform: { "^.+\\.ts$": tsJest },
       testEnvironment: "node",
     },

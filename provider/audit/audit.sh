@@ -14,7 +14,7 @@ NA_TAB='	'
 NA_CONVERGED=/var/lib/pulumi-net-tuning-converged
 printf 'net-tuning-audit v1\n'
 
-na_line() { # FILE: its first line into NA_V (builtins only); 1 when it cannot be read
+na_line() { # FILE: its first line into NA_V (builtins only; sysfs and /proc/PID files, not /proc/sys); 1 when it cannot be read
   NA_V=''
   [ -r "$1" ] || return 1
   { IFS= read -r NA_V < "$1" || [ -n "$NA_V" ]; } 2>/dev/null
@@ -39,17 +39,20 @@ if [ -d /run/systemd/system ]; then printf 'init\tsystemd\n'; else printf 'init\
 printf '@@os-release\n'
 if [ -r /etc/os-release ]; then cat /etc/os-release; elif [ -r /usr/lib/os-release ]; then cat /usr/lib/os-release; fi
 
-# Every catalogue key: its value, "missing" (no /proc/sys file on this kernel or in this namespace) or "unreadable".
+# Every catalogue key: "missing" (no /proc/sys file on this kernel or in this namespace), else "PATH:VALUE" from one
+# grep (a /proc/sys value is read whole or not at all: the kernel's handlers answer a read at an offset with nothing,
+# so the shell's byte-by-byte `read` would get the first character only). A key with neither line is unreadable.
 printf '@@sysctl\n'
+set --
 while IFS="$NA_TAB" read -r na_k na_p; do
   [ -n "$na_k" ] || continue
   case "$na_p" in /proc/sys/net/*) ;; *) continue ;; esac
-  if [ ! -e "$na_p" ]; then printf 'missing\t%s\n' "$na_k"
-  elif na_line "$na_p"; then printf 'value\t%s\t%s\n' "$na_k" "$NA_V"
-  else printf 'unreadable\t%s\n' "$na_k"; fi
+  if [ -e "$na_p" ]; then set -- "$@" "$na_p"; else printf 'missing\t%s\n' "$na_k"; fi
 done <<EOF
 $NA_KEYS
 EOF
+[ $# -gt 0 ] && grep -H '' -- "$@" 2>/dev/null
+set --
 
 # Every NIC but lo: sysfs facts, then ethtool's driver, channels, rings and offloads as printed.
 for na_d in /sys/class/net/*; do

@@ -171,7 +171,9 @@ export function hostFindings(facts: HostFacts, rows: SettingRow[], opts: AdviceO
   // what the components' validator says about these values (catalogue keys only: the host's own, not a declaration)
   const known: Record<string, string> = {};
   for (const [k, val] of Object.entries(v)) if (lookup(k) && !lookup(k)?.readOnly && !REJECTED_KEYS[k]) known[k] = val;
-  out.push(...validatorFindings(known));
+  // a warning about a key the host keeps at the kernel's default is not advice for this host (nobody set it)
+  const atDefault = new Set(rows.filter((r) => r.status === "default").map((r) => r.key));
+  out.push(...validatorFindings(known).filter((f) => f.level === "error" || f.subject === undefined || !atDefault.has(f.subject)));
 
   if (v["net.ipv4.tcp_tw_recycle"] !== undefined) {
     const r = REJECTED_KEYS["net.ipv4.tcp_tw_recycle"];

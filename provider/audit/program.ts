@@ -150,6 +150,13 @@ export function parseSysctlFile(text: string): Record<string, string> {
   return out;
 }
 
+let pathKeys: Map<string, string> | undefined;
+/** /proc/sys path → catalogue key, for the keys the program reads. */
+function keysByPath(): Map<string, string> {
+  pathKeys ??= new Map(auditKeys().map((k) => [`/proc/sys/${keyToPath(k)}`, k]));
+  return pathKeys;
+}
+
 /** Parses the answer of {@link auditProgram}; throws when it is not one (no header, truncated). */
 export function parseAudit(stdout: string): HostFacts {
   const lines = stdout.split("\n");
@@ -165,6 +172,7 @@ export function parseAudit(stdout: string): HostFacts {
     irqbalance: { running: false, config: [] }, records: [], counters: {},
   };
   const os: Record<string, string> = {};
+  const keyOfPath = keysByPath();
   let section = "";
   let arg = "";
   let nic: AuditNic | undefined;
@@ -221,11 +229,13 @@ export function parseAudit(stdout: string): HostFacts {
         if (m) os[m[1]] = m[2].replace(/^"(.*)"$/, "$1").replace(/^'(.*)'$/, "$1");
         break;
       }
-      case "sysctl":
-        if (f[0] === "value" && f.length >= 3) facts.sysctls[f[1]] = ws(f.slice(2).join(" "));
-        else if (f[0] === "missing" && f[1]) facts.missing.push(f[1]);
-        else if (f[0] === "unreadable" && f[1]) facts.unreadable.push(f[1]);
+      case "sysctl": {
+        if (f[0] === "missing" && f[1]) { facts.missing.push(f[1]); break; }
+        const colon = line.indexOf(":");
+        const key = colon > 0 ? keyOfPath.get(line.slice(0, colon)) : undefined;
+        if (key !== undefined) facts.sysctls[key] = ws(line.slice(colon + 1));
         break;
+      }
       case "nic":
         if (!nic) break;
         if (f[0] === "speed" && /^\d+$/.test(f[1] ?? "")) nic.speedMbps = Number(f[1]);
@@ -254,6 +264,8 @@ export function parseAudit(stdout: string): HostFacts {
     }
   }
   flush();
+  // a key that exists but printed no value: this user cannot read it (0600, or a write-only file)
+  for (const key of auditKeys()) if (facts.sysctls[key] === undefined && !facts.missing.includes(key)) facts.unreadable.push(key);
   facts.distribution = { pretty: os.PRETTY_NAME ?? [os.NAME, os.VERSION_ID].filter(Boolean).join(" "), id: os.ID ?? "", versionId: os.VERSION_ID ?? "" };
   facts.counters = parseCounters(lines.slice(counterStart, liveStart).join("\n"));
   const live = parseLiveRead(lines.slice(liveStart).join("\n"));
