@@ -1,0 +1,279 @@
+/**
+ * The TypeScript examples as a user copies them (issue #31), under the real `pulumi` CLI against lab hosts. Each
+ * examples/<name> (Pulumi.yaml, package.json, tsconfig.json, index.ts importing `net-tuning` by name) is copied to a
+ * temporary directory and `npm install`ed with `net-tuning` from this repository's `npm pack` tarball (packed as
+ * tests/package/install.test.ts packs it, with its npm helper), so the project holds one @pulumi/pulumi: its own.
+ *
+ * The program runs as pulumi-language-nodejs runs a `runtime: nodejs, typescript: true` project: the project's own
+ * `@pulumi/pulumi/cmd/run` with PULUMI_NODEJS_TYPESCRIPT=true, which compiles index.ts with ts-node against the
+ * installed package's declarations (type errors fail the run). pulumi-language-nodejs is not served by the Go module
+ * proxy, so testkit/cli/langhost.js serves the program through `--client`; here it is started from the project's
+ * node_modules so that it, and the `cmd/run` it starts, are the project's SDK (with NT_NODEJS_HOST the real host runs).
+ *
+ * Every example: `pulumi preview --diff` (the resources to create, each settings change shown live → declared, the
+ * hosts unchanged, one read-only session per host). quickstart (whose keys a network namespace has): up, an unchanged
+ * up and destroy, with the values and the file on the host and the host's snapshot after destroy.
+ */
+import { ChildProcess, spawn } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { CliProject, CliResult, clearSessions, countKinds, explain, logSessions, providerLabel, sessions, toolchain } from "../../testkit/cli";
+import type { LabHost } from "../../testkit/lab";
+import { useLab } from "../../testkit/jest";
+import { snapshot } from "../../testkit/host";
+import { npm, REPO } from "../package/freshClone";
+import { EXAMPLES_DIR } from "../examples/load";
+import { fileOf, values } from "./fixtures";
+
+jest.setTimeout(600_000);
+
+const LANGHOST = path.join(REPO, "testkit", "cli", "langhost.js");
+
+let hosts: LabHost[] = [];
+useLab("cliex", 2, async (hs) => {
+  toolchain();
+  for (const h of hs) await logSessions(h);
+  hosts = hs;
+});
+
+let tmp = "";
+let tarball = "";
+beforeAll(() => {
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), "nt-cli-examples-"));
+  // `npm pack` runs prepare (the build), as `npm publish` does
+  const out = npm(REPO, ["pack", "--pack-destination", tmp, "--json"], 300_000);
+  tarball = path.join(tmp, JSON.parse(out.slice(out.indexOf("[")))[0].filename);
+}, 320_000);
+afterAll(() => {
+  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+/** examples/<example> copied and installed as a user's project, run by the real CLI (stack "lab", file:// backend). */
+class ExampleProject extends CliProject {
+  private readonly langhost: string;
+
+  constructor(readonly example: string, config: Record<string, string>, secrets: Record<string, string>) {
+    super({ name: `net-tuning-${example}`, program: "", config, secrets, stack: "lab" });
+    // CliProject's scaffolding out (its index.js, node_modules linked to this checkout), the example's files in
+    fs.rmSync(path.join(this.dir, "node_modules"), { recursive: true, force: true });
+    fs.rmSync(path.join(this.dir, "index.js"));
+    fs.cpSync(path.join(EXAMPLES_DIR, example), this.dir, { recursive: true });
+    npm(this.dir, ["install", tarball], 300_000);
+    this.langhost = path.join(this.dir, "node_modules", ".nt-suite", "langhost.js");
+    fs.mkdirSync(path.dirname(this.langhost));
+    fs.copyFileSync(LANGHOST, this.langhost);
+  }
+
+  /** The program served by the project's copy of langhost.js for the length of the command (see the file's comment). */
+  override async withProgram(args: string[], timeoutMs = 600_000, wrap: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+    if (process.env.NT_NODEJS_HOST || wrap.length) return super.withProgram(args, timeoutMs, wrap, env);
+    const host = spawn(process.execPath, [this.langhost, path.join(this.dir, "index.ts")], {
+      cwd: this.dir,
+      env: { ...this.env(), NODE_PATH: "", PULUMI_NODEJS_TYPESCRIPT: "true" },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let hostErr = "";
+    host.stderr!.on("data", (d) => (hostErr += d.toString()));
+    try {
+      const port = await listeningPort(host, () => hostErr);
+      const r = await this.cli([...args, `--client=127.0.0.1:${port}`], undefined, timeoutMs, env);
+      if (hostErr.trim()) r.stderr += `\n[langhost] ${hostErr}`;
+      return r;
+    } finally {
+      host.stdin!.end();
+      setTimeout(() => host.kill("SIGKILL"), 5_000).unref();
+    }
+  }
+}
+
+function listeningPort(host: ChildProcess, err: () => string): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    let out = "";
+    const t = setTimeout(() => reject(new Error(`langhost did not start in 60 s: ${err()}`)), 60_000);
+    host.stdout!.on("data", (d) => {
+      out += d.toString();
+      const m = /port (\d+)/.exec(out);
+      if (m) {
+        clearTimeout(t);
+        resolve(Number(m[1]));
+      }
+    });
+    host.on("exit", (c) => reject(new Error(`langhost exited ${c}: ${err()}`)));
+  });
+}
+
+/** An example's project on the lab: `pulumi stack init` and its config done. */
+async function project(example: string, config: Record<string, string>, secrets: Record<string, string>): Promise<ExampleProject> {
+  const p = new ExampleProject(example, config, secrets);
+  await p.init();
+  return p;
+}
+
+/** The session counts by kind on each host since the last call (then cleared). */
+async function sessionsOn(...hs: LabHost[]): Promise<Array<Partial<Record<string, number>>>> {
+  const out = [];
+  for (const h of hs) {
+    out.push(countKinds(await sessions(h)));
+    await clearSessions(h);
+  }
+  return out;
+}
+
+/** `<type>: (create)` lines of a preview, counted by type. */
+function creates(out: string): Record<string, number> {
+  const c: Record<string, number> = {};
+  for (const m of out.matchAll(/^\s*\+ ([\w-]+:[\w-]+:[\w-]+): \(create\)$/gm)) c[m[1]] = (c[m[1]] ?? 0) + 1;
+  return c;
+}
+
+/** `pulumi config set --path '<key>[i]' <item>` for each item, as the examples' comments show. */
+async function setList(p: CliProject, key: string, items: string[]): Promise<void> {
+  for (const [i, item] of items.entries()) {
+    const r = await p.cli(["config", "set", "--path", `${key}[${i}]`, item, "--stack", p.stack]);
+    if (r.code !== 0) throw new Error(explain(r));
+  }
+}
+
+async function txQueueLength(host: LabHost): Promise<string> {
+  return (await host.exec(`cat /sys/class/net/${host.iface}/tx_queue_len`)).stdout.trim();
+}
+
+const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+const QUICKSTART = {
+  "net.core.somaxconn": "4096",
+  "net.ipv4.tcp_max_syn_backlog": "8192",
+  "net.ipv4.tcp_rmem": "4096 131072 16777216",
+  "net.ipv4.tcp_wmem": "4096 65536 16777216",
+  "net.ipv4.tcp_fin_timeout": "30",
+  "net.ipv4.ip_local_port_range": "10000 65001",
+};
+
+describe(`examples as installed projects, real pulumi CLI + ${providerLabel()}`, () => {
+  test("quickstart: the project's own SDK and the tarball's package; preview --diff, up, an unchanged up, destroy", async () => {
+    const host = hosts[0];
+    const keys = Object.keys(QUICKSTART);
+    const c = host.connection("root");
+    const originals = await values(host, keys);
+    const before = await snapshot(host);
+    const p = await project("quickstart", { host: c.host, port: String(c.port) }, { privateKey: c.privateKey });
+    // installed as a user installs it: the package from the tarball, one @pulumi/pulumi (the project's)
+    expect(JSON.parse(fs.readFileSync(path.join(p.dir, "node_modules/net-tuning/package.json"), "utf8")).version).toBe("0.3.0");
+    expect(fs.lstatSync(path.join(p.dir, "node_modules/net-tuning")).isSymbolicLink()).toBe(false);
+    expect(fs.existsSync(path.join(p.dir, "node_modules/net-tuning/node_modules/@pulumi/pulumi"))).toBe(false);
+    await sessionsOn(host);
+
+    const pv = await p.preview({ diff: true });
+    expect([pv.code, explain(pv)]).toEqual([0, expect.any(String)]);
+    const out = pv.stdout + pv.stderr;
+    expect(creates(out)).toEqual({ "pulumi:pulumi:Stack": 1, "net-tuning:index:NetTuning": 1, "command:remote:CopyToRemote": 1, "command:remote:Command": 2 });
+    expect(out).toMatch(/\+ 5 to create/);
+    for (const k of keys) if (originals[k] !== QUICKSTART[k as keyof typeof QUICKSTART]) expect(out).toContain(`${k}: ${originals[k]} → ${QUICKSTART[k as keyof typeof QUICKSTART]}`);
+    expect(await values(host, keys)).toEqual(originals);
+    expect(await sessionsOn(host)).toEqual([{ "live-read": 1 }]);
+
+    const up = await p.up();
+    expect([up.code, explain(up)]).toEqual([0, expect.any(String)]);
+    expect(up.stdout).toMatch(/\+ 5 created/);
+    expect(await values(host, keys)).toEqual(QUICKSTART);
+    expect(await fileOf(host, "/etc/sysctl.d/90-net-tuning-quickstart.conf")).toMatch(/^net\.core\.somaxconn = 4096$/m);
+    const outs = await p.outputs();
+    expect(outs.applied).toEqual(QUICKSTART);
+    expect(outs.previous).toEqual(originals);
+    expect(outs.filePath).toBe("/etc/sysctl.d/90-net-tuning-quickstart.conf");
+    expect(await sessionsOn(host)).toEqual([{ "live-read": 2, sftp: 1, apply: 1 }]);
+
+    const same = await p.up({ skipPreview: true });
+    expect([same.code, explain(same)]).toEqual([0, expect.any(String)]);
+    expect(same.stdout).toMatch(/5 unchanged/);
+    expect(await sessionsOn(host)).toEqual([{ "live-read": 1 }]);
+
+    const d = await p.destroy();
+    expect([d.code, explain(d)]).toEqual([0, expect.any(String)]);
+    expect(d.stdout).toMatch(/- 5 deleted/);
+    expect(await values(host, keys)).toEqual(originals);
+    expect(await sessionsOn(host)).toEqual([{ restore: 1 }]);
+    expect(await snapshot(host)).toBe(before);
+
+    // the program is type-checked against the installed package's declarations: a type error fails the preview
+    fs.appendFileSync(path.join(p.dir, "index.ts"), `\nexport const wrong: number = tuning.filePath;\n`);
+    const bad = await p.preview();
+    expect(bad.code).not.toBe(0);
+    expect(bad.stdout + bad.stderr).toMatch(/TS2322: Type 'Output<string \| undefined>' is not assignable to type 'number'/);
+    expect(await sessionsOn(host)).toEqual([{}]);
+    p.remove();
+  });
+
+  test("edge-gateway (Scenario A): preview --diff plans the sysctls and the NIC, changes nothing, one read-only session", async () => {
+    const host = hosts[0];
+    const c = host.connection("root");
+    const before = await snapshot(host);
+    const p = await project("edge-gateway", { host: c.host, port: String(c.port), interface: host.iface }, { privateKey: c.privateKey });
+    const [rmem, txq] = [(await values(host, ["net.ipv4.tcp_rmem"]))["net.ipv4.tcp_rmem"], await txQueueLength(host)];
+    await sessionsOn(host);
+    const pv = await p.preview({ diff: true });
+    expect([pv.code, explain(pv)]).toEqual([0, expect.any(String)]);
+    const out = pv.stdout + pv.stderr;
+    expect(creates(out)).toEqual({
+      "pulumi:pulumi:Stack": 1, "net-tuning:index:NetTuning": 1, "net-tuning:index:NicQueues": 1, "command:remote:CopyToRemote": 1, "command:remote:Command": 4,
+    });
+    expect(out).toMatch(/\+ 8 to create/);
+    // template A's buffers from longFatFlows(10Gbit, 40ms) and the article's transmit queue, as live → declared
+    expect(out).toMatch(new RegExp(`NetTuning "edge-gateway" on ${esc(host.address)}:22: \\d+ of 15 settings will change`));
+    expect(out).toContain(`net.ipv4.tcp_rmem: ${rmem} → 4096 16777216 134217728`);
+    expect(out).toContain(`${host.iface}/txqueuelen: ${txq} → 10000`);
+    expect(out).toContain(`sysctlFile     : "/etc/sysctl.d/90-net-tuning-edge-gateway.conf"`);
+    // both resources' live reads in one session
+    expect(await sessionsOn(host)).toEqual([{ "live-read": 1 }]);
+    expect(await snapshot(host)).toBe(before);
+    p.remove();
+  });
+
+  test("web-fleet (Scenario B) on two hosts: preview --diff plans one server and one NetTuning per address, one read-only session each", async () => {
+    const befores = await Promise.all(hosts.map((h) => snapshot(h)));
+    const p = await project("web-fleet", { hostWideKeys: "false" }, { privateKey: hosts[0].root.privateKey });
+    await setList(p, "servers", hosts.map((h) => h.address));
+    const tw = await Promise.all(hosts.map(async (h) => (await values(h, ["net.ipv4.tcp_keepalive_time"]))["net.ipv4.tcp_keepalive_time"]));
+    await sessionsOn(...hosts);
+    const pv = await p.preview({ diff: true });
+    expect([pv.code, explain(pv)]).toEqual([0, expect.any(String)]);
+    const out = pv.stdout + pv.stderr;
+    // each NetTuning's connection comes from its server's outputs: its own engine delivery
+    expect(creates(out)).toEqual({
+      "pulumi:pulumi:Stack": 1, "example:index:Server": 2, "net-tuning:index:NetTuning": 2, "command:remote:CopyToRemote": 2, "command:remote:Command": 4,
+    });
+    expect(out).toMatch(/\+ 11 to create/);
+    hosts.forEach((h, i) => {
+      expect(out).toMatch(new RegExp(`NetTuning "web-${i + 1}-tuning" on ${esc(h.address)}:22: \\d+ of \\d+ settings will change`));
+      if (tw[i] !== "600") expect(out).toContain(`net.ipv4.tcp_keepalive_time: ${tw[i]} → 600`);
+    });
+    expect(await sessionsOn(...hosts)).toEqual([{ "live-read": 1 }, { "live-read": 1 }]);
+    for (let i = 0; i < hosts.length; i++) expect(await snapshot(hosts[i])).toBe(befores[i]);
+    p.remove();
+  });
+
+  test("nvme-tcp (Scenario C): preview --diff plans the latency profile on one host and the throughput profile on the other", async () => {
+    const [h0, h1] = hosts;
+    const befores = await Promise.all(hosts.map((h) => snapshot(h)));
+    const p = await project("nvme-tcp", {}, { privateKey: h0.root.privateKey });
+    await setList(p, "latencyHosts", [h0.address]);
+    await setList(p, "throughputHosts", [h1.address]);
+    const cork = await Promise.all(hosts.map(async (h) => (await values(h, ["net.ipv4.tcp_autocorking"]))["net.ipv4.tcp_autocorking"]));
+    await sessionsOn(...hosts);
+    const pv = await p.preview({ diff: true });
+    expect([pv.code, explain(pv)]).toEqual([0, expect.any(String)]);
+    const out = pv.stdout + pv.stderr;
+    // plain addresses: one engine delivery per address, shared by the stack
+    expect(creates(out)).toEqual({ "pulumi:pulumi:Stack": 1, "net-tuning:index:NetTuning": 2, "command:remote:CopyToRemote": 2, "command:remote:Command": 4 });
+    expect(out).toMatch(/\+ 9 to create/);
+    expect(out).toMatch(new RegExp(`NetTuning "nvme-latency-1" on ${esc(h0.address)}:22: `));
+    expect(out).toMatch(new RegExp(`NetTuning "nvme-throughput-1" on ${esc(h1.address)}:22: `));
+    // tcp_autocorking 0 for the latency group, 1 for the throughput group
+    if (cork[0] !== "0") expect(out).toContain(`net.ipv4.tcp_autocorking: ${cork[0]} → 0`);
+    if (cork[1] !== "1") expect(out).toContain(`net.ipv4.tcp_autocorking: ${cork[1]} → 1`);
+    expect(await sessionsOn(...hosts)).toEqual([{ "live-read": 1 }, { "live-read": 1 }]);
+    for (let i = 0; i < hosts.length; i++) expect(await snapshot(hosts[i])).toBe(befores[i]);
+    p.remove();
+  });
+});
