@@ -102,6 +102,9 @@ async function main() {
     const builds = { old: assembleEngine(sourcesAt(OLD_REV)).text, new: assembleEngine(NEW_DIR).text };
     await sh(`mkdir -p ${DIR}`);
     await put(`${DIR}/plan`, plan);
+    // the engine before issue #32 knows no @end line (an unknown directive): its copy of the plan goes without it
+    await put(`${DIR}/plan.old`, plan.replace(/^@end [0-9a-f]{64}\n$/m, ""));
+    await put(`${DIR}/plan.new`, plan);
     await put(`${DIR}/old.sh`, builds.old);
     await put(`${DIR}/new.sh`, builds.new);
     await put(`${DIR}/delete.sh`, `${restore.inputs.delete}\n`);
@@ -121,7 +124,7 @@ async function main() {
     const run = (build: string, op: string): { ms: number; rc: string } => {
       const before = meter.read();
       const rc = execFileSync("/bin/sh", ["-c",
-        `echo $$ > ${meter.dir}/cgroup.procs; exec nsenter -t ${h.pid} -n -m -u -p -- /bin/sh -c 'cd ${DIR} && umask 022 && sh ${build}.sh sysctl ${op} < plan > out 2> err; echo $?'`,
+        `echo $$ > ${meter.dir}/cgroup.procs; exec nsenter -t ${h.pid} -n -m -u -p -- /bin/sh -c 'cd ${DIR} && umask 022 && sh ${build}.sh sysctl ${op} < plan.${build} > out 2> err; echo $?'`,
       ], { encoding: "utf8" }).trim();
       return { ms: meter.read() - before, rc };
     };

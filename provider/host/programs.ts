@@ -1,3 +1,4 @@
+import { createHash } from "crypto";
 import * as fs from "fs";
 import * as path from "path";
 import { gunzipSync } from "zlib";
@@ -211,10 +212,25 @@ export function engineCommand(kind: HostKind, mode: ApplyMode, token: string, be
   return become === "sudo" ? withSudo(run) : run;
 }
 
-/** The apply's stdin: `@engine <version> <sha256>`, then the plan (directives and the exact file). Nothing else. */
+/**
+ * The apply's stdin: `@engine <version> <sha256>`, then the plan (directives and the exact file), then the end line
+ * `@end <sha256 of the plan>` ({@link endLine}). The engine refuses a plan without it, with another sum, or with
+ * anything after it, before it changes anything: a session cut while the plan streams (even at a line boundary) is
+ * never applied as a shorter plan.
+ */
 export function engineStdin(plan: string, e: Engine = engine()): string {
   const body = plan.endsWith("\n") ? plan : `${plan}\n`;
-  return `${engineLine(e)}\n${body}`;
+  return `${engineLine(e)}\n${body}${endLine(body)}`;
+}
+
+/** The plan inside an apply's stdin (the inverse of {@link engineStdin}): for tests and readers of `pulumi stack export`. */
+export function planOfStdin(stdin: string): string {
+  return stdin.replace(/^@engine [^\n]*\n/, "").replace(/@end [0-9a-f]{64}\n$/, "");
+}
+
+/** `@end <sha256 of text>` and a newline: the last line of a framed plan (apply) or restore stdin (plain form). */
+export function endLine(text: string): string {
+  return `@end ${createHash("sha256").update(text, "utf8").digest("hex")}\n`;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -240,8 +256,10 @@ export function engineStdin(plan: string, e: Engine = engine()): string {
  */
 export const RESTORE_BOOT =
   `d=$(mktemp -d /tmp/net-tuning-in.XXXXXX)&&cd "$d"&&cat>i||exit 1;` +
-  `if grep -qx ${PROGRAM_MARKER} i;then mv i in;else { sed q i&&sed 1d i|base64 -d|gzip -dc;}>in;fi&&` +
-  `sed 1,/^${PROGRAM_MARKER}$/d in>p&&[ -s p ]&&exec /bin/sh p "$d" "$2" "$1"<in;echo "net-tuning: bad restore stdin">&2;rm -rf "$d";exit 1`;
+  `if grep -qx ${PROGRAM_MARKER} i;then mv i j;else { sed q i&&sed 1d i|base64 -d|gzip -dc;}>j;fi&&` +
+  `s=$(sed -n "\\$s/^@end //p" j)&&sed "\\$d" j>in&&[ "$(sha256sum<in)" = "$s  -" ]&&` +
+  `sed 1,/^${PROGRAM_MARKER}$/d in>p&&[ -s p ]&&exec /bin/sh p "$d" "$2" "$1"<in;` +
+  `echo "net-tuning: restore stdin cut or damaged (@end, sha256), or /tmp full; nothing restored">&2;rm -rf "$d";exit 1`;
 
 /**
  * The `delete` of the -restore child. `token`: the delivery's (its staged copy goes with the host's last journal).
@@ -264,7 +282,9 @@ export function restoreStdin(kind: HostKind, plan: string, gzip: boolean, e: Eng
   const body = plan.endsWith("\n") ? plan : `${plan}\n`;
   const m = /^@restore [^\n]*\n/m.exec(body);
   const head = m ? m[0] : "@restore 1\n";
-  const rest = `${engineLine(e)}\n${m ? body.slice(0, m.index) + body.slice(m.index + m[0].length) : body}${PROGRAM_MARKER}\n${fallbackProgram(kind, ADOPTED_PLAN.test(body))}`;
+  const program = `${engineLine(e)}\n${m ? body.slice(0, m.index) + body.slice(m.index + m[0].length) : body}${PROGRAM_MARKER}\n${fallbackProgram(kind, ADOPTED_PLAN.test(body))}`;
+  // the plain form's last line: the sha256 of everything before it (RESTORE_BOOT checks and removes it)
+  const rest = `${program}${endLine(`${head}${program}`)}`;
   return gzip ? `${head}${gzipBase64(rest)}\n` : `${head}${rest}`;
 }
 
@@ -275,13 +295,19 @@ function gzipBase64(text: string): string {
 
 /**
  * The plain form of a restore stdin as the bootstrap rebuilds it (a compressed one: its first line, then its second
- * decoded and gunzip'd; a plain one, which has a `@program` line, unchanged). For tests and readers of `pulumi stack
- * export`.
+ * decoded and gunzip'd; a plain one, which has a `@program` line, unchanged), without its `@end` line. For tests and
+ * readers of `pulumi stack export`.
  */
 export function readRestoreStdin(stdin: string): string {
-  if (new RegExp(`^${PROGRAM_MARKER}$`, "m").test(stdin)) return stdin;
   const m = /^([^\n]*\n)([A-Za-z0-9+/=]+)\n?$/.exec(stdin);
-  return m ? `${m[1]}${gunzipSync(Buffer.from(m[2], "base64")).toString("utf8")}` : stdin;
+  const plain = new RegExp(`^${PROGRAM_MARKER}$`, "m").test(stdin) || !m ? stdin : `${m[1]}${gunzipSync(Buffer.from(m[2], "base64")).toString("utf8")}`;
+  // without its end line, as the bootstrap hands it to the program once checked
+  return plain.replace(/@end [0-9a-f]{64}\n$/, "");
+}
+
+/** A plain restore stdin as {@link restoreStdin} frames it: the text, then its end line (for tests that write one by hand). */
+export function frameRestore(plain: string): string {
+  return `${plain}${endLine(plain)}`;
 }
 
 /** The shellcheck directive the fallback programs are checked with (restore.sh's, which they leave out). */

@@ -12,7 +12,7 @@ import type { LabHost } from "../../testkit/lab";
 import { stacksDestroyedAfterEach, useLab } from "../../testkit/jest";
 import { nicProgram, ok, readSysctl as sysctl, snapshot, sysProgram, writeSysctl } from "../../testkit/host";
 import { adoptedBytes, HK_CONF, HK_PATH, HK_VALUES, HOST_WIDE, hkRcLocal, norm, OURS as ALL_OURS, WEB_SYSCTL_CONF_LINES, writeHkConf } from "./fixtures";
-import { fallbackProgram, readRestoreStdin, restoreCommand, restoreStdin } from "../../provider/host/programs";
+import { fallbackProgram, frameRestore, readRestoreStdin, restoreCommand, restoreStdin } from "../../provider/host/programs";
 import { engine, engineLine } from "../../provider/host/engine";
 
 jest.setTimeout(300_000);
@@ -376,7 +376,7 @@ test("a bad @adopted or @adopted-data line, or one given to the program of a pla
   expect([r.code, r.stderr]).toEqual([5, expect.stringContaining("bad plan line '@adopted-data eHl6!'")]);
   // the program without the adoption part (never given such a plan) refuses a valid @adopted line
   const plain = `@restore 1\n${engineLine(engine())}\n${head}${good}\n@adopted-data eHl6\n@program\n${fallbackProgram("sysctl")}`;
-  const n = await h0.ssh(restoreCommand(TOKEN), { who: "root", stdin: plain });
+  const n = await h0.ssh(restoreCommand(TOKEN), { who: "root", stdin: frameRestore(plain) });
   expect([n.code, n.stderr]).toEqual([5, expect.stringContaining(`bad plan line '${good}'`)]);
   expect(await snapshot(h0, { delivery: true })).toBe(before);
 });

@@ -203,6 +203,8 @@ describe.each<[Who, "rc.local" | "systemd", boolean]>([
         `-# pulumi-net-tuning: managed by Pulumi resource mig/${stack.stack}/t.`,
         "-# Manual edits are overwritten; deleting the resource restores the previous values.",
         "+# Managed by Pulumi: edits are overwritten.",
+        // the end line with the plan's sha256 (issue #32: a plan cut on the way is refused)
+        expect.stringMatching(/^\+@end [0-9a-f]{64}$/),
       ]);
       expect(lineDiff(converged020, (await host.exec(`cat ${CONVERGED}/${ids.t}`)).stdout)).toEqual([`-file\t${FILE}\t${cksum020}`, `+file\t${FILE}\t${await cksum()}`]);
       expect(await ls(stage)).toEqual([...staged020, `engine.${token}.sh`].sort());
@@ -221,6 +223,8 @@ describe.each<[Who, "rc.local" | "systemd", boolean]>([
         `-# pulumi-net-tuning: managed by Pulumi resource mig/${stack.stack}/t.`,
         "-# Manual edits are overwritten; deleting the resource restores the previous values.",
         "+# Managed by Pulumi: edits are overwritten.",
+        // the end line with the plan's sha256 (issue #32: a plan cut on the way is refused)
+        expect.stringMatching(/^\+@end [0-9a-f]{64}$/),
       ]);
       expect(lineDiff(String(oldOf("q-apply").stdin), String(newOf("q-apply").stdin))).toEqual([
         `-@engine 0.2.0 ${oldSha}`,
@@ -233,6 +237,7 @@ describe.each<[Who, "rc.local" | "systemd", boolean]>([
         "+# txqueuelen (ip link), packets",
         "-# RPS/RFS on every rx queue; the CPU mask is computed on the host from its possible CPUs",
         "+# RPS/RFS on every rx queue",
+        expect.stringMatching(/^\+@end [0-9a-f]{64}$/),
       ]);
       // the plan the preview showed is the one applied
       for (const name of ["t-apply", "q-apply"]) expect(p.resources.find((r) => r.name === name)!.inputs.stdin).toBe(newOf(name).stdin);

@@ -11,7 +11,7 @@ import { gzipSync } from "zlib";
 import { assembleEngine, engine, enginePath } from "../../provider/host/engine";
 import { completeApplied, completePrevious, completeReport, parseReport } from "../../provider/report";
 import { planValues } from "../../provider/sysctl/plan";
-import { ENGINE_BOOT, engineCommand, engineStdin, fallbackProgram, readRestoreStdin, RESTORE_BOOT, restoreCommand, restoreStdin, urnLookup } from "../../provider/host/programs";
+import { ENGINE_BOOT, engineCommand, engineStdin, fallbackProgram, frameRestore, readRestoreStdin, RESTORE_BOOT, restoreCommand, restoreStdin, urnLookup } from "../../provider/host/programs";
 import { SHELLS, SHELL_ARGV } from "../../testkit/shells";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "nt-static-"));
@@ -69,7 +69,7 @@ test("the bootstraps (root, sudo, restore): shellcheck clean and parse in dash/b
   // the provider repeats the command in every error, and each is stored several times per host (issue #12): short
   expect(ENGINE_BOOT.length).toBeLessThanOrEqual(720); // stored 8 times per host: 712
   expect(cmds.root.length).toBeLessThan(800); // 795 with this token (was 962 with the delivery's URN and the staging directory)
-  expect(cmds.restore.length).toBeLessThan(360); // 339 (was 633: the installed engine is checked by the fallback program now, in the compressed stream)
+  expect(cmds.restore.length).toBeLessThan(470); // 339 (was 633: the installed engine is checked by the fallback program now, in the compressed stream); 445: the @end line's sha256 checked, issue #32
   expect(() => engineCommand("sysctl", "create", "bad id;rm")).toThrow(/invalid delivery token/);
   expect(() => restoreCommand("-x")).toThrow(/invalid delivery token/);
   // the recovery command the bootstrap prints finds the delivery's URN in the user's stack
@@ -93,7 +93,7 @@ test("the restore stdin: @restore plain, the rest (the @engine line, the plan, @
     // the bootstrap's unpacking, run by sh on the stored text: the plain form, byte for byte
     const f = path.join(tmp, `${kind}.in`);
     fs.writeFileSync(f, stdin);
-    const unpack = `${/if grep[^]*?;fi&&/.exec(RESTORE_BOOT)![0]} { `;
+    const unpack = `${/if grep[^]*?sha256sum<in\)" = "\$s  -" \]&&/.exec(RESTORE_BOOT)![0]} { `;
     const fail = `;};${/echo "net-tuning[^]*$/.exec(RESTORE_BOOT)![0]}`;
     const run = (what2: string) => spawnSync("sh", ["-c", `cp "$1" i && ${unpack} ${what2}&&exit${fail}`, "x", f], { encoding: "utf8", cwd: tmp });
     const r = run("cat in");
@@ -104,17 +104,22 @@ test("the restore stdin: @restore plain, the rest (the @engine line, the plan, @
     const bad = run("echo ran");
     expect(bad.status).toBe(1);
     expect(bad.stdout).toBe("");
-    expect(bad.stderr).toContain("net-tuning: bad restore stdin");
-    // the plain form (a host without gzip or base64) is taken as it is
-    fs.writeFileSync(f, plain);
+    expect(bad.stderr).toContain("restore stdin cut or damaged (@end, sha256), or /tmp full; nothing restored");
+    // the plain form (a host without gzip or base64) is taken as it is, once its end line is checked and removed
+    fs.writeFileSync(f, frameRestore(plain));
     expect(run("cat in").stdout).toBe(plain);
-    expect(restoreStdin(kind, head + what + "@restore 0\n" + rest, false)).toBe(plain);
+    expect(restoreStdin(kind, head + what + "@restore 0\n" + rest, false)).toBe(frameRestore(plain));
+    // without its end line, or with another sum: refused
+    fs.writeFileSync(f, plain);
+    expect(run("echo ran").status).toBe(1);
+    fs.writeFileSync(f, frameRestore(plain).replace("@orig a.b\t1 2", "@orig a.b\t1 3"));
+    expect(run("echo ran").status).toBe(1);
     expect(restoreStdin(kind, head + what + "@restore 0\n" + rest, true)).toBe(stdin); // deterministic
     // without a @restore line (never rendered so): restoring is the default
     expect(readRestoreStdin(restoreStdin(kind, "p\n", true))).toBe(`@restore 1\n@engine ${e.version} ${e.sha256}\np\n@program\n${fallbackProgram(kind)}`);
     // a plan that gives adopted files or rc.local lines back carries the fallback with the kind's adoption part
     const adopted = kind === "sysctl" ? "@adopted /etc/sysctl.d/10-x.conf\tfile\t644\t0:0\t1\t0\n" : "# adopted: rc.local lines (adoptRcLocalLines) of /etc/rc.local, given back from the host's journal on delete\n";
-    expect(restoreStdin(kind, adopted, false)).toBe(`@restore 1\n@engine ${e.version} ${e.sha256}\n${adopted}@program\n${fallbackProgram(kind, true)}`);
+    expect(restoreStdin(kind, adopted, false)).toBe(frameRestore(`@restore 1\n@engine ${e.version} ${e.sha256}\n${adopted}@program\n${fallbackProgram(kind, true)}`));
     expect(fallbackProgram(kind, true)).not.toBe(fallbackProgram(kind));
   }
 });
@@ -126,7 +131,7 @@ test.each(SHELLS)("the restore bootstrap: a stdin without its @program line (dam
   const env = { PATH: process.env.PATH, HOME: "/nonexistent", LANG: "C" };
   const r = spawnSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", ...argv], { input: `@restore 1\n@engine ${e.version} ${e.sha256}\n@net-tuning v1\n@kind sysctl\n`, encoding: "utf8", env });
   expect(r.status).toBe(1);
-  expect(r.stderr).toMatch(/^(base64|gzip): .*\nnet-tuning: bad restore stdin\n$/s); // the decoder's own message first
+  expect(r.stderr).toMatch(/^(base64|gzip): .*\nnet-tuning: restore stdin cut or damaged \(@end, sha256\), or \/tmp full; nothing restored\n$/s); // the decoder's own message first
 });
 
 test("previous-values: the originals of the report's key list, paired in order; a count that differs is refused", () => {

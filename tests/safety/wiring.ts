@@ -7,12 +7,12 @@
 import * as pulumi from "@pulumi/pulumi";
 import { NetTuning, NetTuningArgs } from "../../components/netTuning";
 import { NicQueues, NicQueuesArgs } from "../../components/nicQueues";
-import { readRestoreStdin } from "../../provider/host/programs";
+import { frameRestore, readRestoreStdin } from "../../provider/host/programs";
 
-/** Negative control: drops the `@generation` line from the `-restore` child's stdin (stored in its plain form). */
+/** Negative control: drops the `@generation` line from the `-restore` child's stdin (stored in its plain form, framed again with its end line). */
 export const withoutGeneration: pulumi.ResourceTransformation = (a) => {
   if (a.type !== "command:remote:Command" || !a.name.endsWith("-restore")) return undefined;
-  const stdin = pulumi.output(a.props.stdin as pulumi.Input<string>).apply((s) => readRestoreStdin(s).replace(/^@generation .*\n/m, ""));
+  const stdin = pulumi.output(a.props.stdin as pulumi.Input<string>).apply((s) => frameRestore(readRestoreStdin(s).replace(/^@generation .*\n/m, "")));
   return { props: { ...a.props, stdin }, opts: a.opts };
 };
 

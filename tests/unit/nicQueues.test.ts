@@ -11,7 +11,7 @@ settleAfterAll();
 import { NicQueues, SETTINGS } from "../../components/nicQueues";
 import { NIC_GROUPS, NIC_GROUP_SPECS, NIC_SETTINGS } from "../../provider/nic/spec";
 import { nicSettingsSchema } from "../../provider/nic/schema";
-import { engineCommand, engineStdin, readRestoreStdin, restoreCommand, restoreStdin } from "../../provider/host/programs";
+import { engineCommand, engineStdin, planOfStdin, readRestoreStdin, restoreCommand, restoreStdin } from "../../provider/host/programs";
 import { addressKey, sharedToken } from "../../components/delivery";
 import { throughput } from "../../provider/sizing/nic";
 import { NetTuning } from "../../components/netTuning";
@@ -54,7 +54,7 @@ describe("NicQueues resource graph", () => {
     expect(restore.inputs.addPreviousOutputInEnv).toBeUndefined();
     // apply stdin = the @engine line and the plan; restore stdin = @restore, then (compressed) the @engine line, the
     // originals, "@program" and the fallback restore program.
-    expect(apply.inputs.stdin).toBe(engineStdin(apply.inputs.stdin.split("\n").slice(1).join("\n")));
+    expect(apply.inputs.stdin).toBe(engineStdin(planOfStdin(apply.inputs.stdin)));
     const plain = readRestoreStdin(restore.inputs.stdin);
     expect(restore.inputs.stdin).toMatch(/^@restore 1\n[A-Za-z0-9+/=]+\n$/);
     expect(plain.split("@program\n")[0]).toMatch(/^@restore 1\n@engine [^\n]+\n@net-tuning v1\n@kind nic\n@owner proj\/dev\/nq\n@owner-id \S+\n@interface eth0\n@orig eth0\/channel\.rx\t4\n@orig eth0\/txqueuelen\t1000\n@orig eth0\/rps\.rx-0\t0\n@orig eth0\/rps\.rx-1\t0\n@orig eth0\/rfs\.rx-0\t0\n@orig eth0\/rfs\.rx-1\t0\n@generation 00000000-0000-4000-8000-000000000000\n$/);
@@ -107,7 +107,7 @@ describe("every route is validated before any remote call", () => {
     const a = new NicQueues("nicspec", { connection: another(), interface: "eth1", preset: { name: "throughput" } });
     const b = new NicQueues("nichelper", { connection: another(), interface: "eth1", preset: throughput() });
     await Promise.all([promiseOf(a.applied), promiseOf(b.applied)]);
-    const plan = async (n: string) => ((await registered(`${n}-apply`)).inputs.stdin as string).split("@program\n")[0].replace(/^@owner.*\n/gm, "");
+    const plan = async (n: string) => planOfStdin((await registered(`${n}-apply`)).inputs.stdin as string).split("@program\n")[0].replace(/^@owner.*\n/gm, "");
     const [sa, sb] = [await plan("nicspec"), await plan("nichelper")];
     expect(sa).toBe(sb);
     expect(sa).toContain("@set ring.rx max\n");

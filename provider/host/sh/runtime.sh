@@ -131,7 +131,7 @@ nt_init() {
     /tmp/net-tuning-in.*) if [ -d "$NT_INPUT_DIR" ] && [ ! -L "$NT_INPUT_DIR" ] && [ -O "$NT_INPUT_DIR" ]; then NT_TMP=$NT_INPUT_DIR; fi ;;
   esac
   [ -n "$NT_TMP" ] || NT_TMP=$(mktemp -d /tmp/net-tuning.XXXXXX) || { nt_msg "cannot create a temporary directory in /tmp on $NT_HOSTNAME"; exit 1; }
-  : > "$NT_TMP/desired"; : > "$NT_TMP/changed"; : > "$NT_TMP/warnings"; : > "$NT_TMP/files"; : > "$NT_TMP/orig.state"
+  : > "$NT_TMP/desired"; : > "$NT_TMP/warnings"; : > "$NT_TMP/files"; : > "$NT_TMP/orig.state"
   : > "$NT_TMP/problems"; : > "$NT_TMP/file-undo"; : > "$NT_TMP/restored"
   nt_hooks_load
 }
@@ -190,8 +190,30 @@ nt_valid_word() { # KEY-like words: letters, digits and ._-:/@ only
 }
 
 # Reads the plan from stdin: "@name value" directives, then "@content" and the content lines, up to "@program"
-# (the program itself follows; the bootstrap cut it off and runs it).
+# (the program itself follows; the bootstrap cut it off and runs it). "framed" (an apply): the plan must end with the
+# line "@end <sha256>", the sha256 of every line before it (provider/host/programs.ts engineStdin). It is read whole
+# into $NT_TMP/plan and checked before a line of it is parsed: a plan cut off anywhere (even at a line boundary),
+# altered, or followed by anything is refused (exit 5) before anything changes. A restore's stdin was checked by its
+# bootstrap (RESTORE_BOOT), which removed the end line.
 nt_read_stdin() {
+  if [ "${1:-}" = framed ]; then
+    nt_end=''
+    nt_plan=''
+    while IFS= read -r nt_line || [ -n "$nt_line" ]; do
+      [ -z "$nt_end" ] || nt_die 5 "the plan goes on after its end line; nothing was changed"
+      case $nt_line in '@end '*) nt_end=${nt_line#@end } ;; *) nt_plan=$nt_plan$nt_line$NT_NL ;; esac
+    done
+    [ -n "$nt_end" ] || nt_die 5 "the plan is incomplete (no end line: the session was cut while it was sent?); nothing was changed"
+    printf '%s' "$nt_plan" > "$NT_TMP/plan" || nt_die 1 "cannot write to $NT_TMP on $NT_HOSTNAME (/tmp full?); nothing was changed"
+    nt_plan=''
+    nt_sum=$(sha256sum < "$NT_TMP/plan") || nt_die 1 "cannot compute the plan's sha256 on $NT_HOSTNAME (sha256sum); nothing was changed"
+    [ "${nt_sum%% *}" = "$nt_end" ] || nt_die 5 "the plan is damaged (its sha256 differs from its end line: cut or altered on the way); nothing was changed"
+    nt_parse_plan < "$NT_TMP/plan"
+  else
+    nt_parse_plan
+  fi
+}
+nt_parse_plan() {
   NT_WANT_BUF=1
   nt_in_content=0
   nt_seen_header=0
@@ -209,7 +231,7 @@ nt_read_stdin() {
           kind) NT_KIND=$nt_value ;;
           owner) NT_OWNER=$nt_value ;;
           owner-id) NT_OWNER_ID=$nt_value ;;
-          orig) printf '%s\n' "$nt_value" >> "$NT_TMP/orig.state" ;;
+          orig) printf '%s\n' "$nt_value" >> "$NT_TMP/orig.state" || nt_die 1 "cannot write to $NT_TMP on $NT_HOSTNAME (/tmp full?)" ;;
           restore) NT_RESTORE=$nt_value ;;
           engine) ;; # the -restore plan's first line: read by the restore bootstrap (provider/host/programs.ts)
           generation) case "$nt_value" in ''|*[!A-Za-z0-9-]*) nt_die 5 "invalid generation '$nt_value'" ;; esac; NT_RESTORE_GEN=$nt_value ;;
@@ -261,6 +283,31 @@ nt_lock() {
   nt_hook_trace enter
   # A restore holding the lock meanwhile may have removed the (empty) state directory: create it again, mode 0700.
   nt_state_dir
+  nt_trust_dirs
+}
+
+# The engine trusts nothing another user can write (issue #32): /var/lib, the state and journal directories and the
+# converged records' directory must be root's and writable by nobody else (a directory another user can write lets
+# them swap a journal or a record, or plant a link where root writes). One process (ls) for all of them.
+nt_trust_dirs() {
+  set -- /var/lib "$NT_ROOT" "$NT_STATE"
+  [ -d "$NT_CONVERGED_DIR" ] && set -- "$@" "$NT_CONVERGED_DIR"
+  ntt_ls=$(ls -ldn "$@" 2>/dev/null) || nt_die 1 "cannot inspect $* on $NT_HOSTNAME; nothing was changed"
+  ntt_ifs=$IFS; IFS=$NT_NL; set -f
+  for ntt_l in $ntt_ls; do IFS=$ntt_ifs
+    # shellcheck disable=SC2086 # ls's fields: mode links uid gid size date… name
+    set -- $ntt_l
+    ntt_p=${ntt_l##* }
+    case $1 in
+      ?????w* | ????????w*) ntt_bad="$ntt_p is writable by other users ($1)" ;;
+      *) if [ "$3" != 0 ]; then ntt_bad="$ntt_p is owned by uid $3, not root"; else ntt_bad=''; fi ;;
+    esac
+    if [ -n "$ntt_bad" ]; then
+      set +f
+      nt_die 1 "$ntt_bad on $NT_HOSTNAME: the originals and records kept there could be altered by another user, so this run trusts none of them; nothing was changed. Make it root's and writable by root only (chown root:root, chmod go-w), check what it holds, then run again"
+    fi
+  done; IFS=$ntt_ifs; set +f
+  return 0
 }
 
 nt_warn() { printf '%s\n' "$*" >> "$NT_TMP/warnings"; }
@@ -541,11 +588,15 @@ nt_write_atomic() { # DEST SRC MODE: fsynced copy next to DEST, then rename (2 p
   [ -d "$nt_dir" ] || mkdir -p "$nt_dir" || return 1
   nt_new="$nt_dir/.$nt_base.net-tuning-new"
   if [ -e "$nt_new" ] || [ -L "$nt_new" ]; then rm -f "$nt_new" || return 1; fi
-  # Created with its final mode where a umask can express it (no chmod process).
+  # Created with its final mode where a umask can express it (no chmod process), and exclusively: the shell opens it
+  # under noclobber (set -C), so a file or a symlink planted at that name after the rm above (a directory others can
+  # write) makes the write fail instead of being followed (issue #32).
   case "$3" in 0600|600) umask 177 ;; 0644|644) umask 133 ;; *) umask 077 ;; esac
-  dd if="$2" of="$nt_new" bs=65536 conv=fsync 2>/dev/null; nt_rc=$?
+  set -C
+  dd if="$2" bs=65536 conv=fsync 2>/dev/null > "$nt_new"; nt_rc=$?
+  set +C
   umask 022
-  [ "$nt_rc" = 0 ] || { rm -f "$nt_new"; return 1; }
+  if [ "$nt_rc" != 0 ] || [ ! -f "$nt_new" ] || [ -L "$nt_new" ]; then rm -f "$nt_new"; return 1; fi
   case "$3" in 0600|600|0644|644) ;; *) chmod "$3" "$nt_new" || { rm -f "$nt_new"; return 1; } ;; esac
   if mv -f "$nt_new" "$1"; then return 0; fi
   rm -f "$nt_new"
@@ -562,9 +613,9 @@ nt_commit_files() {
       [ "$(stat -c %a "$nt_dest" 2>/dev/null)" = "${nt_mode#0}" ]; then continue; fi
     if [ -e "$nt_dest" ] || [ -L "$nt_dest" ]; then
       cp -pP "$nt_dest" "$NT_TMP/backup.$nt_n" || nt_die 1 "cannot back up $nt_dest on $NT_HOSTNAME before changing it"
-      printf '%s\t%s\n' "$nt_dest" "$NT_TMP/backup.$nt_n" >> "$NT_TMP/file-undo"
+      printf '%s\t%s\n' "$nt_dest" "$NT_TMP/backup.$nt_n" >> "$NT_TMP/file-undo" || nt_die 1 "cannot write to $NT_TMP on $NT_HOSTNAME (/tmp full?)"
     else
-      printf '%s\t-\n' "$nt_dest" >> "$NT_TMP/file-undo"
+      printf '%s\t-\n' "$nt_dest" >> "$NT_TMP/file-undo" || nt_die 1 "cannot write to $NT_TMP on $NT_HOSTNAME (/tmp full?)"
     fi
     if [ "$nt_op" = put ]; then
       nt_write_atomic "$nt_dest" "$nt_src" "$nt_mode" || nt_die 1 "cannot write $nt_dest on $NT_HOSTNAME (read-only or full filesystem?)"
@@ -603,20 +654,25 @@ nt_undo_files() {
 # Rollback of a failed apply: values (newest change first, each read back), files, journal; every step checked.
 nt_rollback() {
   NT_PHASE=rollback
-  [ -z "${NT_CHANGED-}" ] || printf '%s' "$NT_CHANGED" >> "$NT_TMP/changed"; NT_CHANGED=''
-  if [ -s "$NT_TMP/changed" ]; then
-    sed -n '1!G;h;$p' "$NT_TMP/changed" > "$NT_TMP/changed.rev" || cp "$NT_TMP/changed" "$NT_TMP/changed.rev"
-    while IFS="$NT_TAB" read -r nt_k nt_v; do
-      if nt_hook fail-undo && [ "$NT_HOOK_ARG" = "$nt_k" ]; then
-        NT_UNDO_FAILED="$NT_UNDO_FAILED $nt_k (wanted '$nt_v' back: test hook);"; continue
-      fi
-      if ! kind_set "$nt_k" "$nt_v"; then NT_UNDO_FAILED="$NT_UNDO_FAILED $nt_k (wanted '$nt_v' back: $NT_ERR);"; continue; fi
-      kind_expect "$nt_k" "$nt_v"
-      if kind_get "$nt_k" && nt_same "$NT_EXPECT" "$NT_GOT" "$nt_k"; then :; else
-        NT_UNDO_FAILED="$NT_UNDO_FAILED $nt_k (wanted '$nt_v' back, reads '$NT_GOT');"
-      fi
-    done < "$NT_TMP/changed.rev"
-  fi
+  # The changed keys, newest first, from memory (NT_CHANGED: "key<TAB>original" lines, in the order of the changes):
+  # no temporary file is written, so a full /tmp cannot shorten the rollback (issue #32).
+  nt_rev=''
+  nt_ifs=$IFS; IFS=$NT_NL; set -f
+  for nt_l in ${NT_CHANGED-}; do nt_rev=$nt_l$NT_NL$nt_rev; done
+  IFS=$nt_ifs; set +f
+  NT_CHANGED=''
+  nt_ifs=$IFS; IFS=$NT_NL; set -f
+  for nt_l in $nt_rev; do IFS=$nt_ifs; set +f
+    nt_k=${nt_l%%"$NT_TAB"*}; nt_v=${nt_l#*"$NT_TAB"}
+    if nt_hook fail-undo && [ "$NT_HOOK_ARG" = "$nt_k" ]; then
+      NT_UNDO_FAILED="$NT_UNDO_FAILED $nt_k (wanted '$nt_v' back: test hook);"; continue
+    fi
+    if ! kind_set "$nt_k" "$nt_v"; then NT_UNDO_FAILED="$NT_UNDO_FAILED $nt_k (wanted '$nt_v' back: $NT_ERR);"; continue; fi
+    kind_expect "$nt_k" "$nt_v"
+    if kind_get "$nt_k" && nt_same "$NT_EXPECT" "$NT_GOT" "$nt_k"; then :; else
+      NT_UNDO_FAILED="$NT_UNDO_FAILED $nt_k (wanted '$nt_v' back, reads '$NT_GOT');"
+    fi
+  done; IFS=$nt_ifs; set +f
   nt_undo_files
   if [ "$NT_JOURNAL_TOUCHED" = 1 ]; then
     if [ "$NT_J_FORMAT" != none ]; then
@@ -665,10 +721,13 @@ nt_journal_load() {
         'net-tuning-journal'*) return 1 ;;
       esac
     fi
+    # a key or path read back is checked as strictly as a plan's (issue #32): no ".." step, only the plan's characters
     case "$ntj_k" in
       '') ;;
-      artefact) printf '%s\n' "$ntj_v" >> "$NT_TMP/j.arts" ;;
-      *) printf '%s\t%s\n' "$ntj_k" "$ntj_v" >> "$NT_TMP/j.keys" ;;
+      artefact) case $ntj_v in /*/../* | */.. | *[!A-Za-z0-9._:/@+-]* | [!/]*) nt_die 1 "the journal $NT_JOURNAL on $NT_HOSTNAME names an invalid file '$ntj_v' (altered?); nothing was changed: check that file, then move it away" ;; esac
+        printf '%s\n' "$ntj_v" >> "$NT_TMP/j.arts" || nt_die 1 "cannot write to $NT_TMP on $NT_HOSTNAME (/tmp full?)" ;;
+      *) case $ntj_k in *../* | */.. | ..* | /* | *[!A-Za-z0-9._:/@-]*) nt_die 1 "the journal $NT_JOURNAL on $NT_HOSTNAME holds an invalid key '$ntj_k' (altered?); nothing was changed: check that file, then move it away" ;; esac
+        printf '%s\t%s\n' "$ntj_k" "$ntj_v" >> "$NT_TMP/j.keys" || nt_die 1 "cannot write to $NT_TMP on $NT_HOSTNAME (/tmp full?)" ;;
     esac
   done < "$NT_JOURNAL"
   return 0
@@ -734,11 +793,11 @@ nt_new_generation() {
 nt_apply_one() { # KEY VALUE LIVE
   kind_expect "$1" "$2"
   if nt_same "$NT_EXPECT" "$3" "$1"; then nt_got "$1" "$3"; return 0; fi
-  NT_CHANGED=$NT_CHANGED$1$NT_TAB$3$NT_NL # $NT_TMP/changed, written when a rollback needs it
+  NT_CHANGED=$NT_CHANGED$1$NT_TAB$3$NT_NL # in memory only: the rollback reads it (nt_rollback)
   if ! kind_set "$1" "$2"; then
     # First pass: a refusal may depend on another key of this run (ip_local_port_range needs
     # ip_unprivileged_port_start lowered first): retry it once after the others.
-    if [ "${NT_DEFER:-0}" = 1 ]; then printf '%s\t%s\t%s\n' "$1" "$2" "$3" >> "$NT_TMP/deferred"; return 0; fi
+    if [ "${NT_DEFER:-0}" = 1 ]; then printf '%s\t%s\t%s\n' "$1" "$2" "$3" >> "$NT_TMP/deferred" || nt_die 1 "cannot write to $NT_TMP on $NT_HOSTNAME (/tmp full?)"; return 0; fi
     nt_step "set $1 (refused)"
     nt_die 1 "$1 = '$2' was refused on $NT_HOSTNAME: $NT_ERR"
   fi
@@ -769,7 +828,7 @@ nt_verify_later() {
 # Kinds with kind_get_many (one process reads every value) read all changed values back at once, after the writes.
 nt_verify_batch() {
   [ -n "$NT_VF" ] || return 0
-  printf '%s' "$NT_VF" >> "$NT_TMP/verify"
+  printf '%s' "$NT_VF" >> "$NT_TMP/verify" || nt_die 1 "cannot write to $NT_TMP on $NT_HOSTNAME (/tmp full?)"
   kind_get_many "$NT_TMP/verify" "$NT_TMP/verify.got"
   nt_index_text verify.got "$NT_GM"
   if [ "${NT_VPLAIN:-0}" = 1 ]; then
@@ -809,7 +868,7 @@ nt_snapshot() {
 nt_apply_main() {
   nt_init
   nt_index desired # empty here, kept in step by nt_want while the plan is read (no read of the file)
-  nt_read_stdin
+  nt_read_stdin framed
   nt_index readback # the read-back forms (sysctl @readback lines; final once the plan is read)
   nt_lock
   NT_PHASE=preflight
@@ -887,8 +946,8 @@ nt_apply_main() {
     nt_jt=$nt_jt$nt_k$NT_TAB$NT_FOUND$NT_NL # appended to the file after the loop (nothing reads it meanwhile)
     nt_index_put journal.new "$nt_k" "$NT_FOUND"
   done; IFS=$nt_ifs; set +f
-  printf '%s' "$nt_jt" >> "$NT_TMP/journal.new"
-  printf '%s\n' "$NT_OWNER" > "$NT_TMP/owner"
+  printf '%s' "$nt_jt" >> "$NT_TMP/journal.new" || nt_die 1 "cannot write to $NT_TMP on $NT_HOSTNAME (/tmp full?)"
+  printf '%s\n' "$NT_OWNER" > "$NT_TMP/owner" || nt_die 1 "cannot write to $NT_TMP on $NT_HOSTNAME (/tmp full?)"
   if ! nt_same_file "$NT_TMP/owner" "${NT_JOURNAL%.orig}.owner"; then
     NT_JOURNAL_TOUCHED=1
     nt_write_atomic "${NT_JOURNAL%.orig}.owner" "$NT_TMP/owner" 0600 || nt_die 1 "cannot write ${NT_JOURNAL%.orig}.owner on $NT_HOSTNAME (read-only or full /var/lib?)"
@@ -918,14 +977,14 @@ nt_apply_main() {
       nt_apply_one "$nt_k" "$nt_v" "$NT_FOUND"
     fi
   done; IFS=$nt_ifs; set +f
-  printf '%s' "$nt_jt" >> "$NT_TMP/journal.final"
+  printf '%s' "$nt_jt" >> "$NT_TMP/journal.final" || nt_die 1 "cannot write to $NT_TMP on $NT_HOSTNAME (/tmp full?)"
   nt_verify_batch
   nt_commit_files
   NT_JHEAD=$NT_GEN # the commit: this generation owns the machine from here on
   nt_journal_write "$NT_TMP/journal.final" "$NT_TMP/arts.new" "after the commit" lines
   kind_after_commit
   NT_PHASE=finished
-  printf '%s' "$NT_GOTS" >> "$NT_TMP/got"
+  printf '%s' "$NT_GOTS" >> "$NT_TMP/got" || nt_die 1 "cannot write to $NT_TMP on $NT_HOSTNAME (/tmp full?)"
   case $NT_IXS in *" $NT_TMP/got:"*) ;; *) nt_index got ;; esac # the report's values (final)
   nt_report "$NT_TMP/journal.final"
   nt_converged_write
@@ -995,7 +1054,7 @@ fi
 # commit) does not count: the older plan restores.
 nt_restore_main() {
   nt_init
-  nt_read_stdin
+  nt_read_stdin plain # checked by the restore bootstrap (its @end line)
   nt_lock
   NT_PHASE=restore-check
   nt_journal_load || nt_die 1 "the journal $NT_JOURNAL on $NT_HOSTNAME is unreadable or belongs to another owner id; nothing was restored"
@@ -1142,9 +1201,9 @@ nt_commit_files_restore() {
     nt_n=$((nt_n + 1))
     if [ -e "$nt_dest" ] || [ -L "$nt_dest" ]; then
       if ! cp -pP "$nt_dest" "$NT_TMP/backup.$nt_n"; then nt_rc_fail="cannot back up $nt_dest"; break; fi
-      printf '%s\t%s\n' "$nt_dest" "$NT_TMP/backup.$nt_n" >> "$NT_TMP/file-undo"
+      printf '%s\t%s\n' "$nt_dest" "$NT_TMP/backup.$nt_n" >> "$NT_TMP/file-undo" || nt_die 1 "cannot write to $NT_TMP on $NT_HOSTNAME (/tmp full?)"
     else
-      printf '%s\t-\n' "$nt_dest" >> "$NT_TMP/file-undo"
+      printf '%s\t-\n' "$nt_dest" >> "$NT_TMP/file-undo" || nt_die 1 "cannot write to $NT_TMP on $NT_HOSTNAME (/tmp full?)"
     fi
     if [ "$nt_op" = put ]; then
       nt_write_atomic "$nt_dest" "$nt_src" "$nt_mode" || { nt_rc_fail="cannot write $nt_dest"; break; }

@@ -206,7 +206,8 @@ nts_boot_conflicts() {
   nts_boot_files
   awk -v ours="${NTS_FILE##*/}" -v tab="$NT_TAB" -v desired="$NT_TMP/desired" -v list="$NT_TMP/bootfiles" -v mine="$NT_TMP/ours" \
     -v self="$NTS_FILE" -v marker="# pulumi-net-tuning owner: $NT_OWNER" -v skip="$NT_TMP/adopt.skip" '
-    function norm(s) { gsub(/[ \t]+/, " ", s); sub(/^ /, "", s); sub(/ $/, "", s); return s }
+    # a CR is white space to procps and systemd-sysctl alike (a file with CRLF line ends sets the same values)
+    function norm(s) { gsub(/[ \t\r]+/, " ", s); sub(/^ /, "", s); sub(/ $/, "", s); return s }
     function dots(k,  first) {
       # systemd-sysctl/procps: a key whose first separator is "/" is a path; swap "/" and "." to get the dotted form.
       first = match(k, /[.\/]/)
@@ -241,7 +242,7 @@ nts_boot_conflicts() {
         file = a[2]; n = 0
         while ((getline l < file) > 0) {
           n++
-          if (l ~ /^[ \t]*[#;]/ || l !~ /=/) continue
+          if (l ~ /^[ \t\r]*[#;]/ || l !~ /=/) continue
           k = l; sub(/=.*/, "", k); v = l; sub(/^[^=]*=/, "", v)
           k = norm(k); sub(/^-/, "", k); k = dots(k); v = norm(v)
           for (w in want) {
@@ -358,7 +359,10 @@ kind_preflight() {
         nt_problem "net.core.rps_sock_flow_entries is already managed by $(cat "${nts_j%.orig}.owner" 2>/dev/null || echo "${nts_j##*/}") on this host (NicQueues rps.sockFlowEntries, journal $nts_j): set it in one resource only"
     done
   fi
-  if [ -e "$NTS_FILE" ] && ! nts_is_ours "$NTS_FILE"; then
+  # a symlink counts as the user's file, dangling or not (it would otherwise be replaced and lost: issue #32)
+  if [ -L "$NTS_FILE" ]; then
+    nt_problem "$NTS_FILE is a symlink (to $(readlink "$NTS_FILE" 2>/dev/null)), not a file written by this resource ($NT_OWNER): choose another fileName, or move that link away first"
+  elif [ -e "$NTS_FILE" ] && ! nts_is_ours "$NTS_FILE"; then
     nt_problem "$NTS_FILE exists and was not written by this resource ($NT_OWNER): choose another fileName, or move that file away first"
   fi
   if [ ! -f "$NT_JOURNAL" ] && nts_is_ours "$NTS_FILE"; then
@@ -420,6 +424,13 @@ kind_after_commit() { return 0; }
 # An artefact of an earlier run that this run no longer declares (renamed fileName, persist turned off, modules gone).
 kind_drop_artefact() {
   nts_is_ours "$1" && nt_stage_remove "$1"
+  # A file the journal lists as this resource's whose owner line was removed by hand: kept (it may hold the user's
+  # edits), but never in silence: it would set the tuned values again at the next boot (issue #32).
+  if [ "$NT_PHASE" = restore ] && [ -f "$1" ] && ! nts_is_ours "$1"; then
+    case $1 in /etc/sysctl.d/*.conf)
+      nt_die 1 "$1 was written by this resource (its journal lists it) but its line '# pulumi-net-tuning owner: $NT_OWNER' was removed by hand, so it is kept, and it would set its values again at the next boot: delete the file, or put that line back, then run the delete again" ;;
+    esac
+  fi
   return 0
 }
 
@@ -483,7 +494,8 @@ nts_adopt_directive() { # NAME VALUE: @adopt, @adopted, @adopted-data, @adopted-
 # Settings of a sysctl file: "line<TAB>declared|undeclared<TAB>key<TAB>value" (keys in KEYS's first column are declared).
 nts_adopt_settings() { # FILE KEYS
   awk -v tab="$NT_TAB" -v keys="$2" '
-    function norm(s) { gsub(/[ \t]+/, " ", s); sub(/^ /, "", s); sub(/ $/, "", s); return s }
+    # a CR is white space to procps and systemd-sysctl alike (a file with CRLF line ends sets the same values)
+    function norm(s) { gsub(/[ \t\r]+/, " ", s); sub(/^ /, "", s); sub(/ $/, "", s); return s }
     function dots(k,  first) {
       first = match(k, /[.\/]/)
       if (first && substr(k, first, 1) == "/") { gsub(/\./, "\001", k); gsub(/\//, ".", k); gsub(/\001/, "/", k) }
