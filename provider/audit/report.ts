@@ -4,6 +4,7 @@
  * bundle for the HTML.
  */
 import * as fs from "fs";
+import * as path from "path";
 import { PACKAGE_VERSION } from "../version";
 import { ESNET, ESNET_SOURCE, GroupedFinding, groupFindings } from "./findings";
 import { HostReport, reportCounters } from "./run";
@@ -187,9 +188,9 @@ function escapeHtml(s: string): string {
 /** The counters charted per host, in this order. */
 export const CHART_COUNTERS = ["TcpExt.ListenOverflows", "TcpExt.ListenDrops", "Tcp.RetransSegs", "Udp.RcvbufErrors", "Udp.SndbufErrors", "softnet.dropped", "softnet.time_squeeze", "sockets.timeWait"];
 
-/** The path of chart.js's UMD bundle (inlined into the page). */
+/** The path of chart.js's UMD bundle (inlined into the page): next to its CommonJS entry (its exports map hides dist/). */
 export function chartJsPath(): string {
-  return require.resolve("chart.js/dist/chart.umd.min.js");
+  return path.join(path.dirname(require.resolve("chart.js")), "chart.umd.min.js");
 }
 
 /**
