@@ -274,4 +274,41 @@ describe("net-tuning audit on a lab fleet", () => {
     expect(sudoRefused.code).toBe(3);
     expect(JSON.parse(sudoRefused.stdout).hosts[0].error).toMatch(/^sudo refused: /);
   });
+  it("--inventory (static Ansible INI and YAML: groups, ansible_host/port/user) and -J through a bastion", async () => {
+    const [h0, h1, h2] = lab.hosts;
+    const ini = path.join(dir, "hosts.ini");
+    fs.writeFileSync(ini, [
+      "[web]", `web0 ansible_host=${h0.address}`, `web1 ansible_host=${h1.address} ansible_port=22`,
+      "[db]", `${h2.address} ansible_user=ntsudo`,
+      "[web:vars]", "ansible_user=root", "",
+    ].join("\n"));
+    const ssh = ["--known-hosts", knownHosts];
+    const a = await cli("audit", "--inventory", ini, "-i", h0.root.keyPath, ...ssh, "--json");
+    const doc = JSON.parse(a.stdout) as AuditDocument;
+    // web0/web1 as root (group vars); the db host as ntsudo, whose key is not root's: refused login, reported
+    expect(doc.hosts.map((h) => [h.name, h.target, h.reachable])).toEqual([
+      ["web0", `root@${h0.address}:22`, true], ["web1", `root@${h1.address}:22`, true], [h2.address, `ntsudo@${h2.address}:22`, false],
+    ]);
+    expect(doc.hosts[2].error).toBe(`${h2.address}:22: login as ntsudo refused (check the key, password or agent)`);
+    expect(a.code).toBe(3);
+
+    const yml = path.join(dir, "hosts.yml");
+    fs.writeFileSync(yml, [
+      "all:", "  vars:", "    ansible_user: root", "  children:", "    web:", "      hosts:",
+      `        web0:`, `          ansible_host: ${h0.address}`, `        web1:`, `          ansible_host: "${h1.address}"`, "",
+    ].join("\n"));
+    const y = await cli("audit", "--inventory", yml, "-i", h0.root.keyPath, ...ssh, "--json");
+    expect(y.code).toBe(0);
+    expect((JSON.parse(y.stdout) as AuditDocument).hosts.map((h) => [h.name, h.target, (h as Record<string, any>).hostname])).toEqual([
+      ["web0", `root@${h0.address}:22`, h0.netns], ["web1", `root@${h1.address}:22`, h1.netns],
+    ]);
+
+    // -J: the bastion h1 forwards to its own sshd on 127.0.0.1 (lab hosts reach only the machine, not each other)
+    const j = await cli("audit", "--host", "root@127.0.0.1", "-J", `root@${h1.address}`, "-i", h0.root.keyPath, ...ssh, "--json");
+    expect(j.code).toBe(0);
+    const via = (JSON.parse(j.stdout) as AuditDocument).hosts[0] as Record<string, any>;
+    expect(via.hostname).toBe(h1.netns);
+    expect(via.hostKey).toBe("not-checked"); // only the bastion's key is checked (docs/audit.md)
+  });
 });
+

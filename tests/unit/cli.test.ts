@@ -242,3 +242,43 @@ describe("net-tuning audit / show / diff: usage (no host is contacted)", () => {
     expect(r.stderr).toContain("net-tuning: no host to audit");
   });
 });
+
+describe("audit targets and known_hosts (provider/audit/targets.ts, knownHosts.ts)", () => {
+  it("parses INI inventories: groups, children, group and host vars, [all:vars]", async () => {
+    const { parseInventory } = await import("../../provider/audit/targets");
+    const ini = "[all:vars]\nansible_port=2200\n[web]\nw1 ansible_host=10.0.0.1\nw2 ansible_host=10.0.0.2 ansible_port=22 # comment\n[edge:children]\nweb\n[edge:vars]\nansible_user=ops\n[db]\ndb1.example.net\n";
+    expect(parseInventory(ini, "hosts", "me").map((t) => `${t.name} ${t.user}@${t.host}:${t.port}`)).toEqual([
+      "w1 ops@10.0.0.1:2200", "w2 ops@10.0.0.2:22", "db1.example.net me@db1.example.net:2200",
+    ]);
+    expect(parseInventory("root@10.0.0.9:2222\n# c\n\n10.0.0.8\n", "list.txt", "me").map((t) => `${t.user}@${t.host}:${t.port}`)).toEqual(["root@10.0.0.9:2222", "me@10.0.0.8:22"]);
+    const yml = "all:\n  hosts:\n    a:\n      ansible_host: 10.1.0.1\n  children:\n    g:\n      vars:\n        ansible_user: admin\n      hosts:\n        b:\n          ansible_port: 2022\n";
+    expect(parseInventory(yml, "inv.yaml", "me").map((t) => `${t.name} ${t.user}@${t.host}:${t.port}`)).toEqual(["a me@10.1.0.1:22", "b admin@b:2022"]);
+    expect(() => parseInventory("all:\n  hosts:\n    - a\n", "x.yml", "me")).toThrow(/static mappings only/);
+  });
+
+  it("checks host keys against a known_hosts file hashed by ssh-keygen -H, with [host]:port names and @revoked", async () => {
+    const fs = await import("fs");
+    const os = await import("os");
+    const { parseKnownHosts, verifyHostKey } = await import("../../provider/audit/knownHosts");
+    const d = fs.mkdtempSync(path.join(os.tmpdir(), "nt-kh-"));
+    spawnSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", path.join(d, "k")]);
+    spawnSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", path.join(d, "other")]);
+    const [type, b64] = fs.readFileSync(path.join(d, "k.pub"), "utf8").split(" ");
+    const other = Buffer.from(fs.readFileSync(path.join(d, "other.pub"), "utf8").split(" ")[1], "base64");
+    const blob = Buffer.from(b64, "base64");
+    fs.writeFileSync(path.join(d, "kh"), `10.0.0.1 ${type} ${b64}\n[10.0.0.2]:2222 ${type} ${b64}\n`);
+    expect(spawnSync("ssh-keygen", ["-H", "-f", path.join(d, "kh")]).status).toBe(0);
+    const text = fs.readFileSync(path.join(d, "kh"), "utf8");
+    expect(text).not.toContain("10.0.0.1");
+    const lines = parseKnownHosts(text);
+    expect(verifyHostKey(lines, "10.0.0.1", 22, blob, false)).toEqual({ ok: true, how: "known" });
+    expect(verifyHostKey(lines, "10.0.0.2", 2222, blob, false)).toEqual({ ok: true, how: "known" });
+    expect(verifyHostKey(lines, "10.0.0.2", 22, blob, false)).toMatchObject({ ok: false, reason: expect.stringMatching(/^10\.0\.0\.2 is not in known_hosts/) });
+    expect(verifyHostKey(lines, "10.0.0.2", 22, blob, true)).toEqual({ ok: true, how: "accepted-new" });
+    expect(verifyHostKey(lines, "10.0.0.1", 22, other, true)).toMatchObject({ ok: false, reason: expect.stringContaining("REMOTE HOST IDENTIFICATION HAS CHANGED") });
+    const revoked = parseKnownHosts(`@revoked * ${type} ${b64}\n10.0.0.1 ${type} ${b64}\n`);
+    expect(verifyHostKey(revoked, "10.0.0.1", 22, blob, true)).toMatchObject({ ok: false, reason: expect.stringContaining("@revoked") });
+    expect(verifyHostKey(parseKnownHosts(`10.0.0.*,!10.0.0.5 ${type} ${b64}\n`), "10.0.0.5", 22, blob, false).ok).toBe(false);
+    expect(verifyHostKey(parseKnownHosts(`10.0.0.*,!10.0.0.5 ${type} ${b64}\n`), "10.0.0.6", 22, blob, false).ok).toBe(true);
+  });
+});
