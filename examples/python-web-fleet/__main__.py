@@ -2,7 +2,7 @@
 
 The same program as examples/web-fleet (TypeScript), through the generated SDK:
 
-    pulumi package add github.com/pulumi-net-tuning/pulumi-net-tuning   # or a local clone: pulumi package add ../..
+    pulumi package add github.com/pulumi-net-tuning/pulumi-net-tuning@v0.3.0   # or a clone: pulumi package add <its path>
     pulumi config set --path 'servers[0]' 203.0.113.21
     pulumi config set --secret privateKey "$(cat ~/.ssh/id_ed25519)"
     pulumi preview --diff && pulumi up
