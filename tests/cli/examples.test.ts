@@ -13,12 +13,17 @@
  * Every example: `pulumi preview --diff` (the resources to create, each settings change shown live → declared, the
  * hosts unchanged, one read-only session per host). quickstart (whose keys a network namespace has): up, an unchanged
  * up and destroy, with the values and the file on the host and the host's snapshot after destroy.
+ *
+ * examples/yaml-quickstart: its Pulumi.yaml as it is (with its `packages:` entry) under the real pulumi-language-yaml,
+ * the component provider from this checkout attached as in tests/cli/yaml.test.ts; preview --diff. Not run here:
+ * examples/python-web-fleet, whose SDK `pulumi package add` generates (it needs pulumi-language-nodejs and
+ * pulumi-language-python, which the Go module proxy does not serve; tests/package/schema.test.ts checks it statically).
  */
 import { ChildProcess, spawn } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { CliProject, CliResult, clearSessions, countKinds, explain, logSessions, providerLabel, sessions, toolchain } from "../../testkit/cli";
+import { CliProject, CliResult, clearSessions, countKinds, explain, logSessions, providerLabel, sessions, startComponentPlugin, toolchain } from "../../testkit/cli";
 import type { LabHost } from "../../testkit/lab";
 import { useLab } from "../../testkit/jest";
 import { snapshot } from "../../testkit/host";
@@ -275,5 +280,42 @@ describe(`examples as installed projects, real pulumi CLI + ${providerLabel()}`,
     expect(await sessionsOn(...hosts)).toEqual([{ "live-read": 1 }, { "live-read": 1 }]);
     for (let i = 0; i < hosts.length; i++) expect(await snapshot(hosts[i])).toBe(befores[i]);
     p.remove();
+  });
+
+  test("yaml-quickstart: its Pulumi.yaml as it is (packages: pinned) under pulumi-language-yaml; preview --diff plans both components, changes nothing", async () => {
+    // the component provider from this checkout, attached as tests/cli/yaml.test.ts does (`pulumi package add` needs
+    // pulumi-language-nodejs, which the suite does not have)
+    const plugin = await startComponentPlugin();
+    const host = hosts[0];
+    const c = host.connection("root");
+    try {
+      const before = await snapshot(host);
+      const p = new CliProject({ name: "net-tuning-yaml-quickstart", program: "", config: { host: c.host, port: String(c.port), interface: host.iface }, secrets: { privateKey: c.privateKey } });
+      fs.rmSync(path.join(p.dir, "index.js"));
+      fs.copyFileSync(path.join(EXAMPLES_DIR, "yaml-quickstart", "Pulumi.yaml"), path.join(p.dir, "Pulumi.yaml"));
+      await p.init();
+      const keys = ["net.ipv4.tcp_max_syn_backlog", "net.ipv4.tcp_wmem"];
+      const originals = await values(host, keys);
+      const txq = await txQueueLength(host);
+      await sessionsOn(host);
+      const pv = await p.cli(["preview", "--diff", "--non-interactive", "--stack", p.stack], undefined, 300_000, plugin.env);
+      expect([pv.code, explain(pv)]).toEqual([0, expect.any(String)]);
+      const out = pv.stdout + pv.stderr;
+      expect(creates(out)).toEqual({
+        "pulumi:pulumi:Stack": 1, "net-tuning:index:NetTuning": 1, "net-tuning:index:NicQueues": 1, "command:remote:CopyToRemote": 1, "command:remote:Command": 4,
+      });
+      expect(out).toMatch(/\+ 8 to create/);
+      expect(out).toMatch(new RegExp(`NetTuning "quickstart" on ${esc(host.address)}:22: \\d+ of 6 settings will change`));
+      if (originals["net.ipv4.tcp_max_syn_backlog"] !== "8192") expect(out).toContain(`net.ipv4.tcp_max_syn_backlog: ${originals["net.ipv4.tcp_max_syn_backlog"]} → 8192`);
+      expect(out).toContain(`net.ipv4.tcp_wmem: ${originals["net.ipv4.tcp_wmem"]} → 4096 65536 16777216`);
+      // the throughput preset on the configured interface
+      expect(out).toMatch(new RegExp(`NicQueues "quickstart-nic" on ${esc(host.address)}:22: \\d+ of \\d+ settings will change`));
+      if (txq !== "10000") expect(out).toContain(`${host.iface}/txqueuelen: ${txq} → 10000`);
+      expect(await sessionsOn(host)).toEqual([{ "live-read": 1 }]);
+      expect(await snapshot(host)).toBe(before);
+      p.remove();
+    } finally {
+      plugin.stop();
+    }
   });
 });
