@@ -29,6 +29,7 @@ na_cpus=0
 while IFS= read -r na_l; do case "$na_l" in processor*) na_cpus=$((na_cpus + 1)) ;; esac; done < /proc/cpuinfo
 printf 'cpus\t%s\n' "$na_cpus"
 while IFS= read -r na_l; do
+  # shellcheck disable=SC2086 # "MemTotal:  16384 kB" split into words on purpose (no pattern characters)
   case "$na_l" in MemTotal:* | MemAvailable:*) set -- $na_l; printf '%s\t%s\n' "${1%:}" "$2" ;; esac
 done < /proc/meminfo
 printf 'ethtool\t%s\n' "$(ethtool --version 2>/dev/null)"
