@@ -282,3 +282,21 @@ describe("audit targets and known_hosts (provider/audit/targets.ts, knownHosts.t
     expect(verifyHostKey(parseKnownHosts(`10.0.0.*,!10.0.0.5 ${type} ${b64}\n`), "10.0.0.6", 22, blob, false).ok).toBe(true);
   });
 });
+
+describe("audit: a host that refuses the connection (127.0.0.1 port 1)", () => {
+  it("is reported, exit 3; a progress line on a TTY stderr only", async () => {
+    for (const tty of [true, false]) {
+      let stdout = "";
+      let stderr = "";
+      const code = await main(["audit", "--host", "root@127.0.0.1:1", "--known-hosts", "/dev/null", "--json"], {
+        stdout: { write: (t: string) => (stdout += t) },
+        stderr: { write: (t: string) => (stderr += t), isTTY: tty },
+      });
+      expect(code).toBe(3);
+      const doc = JSON.parse(stdout);
+      expect(doc.summary).toMatchObject({ hosts: 1, reachable: 0, unreachable: 1 });
+      expect(doc.hosts[0]).toMatchObject({ name: "root@127.0.0.1:1", target: "root@127.0.0.1:1", reachable: false, error: "127.0.0.1:1: connection refused" });
+      expect(stderr).toBe(tty ? "\r\x1b[Kaudit: 1/1 hosts (root@127.0.0.1:1)\r\x1b[K" : "");
+    }
+  });
+});
