@@ -8,8 +8,8 @@
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { Lab, LabHost, STATE_ROOT, startLab } from "../../testkit/lab";
-import { main } from "../../bin/net-tuning";
+import { Lab, LabHost, startLab } from "../../testkit/lab";
+import { cli, overflowListener, timeWaitSockets, writeKnownHosts } from "./helpers";
 import { AUDIT_SCHEMA, AuditDocument } from "../../provider/audit/report";
 
 jest.setTimeout(300_000);
@@ -18,13 +18,6 @@ const HOSTS = Number(process.env.NT_AUDIT_HOSTS ?? 20);
 let lab: Lab;
 let dir: string;
 let knownHosts: string;
-
-async function cli(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = "";
-  let stderr = "";
-  const code = await main(argv, { stdout: { write: (t: string) => (stdout += t) }, stderr: { write: (t: string) => (stderr += t) } });
-  return { code, stdout, stderr };
-}
 
 async function root(h: LabHost, cmd: string): Promise<string> {
   const r = await h.exec(cmd, { timeoutMs: 60_000 });
@@ -48,9 +41,7 @@ function hostsOf(doc: AuditDocument) {
 beforeAll(async () => {
   lab = await startLab({ hosts: HOSTS, tag: "audit" });
   dir = fs.mkdtempSync(path.join(os.tmpdir(), "nt-audit-"));
-  const pub = fs.readFileSync(path.join(STATE_ROOT, lab.id, "keys", "host_ed25519_key.pub"), "utf8").trim().split(/\s+/).slice(0, 2).join(" ");
-  knownHosts = path.join(dir, "known_hosts");
-  fs.writeFileSync(knownHosts, lab.hosts.map((h) => `${h.address} ${pub}\n`).join(""));
+  knownHosts = writeKnownHosts(lab, path.join(dir, "known_hosts"));
   const [h0, h1, h2, h3] = lab.hosts;
   // h0: values by hand (no file): somaxconn and a small tcp_rmem max
   await root(h0, "sysctl -q -w net.core.somaxconn=1024 'net.ipv4.tcp_rmem=4096 131072 1048576'");
@@ -73,30 +64,6 @@ afterAll(async () => {
   await lab?.stop();
 });
 
-async function overflow(h: LabHost): Promise<void> {
-  await root(h, `python3 -c '
-import socket, time
-s = socket.socket(); s.bind(("127.0.0.1", 5555)); s.listen(1)
-cs = []
-for i in range(40):
-    c = socket.socket(); c.setblocking(False)
-    try: c.connect(("127.0.0.1", 5555))
-    except BlockingIOError: pass
-    cs.append(c)
-time.sleep(1.5)
-'`);
-}
-
-/** `n` client sockets in TIME_WAIT (the client closes first) inside the host's namespace; they last 60 s. */
-async function timeWait(h: LabHost, n: number): Promise<void> {
-  await root(h, `python3 -c '
-import socket
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1", 5556)); s.listen(16)
-for i in range(${n}):
-    c = socket.create_connection(("127.0.0.1", 5556)); a, _ = s.accept(); c.close(); a.recv(1); a.close()
-'`);
-}
-
 function counterOf(h: LabHost, name: string): Promise<number> {
   const [group, field] = name.split(".");
   return root(h, `awk -v g='${group}:' -v f='${field}' '$1 == g && !n { for (i = 2; i <= NF; i++) k[i] = $i; n = 1; next } $1 == g && n { for (i = 2; i <= NF; i++) if (k[i] == f) print $i }' /proc/net/netstat /proc/net/snmp`).then((t) => Number(t.trim()));
@@ -113,7 +80,7 @@ describe("net-tuning audit on a lab fleet", () => {
     fs.writeFileSync(before, first.stdout);
 
     const snapshots = await Promise.all(lab.hosts.slice(0, HOSTS - 1).map((h) => root(h, SNAPSHOT)));
-    await overflow(h3);
+    await overflowListener(h3);
     const overflows = await counterOf(h3, "TcpExt.ListenOverflows");
     expect(overflows).toBeGreaterThan(0);
     await root(down, "kill -TERM 1").catch(() => undefined); // sshd is pid 1 of the host: the host stops answering
@@ -122,7 +89,7 @@ describe("net-tuning audit on a lab fleet", () => {
     // counters that move with any traffic (the audit's own session too): read just before and just after the audit
     const live = lab.hosts.slice(0, HOSTS - 1);
     const twCount = (h: LabHost) => root(h, "awk '$4 == \"06\"' /proc/net/tcp /proc/net/tcp6 | wc -l").then((t) => Number(t.trim()));
-    await timeWait(h0, 5);
+    await timeWaitSockets(h0, 5);
     const retransBefore = await Promise.all(live.map((h) => counterOf(h, "Tcp.RetransSegs")));
     const twBefore = await Promise.all(live.map(twCount));
     const r = await cli("audit", ...lab.hosts.flatMap((h) => ["--host", `root@${h.address}`]), "-i", h0.root.keyPath, "--known-hosts", knownHosts, "--json",
@@ -175,7 +142,7 @@ describe("net-tuning audit on a lab fleet", () => {
       expect(row("net.ipv4.tcp_keepalive_time")).toMatchObject({ value: String(600 + i), status: "non-default", kernelDefault: "7200" });
     });
     const j0 = by[`root@${h0.address}`] as Record<string, any>;
-    expect(j0.counters["sockets.timeWait"]).toBeGreaterThanOrEqual(5); // the 5 closed by timeWait()
+    expect(j0.counters["sockets.timeWait"]).toBeGreaterThanOrEqual(5); // the 5 closed by timeWaitSockets()
     expect(j0.sysctls.find((s: { key: string }) => s.key === "net.ipv4.tcp_rmem").value).toBe("4096 131072 1048576");
     // BDP 1Gbit × 20ms / 8 = 2,500,000 bytes: tcp_rmem max 1 MiB < 2 × BDP on h0 only (the others keep the kernel's 6 MiB)
     const bdp = doc.advice.filter((a) => a.rule === "bdp" && a.subject === "net.ipv4.tcp_rmem");

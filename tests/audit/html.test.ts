@@ -7,7 +7,8 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { Lab, STATE_ROOT, startLab } from "../../testkit/lab";
+import { Lab, startLab } from "../../testkit/lab";
+import { overflowListener, timeWaitSockets, writeKnownHosts } from "./helpers";
 import { main } from "../../bin/net-tuning";
 import { AuditDocument, CHART_COUNTERS } from "../../provider/audit/report";
 
@@ -20,23 +21,8 @@ beforeAll(async () => {
   lab = await startLab({ hosts: 3, tag: "audithtml" });
   dir = fs.mkdtempSync(path.join(os.tmpdir(), "nt-audit-html-"));
   // something to chart: an overflow on h1, TIME_WAIT sockets on h2
-  await lab.hosts[1].exec(`python3 -c '
-import socket, time
-s = socket.socket(); s.bind(("127.0.0.1", 5555)); s.listen(1)
-cs = []
-for i in range(20):
-    c = socket.socket(); c.setblocking(False)
-    try: c.connect(("127.0.0.1", 5555))
-    except BlockingIOError: pass
-    cs.append(c)
-time.sleep(1.5)
-'`);
-  await lab.hosts[2].exec(`python3 -c '
-import socket
-s = socket.socket(); s.bind(("127.0.0.1", 5556)); s.listen(8)
-for i in range(4):
-    c = socket.create_connection(("127.0.0.1", 5556)); a, _ = s.accept(); c.close(); a.recv(1); a.close()
-'`);
+  await overflowListener(lab.hosts[1], 20);
+  await timeWaitSockets(lab.hosts[2], 4);
 });
 
 afterAll(async () => {
@@ -55,9 +41,7 @@ function decode(s: string): string {
 
 describe("audit --html in headless Chromium", () => {
   it("renders the fleet table and one chart per reachable host holding the JSON's counters", async () => {
-    const pub = fs.readFileSync(path.join(STATE_ROOT, lab.id, "keys", "host_ed25519_key.pub"), "utf8").trim().split(/\s+/).slice(0, 2).join(" ");
-    const knownHosts = path.join(dir, "known_hosts");
-    fs.writeFileSync(knownHosts, lab.hosts.map((h) => `${h.address} ${pub}\n`).join(""));
+    const knownHosts = writeKnownHosts(lab, path.join(dir, "known_hosts"));
     const html = path.join(dir, "report.html");
     let stdout = "";
     const code = await main(["audit", ...lab.hosts.flatMap((h) => ["--host", `root@${h.address}`]), "-i", lab.hosts[0].root.keyPath, "--known-hosts", knownHosts, "--json", "--html", html],

@@ -8,7 +8,8 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { CliProject, explain, toolchain } from "../../testkit/cli";
-import { Lab, STATE_ROOT, startLab } from "../../testkit/lab";
+import { Lab, startLab } from "../../testkit/lab";
+import { cli, writeKnownHosts } from "./helpers";
 import { projectOn } from "../cli/fixtures";
 import { main } from "../../bin/net-tuning";
 
@@ -19,22 +20,13 @@ let p: CliProject;
 let dir: string;
 let knownHosts: string;
 
-async function cli(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = "";
-  let stderr = "";
-  const code = await main(argv, { stdout: { write: (t: string) => (stdout += t) }, stderr: { write: (t: string) => (stderr += t) } });
-  return { code, stdout, stderr };
-}
-
 const DECLARED = { "net.core.somaxconn": 8192, "net.ipv4.tcp_fin_timeout": 21, "net.ipv4.tcp_rmem": [4096, 131072, 8388608] };
 
 beforeAll(async () => {
   toolchain(); // throws (the test fails) when the real CLI cannot be built
   lab = await startLab({ hosts: 1, tag: "auditstk" });
   dir = fs.mkdtempSync(path.join(os.tmpdir(), "nt-audit-stack-"));
-  const pub = fs.readFileSync(path.join(STATE_ROOT, lab.id, "keys", "host_ed25519_key.pub"), "utf8").trim().split(/\s+/).slice(0, 2).join(" ");
-  knownHosts = path.join(dir, "known_hosts");
-  fs.writeFileSync(knownHosts, `${lab.hosts[0].address} ${pub}\n`);
+  knownHosts = writeKnownHosts(lab, path.join(dir, "known_hosts"));
   p = await projectOn(lab.hosts[0], "ntaudit", "root", { web: { kind: "sysctl", args: { sysctls: DECLARED } } });
   const up = await p.up({ skipPreview: true });
   if (up.code !== 0) throw new Error(`pulumi up failed: ${explain(up)}`);
