@@ -246,20 +246,22 @@ export function endLine(text: string): string {
  * nothing): saves stdin in a private temp dir (mktemp -d: mode 0700, so no umask is needed for the files in it) and
  * rebuilds the plain form (a stdin without a `@program` line is compressed: its first line, then the second
  * base64-decoded and gunzip'd, whose CRC check fails a damaged blob; base64's or gzip's own message comes first);
+ * checks its last line `@end <sha256>` against the sum of everything before it and removes it (issue #32: a stdin cut
+ * at a line boundary, or altered, runs nothing);
  * cuts the fallback restore program off after `@program` and runs it with /bin/sh (DIR STAGE TOKEN), the plain form on
  * its stdin. The fallback's first step runs the installed engine instead (`engine-<sha256>.sh KIND restore DIR STAGE
  * TOKEN`) when the plan's `@engine <version> <sha256>` line names one owned by root in a root-owned directory whose
- * sha256 matches (provider/host/sh/restore.sh). Any failure before the program runs (unpacking, the cut, the exec):
- * "cannot unpack the restore stdin", exit 1. As another user than root nothing is owned, so the fallback runs and says
+ * sha256 matches (provider/host/sh/restore.sh). Any failure before the program runs (a full /tmp, unpacking, the end
+ * line, the cut, the exec): "restore stdin cut or damaged (@end, sha256), or /tmp full; nothing restored", exit 1. As another user than root nothing is owned, so the fallback runs and says
  * it must run as root (exit 3). Written for size (it is stored four times per host): one error path, sed scripts
  * unquoted (no single quote, which the command line's quoting makes 4 characters longer each).
  */
 export const RESTORE_BOOT =
-  `d=$(mktemp -d /tmp/net-tuning-in.XXXXXX)&&cd "$d"&&cat>i||exit 1;` +
+  `d=$(mktemp -d /tmp/net-tuning-in.XXXXXX)&&cd "$d"&&cat>i&&` +
   `if grep -qx ${PROGRAM_MARKER} i;then mv i j;else { sed q i&&sed 1d i|base64 -d|gzip -dc;}>j;fi&&` +
   `s=$(sed -n "\\$s/^@end //p" j)&&sed "\\$d" j>in&&[ "$(sha256sum<in)" = "$s  -" ]&&` +
   `sed 1,/^${PROGRAM_MARKER}$/d in>p&&[ -s p ]&&exec /bin/sh p "$d" "$2" "$1"<in;` +
-  `echo "net-tuning: restore stdin cut or damaged (@end, sha256), or /tmp full; nothing restored">&2;rm -rf "$d";exit 1`;
+  `echo "net-tuning: restore stdin cut or damaged (@end, sha256), or /tmp full; nothing restored">&2;[ -z "$d" ]||rm -rf "$d";exit 1`;
 
 /**
  * The `delete` of the -restore child. `token`: the delivery's (its staged copy goes with the host's last journal).
