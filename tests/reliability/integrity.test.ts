@@ -258,3 +258,36 @@ describe("the engine trusts nothing another user can write", () => {
     ok(await stack.destroy());
   });
 });
+
+test("SIGKILL leaves a work directory in /tmp: the next run on the host removes it (its pid is gone), a live run's stays", async () => {
+  const host = lab.hosts[1];
+  const stack = newStack("killtmp");
+  await setHooks(host, ["pause-after-step 3 60"]);
+  await hold(host);
+  try {
+    const up = stack.up(sysProgram(host, "kt", { sysctls: { [K.somax]: 4093, [K.syn]: 3093 } }));
+    const pid = await waitPaused(host);
+    // a live run's directory (this one, paused) is not touched by another run's clean-up: checked below by its pid
+    const dirs = (await host.exec("ls -d /tmp/net-tuning.*")).stdout.trim().split("\n");
+    expect(dirs.length).toBe(1);
+    expect((await host.exec(`cat ${dirs[0]}/pid`)).stdout.trim()).toBe(String(pid));
+    // another run starts meanwhile: its clean-up leaves the live run's directory; it waits for the host lock
+    const other = newStack("killtmp-other");
+    const otherUp = other.up(sysProgram(host, "kto", { sysctls: { [K.fin]: 29 } }));
+    for (let i = 0; i < 100 && (await host.exec("ls -d /tmp/net-tuning.*")).stdout.trim().split("\n").length < 2; i++) await new Promise((r) => setTimeout(r, 100));
+    expect((await host.exec("ls -d /tmp/net-tuning.*")).stdout.trim().split("\n").length).toBe(2);
+    expect((await host.exec(`test -d ${dirs[0]}`)).code).toBe(0);
+    await host.exec(`kill -KILL ${pid}`);
+    await release(host);
+    expect((await up).ok).toBe(false);
+    ok(await otherUp);
+    await clearHooks(host);
+    expect((await host.exec(`test -d ${dirs[0]}`)).code).toBe(0); // SIGKILL ran no trap: left behind
+    // the next run (the recovery up) cleans it
+    ok(await stack.up(sysProgram(host, "kt", { sysctls: { [K.somax]: 4093, [K.syn]: 3093 } })));
+    expect((await host.exec("ls -d /tmp/net-tuning.* /tmp/net-tuning-in.* 2>/dev/null")).stdout).toBe("");
+    ok(await stack.destroy());
+  } finally {
+    await clearHooks(host);
+  }
+});

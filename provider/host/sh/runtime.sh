@@ -130,10 +130,27 @@ nt_init() {
   case "$NT_INPUT_DIR" in
     /tmp/net-tuning-in.*) if [ -d "$NT_INPUT_DIR" ] && [ ! -L "$NT_INPUT_DIR" ] && [ -O "$NT_INPUT_DIR" ]; then NT_TMP=$NT_INPUT_DIR; fi ;;
   esac
+  nt_clean_stale_tmp
   [ -n "$NT_TMP" ] || NT_TMP=$(mktemp -d /tmp/net-tuning.XXXXXX) || { nt_msg "cannot create a temporary directory in /tmp on $NT_HOSTNAME"; exit 1; }
+  # this run's pid: a later run removes the directory when this one was killed (SIGKILL runs no trap)
+  printf '%s\n' "$$" > "$NT_TMP/pid" || { nt_msg "cannot write to $NT_TMP on $NT_HOSTNAME (/tmp full?); nothing was changed"; nt_cleanup; exit 1; }
   : > "$NT_TMP/desired"; : > "$NT_TMP/warnings"; : > "$NT_TMP/files"; : > "$NT_TMP/orig.state"
   : > "$NT_TMP/problems"; : > "$NT_TMP/file-undo"; : > "$NT_TMP/restored"
   nt_hooks_load
+}
+
+# Work directories of earlier runs that were killed (issue #32): root's, not links, holding the pid of a process that
+# is gone. A directory without a pid file (a bootstrap killed before the engine started) is left alone.
+nt_clean_stale_tmp() {
+  set --
+  for ntc_d in /tmp/net-tuning.* /tmp/net-tuning-in.*; do
+    if [ ! -d "$ntc_d" ] || [ -L "$ntc_d" ] || [ ! -O "$ntc_d" ] || [ "$ntc_d" = "$NT_INPUT_DIR" ] || [ ! -f "$ntc_d/pid" ]; then continue; fi
+    ntc_p=''
+    { IFS= read -r ntc_p < "$ntc_d/pid"; } 2>/dev/null
+    case $ntc_p in '' | *[!0-9]*) continue ;; esac
+    kill -0 "$ntc_p" 2>/dev/null || set -- "$@" "$ntc_d"
+  done
+  [ $# = 0 ] || rm -rf "$@"
 }
 
 # ---------------------------------------------------------------------------------------- test hooks
