@@ -43,7 +43,8 @@
  * unknown name, …). This file is the generic engine: it parses values, checks them against the entry, runs every
  * rule and words each message as `KEY = VALUE <fact>: <advice>. Fix: <fix>.` Error rules refuse the input; the
  * others are advisory warnings, which `acknowledge` (or a profile's rationale) can cover (`reconcileAdvice`).
- * Unknown keys only get a "did you mean" warning (`nearMiss`).
+ * Unknown keys only get a "did you mean" warning (`nearMiss`), which NetTuning turns into an error unless the key is
+ * in `acknowledge` ({@link isMisspeltKeyWarning}): the host refuses a key its kernel does not have.
  */
 import { z } from "zod";
 import { InputError } from "../errors";
@@ -532,7 +533,7 @@ function applyRules(items: Map<string, Item>, problems: string[], warnings: stri
     const e = lookup(key);
     if (!e) {
       const near = nearMiss(key);
-      if (near) warnings.push(fmt(key, it.shown, `not a catalogued key; it looks like ${near}, and the host preflight refuses keys that do not exist`, `rename it to ${near} if that is what you meant`));
+      if (near) warnings.push(misspeltKeyText(key, it.shown, near));
       continue;
     }
     for (const rule of e.rules ?? []) {
@@ -543,6 +544,41 @@ function applyRules(items: Map<string, Item>, problems: string[], warnings: stri
       (rule.level === "error" ? problems : warnings).push(fmt(key, it.shown, m.why, m.fix));
     }
   }
+}
+
+/** The words of the advice about an unknown key that looks like a catalogued one (see {@link isMisspeltKeyWarning}). */
+const UNKNOWN_NEAR = "is not a catalogued key; it looks like";
+
+function misspeltKeyText(key: string, shown: string, near: string): string {
+  return fmt(key, shown, `${UNKNOWN_NEAR} ${near}, and the host preflight refuses keys that do not exist`, `rename it to ${near} if that is what you meant, or list ${key} in acknowledge if this kernel has that key`);
+}
+
+/**
+ * Whether a warning of {@link validateSysctls} is the advice about an unknown key that looks like a catalogued one
+ * (`net.core.somaxcon`). The host preflight refuses a key its kernel does not have, so NetTuning refuses such a key at
+ * preview too, unless it is in `acknowledge` (a real key of that kernel that merely resembles a catalogued one).
+ */
+export function isMisspeltKeyWarning(warning: string): boolean {
+  const key = warningKey(warning);
+  return key !== undefined && warning.includes(` ${UNKNOWN_NEAR} `);
+}
+
+/**
+ * The misspelt-key errors of an input that failed validation for other reasons (validateSysctls then returns no
+ * warnings): each well-formed key of `input` that is not catalogued, looks like a catalogued key and is not in
+ * `acknowledge`, worded as {@link validateSysctls} words the advice. Lets one error list every problem.
+ */
+export function misspeltKeyProblems(input: Record<string, unknown>, acknowledge: string[] = []): string[] {
+  if (typeof input !== "object" || input === null || Array.isArray(input)) return [];
+  const ack = new Set(acknowledge.map(canonicalKey));
+  const out: string[] = [];
+  for (const [rawKey, v] of Object.entries(input).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    const a = analyseKey(rawKey);
+    if (!a.ok || lookup(a.key) || rejection(a.key) || ack.has(a.key)) continue;
+    const near = nearMiss(a.key);
+    if (near) out.push(misspeltKeyText(a.key, show(v), near));
+  }
+  return out;
 }
 
 /** Edit distance of a and b, or cap + 1 when it exceeds cap. */
