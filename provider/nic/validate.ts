@@ -46,9 +46,12 @@ function byHostName<T>(group: "rings" | "channels" | "coalesce", merged: object 
 }
 
 /**
- * Every group of the spec merged the same way: the preset's values, then the arguments' (arguments win, field by
- * field). Group objects (`rings`, `rps`, `irqAffinity`, …) merge by field; top-level settings (`link`) by value.
- * Features are merged by canonical name below (aliases of one feature must meet), so they are left out here.
+ * Every group of the spec merged the same way: an argument given replaces the preset's value as a whole (issue #32
+ * item 12). A group object (`rings`, `rps`, `coalesce`, `irqAffinity`, …) given explicitly is the whole group: none of
+ * the preset's fields of that group is carried over (`rps: { cpus: "all" }` with the throughput preset has no
+ * `onlyWhenQueuesBelowCpus`, no flow entries); a group not given is the preset's. Top-level settings (`link`) go by
+ * value. Features follow the same rule below (an explicit `features` map replaces the preset's map), where their
+ * aliases are also resolved.
  */
 function mergePreset(preset: NicSettingsValues | undefined, args: NicSettingsValues): NicSettingsValues {
   const p = (preset ?? {}) as Record<string, unknown>;
@@ -58,7 +61,8 @@ function mergePreset(preset: NicSettingsValues | undefined, args: NicSettingsVal
     if (g === "features") continue;
     const arg = NIC_GROUP_SPECS[g].arg;
     if (arg !== undefined) {
-      if (p[arg] !== undefined || a[arg] !== undefined) out[arg] = { ...((p[arg] as object) ?? {}), ...((a[arg] as object) ?? {}) };
+      const v = a[arg] !== undefined ? a[arg] : p[arg];
+      if (v !== undefined) out[arg] = { ...(v as object) };
     } else {
       for (const st of settingsOf(g)) {
         const v = a[st.arg] !== undefined ? a[st.arg] : p[st.arg];
@@ -123,8 +127,9 @@ export function validateNic(input: NicInput, resource: string): NicRequest {
       origin[canon] = override ? "preset" : name;
     }
   };
-  addFeatures(preset?.features, "preset.features", true);
-  addFeatures(s.features, "features", false);
+  // an explicit features map replaces the preset's (as every group object does: mergePreset)
+  if (s.features !== undefined) addFeatures(s.features, "features", false);
+  else addFeatures(preset?.features, "preset.features", true);
 
   const coalesce = byHostName<number | boolean>("coalesce", m.coalesce);
   if ((coalesce["adaptive-rx"] === true && coalesce["rx-usecs"] !== undefined) || (coalesce["adaptive-tx"] === true && coalesce["tx-usecs"] !== undefined)) {

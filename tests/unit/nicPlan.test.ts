@@ -120,12 +120,15 @@ describe("validation messages", () => {
       'preset(lowLatency): unknown field "bogus" (check the spelling)',
     ]);
   });
-  test("a partial rps over a preset: arguments override field by field, cpus is required only after the merge", () => {
-    const r = plan({ preset: throughput(), rps: { flowEntriesPerQueue: 8192 } as never });
-    expect(r.request.rps).toEqual({ cpus: "all", flowEntriesPerQueue: 8192, sockFlowEntries: 32768, onlyWhenQueuesBelowCpus: true });
+  test("a partial rps over a preset: an explicit rps replaces the preset's as a whole (issue #32 item 12), so cpus is required", () => {
+    // (was merged field by field: the preset's cpus, sockFlowEntries and onlyWhenQueuesBelowCpus were carried over)
+    expect(problems({ preset: throughput(), rps: { flowEntriesPerQueue: 8192 } as never })).toEqual(['rps.cpus must be "all" or a list of CPU numbers such as [0, 1, 2]']);
+    const r = plan({ preset: throughput(), rps: { cpus: "all", flowEntriesPerQueue: 8192 } });
+    expect(r.request.rps).toEqual({ cpus: "all", flowEntriesPerQueue: 8192, sockFlowEntries: undefined, onlyWhenQueuesBelowCpus: false });
     expect(r.stdin).toContain("@rps-cpus all\n");
     expect(r.stdin).toContain("@rps-flow-cnt 8192\n");
-    // without a preset that supplies it, cpus is still required (same message as before)
+    expect(r.stdin).not.toContain("@rps-only-below-cpus");
+    // without a preset, cpus is required the same way (same message as before)
     expect(problems({ rps: { flowEntriesPerQueue: 8192 } as never })).toEqual(['rps.cpus must be "all" or a list of CPU numbers such as [0, 1, 2]']);
     expect(problems({ irqAffinity: {} as never })).toEqual(['irqAffinity.cpus must be "spread" or a list of CPU numbers']);
   });
@@ -193,11 +196,14 @@ describe("plan rendering", () => {
     expect(p.stdin).toMatchSnapshot();
     expect(p.stdin.indexOf("@set channel.")).toBeLessThan(p.stdin.indexOf("@set ring."));
   });
-  test("preset: throughput, with explicit args overriding it", () => {
+  test("preset: throughput, with explicit args overriding it (each given group object replaces the preset's)", () => {
     const p = plan({ preset: throughput(), rings: { tx: 1024 }, features: { "rx-gro": true, lro: true }, txQueueLength: 5000 });
     expect(p.stdin).toMatchSnapshot();
-    expect(p.settings["eth0/ring.rx"]).toBe("max");
+    // rings and features given: the preset's rings.rx "max" and its gso/tso are not carried over (issue #32 item 12)
+    expect(p.settings["eth0/ring.rx"]).toBeUndefined();
     expect(p.settings["eth0/ring.tx"]).toBe("1024");
+    expect(p.settings["eth0/feature.tcp-segmentation-offload"]).toBeUndefined();
+    expect(p.settings["eth0/feature.generic-receive-offload"]).toBe("on");
     expect(p.settings["eth0/feature.large-receive-offload"]).toBe("on");
     expect(p.settings["eth0/txqueuelen"]).toBe("5000");
     expect(p.stdin).toContain("@rps-only-below-cpus 1\n");
