@@ -101,6 +101,20 @@ export function checkProfile(profile: SysctlProfile): string[] {
  * @throws InputError("combine", …) on conflicts or when no profile is given.
  */
 export function combine(...profiles: SysctlProfile[]): SysctlProfile {
+  return combineProfiles(profiles);
+}
+
+/** The fix a conflict names: combine profiles that agree (the `combine` helper), or how NetTuning resolves it. */
+const COMBINE_FIX = "combine profiles that agree, or drop one";
+
+/**
+ * {@link combine} with the keys a resource sets itself: NetTuning's `sysctls` override every profile, so two
+ * profiles that disagree on a key listed in `overridden` are no conflict (the key's value is the resource's; the
+ * combined profile keeps the first profile's value, which the resource's entry replaces). Keys are compared in their
+ * dotted form (`net/core/somaxconn` = `net.core.somaxconn`). `fix`: the advice a remaining conflict gives.
+ */
+export function combineProfiles(profiles: SysctlProfile[], opts: { overridden?: Iterable<string>; fix?: string } = {}): SysctlProfile {
+  const overridden = new Set([...(opts.overridden ?? [])].map((k) => k.replace(/\//g, ".")));
   if (profiles.length === 0) throw new InputError("combine", ["no profile given: pass at least one SysctlProfile"]);
   const notProfiles = profiles
     .map((p, i) => (isSysctlProfile(p) ? undefined : `argument ${i + 1} is not a SysctlProfile (kind "net-tuning/sysctl-profile")`))
@@ -117,7 +131,7 @@ export function combine(...profiles: SysctlProfile[]): SysctlProfile {
         sysctls[key] = value;
         setBy[key] = p.name;
         if (p.rationale[key] !== undefined) rationale[key] = p.rationale[key];
-      } else if (!sameValue(sysctls[key], value)) {
+      } else if (!sameValue(sysctls[key], value) && !overridden.has(key.replace(/\//g, "."))) {
         const lines = conflicts.get(key) ?? [`${formatSysctlValue(sysctls[key])} (${setBy[key]})`];
         lines.push(`${formatSysctlValue(value)} (${p.name})`);
         conflicts.set(key, lines);
@@ -126,7 +140,7 @@ export function combine(...profiles: SysctlProfile[]): SysctlProfile {
       }
     }
   }
-  const problems = [...conflicts].map(([key, values]) => `${key}: conflicting values ${values.join(" vs ")}; combine profiles that agree, or drop one`);
+  const problems = [...conflicts].map(([key, values]) => `${key}: conflicting values ${values.join(" vs ")}; ${opts.fix ?? COMBINE_FIX}`);
 
   const withNic = profiles.filter((p) => p.nic !== undefined);
   const nic = withNic[0]?.nic;

@@ -5,7 +5,7 @@
  */
 import { InputError } from "../errors";
 import { NicPreset, nicPresets } from "./nic";
-import { combine, isSysctlProfile, SysctlProfile } from "./profile";
+import { combineProfiles, isSysctlProfile, SysctlProfile } from "./profile";
 import { SysctlProfileSchema } from "./schemas";
 import { formatIssues } from "../nic/schema";
 import { database, longFatFlows, manySmallFlows, nvmeTcpLatency, nvmeTcpThroughput, proxyGateway, webServer } from "./profiles";
@@ -90,10 +90,12 @@ function resolveOne(value: unknown, path: string, problems: string[]): SysctlPro
 }
 
 /**
- * `profile` and `profiles` of NetTuning → one profile (several are {@link combine}d), or problems.
- * Each may be a {@link ProfileSpec} or a profile returned by a helper.
+ * `profile` and `profiles` of NetTuning → one profile (several are combined), or problems.
+ * Each may be a {@link ProfileSpec} or a profile returned by a helper. `overridden`: the keys of the resource's own
+ * `sysctls`, which override every profile: two profiles that disagree on one of them are no conflict (the README's
+ * advice for a conflict: set the key in `sysctls`).
  */
-export function resolveProfiles(profile: unknown, profiles: unknown): { profile?: SysctlProfile; problems: string[] } {
+export function resolveProfiles(profile: unknown, profiles: unknown, overridden: Iterable<string> = []): { profile?: SysctlProfile; problems: string[] } {
   const problems: string[] = [];
   const resolved: SysctlProfile[] = [];
   if (profile !== undefined && profile !== null) {
@@ -111,7 +113,7 @@ export function resolveProfiles(profile: unknown, profiles: unknown): { profile?
   if (problems.length > 0 || resolved.length === 0) return { problems };
   if (resolved.length === 1) return { profile: resolved[0], problems };
   try {
-    return { profile: combine(...resolved), problems };
+    return { profile: combineProfiles(resolved, { overridden, fix: "set it in sysctls (an entry there overrides every profile) or drop one profile" }), problems };
   } catch (e) {
     if (e instanceof InputError) return { problems: e.problems.map((p) => `profiles (combine): ${p}`) };
     throw e;
