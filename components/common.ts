@@ -6,6 +6,10 @@ import { ConnectionInput, registeredConnection, RemoteCommand } from "./remote";
 import { isPlain } from "./plain";
 import { Owner, ownerOf } from "../provider/owner";
 import { completeReport, hostCompresses, HostReport, parseReport } from "../provider/report";
+import { InputError } from "../provider/errors";
+import { becomeOf, connectionProblems, inputError, unknownArgProblems } from "./validation";
+import { liveOutputs, livePreviewProblem, type LiveOutcome } from "./live";
+import { NO_TOKEN } from "../provider/live/read";
 
 /** `connection` exactly as @pulumi/command takes it (bastion/proxy included). */
 export type { ConnectionInput } from "./remote";
@@ -80,6 +84,27 @@ export function lazyOutput<T>(resource: object, key: string, make: () => pulumi.
   Object.defineProperty(resource, key, { enumerable: true, configurable: true, get: () => (made ??= make()) });
 }
 
+
+/**
+ * The `endpoint` output of both components (issue #33): `user@host:port` of the connection (defaults `root`, `22`), not
+ * secret, so `pulumi stack export` without `--show-secrets` names the host a resource tunes (the children's
+ * `connection` is a secret as a whole). Undefined when the host was given as a secret (or the whole connection is a
+ * secret Output: its host cannot be told apart then). A plain string for a plain connection (no Output to register).
+ */
+export function endpointOf(connection: ConnectionInput): pulumi.Input<string | undefined> {
+  const text = (h: unknown, p: unknown, u: unknown) => (typeof h === "string" && h !== "" ? `${typeof u === "string" && u !== "" ? u : "root"}@${h}:${p ?? 22}` : undefined);
+  const c = connection as { host?: unknown; port?: unknown; user?: unknown } | undefined;
+  if (typeof c !== "object" || c === null) return undefined;
+  if (!pulumi.Output.isInstance(c) && isPlain([c.host, c.port, c.user])) return text(c.host, c.port, c.user);
+  // the host's own secretness decides (a secret key elsewhere in the connection does not hide the address)
+  type Parts = { host?: unknown; port?: unknown; user?: unknown };
+  const whole = pulumi.Output.isInstance(c) ? (c as pulumi.Output<Parts | undefined>) : undefined;
+  const hostOrAll: pulumi.Output<unknown> = whole ?? pulumi.output(c.host as pulumi.Input<unknown>);
+  const value: pulumi.Output<string | undefined> = whole
+    ? whole.apply((x) => text(x?.host, x?.port, x?.user))
+    : pulumi.all([c.host, c.port, c.user] as pulumi.Input<unknown>[]).apply(([h, p, u]) => text(h, p, u));
+  return applyInput(pulumi.output(pulumi.isSecret(hostOrAll)), (secret) => (secret ? undefined : pulumi.unsecret(value)));
+}
 
 /**
  * `value` mapped by `plain` when it holds no Output or Promise at any depth (it is then known, not secret and depends on
@@ -185,4 +210,167 @@ export function applyAndRestore(
     childOptions(parent, { dependsOn: [apply] }),
   );
   return report;
+}
+
+/**
+ * The validation of a resource's arguments, shared by NetTuning and NicQueues (issue #32 item 14: one error per
+ * resource). Either `early`, the plan of arguments that are all plain values (validated now: a problem throws here, in
+ * the program, before anything is registered), or `deferred`, for arguments known only later (Outputs).
+ */
+export type CheckedArgs<P> = { early: P; deferred?: undefined } | { early?: undefined; deferred: DeferredPlan<P> };
+
+/**
+ * The plan of arguments known only later, validated once. A bad value used to reject the plan's Output, and with it
+ * every Output derived from it (the children's inputs, the engine delivery, the registered outputs): each rejected on
+ * its own, so one bad value was reported 16 times for a NetTuning (9 for a NicQueues) by jest under the SDK's mocks, and
+ * the SDK prefixed the message with each property it was serializing. Now nothing registered depends on a rejecting
+ * Output: the children are registered once `go` says the plan is valid (or not known yet, during a preview), and an
+ * invalid plan is reported once, by `reportOnce`.
+ */
+export interface DeferredPlan<P> {
+  /**
+   * The validation's outcome: the plan, or none when the arguments are invalid; it never rejects for bad input. (The
+   * error itself is not part of its value: Outputs derived from it unwrap the value at any depth, and the SDK adds to
+   * an error that failed a registration.)
+   */
+  outcome: pulumi.Output<{ plan?: P }>;
+  /**
+   * The plan as an Output that rejects when it is invalid, made on the first call: only for what is read on demand
+   * (a property the program reads) and for the children, which are registered only when `go` is true.
+   */
+  plan: () => pulumi.Output<P>;
+  /** true once the plan is valid or not known yet (a preview); false when it is invalid (already reported). */
+  go: Promise<boolean>;
+}
+
+/**
+ * Validates a resource's arguments: the connection, unknown argument names and livePreview join the plan's problems
+ * (one list); `validate(values, extra)` throws an InputError listing every problem or returns the plan, which
+ * `logPlan` logs once. See {@link CheckedArgs}.
+ */
+export function checkArgs<P>(
+  parent: pulumi.Resource,
+  name: string,
+  resource: string,
+  a: { connection?: unknown; livePreview?: unknown },
+  allArgs: readonly string[],
+  values: unknown[],
+  validate: (v: unknown[], extra: string[]) => P,
+  logPlan: (p: P, v: unknown[]) => void,
+): CheckedArgs<P> {
+  const connProblems = connectionProblems(a.connection);
+  // unknown argument names and livePreview's problem join the others: one list (livePreview is not part of the plan)
+  const extra = [...connProblems, ...unknownArgProblems(a, allArgs), ...livePreviewProblem(a.livePreview)];
+  if (isPlain(values)) {
+    const early = validate(values, extra);
+    logPlan(early, values);
+    return { early };
+  }
+  // the connection is wired whatever the other values: a bad one is refused here when they are Outputs
+  if (connProblems.length > 0) throw inputError(resource, connProblems, allArgs);
+  let error: InputError | undefined;
+  const outcome = pulumi.all(values).apply((v): { plan?: P } => {
+    try {
+      const plan = validate(v, extra);
+      logPlan(plan, v);
+      return { plan };
+    } catch (e) {
+      if (!(e instanceof InputError)) throw e; // a bug must not read as bad input
+      error = e;
+      return {};
+    }
+  });
+  let made: pulumi.Output<P> | undefined;
+  const plan = () =>
+    (made ??= outcome.apply((o) => {
+      if (error) throw error;
+      return o.plan as P;
+    }));
+  const go = (async () => {
+    const o = outcome as unknown as { isKnown: Promise<boolean>; promise(): Promise<{ plan?: P }> };
+    if (!(await o.isKnown)) return true; // a preview with values not known yet: the children show what is known
+    await o.promise();
+    if (!error) return true;
+    reportOnce(parent, name, error);
+    return false;
+  })();
+  return { deferred: { outcome, plan, go } };
+}
+
+/**
+ * Fails the program once with `error`: a registration whose one input is the rejected error (a Promise, not an Output:
+ * an Output has promises of its own that each reject). The SDK rejects the registration before it reaches the engine,
+ * so nothing is created; the language host reports the error once (by identity), jest under the mocks once, and the
+ * test harness fails the update with it. The type names the reason in a stack trace.
+ */
+function reportOnce(parent: pulumi.Resource, name: string, error: InputError): void {
+  const failed = Promise.reject(error);
+  new pulumi.ComponentResource("net-tuning:index:InvalidArguments", `${name}-invalid`, { arguments: failed }, { parent });
+}
+
+/**
+ * What a resource wires once its plan is valid: `wire(plan)` registers the children with the plan (a plain value for
+ * `early`, else the deferred Output) and returns them; for a deferred plan only after `go`, and not at all when it
+ * is invalid (`fallback` then). Returns the wired result or a Promise of it.
+ */
+export function whenValid<P, T>(checked: CheckedArgs<P>, wire: (plan: P | pulumi.Output<P>) => T, fallback: T): T | Promise<T> {
+  if (checked.early !== undefined) return wire(checked.early);
+  const d = checked.deferred as DeferredPlan<P>;
+  return d.go.then((ok) => (ok ? wire(d.plan()) : fallback));
+}
+
+/** What a resource's wiring gives: the apply's report and the live read (none when live previews are off). */
+export interface Wired {
+  report: pulumi.Output<HostReport>;
+  live?: Promise<LiveOutcome>;
+}
+/** The fallback of {@link whenValid} for a resource whose deferred plan is invalid: nothing registered. */
+export const NOT_WIRED = undefined;
+const EMPTY_REPORT: HostReport = { applied: {}, previous: {}, warnings: [], extra: {} };
+const NOT_READ: LiveOutcome = { status: "off", token: NO_TOKEN, keepStoredToken: false, live: {}, drift: {}, secret: false };
+
+/**
+ * The report and the `live` and `drift` outputs of {@link whenValid}'s result (liveOutputs): empty ones for an invalid
+ * deferred plan.
+ */
+export function wiredOutputs(w: Wired | Promise<Wired | undefined> | undefined): {
+  report: pulumi.Output<HostReport>;
+  liveValue: pulumi.Input<Record<string, string>>;
+  driftValue: pulumi.Input<Record<string, string>>;
+} {
+  const { report, live } = !(w instanceof Promise)
+    ? (w ?? { report: pulumi.output(EMPTY_REPORT) })
+    : { report: pulumi.output(w.then((x) => x?.report ?? EMPTY_REPORT)), live: w.then((x) => x?.live ?? NOT_READ) };
+  const [liveValue, driftValue] = liveOutputs(live);
+  return { report, liveValue, driftValue };
+}
+
+/** `become` and `restoreOnDelete` as the wiring takes them: plain where the arguments are. */
+export function becomeAndRestore(a: { become?: unknown; restoreOnDelete?: unknown }): {
+  become: pulumi.Input<"sudo"> | undefined;
+  restoreOnDelete: boolean | pulumi.Output<boolean>;
+} {
+  const b: unknown = a.become;
+  const r: unknown = a.restoreOnDelete;
+  // undefined = no sudo
+  const become = isPlain(b) ? becomeOf(b) : (pulumi.output(a.become as pulumi.Input<string | undefined>).apply(becomeOf) as pulumi.Output<"sudo">);
+  const restoreOnDelete = isPlain(r) ? r !== false : pulumi.output(a.restoreOnDelete as pulumi.Input<boolean | undefined>).apply((x) => x !== false);
+  return { become, restoreOnDelete };
+}
+
+/**
+ * The properties every resource has besides its own: `live` and `drift` (Outputs made when read) and `endpoint`.
+ * Returns `endpoint` as registered (a plain string for a plain connection).
+ */
+export function outputsOfEveryResource(
+  resource: object,
+  connection: ConnectionInput,
+  liveValue: pulumi.Input<Record<string, string>>,
+  driftValue: pulumi.Input<Record<string, string>>,
+): pulumi.Input<string | undefined> {
+  lazyOutput(resource, "live", () => pulumi.output(liveValue));
+  lazyOutput(resource, "drift", () => pulumi.output(driftValue));
+  const endpoint = endpointOf(connection);
+  lazyOutput(resource, "endpoint", () => pulumi.output(endpoint));
+  return endpoint;
 }

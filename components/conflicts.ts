@@ -62,3 +62,20 @@ export function claim(
   for (const i of items) onHost.set(identity(i), { resource, item: i });
   return [];
 }
+
+/**
+ * {@link claim} on the host of `connection` when it is known (a plain host and port), once the resource's plan is
+ * valid (`ready`); no problem otherwise. `describe` also gets the host, for the message.
+ */
+export function claimOnHost(
+  ready: boolean,
+  connection: unknown,
+  items: () => string[],
+  resource: string,
+  describe: (item: string, other: string, otherItem: string, host: string) => string,
+  identity?: (item: string) => string,
+): string[] {
+  const host = knownHost(connection);
+  if (!ready || !host) return [];
+  return claim(host, items(), resource, (i, o, oi) => describe(i, o, oi, host), identity);
+}

@@ -2,13 +2,14 @@ import * as pulumi from "@pulumi/pulumi";
 import type * as command from "@pulumi/command";
 import { planSysctls, planValues, renderSysctlRestoreStdin, SysctlPlan } from "../provider/sysctl/plan";
 import { variableOf } from "../provider/sysctl/catalogue";
+import { isMisspeltKeyWarning, misspeltKeyProblems } from "../provider/sysctl/validate";
 import { adoptedFromReport, fitAdopted, renderAdoptedRestore, STRING_INPUT_MAX } from "../provider/sysctl/adopt";
 import { ProfileSpec, resolveProfiles } from "../provider/sizing/spec";
-import { applyAndRestore, isPlain, lazyOutput, ownerFor, warnAll } from "./common";
+import { applyAndRestore, becomeAndRestore, checkArgs, lazyOutput, NOT_WIRED, outputsOfEveryResource, ownerFor, warnAll, whenValid, wiredOutputs } from "./common";
 import { hostCompresses, type HostReport } from "../provider/report";
-import { liveOutputs, liveReadIfOn, livePreviewProblem } from "./live";
-import { claim, knownHost, SOCK_FLOW_KEY } from "./conflicts";
-import { becomeOf, Become, commonProblems, inputError, problemsOf, unknownArgProblems, connectionProblems } from "./validation";
+import { liveReadIfOn } from "./live";
+import { claimOnHost, SOCK_FLOW_KEY } from "./conflicts";
+import { Become, commonProblems, inputError, problemsOf } from "./validation";
 
 /**
  * What NetTuning does when a file applied later at boot (a later /etc/sysctl.d file, /etc/sysctl.conf) sets one of
@@ -93,9 +94,10 @@ type Checked = SysctlPlan;
 function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<(typeof ARG_NAMES)[number], unknown>, extra: string[] = []): Checked {
   const problems = commonProblems({ become: v.become, booleans: { persist: v.persist, restoreOnDelete: v.restoreOnDelete } });
   problems.push(...extra);
-  const resolved = resolveProfiles(v.profile, v.profiles);
-  problems.push(...resolved.problems);
   const sysctls = v.sysctls ?? {};
+  // the resource's own keys override every profile: profiles that disagree only on them are no conflict
+  const resolved = resolveProfiles(v.profile, v.profiles, typeof sysctls === "object" && sysctls !== null && !Array.isArray(sysctls) ? Object.keys(sysctls) : []);
+  problems.push(...resolved.problems);
   if (typeof sysctls !== "object" || Array.isArray(sysctls)) problems.push(`sysctls must be a map of sysctl key to value, e.g. { "net.core.somaxconn": 4096 }`);
   const ack = v.acknowledge ?? [];
   const ackOk = Array.isArray(ack) && ack.every((k) => typeof k === "string");
@@ -115,25 +117,33 @@ function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<(t
       });
     }).filter((p) => !(resolved.problems.length > 0 && p.startsWith("no sysctls"))),
   );
-  const host = knownHost(v.connection);
-  if (problems.length === 0 && plan && host) {
-    problems.push(
-      ...claim(
-        host,
-        Object.keys(plan.values),
-        `NetTuning "${name}"`,
-        (key, other, otherKey) =>
-          key === SOCK_FLOW_KEY && other.startsWith("NicQueues")
-            ? `${key} is also set by ${other} (its rps.sockFlowEntries) on the same host (${host}): the key is host-wide; set it in only one resource (remove it here or drop rps.sockFlowEntries from ${other})`
-            : otherKey !== key
-              ? `${key} is the kernel variable ${other} sets as ${otherKey} on the same host (${host}): two names of one variable are one key, which belongs to one NetTuning per host; set it in only one of them (as ${variableOf(key)})`
-              : `${key} is also set by ${other} on the same host (${host}): a key belongs to one NetTuning per host; set it in only one of them`,
-        variableOf,
-      ),
-    );
-  }
+
   if (!ackOk) problems.push(`acknowledge must be a list of sysctl keys, e.g. ["net.ipv4.tcp_fin_timeout"]`);
-  if (problems.length > 0 || !plan) throw inputError(`NetTuning "${name}"`, problems, ALL_ARGS);
+  // A misspelt key (net.core.somaxcon) is refused by the host preflight, so here too (issue #32 item 11): the advice
+  // becomes an error unless the key is in `acknowledge` (then it is in plan.acknowledged, not in plan.warnings).
+  if (plan) {
+    problems.push(...plan.warnings.filter(isMisspeltKeyWarning));
+    plan = { ...plan, warnings: plan.warnings.filter((w) => !isMisspeltKeyWarning(w)) };
+  } else if (typeof sysctls === "object" && !Array.isArray(sysctls)) {
+    // the plan failed for other reasons: its misspelt keys join the list (one error lists every problem)
+    problems.push(...misspeltKeyProblems(sysctls as Record<string, unknown>, ackOk ? (ack as string[]) : []));
+  }
+  // (claimed only by a resource whose plan is valid: a refused one claims nothing)
+  problems.push(
+    ...claimOnHost(
+      problems.length === 0 && plan !== undefined,
+      v.connection,
+      () => Object.keys(plan!.values),
+      `NetTuning "${name}"`,
+      (key, other, otherKey, host) =>
+        key === SOCK_FLOW_KEY && other.startsWith("NicQueues")
+          ? `${key} is also set by ${other} (its rps.sockFlowEntries) on the same host (${host}): the key is host-wide; set it in only one resource (remove it here or drop rps.sockFlowEntries from ${other})`
+          : otherKey !== key
+            ? `${key} is the kernel variable ${other} sets as ${otherKey} on the same host (${host}): two names of one variable are one key, which belongs to one NetTuning per host; set it in only one of them (as ${variableOf(key)})`
+            : `${key} is also set by ${other} on the same host (${host}): a key belongs to one NetTuning per host; set it in only one of them`,
+      variableOf,
+    ),
+  );  if (problems.length > 0 || !plan) throw inputError(`NetTuning "${name}"`, problems, ALL_ARGS);
   // planSysctls reconciled the advice with the profile and `acknowledge` (and shows what was acknowledged).
   return plan;
 }
@@ -159,6 +169,12 @@ export class NetTuning extends pulumi.ComponentResource {
   public readonly live!: pulumi.Output<Record<string, string>>;
   /** key (or managed file) → `<last applied> → <on the host now>`: what changed on the host since this resource last applied it. */
   public readonly drift!: pulumi.Output<Record<string, string>>;
+  /**
+   * `user@host:port` of `connection` (user defaults to root, port to 22), not secret: `pulumi stack export` without
+   * `--show-secrets` names the host this resource tunes (the children's `connection` is stored as a secret). Undefined
+   * when the host is a secret (or the whole connection is one secret Output).
+   */
+  public readonly endpoint!: pulumi.Output<string | undefined>;
 
   constructor(name: string, args: NetTuningArgs, opts?: pulumi.ComponentResourceOptions) {
     // Args are deliberately not passed to super(): connection may hold secrets and component args are stored in state.
@@ -170,16 +186,8 @@ export class NetTuning extends pulumi.ComponentResource {
       const [sysctls, profile, profiles, fileName, persist, restoreOnDelete, become, bootOverride, acknowledge, adopt] = v;
       return { connection: a.connection, sysctls, profile, profiles, fileName, persist, restoreOnDelete, become, bootOverride, acknowledge, adopt };
     };
-    // Unknown argument names and livePreview's problem join the others: one list (livePreview is not part of the plan).
-    const connProblems = connectionProblems(a.connection);
-    const liveProblems = [...connProblems, ...unknownArgProblems(a, ALL_ARGS), ...livePreviewProblem(a.livePreview)];
-    // Known at preview: fail now, in the program, with every problem listed (nothing reaches a host); the result is
-    // reused below (validating a 40-key plan twice per resource shows at 1,000 hosts).
-    const early = isPlain(values) ? validate(name, owner, named(values), liveProblems) : undefined;
-    // the connection is wired below whatever the other values: a bad one is refused here when they are Outputs
-    if (connProblems.length > 0) throw inputError(`NetTuning "${name}"`, connProblems, ALL_ARGS);
     // what adoption takes over, as a diagnostic of the preview (the plan's @adopt lines say it in the diff)
-    const logPlan = (p: ReturnType<typeof validate>) => {
+    const logPlan = (p: SysctlPlan) => {
       warnAll(this, p.warnings);
       if (p.adopt.length) {
         void pulumi.log.info(
@@ -189,21 +197,13 @@ export class NetTuning extends pulumi.ComponentResource {
         );
       }
     };
-    // Plain arguments (`early`): the plan is a value and the children get plain values, not Outputs of them: the same
-    // registered inputs, fewer Output chains per resource (each costs some 20 to 60 promises; 1,000 hosts show them).
-    // Values known only later are validated in one Output, once, before any child Command can be registered.
-    if (early) logPlan(early);
-    // (`plan` is set whenever `early` is not: the `plan!` below)
-    const plan = early
-      ? undefined
-      : pulumi.all([...values]).apply((v) => {
-          const p = validate(name, owner, named(v), liveProblems);
-          logPlan(p);
-          return p;
-        });
-    const become = isPlain(a.become) ? becomeOf(a.become) : (pulumi.output(a.become).apply(becomeOf) as pulumi.Output<"sudo">); // undefined = no sudo
-    const restoreOnDelete = isPlain(a.restoreOnDelete) ? a.restoreOnDelete !== false : pulumi.output(a.restoreOnDelete).apply((r) => r !== false);
-    const live = liveReadIfOn(this, `NetTuning "${name}"`, "sysctl", owner.id, a.connection, early ? early.values : plan!.values, a.livePreview);
+    // Plain arguments (`early`): validated now, in the program, with every problem listed (nothing reaches a host), and
+    // the children get plain values, not Outputs of them: the same registered inputs, fewer Output chains per resource
+    // (each costs some 20 to 60 promises; 1,000 hosts show them). Values known only later are validated in one Output,
+    // once, and the children are registered only once it is valid (an invalid one is one error: checkArgs).
+    const checked = checkArgs(this, name, `NetTuning "${name}"`, a, ALL_ARGS, [...values], (v, extra) => validate(name, owner, named(v), extra), logPlan);
+    const early = checked.early;
+    const { become, restoreOnDelete } = becomeAndRestore(a);
     // adopted files' bytes stay in Pulumi state while the -restore stdin stays within 8 KiB (fitAdopted); the others
     // are put back from the host's journal only, and a warning names them
     const restoreText = (r: HostReport, filePath: string, restore: boolean, stdinOf: (plan: string) => string) => {
@@ -219,17 +219,24 @@ export class NetTuning extends pulumi.ComponentResource {
       }
       return head + renderAdoptedRestore(fit.files, gzip);
     };
-    const report = applyAndRestore(this, name, "sysctl", { connection: a.connection, become, planOf: planValues, validated: early !== undefined }, early ? early.stdin : plan!.stdin, (r, stdinOf) =>
-      early && typeof restoreOnDelete === "boolean"
-        ? restoreText(r, early.filePath, restoreOnDelete, stdinOf)
-        : pulumi.all([early ? early.filePath : plan!.filePath, restoreOnDelete]).apply(([filePath, restore]) => restoreText(r, filePath, restore, stdinOf)),
-    owner, live);
-    const [liveValue, driftValue] = liveOutputs(live);
+    const wired = whenValid(checked, (plan) => {
+      const p = plan as SysctlPlan & pulumi.Output<SysctlPlan>; // a value (early) or the Output (its properties lifted)
+      const live = liveReadIfOn(this, `NetTuning "${name}"`, "sysctl", owner.id, a.connection, p.values, a.livePreview);
+      const report = applyAndRestore(this, name, "sysctl", { connection: a.connection, become, planOf: planValues, validated: early !== undefined }, p.stdin, (r, stdinOf) =>
+        early && typeof restoreOnDelete === "boolean"
+          ? restoreText(r, early.filePath, restoreOnDelete, stdinOf)
+          : pulumi.all([p.filePath, restoreOnDelete]).apply(([filePath, restore]) => restoreText(r, filePath, restore, stdinOf)),
+      owner, live);
+      return { report, live };
+    }, NOT_WIRED);
+    const { report, liveValue, driftValue } = wiredOutputs(wired);
+    // registered: from the validation's outcome (never rejecting), not from the plan (see checkArgs)
+    const d = checked.deferred;
     const filePath = early
       ? (a.persist === false ? undefined : early.filePath)
-      : pulumi.all([plan!, a.persist]).apply(([p, persist]) => (persist === false ? undefined : p.filePath));
-    const acknowledged = early ? early.acknowledged : plan!.acknowledged;
-    this.warnings = early ? report.apply((r) => [...early.warnings, ...r.warnings]) : pulumi.all([plan!, report]).apply(([p, r]) => [...p.warnings, ...r.warnings]);
+      : pulumi.all([d!.outcome, a.persist]).apply(([o, persist]) => (persist === false ? undefined : o.plan?.filePath));
+    const acknowledged = early ? early.acknowledged : d!.outcome.apply((o) => o.plan?.acknowledged ?? []);
+    this.warnings = early ? report.apply((r) => [...early.warnings, ...r.warnings]) : pulumi.all([d!.outcome, report]).apply(([o, r]) => [...(o.plan?.warnings ?? []), ...r.warnings]);
     // Registered (stored in the component's state): only what no child stores, as plain values where the arguments
     // were plain (they serialize as the Outputs would: known, not secret, no dependencies). applied, previous and
     // fileContent repeat the -apply child's report and stdin (previous a third time in the -restore stdin): they stay
@@ -237,11 +244,10 @@ export class NetTuning extends pulumi.ComponentResource {
     // Output made on its first read (lazyOutput) but warnings, which depends on the report anyway.
     lazyOutput(this, "applied", () => report.applied);
     lazyOutput(this, "previous", () => report.previous);
-    lazyOutput(this, "fileContent", () => (early ? pulumi.output(early.fileContent) : plan!.fileContent));
+    lazyOutput(this, "fileContent", () => (early ? pulumi.output(early.fileContent) : d!.plan().fileContent));
     lazyOutput(this, "filePath", () => pulumi.output(filePath));
     lazyOutput(this, "acknowledged", () => pulumi.output(acknowledged));
-    lazyOutput(this, "live", () => pulumi.output(liveValue));
-    lazyOutput(this, "drift", () => pulumi.output(driftValue));
-    this.registerOutputs({ filePath, warnings: this.warnings, acknowledged, live: liveValue, drift: driftValue });
+    const endpoint = outputsOfEveryResource(this, a.connection, liveValue, driftValue);
+    this.registerOutputs({ endpoint, filePath, warnings: this.warnings, acknowledged, live: liveValue, drift: driftValue });
   }
 }

@@ -5,12 +5,12 @@ import { NIC_SETTING_ARGS, Persistence } from "../provider/nic/spec";
 import type { NicInput } from "../provider/nic/validate";
 import { nicBootDirectives, rcAdoptedRestoreNote, rcLocalAdoptDirectives } from "../provider/nic/adopt";
 import { PresetSpec, resolvePreset } from "../provider/sizing/spec";
-import { applyAndRestore, isPlain, lazyOutput, ownerFor, warnAll } from "./common";
+import { applyAndRestore, becomeAndRestore, checkArgs, lazyOutput, NOT_WIRED, outputsOfEveryResource, ownerFor, warnAll, whenValid, wiredOutputs } from "./common";
 import type { HostReport } from "../provider/report";
-import { liveOutputs, liveReadIfOn, livePreviewProblem } from "./live";
-import { claim, knownHost, SOCK_FLOW_KEY } from "./conflicts";
+import { liveReadIfOn } from "./live";
+import { claimOnHost, SOCK_FLOW_KEY } from "./conflicts";
 import type { NicSettingsArgs } from "./nicArgs.generated";
-import { becomeOf, Become, commonProblems, inputError, problemsOf, unknownArgProblems, connectionProblems } from "./validation";
+import { Become, commonProblems, inputError, problemsOf } from "./validation";
 import { BootOverride } from "./netTuning";
 
 // The settings' interfaces are generated from the NIC spec (provider/nic/spec.ts) by `npm run gen`.
@@ -99,25 +99,24 @@ function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<st
       plan = planNic({ ...(settings as NicInput), owner, name, preset: preset.preset });
     }).filter((p) => !(preset.problems.length > 0 && p.startsWith("nothing to set"))),
   );
-  const host = knownHost(v.connection);
-  if (problems.length === 0 && plan && host) {
-    problems.push(
-      ...claim(
-        host,
-        [plan.request.interface, ...(plan.request.rps?.sockFlowEntries !== undefined ? [SOCK_FLOW_KEY] : [])],
-        `NicQueues "${name}"`,
-        (item, other) =>
-          item === SOCK_FLOW_KEY
-            ? `rps.sockFlowEntries writes the host-wide ${SOCK_FLOW_KEY}, which ${other} also sets on the same host (${host}): set it in only one resource (${
-                other.startsWith("NicQueues") ? `drop rps.sockFlowEntries here or from ${other}` : `drop rps.sockFlowEntries here or the key from ${other}`
-              })`
-            : `interface "${item}" is also tuned by ${other} on the same host (${host}): one NicQueues per interface and host; merge their settings into one`,
-      ),
-    );
-  }
   const boot = nicBootDirectives(v.bootOverride);
   const rc = rcLocalAdoptDirectives(v.adoptRcLocalLines);
   problems.push(...boot.problems, ...rc.problems);
+  // (claimed only by a resource whose plan is valid: a refused one claims nothing)
+  problems.push(
+    ...claimOnHost(
+      problems.length === 0 && plan !== undefined,
+      v.connection,
+      () => [plan!.request.interface, ...(plan!.request.rps?.sockFlowEntries !== undefined ? [SOCK_FLOW_KEY] : [])],
+      `NicQueues "${name}"`,
+      (item, other, _otherItem, host) =>
+        item === SOCK_FLOW_KEY
+          ? `rps.sockFlowEntries writes the host-wide ${SOCK_FLOW_KEY}, which ${other} also sets on the same host (${host}): set it in only one resource (${
+              other.startsWith("NicQueues") ? `drop rps.sockFlowEntries here or from ${other}` : `drop rps.sockFlowEntries here or the key from ${other}`
+            })`
+          : `interface "${item}" is also tuned by ${other} on the same host (${host}): one NicQueues per interface and host; merge their settings into one`,
+    ),
+  );
   if (problems.length > 0 || !plan) throw inputError(`NicQueues "${name}"`, problems, ALL_ARGS);
   return { ...plan, stdin: `${plan.stdin}${[...boot.lines, ...rc.lines].map((l) => `${l}\n`).join("")}` };
 }
@@ -140,6 +139,11 @@ export class NicQueues extends pulumi.ComponentResource {
   public readonly live!: pulumi.Output<Record<string, string>>;
   /** setting (or managed file) → `<last applied> → <on the host now>`: what changed on the host since this resource last applied it. */
   public readonly drift!: pulumi.Output<Record<string, string>>;
+  /**
+   * The host this resource tunes, as `user@host:port` (defaults root, 22), not secret, so that a `pulumi stack export`
+   * without `--show-secrets` names it; undefined when the host is a secret (or the whole connection one secret Output).
+   */
+  public readonly endpoint!: pulumi.Output<string | undefined>;
 
   constructor(name: string, args: NicQueuesArgs, opts?: pulumi.ComponentResourceOptions) {
     // Args are deliberately not passed to super(): connection may hold secrets and component args are stored in state.
@@ -154,16 +158,8 @@ export class NicQueues extends pulumi.ComponentResource {
       o.connection = a.connection;
       return o;
     };
-    // Unknown argument names and livePreview's problem join the others: one list (livePreview is not part of the plan).
-    const connProblems = connectionProblems(a.connection);
-    const liveProblems = [...connProblems, ...unknownArgProblems(a, ALL_ARGS), ...livePreviewProblem(a.livePreview)];
-    // Known at preview: fail now, in the program, with every problem listed (nothing reaches a host); the result is
-    // reused below.
-    const early = isPlain(values) ? validate(name, owner, named(values), liveProblems) : undefined;
-    // the connection is wired below whatever the other values: a bad one is refused here when they are Outputs
-    if (connProblems.length > 0) throw inputError(`NicQueues "${name}"`, connProblems, ALL_ARGS);
     // what adoption takes over, as a diagnostic of the preview (the plan's lines say it in the diff)
-    const logPlan = (p: ReturnType<typeof validate>, v: unknown[]) => {
+    const logPlan = (p: NicPlan, v: unknown[]) => {
       warnAll(this, p.warnings);
       const adopted = named(v).adoptRcLocalLines;
       if (Array.isArray(adopted) && adopted.length) {
@@ -174,37 +170,33 @@ export class NicQueues extends pulumi.ComponentResource {
         );
       }
     };
-    // Plain arguments (`early`): the plan is a value and the children get plain values, not Outputs of them: the same
-    // registered inputs, fewer Output chains per resource (each costs some 20 to 60 promises; 1,000 hosts show them).
-    // Values known only later are validated in one Output, once, before any child Command can be registered.
-    if (early) logPlan(early, values);
-    // (`plan` is set whenever `early` is not: the `plan!` below)
-    const plan = early
-      ? undefined
-      : pulumi.all(values).apply((v) => {
-          const p = validate(name, owner, named(v as unknown[]), liveProblems);
-          logPlan(p, v as unknown[]);
-          return p;
-        });
-    const become = isPlain(a.become) ? becomeOf(a.become) : (pulumi.output(a.become).apply(becomeOf) as pulumi.Output<"sudo">); // undefined = no sudo
-    const restoreOnDelete = isPlain(a.restoreOnDelete) ? a.restoreOnDelete !== false : pulumi.output(a.restoreOnDelete).apply((r) => r !== false);
-    const live = liveReadIfOn(this, `NicQueues "${name}"`, "nic", owner.id, a.connection, early ? early.settings : plan!.settings, a.livePreview);
+    // Plain arguments (`early`): validated now and wired with plain values; values known only later: validated once,
+    // the children registered only once valid (see NetTuning and checkArgs).
+    const checked = checkArgs(this, name, `NicQueues "${name}"`, a, ALL_ARGS, values, (v, extra) => validate(name, owner, named(v), extra), logPlan);
+    const early = checked.early;
+    const { become, restoreOnDelete } = becomeAndRestore(a);
     const restoreText = (r: HostReport, iface: string, restore: boolean) => renderNicRestoreStdin(owner, iface, r.previous, restore) + rcAdoptedRestoreNote(r.extra["rc-adopted"]);
-    const report = applyAndRestore(this, name, "nic", { connection: a.connection, become, validated: early !== undefined }, early ? early.stdin : plan!.stdin, (r) =>
-      early && typeof restoreOnDelete === "boolean"
-        ? restoreText(r, early.request.interface, restoreOnDelete)
-        : pulumi.all([early ? early.request.interface : plan!.request.interface, restoreOnDelete]).apply(([iface, restore]) => restoreText(r, iface, restore)),
-    owner, live);
-    const [liveValue, driftValue] = liveOutputs(live);
+    const wired = whenValid(checked, (plan) => {
+      const p = plan as NicPlan & pulumi.Output<NicPlan>; // a value (early) or the Output (its properties lifted)
+      const live = liveReadIfOn(this, `NicQueues "${name}"`, "nic", owner.id, a.connection, p.settings, a.livePreview);
+      const report = applyAndRestore(this, name, "nic", { connection: a.connection, become, validated: early !== undefined }, p.stdin, (r) =>
+        early && typeof restoreOnDelete === "boolean"
+          ? restoreText(r, early.request.interface, restoreOnDelete)
+          : pulumi.all([p.request.interface, restoreOnDelete]).apply(([iface, restore]) => restoreText(r, iface, restore)),
+      owner, live);
+      return { report, live };
+    }, NOT_WIRED);
+    const { report, liveValue, driftValue } = wiredOutputs(wired);
     this.persistedAs = report.apply((r) => r.extra.persisted ?? "");
-    this.warnings = early ? report.apply((r) => [...early.warnings, ...r.warnings]) : pulumi.all([plan!, report]).apply(([p, r]) => [...p.warnings, ...r.warnings]);
+    // registered: from the validation's outcome (never rejecting), not from the plan (see checkArgs)
+    const d = checked.deferred;
+    this.warnings = early ? report.apply((r) => [...early.warnings, ...r.warnings]) : pulumi.all([d!.outcome, report]).apply(([o, r]) => [...(o.plan?.warnings ?? []), ...r.warnings]);
     // Registered (stored in the component's state): only what no child stores, plain where the arguments were (see
     // NetTuning); applied and previous repeat the -apply child's report (previous also the -restore stdin) and stay
     // properties of the program. Properties not derived from the report are Outputs made on their first read.
     lazyOutput(this, "applied", () => report.applied);
     lazyOutput(this, "previous", () => report.previous);
-    lazyOutput(this, "live", () => pulumi.output(liveValue));
-    lazyOutput(this, "drift", () => pulumi.output(driftValue));
-    this.registerOutputs({ persistedAs: this.persistedAs, warnings: this.warnings, live: liveValue, drift: driftValue });
+    const endpoint = outputsOfEveryResource(this, a.connection, liveValue, driftValue);
+    this.registerOutputs({ endpoint, persistedAs: this.persistedAs, warnings: this.warnings, live: liveValue, drift: driftValue });
   }
 }

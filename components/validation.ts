@@ -55,8 +55,9 @@ export function unknownArgProblems(args: object, known: readonly string[]): stri
 }
 
 /**
- * Problems with `connection` the component can see (the provider checks the rest): missing, not an object, or without
- * a plain `host` string. An Output is left to the provider.
+ * Problems with `connection` the component can see (the provider checks the rest): missing, not an object, without a
+ * plain `host` string, or without any way to log in (loginProblems). A connection that is an Output as a whole is left
+ * to the provider.
  */
 export function connectionProblems(c: unknown): string[] {
   const shape = "{ host, port, user, privateKey or password } (the @pulumi/command remote connection)";
@@ -66,7 +67,30 @@ export function connectionProblems(c: unknown): string[] {
   const h = (c as { host?: unknown }).host;
   if (pulumi.Output.isInstance(h) || h instanceof Promise) return [];
   if (typeof h !== "string" || h.trim() === "") return [`connection.host ${h === undefined ? "is missing" : `${JSON.stringify(h)} is not a host name or address`}: set it to the host's name or IP address`];
-  return [];
+  return loginProblems(c as Record<string, unknown>, "connection");
+}
+
+/**
+ * A connection (or its `proxy`) with no way to log in: no `privateKey`, `password` or `agentSocketPath`, and no
+ * SSH_AUTH_SOCK in the environment (the command provider and the live read fall back to that agent). The SSH login
+ * would fail on the host at `up`; the preview refuses it instead. A field given as an Output (a secret from config)
+ * counts as given; an empty string does not.
+ */
+function loginProblems(c: Record<string, unknown>, path: string): string[] {
+  const given = (v: unknown) => (typeof v === "string" ? v !== "" : v !== undefined && v !== null);
+  const problems: string[] = [];
+  const agentFromEnv = (process.env.SSH_AUTH_SOCK ?? "") !== "";
+  if (!given(c.privateKey) && !given(c.password) && !given(c.agentSocketPath) && !agentFromEnv) {
+    problems.push(
+      `${path} has no privateKey, password or agentSocketPath (and SSH_AUTH_SOCK is not set), so the SSH login would fail on the host: ` +
+        `set ${path}.privateKey (e.g. config.requireSecret("sshKey")), ${path}.password, or ${path}.agentSocketPath (an ssh-agent socket)`,
+    );
+  }
+  const p = c.proxy;
+  if (typeof p === "object" && p !== null && !Array.isArray(p) && !pulumi.Output.isInstance(p) && !(p instanceof Promise)) {
+    problems.push(...loginProblems(p as Record<string, unknown>, `${path}.proxy`));
+  }
+  return problems;
 }
 
 /** `become` as the host command wiring takes it (`"sudo"` or none). */
@@ -94,6 +118,11 @@ export function inputError(resource: string, problems: string[], argNames: reado
   // error object once however many promises it rejected).
   Object.defineProperty(e, "__pulumiInputPropertiesError", { value: true, enumerable: false });
   Object.defineProperty(e, "__pulumiRunError", { value: true, enumerable: false });
+  // The SDK prefixes the message of an error that rejects an input with the property it was serializing, once per
+  // Output it passes through ('error serializing property "stdin": error serializing property "remotePath": …'): the
+  // message stays the resource's own (the property paths are in `errors`).
+  const message = e.message;
+  Object.defineProperty(e, "message", { get: () => message, set: () => undefined, enumerable: false, configurable: true });
   return e;
 }
 

@@ -73,7 +73,7 @@ test.each([
 ])("%s: messages show keys and (secret), never a value; live and drift are secrets", async (_what, sysctls) => {
   logs.length = 0;
   const name = `sec${registered.length}`;
-  const r = new NetTuning(name, { connection: { host: `198.18.7.${10 + registered.length}`, user: "root" }, sysctls: sysctls() as never });
+  const r = new NetTuning(name, { connection: { host: `198.18.7.${10 + registered.length}`, user: "root", privateKey: "k" }, sysctls: sysctls() as never });
   await until(() => registered.includes(`${name}-apply`) && logs.some((l) => l.startsWith("warn:")));
   const mine = logs.filter((l) => l.includes(`NetTuning "${name}"`));
   expect(mine.some((l) => l.startsWith("info:") && l.includes("net.core.somaxconn: (secret) → (secret)"))).toBe(true);
@@ -86,7 +86,7 @@ test.each([
 
 test("control: settings not secret are shown, and live/drift are plain", async () => {
   logs.length = 0;
-  const r = new NetTuning("plain", { connection: { host: "198.18.7.2", user: "root" }, sysctls: { "net.core.somaxconn": 8192 } });
+  const r = new NetTuning("plain", { connection: { host: "198.18.7.2", user: "root", privateKey: "k" }, sysctls: { "net.core.somaxconn": 8192 } });
   await until(() => registered.includes("plain-apply") && logs.some((l) => l.startsWith("warn:")));
   expect(logs.some((l) => l.includes("net.core.somaxconn: 1234 → 8192"))).toBe(true);
   expect(logs.some((l) => l.includes("net.core.somaxconn: 4096 (last applied) → 1234 (on the host now)"))).toBe(true);
@@ -97,7 +97,7 @@ test("control: settings not secret are shown, and live/drift are plain", async (
 
 test("a record this user cannot read: drift not checked, the -apply child keeps its stored token (ignoreChanges update)", async () => {
   logs.length = 0;
-  new NetTuning("norec", { connection: { host: UNREADABLE_RECORD_HOST, user: "ops" }, sysctls: { "net.core.somaxconn": 8192 } }, { transformations: [record] });
+  new NetTuning("norec", { connection: { host: UNREADABLE_RECORD_HOST, user: "ops", privateKey: "k" }, sysctls: { "net.core.somaxconn": 8192 } }, { transformations: [record] });
   await until(() => registered.includes("norec-apply"));
   expect(logs.join("\n")).toContain("is not readable by this user: drift is not checked");
   expect(opts.get("norec-apply")).toBeDefined();
@@ -108,7 +108,7 @@ test("a record this user cannot read: drift not checked, the -apply child keeps 
 });
 
 test("a host that cannot be read: -apply captured, ignoreChanges update, token 0 (no @) in update", async () => {
-  new NetTuning("down", { connection: { host: FAILED_HOST, user: "root" }, sysctls: { "net.core.somaxconn": 8192 } }, { transformations: [record] });
+  new NetTuning("down", { connection: { host: FAILED_HOST, user: "root", privateKey: "k" }, sysctls: { "net.core.somaxconn": 8192 } }, { transformations: [record] });
   await until(() => registered.includes("down-apply"));
   expect(opts.get("down-apply")).toBeDefined();
   expect(opts.get("down-apply")!.ignoreChanges).toEqual(["update"]);
@@ -118,7 +118,7 @@ test("a host that cannot be read: -apply captured, ignoreChanges update, token 0
 });
 
 test("drift: the repair token in update (apply-update@<16 hex>), nothing ignored", async () => {
-  new NetTuning("drifted", { connection: { host: "198.18.7.97", user: "root" }, sysctls: { "net.core.somaxconn": 8192 } }, { transformations: [record] });
+  new NetTuning("drifted", { connection: { host: "198.18.7.97", user: "root", privateKey: "k" }, sysctls: { "net.core.somaxconn": 8192 } }, { transformations: [record] });
   await until(() => registered.includes("drifted-apply"));
   expect(opts.get("drifted-apply")).toBeDefined();
   expect(opts.get("drifted-apply")!.ignoreChanges ?? []).toEqual([]);
@@ -128,7 +128,7 @@ test("drift: the repair token in update (apply-update@<16 hex>), nothing ignored
 test("two resources on one host share one read (one batch per host and run: project, stack, dry-run)", async () => {
   const { readOverSshLimited } = jest.requireMock("../../provider/live/ssh") as { readOverSshLimited: jest.Mock };
   const calls0 = readOverSshLimited.mock.calls.length;
-  const conn = { host: "198.18.7.50", user: "root" };
+  const conn = { host: "198.18.7.50", user: "root", privateKey: "k" };
   new NetTuning("pairA", { connection: conn, sysctls: { "net.core.somaxconn": 8192 } });
   new NetTuning("pairB", { connection: conn, sysctls: { "net.ipv4.tcp_fin_timeout": 20 } });
   await until(() => registered.includes("pairA-apply") && registered.includes("pairB-apply"));

@@ -60,7 +60,7 @@ test("a connection not known yet: no read, one info, -apply registered with toke
   process.env.NET_TUNING_LIVE_PREVIEW = "1";
   const reads = liveStats.reads;
   const server = new command.remote.Command("server", { connection: { host: "198.18.9.9" }, create: "true" });
-  new NetTuning("late", { connection: { host: server.stdout, user: "root" }, sysctls: { "net.core.somaxconn": 4096 } }, { transformations: [record] });
+  new NetTuning("late", { connection: { host: server.stdout, user: "root", privateKey: "k" }, sysctls: { "net.core.somaxconn": 4096 } }, { transformations: [record] });
   await until(() => registeredNames.includes("late-apply"));
   expect(registeredNames).toContain("late-apply");
   // the child was captured, with nothing ignored (token "0": the commands as without live previews). Its `update`
@@ -76,7 +76,7 @@ test("a connection not known yet: no read, one info, -apply registered with toke
 });
 
 test("livePreview must be a boolean", () => {
-  expect(() => new NetTuning("bad", { connection: { host: "198.18.9.10" }, sysctls: { "net.core.somaxconn": 4096 }, livePreview: "yes" as never })).toThrow(
+  expect(() => new NetTuning("bad", { connection: { host: "198.18.9.10", privateKey: "k" }, sysctls: { "net.core.somaxconn": 4096 }, livePreview: "yes" as never })).toThrow(
     /livePreview must be true or false \(got "yes"\)/,
   );
 });
@@ -89,7 +89,7 @@ test("livePreview's problem is one of the resource's list: with become: \"doas\"
     }
     throw new Error("did not throw");
   };
-  const conn = { host: "198.18.9.11" };
+  const conn = { host: "198.18.9.11", privateKey: "k" };
   const t = thrown(() => new NetTuning("bad2", { connection: conn, sysctls: { "net.core.somaxconn": 4096 }, livePreview: "yes" as never, become: "doas" as never }));
   const n = thrown(() => new NicQueues("bad3", { connection: conn, interface: "eth0", txQueueLength: 1000, livePreview: "yes" as never, become: "doas" as never }));
   for (const e of [t, n]) {

@@ -1,0 +1,46 @@
+/**
+ * Issue #32 item 14: a bad value that reaches a resource through an Output is one error for that resource (it was the
+ * same error 16 times for a NetTuning, 9 for a NicQueues: every child, the engine delivery and every registered output
+ * derived from the rejected plan rejected on its own). Run in a plain Node process under the SDK's mocks
+ * (fixtures/oneError/program.ts), which counts every unhandled rejection as jest or the language host would see it.
+ */
+import { spawnSync } from "child_process";
+import * as path from "path";
+
+interface Run {
+  rejections: number;
+  distinctObjects: number;
+  messages: string[];
+  registered: string[];
+}
+function run(cases: string[]): Run {
+  // (the SDK's exit hook may complain about promises still active when the program exits: its stdout is what counts)
+  const r = spawnSync(
+    process.execPath,
+    [require.resolve("ts-node/dist/bin"), "--transpile-only", "-P", "tsconfig.dev.json", path.join(__dirname, "fixtures/oneError/program.ts"), JSON.stringify(cases)],
+    { cwd: path.join(__dirname, "../.."), encoding: "utf8", env: { ...process.env, NET_TUNING_LIVE_PREVIEW: "0" }, timeout: 120_000 },
+  );
+  const line = r.stdout.trim().split("\n").find((l) => l.startsWith("{\"rejections\""));
+  if (!line) throw new Error(`the program printed no result: ${r.stdout}\n${r.stderr}`);
+  return JSON.parse(line) as Run;
+}
+const children = (r: Run, prefix: string) => r.registered.filter((x) => x.startsWith("command:") && (x.includes(`::${prefix}-`) || x.includes("net-tuning-engine")));
+
+jest.setTimeout(180_000);
+
+test("three resources with a bad value each (rings, range, misspelt key), one valid: one error per bad resource, nothing registered for them", () => {
+  const r = run(["nic-rings", "sysctl-range", "sysctl-typo", "valid"]);
+  expect(r.rejections).toBe(3);
+  expect(r.distinctObjects).toBe(3);
+  // each message is the resource's own, not wrapped in the SDK's "error serializing property" prefixes
+  expect(r.messages.sort()).toEqual([
+    expect.stringMatching(/^NetTuning "bad1": 1 invalid input:\n {2}- net\.core\.somaxconn = -5 is out of range/),
+    expect.stringMatching(/^NetTuning "bad2": 1 invalid input:\n {2}- net\.core\.somaxcon = 4096 is not a catalogued key; it looks like net\.core\.somaxconn/),
+    expect.stringMatching(/^NicQueues "bad0": 1 invalid input:\n {2}- rings\.rx must be an integer from 1 to \d+/),
+  ]);
+  // no child Command and no engine copy for the bad ones (nothing can reach a host); the valid one has its children
+  expect(r.registered.filter((x) => /::bad\d-(apply|restore)$/.test(x))).toEqual([]);
+  expect(r.registered).toEqual(expect.arrayContaining(["command:remote:Command::good3-apply", "command:remote:Command::good3-restore"]));
+  expect(children(r, "good3").length).toBeGreaterThanOrEqual(3);
+  expect(r.registered.filter((x) => x.startsWith("command:remote:CopyToRemote"))).toHaveLength(1); // the valid one's address only
+});
