@@ -139,6 +139,11 @@ function nums(v: string | undefined): number[] | undefined {
   return n.every(Number.isFinite) ? n : undefined;
 }
 
+/** The validator words messages for a declaration ("… given in the same input"); here the input is the host's values. */
+function onHost(message: string): string {
+  return message.replace(/ given in the same input/g, " on this host").replace(/ in the same input/g, " on this host");
+}
+
 /** Validator problems (error rules, ranges, order) and warnings for the host's values, as `validateSysctls` words them. */
 function validatorFindings(values: Record<string, string>): Finding[] {
   const out: Finding[] = [];
@@ -146,14 +151,14 @@ function validatorFindings(values: Record<string, string>): Finding[] {
   for (let round = 0; round < 4; round++) {
     try {
       const r = validateSysctls(input, "host");
-      for (const w of r.warnings) out.push({ level: "warning", rule: "validator", subject: warningKey(w), message: w });
+      for (const w of r.warnings) out.push({ level: "warning", rule: "validator", subject: warningKey(w), message: onHost(w) });
       return out;
     } catch (e) {
       if (!(e instanceof InputError)) throw e;
       const drop = new Set<string>();
       for (const p of e.problems) {
         const key = warningKey(p);
-        out.push({ level: "error", rule: "validator", subject: key, message: p });
+        out.push({ level: "error", rule: "validator", subject: key, message: onHost(p) });
         if (key !== undefined) drop.add(key);
       }
       if (drop.size === 0) return out;
