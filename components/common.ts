@@ -116,6 +116,16 @@ function plainOr<T, G, P = T>(value: T, generic: () => G, plain?: (v: pulumi.Unw
   return plain ? plain(value as pulumi.Unwrap<T>) : (value as unknown as P);
 }
 
+/** How a resource's children are wired: see {@link applyAndRestore}. */
+interface ChildArgs {
+  connection: ConnectionInput;
+  become?: pulumi.Input<"sudo">;
+  planOf?: (plan: string) => { keys: string[]; values: Record<string, string> };
+  validated?: boolean;
+}
+/** The restore plan from the apply's report; `stdinOf` gives the exact -restore stdin a plan becomes (to measure it). */
+type RestorePlan = (report: HostReport, stdinOf: (plan: string) => string) => pulumi.Input<string>;
+
 /**
  * The two children of every resource, and the engine delivery they use (see ARCHITECTURE.md):
  * - the delivery (components/delivery.ts): a stack-level CopyToRemote of the engine file (a FileAsset: state keeps
@@ -135,12 +145,38 @@ export function applyAndRestore(
   parent: pulumi.ComponentResource,
   name: string,
   kind: HostKind,
-  args: { connection: ConnectionInput; become?: pulumi.Input<"sudo">; planOf?: (plan: string) => { keys: string[]; values: Record<string, string> }; validated?: boolean },
+  args: ChildArgs,
   applyPlan: pulumi.Input<string>,
   /** The restore plan from the apply's report; `stdinOf` gives the exact -restore stdin a plan becomes (to measure it). */
-  restorePlan: (report: HostReport, stdinOf: (plan: string) => string) => pulumi.Input<string>,
+  restorePlan: RestorePlan,
   owner: Owner = ownerFor(name),
-  live?: Promise<{ token: string; keepStoredToken: boolean }>,
+  live?: Promise<{ token: string; keepStoredToken: boolean; refused?: string[] }>,
+): pulumi.Output<HostReport> {
+  if (!live) return registerChildren(parent, name, kind, args, applyPlan, restorePlan, owner);
+  // Live previews (components/live.ts): the children are registered once the host read settled (bounded), the -apply
+  // child with the repair token in its update; when the host could not be read, changes of `update` are ignored (the
+  // stored token stays), so an unreadable host never shows a change by itself. When the read found what the host's
+  // preflight refuses (a key this kernel does not have), nothing is registered and the resource fails with that
+  // message, once (issue #32 item 11c): the preview fails as `up` would.
+  return pulumi.output(
+    live.then((l) => {
+      if (!l.refused?.length) return registerChildren(parent, name, kind, args, applyPlan, restorePlan, owner, l);
+      reportOnce(parent, name, inputError(`${kind === "sysctl" ? "NetTuning" : "NicQueues"} "${name}"`, l.refused, ["sysctls"]));
+      return EMPTY_REPORT;
+    }),
+  );
+}
+
+/** The children of {@link applyAndRestore}, registered now; `live`: the settled live read (its repair token). */
+function registerChildren(
+  parent: pulumi.ComponentResource,
+  name: string,
+  kind: HostKind,
+  args: ChildArgs,
+  applyPlan: pulumi.Input<string>,
+  restorePlan: RestorePlan,
+  owner: Owner,
+  live?: { token: string; keepStoredToken: boolean },
 ): pulumi.Output<HostReport> {
   // Plain values stay plain (see plainOr): each Output in the pulumi.all below costs two more, at 1,000 hosts.
   const become = plainOr(args.become, () => pulumi.output(args.become));
@@ -162,9 +198,6 @@ export function applyAndRestore(
   const becomeAndHome: ["sudo" | undefined, boolean] | pulumi.Output<["sudo" | undefined, boolean]> = plainOr([become, home] as const, () => pulumi.all([become, home]), ([b, h]) => [b, h]);
   const commandOf = <T>(f: (b: "sudo" | undefined, h: boolean) => T): T | pulumi.Output<T> =>
     pulumi.Output.isInstance(becomeAndHome) ? becomeAndHome.apply(([b, h]) => f(b, h)) : f(becomeAndHome[0], becomeAndHome[1]);
-  // Live previews (components/live.ts): the -apply child is registered once the host read settled (bounded), with the
-  // repair token in its update; when the host could not be read, changes of `update` are ignored (the stored token
-  // stays), so an unreadable host never shows a change by itself.
   const makeApply = (token?: string, ignoreUpdate = false) =>
     new RemoteCommand(
       `${name}-apply`,
@@ -191,9 +224,8 @@ export function applyAndRestore(
   };
   const reportOfApply = (a: RemoteCommand): pulumi.Output<HostReport> =>
     applyInput(a.stdout, (out) => (args.planOf && out ? a.stdin.apply((planText) => complete(out, planText)) : complete(out, undefined)));
-  // without a live read the -apply child is registered now (no Output of a Promise of it)
-  const apply: RemoteCommand | Promise<RemoteCommand> = live ? live.then((l) => makeApply(l.token, l.keepStoredToken)) : makeApply();
-  const report = apply instanceof Promise ? pulumi.output(apply.then(reportOfApply)) : reportOfApply(apply);
+  const apply = live ? makeApply(live.token, live.keepStoredToken) : makeApply();
+  const report = reportOfApply(apply);
   new RemoteCommand(
     `${name}-restore`,
     {

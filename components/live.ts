@@ -11,6 +11,7 @@ import {
 } from "../provider/live/read";
 import type { ConnectionInput } from "./common";
 import { deploymentKey } from "./deployment";
+import { moduleOf } from "../provider/sysctl/catalogue";
 import { inputError } from "./validation";
 
 /** The environment variable that turns live previews off (`0`, `false`, `off`, `no`) or on (`1`) for a whole run. */
@@ -33,6 +34,11 @@ export interface LiveOutcome {
   drift: Record<string, { applied: string; live: string }>;
   /** Why the read was skipped or failed. */
   reason?: string;
+  /**
+   * What the host's preflight would refuse, as its message says it, found by the read (a declared key this kernel
+   * does not have): the resource then fails at preview as at `up`, and nothing is registered.
+   */
+  refused?: string[];
   /**
    * The declared settings are secret (a secret or unknown-secret `sysctls`/`settings`, or a secret value inside): the
    * messages show "(secret)" instead of values, and the `live` and `drift` outputs are secrets.
@@ -60,6 +66,28 @@ export function liveEnabled(arg: unknown): boolean {
   } catch {
     return true;
   }
+}
+
+/**
+ * Whether live previews are off by the user's choice (`livePreview: false`, NET_TUNING_LIVE_PREVIEW=0), not because
+ * the program runs under mocks.
+ */
+function offByChoice(arg: unknown): boolean {
+  return arg === false || ["0", "false", "off", "no"].includes((process.env[LIVE_PREVIEW_ENV] ?? "").trim().toLowerCase());
+}
+
+/** What a preview without a host read still leaves to `up` (issue #32 item 11c), said where the read is skipped. */
+export const HOST_CHECKS_LATER = "the host's own checks (keys this kernel has, driver limits, boot-time overrides) run at `pulumi up`, before anything changes";
+
+/** Logs, during a preview whose read was skipped, what that leaves to `up`. */
+function logChecksLater(parent: pulumi.Resource, resource: string): void {
+  if (pulumi.runtime.isDryRun()) void pulumi.log.info(`${resource}: not read at preview: ${HOST_CHECKS_LATER}`, parent);
+}
+
+/** Logs, during a preview, that the read was skipped by choice and what that leaves to `up`. */
+function logOffByChoice(parent: pulumi.Resource, resource: string, arg: unknown): void {
+  if (!pulumi.runtime.isDryRun() || !offByChoice(arg)) return;
+  void pulumi.log.info(`${resource}: live preview off (${arg === false ? "livePreview: false" : `${LIVE_PREVIEW_ENV}=${process.env[LIVE_PREVIEW_ENV]}`}): the preview shows the plan only; ${HOST_CHECKS_LATER}`, parent);
 }
 
 type Answer = { ok: true; sections: Record<string, LiveSection>; ms: number } | { ok: false; reason: string; ms: number };
@@ -195,11 +223,15 @@ async function liveReadUnsafe(
   const secret = await secretOf(declared);
   const none = (status: LiveOutcome["status"], reason?: string): LiveOutcome => ({ status, token: NO_TOKEN, keepStoredToken: status === "failed", live: {}, drift: {}, reason, secret });
   const enabled = await known(pulumi.output(livePreview));
-  if (!liveEnabled(enabled?.value)) return none("off");
+  if (!liveEnabled(enabled?.value)) {
+    logOffByChoice(parent, resource, enabled?.value);
+    return none("off");
+  }
   const conn = await known(pulumi.output(connection) as pulumi.Output<unknown>);
   const c = conn && typeof conn.value === "object" && conn.value !== null ? toReadConnection(conn.value as Record<string, unknown>) : undefined;
   if (!c) {
     void pulumi.log.info(`${resource}: live preview skipped: the connection is not known yet (a server created in this run?); the preview shows the plan only`, parent);
+    logChecksLater(parent, resource);
     return none("unknown", "connection not known");
   }
   const plan = await known(declared);
@@ -210,8 +242,10 @@ async function liveReadUnsafe(
   if (!answer.ok || !section) {
     const reason = answer.ok ? `${host}: the read returned nothing for this resource` : answer.reason;
     void pulumi.log.warn(`${resource}: live preview skipped: ${reason}; the preview shows the plan only (drift is not checked)`, parent);
+    logChecksLater(parent, resource);
     return none("failed", reason);
   }
+  const refused = kind === "sysctl" ? missingKeys(plan.value, section) : [];
   const drift: DriftItem[] = driftOf(section);
   const shown = renderLive(resource, host, compareLive(plan.value, section), drift, section.recordState, { redact: secret });
   void pulumi.log.info(shown.info, parent);
@@ -226,7 +260,19 @@ async function liveReadUnsafe(
     live,
     drift: Object.fromEntries(drift.map((d) => [d.key, { applied: d.applied, live: d.live }])),
     secret,
+    ...(refused.length ? { refused } : {}),
   };
+}
+
+/**
+ * The host preflight's refusal of declared sysctl keys the read found absent (no /proc/sys file), in its words
+ * (provider/host/sh/sysctl.sh: "these keys do not exist on this kernel …"), or none. A key whose kernel module the
+ * apply loads first (the plan's @module: net.netfilter.* with nf_conntrack) is left to the host: it appears then.
+ */
+function missingKeys(declared: Record<string, string>, section: LiveSection): string[] {
+  const absent = Object.keys(declared).filter((k) => section.missing.includes(k) && moduleOf(k, declared[k]) === undefined);
+  if (absent.length === 0) return [];
+  return [`these keys do not exist on this kernel (found by the live read): ${absent.join("; ")} — check the spelling, the kernel version, or load the module that provides them`];
 }
 
 /**
@@ -245,6 +291,7 @@ export function liveReadIfOn(
   livePreview: pulumi.Input<boolean | undefined>,
 ): Promise<LiveOutcome> | undefined {
   const plainOff = !pulumi.Output.isInstance(declared) && (livePreview === undefined || typeof livePreview === "boolean") && !liveEnabled(livePreview);
+  if (plainOff) logOffByChoice(parent, resource, livePreview);
   return plainOff ? undefined : liveRead(parent, resource, kind, ownerId, connection, pulumi.output(declared), livePreview);
 }
 

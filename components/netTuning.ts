@@ -34,7 +34,9 @@ export interface NetTuningArgs {
    * Sysctls to set, by dotted key (`"net.core.somaxconn"`; the slash form `net/core/somaxconn` is accepted and normalised).
    * Values: a number, a string, or a list of numbers for multi-value keys
    * (`"net.ipv4.tcp_rmem": [4096, 16777216, 134217728]`, bytes). Units are the kernel's (see the catalogue in README).
-   * Entries here override `profile`. Defaults to none.
+   * Entries here override `profile` and `profiles`, key by key (each key is its own setting). A key that is not
+   * catalogued but looks like one that is (`net.core.somaxcon`) is refused: the host refuses keys its kernel does not
+   * have; list it in `acknowledge` if your kernel has it. Defaults to none.
    */
   sysctls?: pulumi.Input<Record<string, pulumi.Input<any>>>;
   /**
@@ -43,7 +45,11 @@ export interface NetTuningArgs {
    * Defaults to none.
    */
   profile?: pulumi.Input<ProfileSpec>;
-  /** Several profiles, combined (a key two profiles set to different values is refused). Defaults to none. */
+  /**
+   * Several profiles, combined: a key two profiles set to different values is refused, unless `sysctls` sets it (an
+   * entry there overrides every profile), e.g. `profiles: [{ name: "webServer" }, { name: "database" }]` with
+   * `net.core.somaxconn` and `net.ipv4.tcp_max_syn_backlog` in `sysctls`. Defaults to none.
+   */
   profiles?: pulumi.Input<pulumi.Input<ProfileSpec>[]>;
   /** File name in /etc/sysctl.d (`[A-Za-z0-9._-]+.conf`). Defaults to `90-net-tuning-<name>.conf`. */
   fileName?: pulumi.Input<string>;
@@ -61,7 +67,8 @@ export interface NetTuningArgs {
   /**
    * Sysctl keys whose advisory warnings you have read and accept (e.g. `["net.ipv4.tcp_fin_timeout"]`): their advice
    * moves from `warnings` to `acknowledged`. Keys a profile chose are covered by its rationale without being listed.
-   * Errors cannot be acknowledged. Defaults to none.
+   * Also the way to keep a key that only looks misspelt (not catalogued, close to a catalogued one) but exists on
+   * your kernel. Errors cannot be acknowledged. Defaults to none.
    */
   acknowledge?: pulumi.Input<pulumi.Input<string>[]>;
   /**

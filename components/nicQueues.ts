@@ -42,7 +42,10 @@ export interface NicQueuesArgs extends NicSettingsArgs {
   restoreOnDelete?: pulumi.Input<boolean>;
   /**
    * A NIC preset: `{ name: "throughput" }` or `{ name: "lowLatency" }`, or in TypeScript `nicPresets.throughput()`.
-   * Explicit args override it; its values get the same checks as arguments. Defaults to none.
+   * Explicit args override it, each as a whole: a group object given here (`rings`, `channels`, `features`,
+   * `coalesce`, `rps`, `irqAffinity`) replaces the preset's object of that group, none of its fields carried over
+   * (`rps: { cpus: "all" }` with the throughput preset has no `onlyWhenQueuesBelowCpus`, no flow entries); a group not
+   * given is the preset's. Its values get the same checks as arguments. Defaults to none.
    */
   preset?: pulumi.Input<PresetSpec>;
   /**

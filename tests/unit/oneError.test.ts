@@ -12,13 +12,14 @@ interface Run {
   distinctObjects: number;
   messages: string[];
   registered: string[];
+  logs: string[];
 }
-function run(cases: string[]): Run {
+function run(cases: string[], opts: { preview?: boolean; live?: boolean } = {}): Run {
   // (the SDK's exit hook may complain about promises still active when the program exits: its stdout is what counts)
   const r = spawnSync(
     process.execPath,
-    [require.resolve("ts-node/dist/bin"), "--transpile-only", "-P", "tsconfig.dev.json", path.join(__dirname, "fixtures/oneError/program.ts"), JSON.stringify(cases)],
-    { cwd: path.join(__dirname, "../.."), encoding: "utf8", env: { ...process.env, NET_TUNING_LIVE_PREVIEW: "0" }, timeout: 120_000 },
+    [require.resolve("ts-node/dist/bin"), "--transpile-only", "-P", "tsconfig.dev.json", path.join(__dirname, "fixtures/oneError/program.ts"), JSON.stringify(cases), opts.preview ? "preview" : "update"],
+    { cwd: path.join(__dirname, "../.."), encoding: "utf8", env: { ...process.env, NET_TUNING_LIVE_PREVIEW: opts.live ? "1" : "0" }, timeout: 120_000 },
   );
   const line = r.stdout.trim().split("\n").find((l) => l.startsWith("{\"rejections\""));
   if (!line) throw new Error(`the program printed no result: ${r.stdout}\n${r.stderr}`);
@@ -43,4 +44,22 @@ test("three resources with a bad value each (rings, range, misspelt key), one va
   expect(r.registered).toEqual(expect.arrayContaining(["command:remote:Command::good3-apply", "command:remote:Command::good3-restore"]));
   expect(children(r, "good3").length).toBeGreaterThanOrEqual(3);
   expect(r.registered.filter((x) => x.startsWith("command:remote:CopyToRemote"))).toHaveLength(1); // the valid one's address only
+});
+
+describe("item 11c: what the live read shows the host would refuse fails the preview, as up would", () => {
+  test("a declared key this kernel does not have: the preview fails with the preflight's words, nothing registered", () => {
+    const r = run(["sysctl-missing", "valid"], { preview: true, live: true });
+    expect(r.messages).toEqual([
+      'NetTuning "bad0": 1 invalid input:\n  - these keys do not exist on this kernel (found by the live read): net.core.zz_absent — check the spelling, the kernel version, or load the module that provides them',
+    ]);
+    // (net.netfilter.nf_conntrack_max needs the nf_conntrack module the apply loads first: left to the host)
+    expect(r.registered.filter((x) => /::bad0-(apply|restore)$/.test(x))).toEqual([]);
+    expect(r.registered).toEqual(expect.arrayContaining(["command:remote:Command::good1-apply", "command:remote:Command::good1-restore"]));
+  });
+  test("live previews off: the preview passes and says the host's own checks are still to come", () => {
+    const r = run(["sysctl-missing-off"], { preview: true, live: true });
+    expect(r.rejections).toBe(0);
+    expect(r.logs).toContain('info: NetTuning "off0": live preview off (livePreview: false): the preview shows the plan only; the host\'s own checks (keys this kernel has, driver limits, boot-time overrides) run at `pulumi up`, before anything changes');
+    expect(r.registered).toEqual(expect.arrayContaining(["command:remote:Command::off0-apply"]));
+  });
 });
