@@ -79,6 +79,11 @@ export interface CatalogueEntry {
   example?: string;
   /** multi: the names of the values in order messages (default min, default, max). */
   names?: readonly string[];
+  /**
+   * The value is a secret (a key, not a setting): written to a sysctl.d file of mode 0600, never printed in a warning,
+   * error or report line, recorded on the host as its sha256 only, and stored in Pulumi state as a secret.
+   */
+  secret?: boolean;
 }
 
 /** Another key's value in the same input (`index`: which value of a multi-value key; default 0). */
@@ -364,6 +369,12 @@ const ENTRIES: CatalogueEntry[] = [
     key: "net.ipv4.tcp_fastopen", type: "int", min: 0, max: 0x607, scope: "netns",
     description: "TCP Fast Open bitmask: 0x1 client, 0x2 server, 0x4 client without cookie, 0x200 server without cookie, 0x400 server without TCP_FASTOPEN. Default 1.",
     rules: [{ when: { op: "bitsOutside", mask: 0x607 }, level: "error", advice: false, fact: "has bits outside the documented flags 0x1, 0x2, 0x4, 0x200, 0x400 ({hex})", fix: "combine only the documented flags, e.g. 3 (client and server) or 0x603" }],
+  },
+  {
+    key: "net.ipv4.tcp_fastopen_key", type: "string", scope: "netns", since: "3.13", secret: true,
+    pattern: /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}(,[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8})?$/,
+    description: "The server's TCP Fast Open cookie key (128 bits as four 8-digit hex words joined by \"-\"), optionally followed by \",\" and a backup key (5.3+) accepted during a rotation. Random at boot. A secret: every server behind one address should share it (ip-sysctl.rst).",
+    example: '"00112233-44556677-8899aabb-ccddeeff"',
   },
   {
     key: "net.ipv4.tcp_adv_win_scale", type: "int", min: -31, max: 31, scope: "netns",
@@ -656,4 +667,9 @@ export const REJECTED_KEYS: Record<string, RejectedKey> = Object.freeze(
 /** Why a dotted key is refused, or undefined. */
 export function rejection(key: string): RejectedKey | undefined {
   return Object.prototype.hasOwnProperty.call(REJECTED_KEYS, key) ? REJECTED_KEYS[key] : undefined;
+}
+
+/** Whether the catalogue marks `key`'s value as a secret (net.ipv4.tcp_fastopen_key). */
+export function isSecretKey(key: string): boolean {
+  return lookup(key)?.secret === true;
 }

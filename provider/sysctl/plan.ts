@@ -3,7 +3,7 @@ import { origLines, planHeader } from "../planText";
 import { Owner, safeName } from "../owner";
 import { PACKAGE_NAME } from "../version";
 import type { SysctlProfile } from "../sizing/profile";
-import { lookup, moduleOf, otherNames } from "./catalogue";
+import { isSecretKey, lookup, moduleOf, otherNames } from "./catalogue";
 import { readbackDirective } from "./readback";
 import { canonicalKey, reconcileAdvice, validateSysctls } from "./validate";
 import { adoptDirectives, validateAdopt } from "./adopt";
@@ -25,6 +25,8 @@ export interface SysctlPlanInput {
   acknowledge?: string[];
   /** NetTuning `adopt` (unchecked; see ./adopt.ts). */
   adopt?: unknown;
+  /** Keys whose values were given as Pulumi secrets (the catalogue's secret keys are secret anyway). */
+  secretKeys?: string[];
 }
 
 export interface SysctlPlan {
@@ -38,6 +40,8 @@ export interface SysctlPlan {
   modules: string[];
   /** The adopted files, absolute paths (NetTuning `adopt`). */
   adopt: string[];
+  /** The keys whose values are secret (`@secret` lines of the plan): the catalogue's, and those given as secrets. */
+  secretKeys: string[];
   /** Advice for `pulumi.log.warn` at preview, each naming key, value and fix. */
   warnings: string[];
   /**
@@ -137,6 +141,10 @@ export function planSysctls(input: SysctlPlanInput): SysctlPlan {
     ...modules.map((m) => `@module ${m}`),
     ...adoptDirectives(adopted.paths),
   ];
+  // secret values (issue #32): the host writes the file 0600, redacts them in its messages, records their sha256
+  const given = new Set(input.secretKeys ?? []);
+  const secretKeys = keys.filter((k) => isSecretKey(k) || given.has(k));
+  directives.push(...secretKeys.map((k) => `@secret ${k}`));
   for (const k of keys) {
     const readback = readbackDirective(k, values[k]);
     if (readback) directives.push(readback);
@@ -158,6 +166,7 @@ export function planSysctls(input: SysctlPlanInput): SysctlPlan {
     stdin: `${directives.join("\n")}\n@content\n${fileContent}`,
     modules,
     adopt: adopted.paths,
+    secretKeys,
     warnings,
     acknowledged: advice.acknowledged,
   };
@@ -191,9 +200,11 @@ export function renderSysctlRestoreStdin(
   filePath: string,
   previous: Record<string, string>,
   restoreOnDelete: boolean,
+  secretKeys: string[] = [],
 ): string {
   const keys = Object.keys(previous).sort();
   const lines = [...planHeader("sysctl", owner), `@file ${filePath}`, `@restore ${restoreOnDelete ? 1 : 0}`];
+  lines.push(...keys.filter((k) => secretKeys.includes(k) || isSecretKey(k)).map((k) => `@secret ${k}`));
   lines.push(...origLines(previous, keys, /^[A-Za-z0-9._/:-]+$/, /^[A-Za-z0-9 \t._:,+-]*$/));
   return lines.join("\n") + "\n";
 }

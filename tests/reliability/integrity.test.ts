@@ -291,3 +291,36 @@ test("SIGKILL leaves a work directory in /tmp: the next run on the host removes 
     await clearHooks(host);
   }
 });
+
+describe("secret values (net.ipv4.tcp_fastopen_key, marked secret in the catalogue)", () => {
+  const KEY = "net.ipv4.tcp_fastopen_key";
+  const SECRET = "0badc0de-5ec2e7aa-13572468-deadbeef";
+  test("the file is 0600, the world-readable record holds no value, a host message never prints it", async () => {
+    const host = lab.hosts[1];
+    const orig = await readSysctl(host, KEY);
+    const stack = newStack("secret");
+    const r = ok(await stack.up(sysProgram(host, "sec", { sysctls: { [KEY]: SECRET, [K.somax]: 4092 } })));
+    expect(r.error).toBeUndefined();
+    expect(await readSysctl(host, KEY)).toBe(SECRET);
+    expect(String(stack.get("sec-apply")!.inputs.stdin)).toContain(`@secret ${KEY}\n`);
+    const file = "/etc/sysctl.d/90-net-tuning-sec.conf";
+    expect((await host.exec(`stat -c %a ${file}`)).stdout.trim()).toBe("600");
+    // every file of the engine on the host, except the 0600 ones root keeps (the sysctl.d file, the journal)
+    const grep = await host.exec(`grep -rl ${SECRET} /var/lib/pulumi-net-tuning-converged /tmp /run /etc 2>/dev/null | grep -v '^${file}$'`);
+    expect(grep.stdout).toBe("");
+    // /proc/sys/net/ipv4/tcp_fastopen_key is root's only (0600): the world-readable record names the key, no value
+    expect((await host.exec("cat /var/lib/pulumi-net-tuning-converged/*")).stdout).toContain(`\nunknown\t${KEY}\n`);
+    // a boot-order conflict on the key names the file and line, not the value
+    await host.exec(`printf '${KEY} = 00000000-00000000-00000000-00000001\\n' > /etc/sysctl.d/99-zz-fo.conf`);
+    try {
+      const c = await stack.up(sysProgram(host, "sec", { sysctls: { [KEY]: SECRET, [K.somax]: 4091 } }));
+      expect(c.ok).toBe(false);
+      expect(c.error).toContain(`${KEY} = (secret) is overridden at boot by /etc/sysctl.d/99-zz-fo.conf:1 which sets 00000000-00000000-00000000-00000001`);
+      expect(c.error).not.toContain(SECRET);
+    } finally {
+      await host.exec("rm -f /etc/sysctl.d/99-zz-fo.conf");
+    }
+    ok(await stack.destroy());
+    expect(await readSysctl(host, KEY)).toBe(orig);
+  });
+});

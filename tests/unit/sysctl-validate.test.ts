@@ -623,6 +623,8 @@ describe("properties", () => {
   function validValue(e: CatalogueEntry): fc.Arbitrary<unknown> {
     if (e.key === "net.ipv4.tcp_fastopen") return fc.subarray([0x1, 0x2, 0x4, 0x200, 0x400]).map((b) => b.reduce((a, x) => a | x, 0));
     if (e.key === "net.ipv4.ip_unprivileged_port_start") return fc.integer({ min: 0, max: 1024 });
+    // a secret key: four 8-digit hex words (and a backup key after a comma)
+    if (e.key === "net.ipv4.tcp_fastopen_key") return fc.constantFrom("00112233-44556677-8899aabb-ccddeeff", "00112233-44556677-8899aabb-ccddeeff,ffeeddcc-bbaa9988-77665544-33221100");
     if (e.type === "int" || e.type === "bool") {
       const max = e.maxDecimal !== undefined ? BigInt(e.maxDecimal) : BigInt(e.max!);
       return fc.tuple(fc.bigInt({ min: BigInt(e.min!), max }), fc.boolean(), ws).map(([n, asText, pad]) =>

@@ -90,7 +90,7 @@ r_main() {
     case $l in
       @program) break ;;
       '@net-tuning v1') h=1 ;;
-      '@engine '* | '#'* | '') ;;
+      '@engine '* | '@secret '* | '#'* | '') ;;
       '@kind '*) K=$v ;;
       '@owner '*) O=$v ;;
       '@owner-id '*) I=$v ;;

@@ -47,7 +47,40 @@ NT_HOOK_ON=0
 # Test-only hooks (fault injection in the lab): inert unless this file exists, is owned by root and writable by root only.
 NT_HOOKS=/etc/pulumi-net-tuning-test-hooks
 
-nt_msg() { printf 'net-tuning: %s\n' "$*" >&2 2>/dev/null; }
+nt_msg() { nt_redact "$*"; printf 'net-tuning: %s\n' "$NT_RED" >&2 2>/dev/null; }
+
+# Secret values (issue #32): the plan's "@secret KEY" lines name keys whose values are secret (the catalogue's secret
+# keys, or values given as Pulumi secrets). NT_SECRET_VALUES holds their values (desired and found on the host), one a
+# line; nt_redact TEXT sets NT_RED = TEXT with every occurrence of one replaced by (secret) (of a value shorter than 8
+# characters only the quoted 'VALUE', as messages quote values). Every message, problem and warning goes through it.
+NT_SECRET_KEYS=''
+NT_SECRET_VALUES=''
+nt_redact() {
+  NT_RED=$1
+  [ -n "$NT_SECRET_VALUES" ] || return 0
+  ntr_ifs=$IFS; IFS=$NT_NL; set -f
+  for ntr_v in $NT_SECRET_VALUES; do
+    # a value of 8 characters or more wherever it appears; a shorter one only quoted (a "1" is not redacted from a count)
+    [ "${#ntr_v}" -ge 8 ] || ntr_v="'$ntr_v'"
+    while :; do
+      case $NT_RED in *"$ntr_v"*) NT_RED="${NT_RED%%"$ntr_v"*}(secret)${NT_RED#*"$ntr_v"}" ;; *) break ;; esac
+    done
+  done
+  IFS=$ntr_ifs; set +f
+}
+nt_secret() { case "$NT_NL$NT_SECRET_KEYS" in *"$NT_NL$1$NT_NL"*) return 0 ;; esac; return 1; } # KEY
+nt_secret_value() { [ -z "$1" ] || NT_SECRET_VALUES=$NT_SECRET_VALUES$1$NT_NL; } # VALUE (as printed: any form)
+# The values of the secret keys this run knows: desired, found on the host (raw and whitespace-folded), journalled.
+nt_secret_collect() {
+  [ -n "$NT_SECRET_KEYS" ] || return 0
+  ntr_ifs=$IFS; IFS=$NT_NL; set -f
+  for ntr_k in $NT_SECRET_KEYS; do IFS=$ntr_ifs; set +f
+    for ntr_f in desired live j.keys; do
+      [ -f "$NT_TMP/$ntr_f" ] && nt_get "$ntr_f" "$ntr_k" && { nt_secret_value "$NT_FOUND"; nt_norm "$NT_FOUND"; nt_secret_value "$NT_NORM"; }
+    done
+  done; IFS=$ntr_ifs; set +f
+  return 0
+}
 
 # $1: the bootstrap's private directory holding this program and its stdin, removed at exit.
 NT_INPUT_DIR=${1:-}
@@ -250,6 +283,7 @@ nt_parse_plan() {
           owner-id) NT_OWNER_ID=$nt_value ;;
           orig) printf '%s\n' "$nt_value" >> "$NT_TMP/orig.state" || nt_die 1 "cannot write to $NT_TMP on $NT_HOSTNAME (/tmp full?)" ;;
           restore) NT_RESTORE=$nt_value ;;
+          secret) nt_valid_word "$nt_value" || nt_die 5 "invalid @secret key '$nt_value'"; NT_SECRET_KEYS=$NT_SECRET_KEYS$nt_value$NT_NL ;;
           engine) ;; # the -restore plan's first line: read by the restore bootstrap (provider/host/programs.ts)
           generation) case "$nt_value" in ''|*[!A-Za-z0-9-]*) nt_die 5 "invalid generation '$nt_value'" ;; esac; NT_RESTORE_GEN=$nt_value ;;
           *) kind_directive "$nt_name" "$nt_value" || nt_die 5 "unknown plan directive @$nt_name (plan written by a newer pulumi-net-tuning?)" ;;
@@ -327,11 +361,12 @@ nt_trust_dirs() {
   return 0
 }
 
-nt_warn() { printf '%s\n' "$*" >> "$NT_TMP/warnings"; }
+nt_warn() { nt_redact "$*"; printf '%s\n' "$NT_RED" >> "$NT_TMP/warnings"; }
 
 nt_problem() {
   NT_PROBLEMS=$((NT_PROBLEMS + 1))
-  printf '  - %s\n' "$*" >> "$NT_TMP/problems"
+  nt_redact "$*"
+  printf '  - %s\n' "$NT_RED" >> "$NT_TMP/problems"
 }
 
 nt_problems_exit() {
@@ -913,10 +948,11 @@ nt_apply_main() {
   : > "$NT_TMP/got"; : > "$NT_TMP/verify"; nt_index got # kept in step by nt_got
   NT_GOTS=''; NT_VF=''; NT_VPLAIN=1; NT_CHANGED='' # the lines of got, verify and changed until written
   [ "$NT_BATCH" = 1 ] && nt_snapshot
+  nt_secret_collect
   kind_preflight
   nt_check_owners
   nt_problems_exit
-  [ "$NT_BATCH" = 1 ] || nt_snapshot
+  [ "$NT_BATCH" = 1 ] || { nt_snapshot; nt_secret_collect; }
   # final from here on; desired is indexed again only when a kind appended to it itself (nt_index_drop)
   case $NT_IXS in *" $NT_TMP/live:"*) ;; *) nt_index live ;; esac
   case $NT_IXS in *" $NT_TMP/desired:"*) ;; *) nt_index desired ;; esac
@@ -1323,7 +1359,10 @@ nt_converged_write() {
         printf 'unknown\t%s\n' "$ntc_k"; continue
       fi
       [ -n "$ntc_ap" ] && nt_lookup "$NT_TMP/conv.applied" "$ntc_k" && ntc_v=$NT_FOUND
-      nt_norm "$ntc_v"; printf 'value\t%s\t%s\n' "$ntc_k" "$NT_NORM"
+      nt_norm "$ntc_v"
+      # a secret value is recorded as the sha256 of its words (the record is world-readable)
+      if nt_secret "$ntc_k"; then NT_NORM="#sha256:$(printf '%s' "$NT_NORM" | sha256sum)"; NT_NORM=${NT_NORM%% *}; fi
+      printf 'value\t%s\t%s\n' "$ntc_k" "$NT_NORM"
     done; IFS=$ntc_ifs; set +f
     # not the files under the 0700 state dir (adoption stages originals there): no other user can read them
     while IFS= read -r ntc_a; do

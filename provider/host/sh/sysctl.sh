@@ -403,7 +403,8 @@ nts_our_files() {
 kind_files() {
   nts_mods=/etc/modules-load.d/pulumi-net-tuning-$NT_OWNER_ID.conf
   if [ "$NTS_PERSIST" = 1 ]; then
-    nt_stage_file "$NTS_FILE" "$NT_TMP/content" 0644
+    # a file with a secret value is root's only (issue #32)
+    if [ -n "$NT_SECRET_KEYS" ]; then nt_stage_file "$NTS_FILE" "$NT_TMP/content" 0600; else nt_stage_file "$NTS_FILE" "$NT_TMP/content" 0644; fi
     if [ -n "$NTS_MODULES" ]; then
       { printf '# pulumi-net-tuning owner: %s\n' "$NT_OWNER"; for nts_m in $NTS_MODULES; do printf '%s\n' "$nts_m"; done; } > "$NT_TMP/modules"
       nt_stage_file "$nts_mods" "$NT_TMP/modules" 0644

@@ -19,6 +19,8 @@ nts_hint() {
       NTS_HINT='added in Linux 4.11' ;;
     net.ipv4.tcp_autocorking)
       NTS_HINT='added in Linux 3.14' ;;
+    net.ipv4.tcp_fastopen_key)
+      NTS_HINT='added in Linux 3.13' ;;
     net.ipv4.tcp_invalid_ratelimit)
       NTS_HINT='added in Linux 4.0' ;;
     net.ipv4.tcp_notsent_lowat)
