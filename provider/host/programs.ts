@@ -225,8 +225,11 @@ export function engineStdin(plan: string, e: Engine = engine()): string {
 
 /** The plan inside an apply's stdin (the inverse of {@link engineStdin}): for tests and readers of `pulumi stack export`. */
 export function planOfStdin(stdin: string): string {
-  return stdin.replace(/^@engine [^\n]*\n/, "").replace(/@end [0-9a-f]{64}\n$/, "");
+  return stdin.replace(/^@engine [^\n]*\n/, "").replace(END_LINE, "");
 }
+
+/** The end line {@link endLine} writes, at the end of a text. */
+const END_LINE = /@end [0-9a-f]{64}\n$/;
 
 /** `@end <sha256 of text>` and a newline: the last line of a framed plan (apply) or restore stdin (plain form). */
 export function endLine(text: string): string {
@@ -304,7 +307,7 @@ export function readRestoreStdin(stdin: string): string {
   const m = /^([^\n]*\n)([A-Za-z0-9+/=]+)\n?$/.exec(stdin);
   const plain = new RegExp(`^${PROGRAM_MARKER}$`, "m").test(stdin) || !m ? stdin : `${m[1]}${gunzipSync(Buffer.from(m[2], "base64")).toString("utf8")}`;
   // without its end line, as the bootstrap hands it to the program once checked
-  return plain.replace(/@end [0-9a-f]{64}\n$/, "");
+  return plain.replace(END_LINE, "");
 }
 
 /** A plain restore stdin as {@link restoreStdin} frames it: the text, then its end line (for tests that write one by hand). */

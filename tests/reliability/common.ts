@@ -33,3 +33,10 @@ export function trackedStacks(): (project: string, stack: string) => Stack {
     return s;
   };
 }
+
+/** Every prefix of `text` that ends at a line boundary, except the whole: where a session can be cut between lines. */
+export function lineCuts(text: string): string[] {
+  const out: string[] = [];
+  for (let i = text.indexOf("\n"); i >= 0 && i < text.length - 1; i = text.indexOf("\n", i + 1)) out.push(text.slice(0, i + 1));
+  return out;
+}

@@ -4,11 +4,11 @@
  * a real `up` while the lab-only test hook holds the engine at a step; the host's values and files are compared
  * byte for byte (testkit/host snapshot) with what the test expects.
  */
-import { Stack } from "../../testkit/harness";
 import { Lab, LabHost, startLab } from "../../testkit/lab";
 import { ok, readSysctl, snapshot, sysProgram } from "../../testkit/host";
 import { frameRestore, readRestoreStdin } from "../../provider/host/programs";
 import { clearHooks, hold, release, setHooks, waitPaused } from "../safety/hooks";
+import { lineCuts, trackedStacks } from "./common";
 
 jest.setTimeout(300000);
 
@@ -21,27 +21,8 @@ afterAll(async () => {
 });
 
 const K = { somax: "net.core.somaxconn", fin: "net.ipv4.tcp_fin_timeout", syn: "net.ipv4.tcp_max_syn_backlog", ecn: "net.ipv4.tcp_ecn_fallback" };
-const stacks: Stack[] = [];
-function newStack(name: string): Stack {
-  const s = new Stack({ project: "integrity", stack: name });
-  stacks.push(s);
-  return s;
-}
-afterEach(async () => {
-  for (const s of stacks.splice(0).reverse()) if (s.resources().length) await s.destroy().catch(() => undefined);
-});
-
-/** The host's values and files of this library, without the engine's own delivery files (kept by the "keep" stack). */
-async function state(host: LabHost): Promise<string> {
-  return snapshot(host);
-}
-
-/** Every prefix of `text` that ends at a line boundary, except the whole. */
-function lineCuts(text: string): string[] {
-  const out: string[] = [];
-  for (let i = text.indexOf("\n"); i >= 0 && i < text.length - 1; i = text.indexOf("\n", i + 1)) out.push(text.slice(0, i + 1));
-  return out;
-}
+const track = trackedStacks();
+const newStack = (name: string) => track("integrity", name);
 
 describe("a plan cut or altered on the way is refused before anything changes", () => {
   test("apply: every line-boundary cut, a mid-line cut, an altered value and data after the end: exit 5, host unchanged", async () => {
@@ -54,7 +35,7 @@ describe("a plan cut or altered on the way is refused before anything changes", 
     const run = stack.history.find((r) => r.name === "web-apply" && r.op === "create")!;
     expect(run.stdin).toMatch(/\n@end [0-9a-f]{64}\n$/);
     ok(await stack.destroy());
-    const before = await state(host);
+    const before = await snapshot(host);
     const stdin = run.stdin!;
     const cuts = lineCuts(stdin);
     expect(cuts.length).toBeGreaterThan(8);
@@ -73,7 +54,7 @@ describe("a plan cut or altered on the way is refused before anything changes", 
         stderr: expect.stringMatching(/plan is incomplete \(no end line|plan is damaged \(its sha256 differs|plan goes on after its end line|malformed plan line|stdin is not a pulumi-net-tuning v1 plan/),
       });
       expect(r.stderr).toMatch(/nothing was changed|malformed plan line|not a pulumi-net-tuning v1 plan/);
-      expect({ what, same: (await state(host)) === before }).toEqual({ what, same: true });
+      expect({ what, same: (await snapshot(host)) === before }).toEqual({ what, same: true });
     }
     // the whole plan, the same way, applies (the test can tell a refusal from a working path)
     const whole = await host.ssh(run.cmd, { stdin });
@@ -82,7 +63,7 @@ describe("a plan cut or altered on the way is refused before anything changes", 
     // the stack converges over it and gives every original back
     ok(await stack.up(prog));
     ok(await stack.destroy());
-    expect(await state(host)).toBe(before);
+    expect(await snapshot(host)).toBe(before);
   });
 
   test("restore (plain form): a cut anywhere, or an altered byte, restores nothing (exit 1) and keeps the journal; the whole one restores", async () => {
@@ -96,7 +77,7 @@ describe("a plan cut or altered on the way is refused before anything changes", 
     // the plain form a host without gzip gets (restoreStdin frames it with its end line, as here)
     const plain = frameRestore(readRestoreStdin(String(restore.inputs.stdin)));
     expect(plain).toMatch(/\n@program\n[\s\S]*\n@end [0-9a-f]{64}\n$/);
-    const tuned = await state(host);
+    const tuned = await snapshot(host);
     const cuts = lineCuts(plain);
     // every cut at a line boundary of the plan part, and a sample of those inside the fallback program
     const programAt = cuts.findIndex((c) => c.endsWith("\n@program\n"));
@@ -108,7 +89,7 @@ describe("a plan cut or altered on the way is refused before anything changes", 
       const r = await host.ssh(cmd, { stdin: text });
       expect({ i, code: r.code }).toEqual({ i, code: 1 });
       expect(r.stderr).toContain("restore stdin cut or damaged (@end, sha256), or /tmp full; nothing restored");
-      expect({ i, same: (await state(host)) === tuned }).toEqual({ i, same: true });
+      expect({ i, same: (await snapshot(host)) === tuned }).toEqual({ i, same: true });
       expect((await host.exec("ls -d /tmp/net-tuning-in.* 2>/dev/null")).stdout).toBe("");
     }
     ok(await stack.destroy());
@@ -122,7 +103,7 @@ describe("/tmp fills up during an apply that then fails", () => {
     const orig = { somax: await readSysctl(host, K.somax), syn: await readSysctl(host, K.syn) };
     await host.exec("mount -t tmpfs -o size=512k nt-tmp /tmp");
     try {
-      const clean = await state(host);
+      const clean = await snapshot(host);
       const stack = newStack("tmpfull");
       // tcp_ecn_fallback is not catalogued: only the kernel refuses 7 (range 0-1); it sorts after somaxconn, so the
       // engine has changed somaxconn (step 3: owner file, journal, somaxconn) when it must write the refusal down
@@ -145,12 +126,12 @@ describe("/tmp fills up during an apply that then fails", () => {
       expect(await readSysctl(host, K.syn)).toBe(orig.syn);
       await clearHooks(host);
       await host.exec("rm -f /tmp/fill");
-      expect(await state(host)).toBe(clean);
+      expect(await snapshot(host)).toBe(clean);
       const fixed = { sysctls: { [K.somax]: 4321, [K.syn]: 3210 } };
       ok(await stack.up(sysProgram(host, "tf", fixed)));
       expect(await readSysctl(host, K.somax)).toBe("4321");
       ok(await stack.destroy());
-      expect(await state(host)).toBe(clean);
+      expect(await snapshot(host)).toBe(clean);
     } finally {
       await clearHooks(host).catch(() => undefined);
       await host.exec("umount /tmp");
@@ -183,13 +164,13 @@ describe("hostile or unusual files at the names the engine uses", () => {
     const file = "/etc/sysctl.d/90-net-tuning-link.conf";
     await host.exec(`ln -s /etc/nowhere.conf ${file}`);
     try {
-      const before = await state(host);
+      const before = await snapshot(host);
       const stack = newStack("link");
       const r = await stack.up(sysProgram(host, "link", { sysctls: { [K.somax]: 4098 } }));
       expect(r.ok).toBe(false);
       expect(r.error).toContain(`${file} is a symlink (to /etc/nowhere.conf), not a file written by this resource`);
       expect((await host.exec(`readlink ${file}`)).stdout.trim()).toBe("/etc/nowhere.conf");
-      expect(await state(host)).toBe(before);
+      expect(await snapshot(host)).toBe(before);
     } finally {
       await host.exec(`rm -f ${file}`);
     }
@@ -199,7 +180,7 @@ describe("hostile or unusual files at the names the engine uses", () => {
 test("an owner line removed by hand from our sysctl.d file: the delete restores the values, keeps the file and fails naming it; after the fix it converges", async () => {
   const host = lab.hosts[1];
   const orig = await readSysctl(host, K.somax);
-  const before = await state(host);
+  const before = await snapshot(host);
   const stack = newStack("marker");
   ok(await stack.up(sysProgram(host, "marker", { sysctls: { [K.somax]: 4097 } })));
   const file = "/etc/sysctl.d/90-net-tuning-marker.conf";
@@ -212,7 +193,7 @@ test("an owner line removed by hand from our sysctl.d file: the delete restores 
   expect((await host.exec(`test -f ${file}`)).code).toBe(0);
   await host.exec(`rm -f ${file}`);
   ok(await stack.destroy());
-  expect(await state(host)).toBe(before);
+  expect(await snapshot(host)).toBe(before);
 });
 
 describe("the engine trusts nothing another user can write", () => {
@@ -223,7 +204,7 @@ describe("the engine trusts nothing another user can write", () => {
   ];
   test.each(cases)("%s: refused before anything changes, with the fix; converges once fixed", async (_t, setup, fix, message) => {
     const host = lab.hosts[1];
-    const before = await state(host);
+    const before = await snapshot(host);
     await host.exec(setup);
     try {
       const stack = newStack("trust");
@@ -234,7 +215,7 @@ describe("the engine trusts nothing another user can write", () => {
       await host.exec(fix);
       ok(await stack.up(sysProgram(host, "trust", { sysctls: { [K.somax]: 4096 } })));
       ok(await stack.destroy());
-      expect(await state(host)).toBe(before);
+      expect(await snapshot(host)).toBe(before);
     } finally {
       await host.exec(fix);
     }
@@ -247,12 +228,12 @@ describe("the engine trusts nothing another user can write", () => {
     const j = (await host.exec("ls /var/lib/pulumi-net-tuning/sysctl/*.orig")).stdout.trim().split("\n").find((f) => f.includes("forged"))!;
     const good = (await host.exec(`cat ${j}`)).stdout;
     await host.exec(`printf 'net/../../../etc/nt-pwned\\tx\\n' >> ${j}`);
-    const mid = await state(host);
+    const mid = await snapshot(host);
     const r = await stack.up(sysProgram(host, "forged", { sysctls: { [K.somax]: 4094 } }));
     expect(r.ok).toBe(false);
     expect(r.error).toContain(`the journal ${j} on `);
     expect(r.error).toContain("holds an invalid key 'net/../../../etc/nt-pwned' (altered?); nothing was changed");
-    expect(await state(host)).toBe(mid);
+    expect(await snapshot(host)).toBe(mid);
     expect((await host.exec("test -e /etc/nt-pwned")).code).not.toBe(0);
     await host.exec(`cat > ${j}`, { stdin: good });
     ok(await stack.destroy());

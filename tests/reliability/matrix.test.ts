@@ -12,6 +12,7 @@ import { Stack } from "../../testkit/harness";
 import { Lab, LabHost, startLab } from "../../testkit/lab";
 import { nicProgram, ok, snapshot, sysProgram } from "../../testkit/host";
 import { frameRestore, readRestoreStdin } from "../../provider/host/programs";
+import { lineCuts } from "./common";
 
 jest.setTimeout(600000);
 
@@ -45,15 +46,13 @@ const program = (k: Kind, host: LabHost, name: string, v: number) =>
 
 /** Every prefix of `text` ending at a line boundary, plus one cut mid-line in the middle; not the whole. */
 function cutsOf(text: string): [string, string][] {
-  const ends: number[] = [];
-  for (let i = text.indexOf("\n"); i >= 0 && i < text.length - 1; i = text.indexOf("\n", i + 1)) ends.push(i + 1);
-  const pick = [ends[0], ends[Math.floor(ends.length / 2)], ends[ends.length - 1]];
+  const cuts = lineCuts(text);
   const mid = Math.floor(text.length / 2);
   return [
-    ["before the plan (first line only)", text.slice(0, pick[0])],
-    ["mid-plan, at a line boundary", text.slice(0, pick[1])],
+    ["before the plan (first line only)", cuts[0]],
+    ["mid-plan, at a line boundary", cuts[Math.floor(cuts.length / 2)]],
     ["mid-line", text.slice(0, text.lastIndexOf("\n", mid) + 3)],
-    ["after the plan, without its end line", text.slice(0, pick[2])],
+    ["after the plan, without its end line", cuts[cuts.length - 1]],
     // a digit of the plan (not of its first line, which names the engine or the restore choice)
     ["whole, with one byte altered", text.replace(/^([^\n]*\n[\s\S]*?\d)(\d*\n)/, (_m, a: string, b: string) => `${a.slice(0, -1)}${a.endsWith("1") ? "2" : "1"}${b}`)],
   ];

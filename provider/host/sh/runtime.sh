@@ -234,6 +234,9 @@ nt_step() {
   return 0
 }
 
+# A write to the work directory failed: the run stops (rolling back what it changed). $1: appended to the message.
+nt_tmp_full() { nt_die 1 "cannot write to $NT_TMP on $NT_HOSTNAME (/tmp full?)${1:-}"; }
+
 nt_valid_word() { # KEY-like words: letters, digits and ._-:/@ only
   case "$1" in ''|*[!A-Za-z0-9._:/@-]*) return 1 ;; esac
   return 0
@@ -254,7 +257,7 @@ nt_read_stdin() {
       case $nt_line in '@end '*) nt_end=${nt_line#@end } ;; *) nt_plan=$nt_plan$nt_line$NT_NL ;; esac
     done
     [ -n "$nt_end" ] || nt_die 5 "the plan is incomplete (no end line: the session was cut while it was sent?); nothing was changed"
-    printf '%s' "$nt_plan" > "$NT_TMP/plan" || nt_die 1 "cannot write to $NT_TMP on $NT_HOSTNAME (/tmp full?); nothing was changed"
+    printf '%s' "$nt_plan" > "$NT_TMP/plan" || nt_tmp_full "; nothing was changed"
     nt_plan=''
     nt_sum=$(sha256sum < "$NT_TMP/plan") || nt_die 1 "cannot compute the plan's sha256 on $NT_HOSTNAME (sha256sum); nothing was changed"
     [ "${nt_sum%% *}" = "$nt_end" ] || nt_die 5 "the plan is damaged (its sha256 differs from its end line: cut or altered on the way); nothing was changed"
@@ -281,7 +284,7 @@ nt_parse_plan() {
           kind) NT_KIND=$nt_value ;;
           owner) NT_OWNER=$nt_value ;;
           owner-id) NT_OWNER_ID=$nt_value ;;
-          orig) printf '%s\n' "$nt_value" >> "$NT_TMP/orig.state" || nt_die 1 "cannot write to $NT_TMP on $NT_HOSTNAME (/tmp full?)" ;;
+          orig) printf '%s\n' "$nt_value" >> "$NT_TMP/orig.state" || nt_tmp_full ;;
           restore) NT_RESTORE=$nt_value ;;
           secret) nt_valid_word "$nt_value" || nt_die 5 "invalid @secret key '$nt_value'"; NT_SECRET_KEYS=$NT_SECRET_KEYS$nt_value$NT_NL ;;
           engine) ;; # the -restore plan's first line: read by the restore bootstrap (provider/host/programs.ts)
@@ -293,7 +296,7 @@ nt_parse_plan() {
     esac
   done
   NT_WANT_BUF=0
-  [ -z "$NT_WANTS" ] || printf '%s' "$NT_WANTS" >> "$NT_TMP/desired" || nt_die 1 "cannot write to $NT_TMP on $NT_HOSTNAME (/tmp full?)"
+  [ -z "$NT_WANTS" ] || printf '%s' "$NT_WANTS" >> "$NT_TMP/desired" || nt_tmp_full
   NT_WANTS=''
   [ "$nt_seen_header" = 1 ] || nt_die 5 "stdin is not a pulumi-net-tuning v1 plan"
   case "$NT_OWNER_ID" in ''|*[!A-Za-z0-9._-]*) nt_die 5 "invalid owner id '$NT_OWNER_ID'" ;; esac
@@ -665,9 +668,9 @@ nt_commit_files() {
       [ "$(stat -c %a "$nt_dest" 2>/dev/null)" = "${nt_mode#0}" ]; then continue; fi
     if [ -e "$nt_dest" ] || [ -L "$nt_dest" ]; then
       cp -pP "$nt_dest" "$NT_TMP/backup.$nt_n" || nt_die 1 "cannot back up $nt_dest on $NT_HOSTNAME before changing it"
-      printf '%s\t%s\n' "$nt_dest" "$NT_TMP/backup.$nt_n" >> "$NT_TMP/file-undo" || nt_die 1 "cannot write to $NT_TMP on $NT_HOSTNAME (/tmp full?)"
+      printf '%s\t%s\n' "$nt_dest" "$NT_TMP/backup.$nt_n" >> "$NT_TMP/file-undo" || nt_tmp_full
     else
-      printf '%s\t-\n' "$nt_dest" >> "$NT_TMP/file-undo" || nt_die 1 "cannot write to $NT_TMP on $NT_HOSTNAME (/tmp full?)"
+      printf '%s\t-\n' "$nt_dest" >> "$NT_TMP/file-undo" || nt_tmp_full
     fi
     if [ "$nt_op" = put ]; then
       nt_write_atomic "$nt_dest" "$nt_src" "$nt_mode" || nt_die 1 "cannot write $nt_dest on $NT_HOSTNAME (read-only or full filesystem?)"
@@ -711,9 +714,7 @@ nt_rollback() {
   nt_rev=''
   nt_ifs=$IFS; IFS=$NT_NL; set -f
   for nt_l in ${NT_CHANGED-}; do nt_rev=$nt_l$NT_NL$nt_rev; done
-  IFS=$nt_ifs; set +f
   NT_CHANGED=''
-  nt_ifs=$IFS; IFS=$NT_NL; set -f
   for nt_l in $nt_rev; do IFS=$nt_ifs; set +f
     nt_k=${nt_l%%"$NT_TAB"*}; nt_v=${nt_l#*"$NT_TAB"}
     if nt_hook fail-undo && [ "$NT_HOOK_ARG" = "$nt_k" ]; then
@@ -777,9 +778,9 @@ nt_journal_load() {
     case "$ntj_k" in
       '') ;;
       artefact) case $ntj_v in /*/../* | */.. | *[!A-Za-z0-9._:/@+-]* | [!/]*) nt_die 1 "the journal $NT_JOURNAL on $NT_HOSTNAME names an invalid file '$ntj_v' (altered?); nothing was changed: check that file, then move it away" ;; esac
-        printf '%s\n' "$ntj_v" >> "$NT_TMP/j.arts" || nt_die 1 "cannot write to $NT_TMP on $NT_HOSTNAME (/tmp full?)" ;;
+        printf '%s\n' "$ntj_v" >> "$NT_TMP/j.arts" || nt_tmp_full ;;
       *) case $ntj_k in *../* | */.. | ..* | /* | *[!A-Za-z0-9._:/@-]*) nt_die 1 "the journal $NT_JOURNAL on $NT_HOSTNAME holds an invalid key '$ntj_k' (altered?); nothing was changed: check that file, then move it away" ;; esac
-        printf '%s\t%s\n' "$ntj_k" "$ntj_v" >> "$NT_TMP/j.keys" || nt_die 1 "cannot write to $NT_TMP on $NT_HOSTNAME (/tmp full?)" ;;
+        printf '%s\t%s\n' "$ntj_k" "$ntj_v" >> "$NT_TMP/j.keys" || nt_tmp_full ;;
     esac
   done < "$NT_JOURNAL"
   return 0
@@ -849,7 +850,7 @@ nt_apply_one() { # KEY VALUE LIVE
   if ! kind_set "$1" "$2"; then
     # First pass: a refusal may depend on another key of this run (ip_local_port_range needs
     # ip_unprivileged_port_start lowered first): retry it once after the others.
-    if [ "${NT_DEFER:-0}" = 1 ]; then printf '%s\t%s\t%s\n' "$1" "$2" "$3" >> "$NT_TMP/deferred" || nt_die 1 "cannot write to $NT_TMP on $NT_HOSTNAME (/tmp full?)"; return 0; fi
+    if [ "${NT_DEFER:-0}" = 1 ]; then printf '%s\t%s\t%s\n' "$1" "$2" "$3" >> "$NT_TMP/deferred" || nt_tmp_full; return 0; fi
     nt_step "set $1 (refused)"
     nt_die 1 "$1 = '$2' was refused on $NT_HOSTNAME: $NT_ERR"
   fi
@@ -880,7 +881,7 @@ nt_verify_later() {
 # Kinds with kind_get_many (one process reads every value) read all changed values back at once, after the writes.
 nt_verify_batch() {
   [ -n "$NT_VF" ] || return 0
-  printf '%s' "$NT_VF" >> "$NT_TMP/verify" || nt_die 1 "cannot write to $NT_TMP on $NT_HOSTNAME (/tmp full?)"
+  printf '%s' "$NT_VF" >> "$NT_TMP/verify" || nt_tmp_full
   kind_get_many "$NT_TMP/verify" "$NT_TMP/verify.got"
   nt_index_text verify.got "$NT_GM"
   if [ "${NT_VPLAIN:-0}" = 1 ]; then
@@ -999,8 +1000,8 @@ nt_apply_main() {
     nt_jt=$nt_jt$nt_k$NT_TAB$NT_FOUND$NT_NL # appended to the file after the loop (nothing reads it meanwhile)
     nt_index_put journal.new "$nt_k" "$NT_FOUND"
   done; IFS=$nt_ifs; set +f
-  printf '%s' "$nt_jt" >> "$NT_TMP/journal.new" || nt_die 1 "cannot write to $NT_TMP on $NT_HOSTNAME (/tmp full?)"
-  printf '%s\n' "$NT_OWNER" > "$NT_TMP/owner" || nt_die 1 "cannot write to $NT_TMP on $NT_HOSTNAME (/tmp full?)"
+  printf '%s' "$nt_jt" >> "$NT_TMP/journal.new" || nt_tmp_full
+  printf '%s\n' "$NT_OWNER" > "$NT_TMP/owner" || nt_tmp_full
   if ! nt_same_file "$NT_TMP/owner" "${NT_JOURNAL%.orig}.owner"; then
     NT_JOURNAL_TOUCHED=1
     nt_write_atomic "${NT_JOURNAL%.orig}.owner" "$NT_TMP/owner" 0600 || nt_die 1 "cannot write ${NT_JOURNAL%.orig}.owner on $NT_HOSTNAME (read-only or full /var/lib?)"
@@ -1030,14 +1031,14 @@ nt_apply_main() {
       nt_apply_one "$nt_k" "$nt_v" "$NT_FOUND"
     fi
   done; IFS=$nt_ifs; set +f
-  printf '%s' "$nt_jt" >> "$NT_TMP/journal.final" || nt_die 1 "cannot write to $NT_TMP on $NT_HOSTNAME (/tmp full?)"
+  printf '%s' "$nt_jt" >> "$NT_TMP/journal.final" || nt_tmp_full
   nt_verify_batch
   nt_commit_files
   NT_JHEAD=$NT_GEN # the commit: this generation owns the machine from here on
   nt_journal_write "$NT_TMP/journal.final" "$NT_TMP/arts.new" "after the commit" lines
   kind_after_commit
   NT_PHASE=finished
-  printf '%s' "$NT_GOTS" >> "$NT_TMP/got" || nt_die 1 "cannot write to $NT_TMP on $NT_HOSTNAME (/tmp full?)"
+  printf '%s' "$NT_GOTS" >> "$NT_TMP/got" || nt_tmp_full
   case $NT_IXS in *" $NT_TMP/got:"*) ;; *) nt_index got ;; esac # the report's values (final)
   nt_report "$NT_TMP/journal.final"
   nt_converged_write
@@ -1254,9 +1255,9 @@ nt_commit_files_restore() {
     nt_n=$((nt_n + 1))
     if [ -e "$nt_dest" ] || [ -L "$nt_dest" ]; then
       if ! cp -pP "$nt_dest" "$NT_TMP/backup.$nt_n"; then nt_rc_fail="cannot back up $nt_dest"; break; fi
-      printf '%s\t%s\n' "$nt_dest" "$NT_TMP/backup.$nt_n" >> "$NT_TMP/file-undo" || nt_die 1 "cannot write to $NT_TMP on $NT_HOSTNAME (/tmp full?)"
+      printf '%s\t%s\n' "$nt_dest" "$NT_TMP/backup.$nt_n" >> "$NT_TMP/file-undo" || nt_tmp_full
     else
-      printf '%s\t-\n' "$nt_dest" >> "$NT_TMP/file-undo" || nt_die 1 "cannot write to $NT_TMP on $NT_HOSTNAME (/tmp full?)"
+      printf '%s\t-\n' "$nt_dest" >> "$NT_TMP/file-undo" || nt_tmp_full
     fi
     if [ "$nt_op" = put ]; then
       nt_write_atomic "$nt_dest" "$nt_src" "$nt_mode" || { nt_rc_fail="cannot write $nt_dest"; break; }
