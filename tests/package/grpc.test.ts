@@ -165,8 +165,9 @@ describe("GetSchema", () => {
     );
     expect(nt.requiredInputs).toEqual(["connection"]);
     expect(nq.requiredInputs.sort()).toEqual(["connection", "interface"]);
-    expect(Object.keys(nt.properties).sort()).toEqual(["acknowledged", "applied", "drift", "fileContent", "filePath", "live", "previous", "warnings"]);
-    expect(Object.keys(nq.properties).sort()).toEqual(["applied", "drift", "live", "persistedAs", "previous", "warnings"]);
+    // endpoint: the non-secret user@host:port of both (issue #33)
+    expect(Object.keys(nt.properties).sort()).toEqual(["acknowledged", "applied", "drift", "endpoint", "fileContent", "filePath", "live", "previous", "warnings"]);
+    expect(Object.keys(nq.properties).sort()).toEqual(["applied", "drift", "endpoint", "live", "persistedAs", "previous", "warnings"]);
     for (const r of [nt, nq]) for (const [k, p] of Object.entries<any>({ ...r.inputProperties, ...r.properties })) expect([k, (p.description ?? "").length > 20]).toEqual([k, true]);
     expect(nt.inputProperties.sysctls).toMatchObject({ type: "object", additionalProperties: { $ref: "pulumi.json#/Any" } });
     expect(nt.inputProperties.profile.$ref).toBe("#/types/net-tuning:index:ProfileSpec");
@@ -218,7 +219,8 @@ describe("Construct with plain JSON inputs (as from Python)", () => {
   });
 
   test("NicQueues from a preset spec: the plan equals the TypeScript path's", async () => {
-    const inputs = { connection: { host: "198.18.0.3", user: "root" }, interface: "eth0", preset: { name: "throughput" }, channels: { combined: 4.0 } };
+    // a key: since issue #32 item 11b a connection with no way to log in is refused (a plain one keeps it a plain value)
+    const inputs = { connection: { host: "198.18.0.3", user: "root", privateKey: "KEY" }, interface: "eth0", preset: { name: "throughput" }, channels: { combined: 4.0 } };
     await call("construct", constructRequest("net-tuning:index:NicQueues", "gw-eth0", inputs));
     const expected = planNic({ owner: ownerOf(PROJECT, STACK, "gw-eth0"), name: "gw-eth0", interface: "eth0", channels: inputs.channels, preset: resolvePreset(inputs.preset).preset });
     const apply = registered.find((x) => x.name === "gw-eth0-apply")!;
@@ -236,7 +238,7 @@ describe("Construct with plain JSON inputs (as from Python)", () => {
 
   test("a bad input: INVALID_ARGUMENT with the TypeScript message and a property path per problem; no child registered", async () => {
     const before = registered.length;
-    const inputs = { connection: { host: "198.18.0.3" }, interface: "eth0", become: "doas", rings: { rx: 5000000.0 }, restoreOnDelete: "no" };
+    const inputs = { connection: { host: "198.18.0.3", privateKey: "KEY" }, interface: "eth0", become: "doas", rings: { rx: 5000000.0 }, restoreOnDelete: "no" };
     const err: any = await call("construct", constructRequest("net-tuning:index:NicQueues", "bad", inputs)).then(
       () => undefined,
       (e) => e,

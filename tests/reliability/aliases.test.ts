@@ -10,7 +10,7 @@ import { Stack } from "../../testkit/harness";
 import { Lab, LabHost, startLab } from "../../testkit/lab";
 import { snapshot, writeSysctl } from "../../testkit/host";
 import { NetTuning } from "../../components/netTuning";
-import { hostProgram, readRestoreStdin } from "../../provider/host/programs";
+import { endLine, hostProgram, readRestoreStdin } from "../../provider/host/programs";
 import { planSysctls } from "../../provider/sysctl/plan";
 import { ownerOf } from "../../provider/owner";
 import { commands, ok, readSysctl, sysProgram, trackedStacks } from "./common";
@@ -106,7 +106,9 @@ test("a malformed @alias line is refused with exit 5 before anything changes (th
   expect(good).toContain(`\n@alias ${FWD} ${ALL}\n`);
   expect((await host.exec("cat > /tmp/nt-alias-engine.sh", { stdin: hostProgram("sysctl", "apply") })).code).toBe(0);
   for (const bad of [`@alias ${FWD}`, `@alias ${FWD} *`, `@alias ${FWD}  ${ALL}`, `@alias ${FWD} ${ALL};reboot`]) {
-    const r = await host.exec("sh /tmp/nt-alias-engine.sh", { stdin: good.replace(`@alias ${FWD} ${ALL}`, bad) });
+    // framed with its end line (issue #32), so the engine parses the plan and refuses the line itself
+    const plan = good.replace(`@alias ${FWD} ${ALL}`, bad);
+    const r = await host.exec("sh /tmp/nt-alias-engine.sh", { stdin: `${plan}${endLine(plan)}` });
     expect([r.code, r.stderr]).toEqual([5, expect.stringContaining(`invalid @alias line '${bad.slice("@alias ".length)}'`)]);
   }
   await host.exec("rm -f /tmp/nt-alias-engine.sh");
