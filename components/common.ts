@@ -122,7 +122,19 @@ interface ChildArgs {
   become?: pulumi.Input<"sudo">;
   planOf?: (plan: string) => { keys: string[]; values: Record<string, string> };
   validated?: boolean;
+  /**
+   * The plan carries secret values (`@secret` lines: a key the catalogue marks secret, a value given as a Pulumi
+   * secret), or is not known yet: the -apply stdin is registered as a secret and its stdout and stderr (the report
+   * prints the values read back and the originals) as additional secret outputs, so the -restore stdin made from the
+   * report is one too.
+   */
+  secret?: boolean;
 }
+/** `value` as a secret when `secret` is true (a plain value stays plain otherwise: no Output). */
+function secretIf(secret: boolean | undefined, value: string | pulumi.Output<string>): string | pulumi.Output<string> {
+  return secret ? pulumi.secret(value) : value;
+}
+
 /** The restore plan from the apply's report; `stdinOf` gives the exact -restore stdin a plan becomes (to measure it). */
 type RestorePlan = (report: HostReport, stdinOf: (plan: string) => string) => pulumi.Input<string>;
 
@@ -206,11 +218,15 @@ function registerChildren(
         create: commandOf((b, h) => engineCommand(kind, "create", delivery.token, b, h)),
         update: commandOf((b, h) => engineCommand(kind, "update", delivery.token, b, h, token)),
         // a plain string when the plan was rendered at construction (plain arguments): one Output less per resource
-        stdin: typeof applyPlan === "string" ? engineStdin(applyPlan, e) : pulumi.output(applyPlan).apply((p) => engineStdin(p, e)),
+        stdin: secretIf(args.secret, typeof applyPlan === "string" ? engineStdin(applyPlan, e) : pulumi.output(applyPlan).apply((p) => engineStdin(p, e))),
         addPreviousOutputInEnv: false,
         logging: "stderr",
       },
-      childOptions(parent, { dependsOn: [delivery.resource], ...(ignoreUpdate ? { ignoreChanges: ["update"] } : {}) }),
+      childOptions(parent, {
+        dependsOn: [delivery.resource],
+        ...(ignoreUpdate ? { ignoreChanges: ["update"] } : {}),
+        ...(args.secret ? { additionalSecretOutputs: ["stdout", "stderr"] } : {}),
+      }),
     );
   // One Output for the report (parsed, completed from the plan, its warnings logged): fewer Output chains per
   // resource show at 1,000 hosts. Completed from the plan of the run that printed it (the child's stdin output, which
@@ -273,6 +289,8 @@ export interface DeferredPlan<P> {
   plan: () => pulumi.Output<P>;
   /** true once the plan is valid or not known yet (a preview); false when it is invalid (already reported). */
   go: Promise<boolean>;
+  /** The plan's value once `go` is true and it is known (undefined in a preview with values not known yet). */
+  known: Promise<P | undefined>;
 }
 
 /**
@@ -318,15 +336,16 @@ export function checkArgs<P>(
       if (error) throw error;
       return o.plan as P;
     }));
+  const o = outcome as unknown as { isKnown: Promise<boolean>; promise(): Promise<{ plan?: P }> };
+  const known = (async () => ((await o.isKnown) ? (await o.promise()).plan : undefined))();
   const go = (async () => {
-    const o = outcome as unknown as { isKnown: Promise<boolean>; promise(): Promise<{ plan?: P }> };
     if (!(await o.isKnown)) return true; // a preview with values not known yet: the children show what is known
-    await o.promise();
+    await known;
     if (!error) return true;
     reportOnce(parent, name, error);
     return false;
   })();
-  return { deferred: { outcome, plan, go } };
+  return { deferred: { outcome, plan, go, known } };
 }
 
 /**
@@ -345,10 +364,10 @@ function reportOnce(parent: pulumi.Resource, name: string, error: InputError): v
  * `early`, else the deferred Output) and returns them; for a deferred plan only after `go`, and not at all when it
  * is invalid (`fallback` then). Returns the wired result or a Promise of it.
  */
-export function whenValid<P, T>(checked: CheckedArgs<P>, wire: (plan: P | pulumi.Output<P>) => T, fallback: T): T | Promise<T> {
-  if (checked.early !== undefined) return wire(checked.early);
+export function whenValid<P, T>(checked: CheckedArgs<P>, wire: (plan: P | pulumi.Output<P>, known: P | undefined) => T, fallback: T): T | Promise<T> {
+  if (checked.early !== undefined) return wire(checked.early, checked.early);
   const d = checked.deferred as DeferredPlan<P>;
-  return d.go.then((ok) => (ok ? wire(d.plan()) : fallback));
+  return d.go.then(async (ok) => (ok ? wire(d.plan(), await d.known) : fallback));
 }
 
 /** What a resource's wiring gives: the apply's report and the live read (none when live previews are off). */

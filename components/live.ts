@@ -218,9 +218,14 @@ async function liveReadUnsafe(
   connection: ConnectionInput,
   declared: pulumi.Output<Record<string, string>>,
   livePreview: pulumi.Input<boolean | undefined>,
+  secretKeys?: readonly string[],
 ): Promise<LiveOutcome> {
-  // secretness of the declaration, known even when its value is not (unknown-secret)
-  const secret = await secretOf(declared);
+  // secretness of the declaration, known even when its value is not (unknown-secret); where the plan names its
+  // secret keys (the catalogue's, values given as Pulumi secrets: a declaration is secret because of them), only
+  // their values are redacted
+  const whole = await secretOf(declared);
+  const secret = whole || (secretKeys?.length ?? 0) > 0;
+  const redact: boolean | readonly string[] = secretKeys ?? whole;
   const none = (status: LiveOutcome["status"], reason?: string): LiveOutcome => ({ status, token: NO_TOKEN, keepStoredToken: status === "failed", live: {}, drift: {}, reason, secret });
   const enabled = await known(pulumi.output(livePreview));
   if (!liveEnabled(enabled?.value)) {
@@ -247,7 +252,7 @@ async function liveReadUnsafe(
   }
   const refused = kind === "sysctl" ? missingKeys(plan.value, section) : [];
   const drift: DriftItem[] = driftOf(section);
-  const shown = renderLive(resource, host, compareLive(plan.value, section), drift, section.recordState, { redact: secret });
+  const shown = renderLive(resource, host, compareLive(plan.value, section), drift, section.recordState, { redact });
   void pulumi.log.info(shown.info, parent);
   if (shown.warn) void pulumi.log.warn(shown.warn, parent);
   const live: Record<string, string> = {};
@@ -289,10 +294,12 @@ export function liveReadIfOn(
   connection: ConnectionInput,
   declared: Record<string, string> | pulumi.Output<Record<string, string>>,
   livePreview: pulumi.Input<boolean | undefined>,
+  /** The plan's secret keys, when it is known (NetTuning): only their values are redacted. */
+  secretKeys?: readonly string[],
 ): Promise<LiveOutcome> | undefined {
   const plainOff = !pulumi.Output.isInstance(declared) && (livePreview === undefined || typeof livePreview === "boolean") && !liveEnabled(livePreview);
   if (plainOff) logOffByChoice(parent, resource, livePreview);
-  return plainOff ? undefined : liveRead(parent, resource, kind, ownerId, connection, pulumi.output(declared), livePreview);
+  return plainOff ? undefined : liveRead(parent, resource, kind, ownerId, connection, pulumi.output(declared), livePreview, secretKeys);
 }
 
 /**

@@ -8,6 +8,7 @@ import { ProfileSpec, resolveProfiles } from "../provider/sizing/spec";
 import { applyAndRestore, becomeAndRestore, checkArgs, lazyOutput, NOT_WIRED, outputsOfEveryResource, ownerFor, warnAll, whenValid, wiredOutputs } from "./common";
 import { hostCompresses, type HostReport } from "../provider/report";
 import { liveReadIfOn } from "./live";
+import { isPlain } from "./plain";
 import { claimOnHost, SOCK_FLOW_KEY } from "./conflicts";
 import { Become, commonProblems, inputError, problemsOf } from "./validation";
 
@@ -98,7 +99,21 @@ const ALL_ARGS: readonly string[] = [...ARG_NAMES, "livePreview"];
 
 /** Every problem of the resolved arguments, or the plan. */
 type Checked = SysctlPlan;
-function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<(typeof ARG_NAMES)[number], unknown>, extra: string[] = []): Checked {
+
+/**
+ * The keys of `sysctls` whose values are Pulumi secrets (each gets an `@secret` line: 0600 on the host, redacted in
+ * every message): every key when the whole map is one secret Output. Plain `[]` when nothing in it is an Output.
+ */
+function secretKeysOf(sysctls: unknown): string[] | pulumi.Output<string[]> {
+  if (isPlain(sysctls) || typeof sysctls !== "object" || sysctls === null) return [];
+  if (pulumi.Output.isInstance(sysctls) || sysctls instanceof Promise) {
+    const whole = pulumi.output(sysctls as pulumi.Input<unknown>);
+    return pulumi.all([whole, pulumi.isSecret(whole)]).apply(([o, s]) => (s && typeof o === "object" && o !== null ? Object.keys(o) : []));
+  }
+  const entries = Object.entries(sysctls).filter(([, v]) => !isPlain(v));
+  return pulumi.all(entries.map(([k, v]) => pulumi.isSecret(pulumi.output(v as pulumi.Input<unknown>)).then((s) => (s ? k : "")))).apply((ks) => ks.filter((k) => k !== ""));
+}
+function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<(typeof ARG_NAMES)[number], unknown> & { secretKeys?: unknown }, extra: string[] = []): Checked {
   const problems = commonProblems({ become: v.become, booleans: { persist: v.persist, restoreOnDelete: v.restoreOnDelete } });
   problems.push(...extra);
   const sysctls = v.sysctls ?? {};
@@ -121,6 +136,7 @@ function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<(t
         bootOverride: v.bootOverride as BootOverride | undefined,
         acknowledge: ackOk ? (ack as string[]) : undefined,
         adopt: v.adopt,
+        secretKeys: Array.isArray(v.secretKeys) ? (v.secretKeys as string[]) : [],
       });
     }).filter((p) => !(resolved.problems.length > 0 && p.startsWith("no sysctls"))),
   );
@@ -188,10 +204,11 @@ export class NetTuning extends pulumi.ComponentResource {
     super("net-tuning:index:NetTuning", name, {}, opts);
     const owner = ownerFor(name);
     const a = (args ?? {}) as NetTuningArgs;
-    const values = [a.sysctls, a.profile, a.profiles, a.fileName, a.persist, a.restoreOnDelete, a.become, a.bootOverride, a.acknowledge, a.adopt] as const;
+    // the keys whose values are Pulumi secrets (one Output for them all; none, plainly, for plain sysctls)
+    const values = [a.sysctls, a.profile, a.profiles, a.fileName, a.persist, a.restoreOnDelete, a.become, a.bootOverride, a.acknowledge, a.adopt, secretKeysOf(a.sysctls)] as const;
     const named = (v: readonly unknown[]) => {
-      const [sysctls, profile, profiles, fileName, persist, restoreOnDelete, become, bootOverride, acknowledge, adopt] = v;
-      return { connection: a.connection, sysctls, profile, profiles, fileName, persist, restoreOnDelete, become, bootOverride, acknowledge, adopt };
+      const [sysctls, profile, profiles, fileName, persist, restoreOnDelete, become, bootOverride, acknowledge, adopt, secretKeys] = v;
+      return { connection: a.connection, sysctls, profile, profiles, fileName, persist, restoreOnDelete, become, bootOverride, acknowledge, adopt, secretKeys };
     };
     // what adoption takes over, as a diagnostic of the preview (the plan's @adopt lines say it in the diff)
     const logPlan = (p: SysctlPlan) => {
@@ -226,10 +243,12 @@ export class NetTuning extends pulumi.ComponentResource {
       }
       return head + renderAdoptedRestore(fit.files, gzip);
     };
-    const wired = whenValid(checked, (plan) => {
+    const wired = whenValid(checked, (plan, known) => {
       const p = plan as SysctlPlan & pulumi.Output<SysctlPlan>; // a value (early) or the Output (its properties lifted)
-      const live = liveReadIfOn(this, `NetTuning "${name}"`, "sysctl", owner.id, a.connection, p.values, a.livePreview);
-      const report = applyAndRestore(this, name, "sysctl", { connection: a.connection, become, planOf: planValues, validated: early !== undefined }, p.stdin, (r, stdinOf) =>
+      const live = liveReadIfOn(this, `NetTuning "${name}"`, "sysctl", owner.id, a.connection, p.values, a.livePreview, known?.secretKeys);
+      // a plan not known yet (a preview) counts as secret: nothing of a preview is stored
+      const secret = known ? known.secretKeys.length > 0 : true;
+      const report = applyAndRestore(this, name, "sysctl", { connection: a.connection, become, planOf: planValues, validated: early !== undefined, secret }, p.stdin, (r, stdinOf) =>
         early && typeof restoreOnDelete === "boolean"
           ? restoreText(r, early.filePath, restoreOnDelete, stdinOf)
           : pulumi.all([p.filePath, restoreOnDelete]).apply(([filePath, restore]) => restoreText(r, filePath, restore, stdinOf)),
@@ -251,7 +270,10 @@ export class NetTuning extends pulumi.ComponentResource {
     // Output made on its first read (lazyOutput) but warnings, which depends on the report anyway.
     lazyOutput(this, "applied", () => report.applied);
     lazyOutput(this, "previous", () => report.previous);
-    lazyOutput(this, "fileContent", () => (early ? pulumi.output(early.fileContent) : d!.plan().fileContent));
+    // the file holds the values: a secret when one of them is
+    lazyOutput(this, "fileContent", () =>
+      early ? (early.secretKeys.length ? pulumi.secret(early.fileContent) : pulumi.output(early.fileContent)) : d!.plan().apply((p) => (p.secretKeys.length ? pulumi.secret(p.fileContent) : p.fileContent)),
+    );
     lazyOutput(this, "filePath", () => pulumi.output(filePath));
     lazyOutput(this, "acknowledged", () => pulumi.output(acknowledged));
     const endpoint = outputsOfEveryResource(this, a.connection, liveValue, driftValue);

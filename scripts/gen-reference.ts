@@ -14,7 +14,7 @@ import * as fs from "fs";
 import * as path from "path";
 import * as ts from "typescript";
 import { main } from "../bin/net-tuning";
-import { CATALOGUE, CatalogueEntry, KeyRef, REJECTED_KEYS, RuleCondition, SysctlRule } from "../provider/sysctl/catalogue";
+import { CATALOGUE, CatalogueEntry, KeyRef, REJECTED_KEYS, RuleCondition, SysctlRule, valueForm } from "../provider/sysctl/catalogue";
 import { database, longFatFlows, manySmallFlows, nvmeTcpLatency, nvmeTcpThroughput, proxyGateway, webServer } from "../provider/sizing/profiles";
 import { formatSysctlValue, SysctlProfile } from "../provider/sizing/profile";
 import { nicPresets } from "../provider/sizing/nic";
@@ -169,27 +169,12 @@ function ruleLine(r: SysctlRule): string {
   return `${r.level === "error" ? "**error**" : "warning"} when ${when.join(", ")}: ${fact}${fact ? ". " : ""}Fix: ${r.fix}`;
 }
 
-function valueWords(e: CatalogueEntry): string {
-  const range = (a?: number, b?: number | string) => (a !== undefined || b !== undefined ? ` ${a ?? ""}–${b ?? ""}` : "");
-  const unit = e.unit ? ` ${e.unit}` : "";
-  switch (e.type) {
-    case "int":
-      return `integer${range(e.min, e.maxDecimal ?? e.max)}${unit}`;
-    case "bool":
-      return `integer${range(e.min, e.max)}${unit}`;
-    case "multi":
-      return `${e.arity} integers${range(e.elementMin, e.elementMax)}${unit}${e.ordered ? ", in order (min ≤ default ≤ max)" : ""}${e.names ? ` (${e.names.join(", ")})` : ""}`;
-    case "string":
-      return `name${e.known ? ` (usual: ${e.known.join(", ")})` : ""}`;
-  }
-}
-
 function catalogue(): string[] {
   const out: string[] = [];
   for (const key of Object.keys(CATALOGUE).sort()) {
     const e = CATALOGUE[key];
     out.push(`### \`${key}\``, "");
-    const facts = [valueWords(e), e.scope === "host" ? "host-wide (read-only inside a network namespace or container)" : "per network namespace"];
+    const facts = [valueForm(e), e.scope === "host" ? "host-wide (read-only inside a network namespace or container)" : "per network namespace"];
     if (e.since) facts.push(`since Linux ${e.since}`);
     if (e.module) facts.push(typeof e.module === "string" ? `module \`${e.module}\`` : `module \`${e.module.perValue}\` per value (built in: ${e.module.builtin.join(", ")})`);
     if (e.readback) facts.push(e.readback === "pow2" ? "reads back rounded up to a power of 2" : "milliseconds kept in jiffies: reads back rounded up to the next jiffy");

@@ -120,6 +120,16 @@ export interface DriftItem {
   live: string;
 }
 
+/** The record's form of a secret value: `#sha256:` and the sha256 of its words joined by single spaces (runtime.sh nt_converged_write). */
+const RECORDED_HASH = /^#sha256:([0-9a-f]{64})$/;
+
+/** A live value against the record's: a secret one is compared by its sha256, as the host recorded it. */
+function recordedSame(key: string, live: string, recorded: string): boolean {
+  const h = RECORDED_HASH.exec(recorded);
+  if (!h) return sameValue(key, live, recorded);
+  return createHash("sha256").update(live.trim().split(/[ \t]+/).join(" "), "utf8").digest("hex") === h[1];
+}
+
 /** Drift: live differs from the record (the apply's comparator); keys that cannot be read now are not drift. */
 export function driftOf(s: LiveSection): DriftItem[] {
   const r = s.record;
@@ -127,7 +137,7 @@ export function driftOf(s: LiveSection): DriftItem[] {
   const out: DriftItem[] = [];
   for (const key of Object.keys(r.values).sort()) {
     const now = s.values[key];
-    if (now !== undefined && !sameValue(key, now, r.values[key])) out.push({ key, applied: r.values[key], live: now });
+    if (now !== undefined && !recordedSame(key, now, r.values[key])) out.push({ key, applied: r.values[key], live: now });
   }
   for (const path of Object.keys(r.files).sort()) {
     const now = s.digests[path];
@@ -200,12 +210,14 @@ function onHostText(h: { key: string; live: string; declared: string }): string 
 }
 
 export function renderLive(
-  resource: string, host: string, c: LiveComparison, drift: DriftItem[], recordState: LiveSection["recordState"], opts: { redact?: boolean } = {},
+  resource: string, host: string, c: LiveComparison, drift: DriftItem[], recordState: LiveSection["recordState"], opts: { redact?: boolean | readonly string[] } = {},
 ): { info: string; warn?: string } {
+  // true: every value; a list: those keys' values (secret values: the catalogue's secret keys, Pulumi secrets)
+  const hidden = (key: string) => opts.redact === true || (Array.isArray(opts.redact) && opts.redact.includes(key));
   if (opts.redact) {
-    const r = <T extends { live: string; declared: string }>(x: T): T => ({ ...x, live: REDACTED, declared: REDACTED });
+    const r = <T extends { key: string; live: string; declared: string }>(x: T): T => (hidden(x.key) ? { ...x, live: REDACTED, declared: REDACTED } : x);
     c = { ...c, changes: c.changes.map(r), onHost: c.onHost.map(r) };
-    drift = drift.map((d) => (d.applied === "content of the last apply" ? d : { ...d, applied: REDACTED, live: REDACTED }));
+    drift = drift.map((d) => (d.applied === "content of the last apply" || !hidden(d.key) ? d : { ...d, applied: REDACTED, live: REDACTED }));
   }
   const n = c.changes.length + c.unchanged.length + c.onHost.length + c.unknown.length;
   const lines = [`${resource} on ${host}: ${c.changes.length} of ${n} setting${n === 1 ? "" : "s"} will change (live → declared)`];

@@ -57,6 +57,8 @@ export interface CatalogueEntry {
   readOnly?: { why: string; fix: string };
   /** string: the whole (whitespace-collapsed) value must match. */
   pattern?: RegExp;
+  /** string: what `pattern` accepts, in words (messages and docs); default: a name or a list of names. */
+  form?: string;
   /** string: the usual names; another well-formed name only produces a warning. */
   known?: readonly string[];
   /**
@@ -373,6 +375,7 @@ const ENTRIES: CatalogueEntry[] = [
   {
     key: "net.ipv4.tcp_fastopen_key", type: "string", scope: "netns", since: "3.13", secret: true,
     pattern: /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}(,[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8})?$/,
+    form: 'TCP Fast Open key (four groups of 8 lowercase hex digits joined by "-", optionally followed by "," and a backup key of the same form)',
     description: "The server's TCP Fast Open cookie key (128 bits as four 8-digit hex words joined by \"-\"), optionally followed by \",\" and a backup key (5.3+) accepted during a rotation. Random at boot. A secret: every server behind one address should share it (ip-sysctl.rst).",
     example: '"00112233-44556677-8899aabb-ccddeeff"',
   },
@@ -667,6 +670,25 @@ export const REJECTED_KEYS: Record<string, RejectedKey> = Object.freeze(
 /** Why a dotted key is refused, or undefined. */
 export function rejection(key: string): RejectedKey | undefined {
   return Object.prototype.hasOwnProperty.call(REJECTED_KEYS, key) ? REJECTED_KEYS[key] : undefined;
+}
+
+/**
+ * What an entry's values are, in words: for the reference docs and for messages that must not show the value (a
+ * secret's). Ranges as the catalogue gives them.
+ */
+export function valueForm(e: CatalogueEntry, opts: { usual?: boolean } = {}): string {
+  const range = (a?: number, b?: number | string) => (a !== undefined || b !== undefined ? ` ${a ?? ""}–${b ?? ""}` : "");
+  const unit = e.unit ? ` ${e.unit}` : "";
+  switch (e.type) {
+    case "int":
+      return `integer${range(e.min, e.maxDecimal ?? e.max)}${unit}`;
+    case "bool":
+      return `integer${range(e.min, e.max)}${unit}`;
+    case "multi":
+      return `${e.arity} integers${range(e.elementMin, e.elementMax)}${unit}${e.ordered ? ", in order (min ≤ default ≤ max)" : ""}${e.names ? ` (${e.names.join(", ")})` : ""}`;
+    case "string":
+      return `${e.form ?? (e.pattern?.source.includes("( ") ? 'list of names (lowercase letters, digits and "_", at most 15 characters each, separated by spaces)' : 'name (lowercase letters, digits and "_", at most 15 characters)')}${e.known && opts.usual !== false ? ` (usual: ${e.known.join(", ")})` : ""}`;
+  }
 }
 
 /** Whether the catalogue marks `key`'s value as a secret (net.ipv4.tcp_fastopen_key). */

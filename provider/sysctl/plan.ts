@@ -108,7 +108,7 @@ export function planSysctls(input: SysctlPlanInput): SysctlPlan {
   for (const [k, v] of Object.entries(input.sysctls ?? {})) merged[k] = v;
   let validated = { values: {} as Record<string, string>, warnings: [] as string[] };
   try {
-    validated = validateSysctls(merged, resource);
+    validated = validateSysctls(merged, resource, input.secretKeys ?? []);
   } catch (e) {
     if (e instanceof InputError) problems.push(...e.problems);
     else throw e;
@@ -142,7 +142,7 @@ export function planSysctls(input: SysctlPlanInput): SysctlPlan {
     ...adoptDirectives(adopted.paths),
   ];
   // secret values (issue #32): the host writes the file 0600, redacts them in its messages, records their sha256
-  const given = new Set(input.secretKeys ?? []);
+  const given = new Set((input.secretKeys ?? []).map(canonicalKey));
   const secretKeys = keys.filter((k) => isSecretKey(k) || given.has(k));
   directives.push(...secretKeys.map((k) => `@secret ${k}`));
   for (const k of keys) {

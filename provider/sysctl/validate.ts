@@ -48,7 +48,7 @@
  */
 import { z } from "zod";
 import { InputError } from "../errors";
-import { CatalogueEntry, CATALOGUE, KeyRef, lookup, otherNames, rejection, SysctlRule, variableOf } from "./catalogue";
+import { CatalogueEntry, CATALOGUE, isSecretKey, KeyRef, lookup, otherNames, rejection, SysctlRule, valueForm, variableOf } from "./catalogue";
 import { kernelPow2 } from "./readback";
 
 export interface ValidatedSysctls {
@@ -385,13 +385,10 @@ function checkValue(key: string, v: unknown, e: CatalogueEntry | undefined): Che
 
   // string
   if (raw.form !== "string") {
-    return { why: "is a number, but the key takes a name", fix: `give a name, e.g. ${exampleOf(e)}` };
+    return { why: `is a ${raw.form === "array" ? "list" : "number"}, but the key takes a ${valueForm(e, { usual: false })}`, fix: `give e.g. ${exampleOf(e)}` };
   }
   if (e.pattern && !e.pattern.test(raw.text)) {
-    return {
-      why: `is not a valid ${e.pattern.source.includes("( ") ? "list of names" : "name"} (lowercase letters, digits and "_", at most 15 characters${e.pattern.source.includes("( ") ? " each, separated by spaces" : ""})`,
-      fix: `give e.g. ${exampleOf(e)}`,
-    };
+    return { why: `is not a valid ${valueForm(e, { usual: false })}`, fix: `give e.g. ${exampleOf(e)}` };
   }
   return { text: raw.text };
 }
@@ -430,7 +427,12 @@ interface Item {
   raw: unknown;
   shown: string;
   checked: Checked;
+  /** The value is secret (the catalogue's secret keys, values given as Pulumi secrets): no message shows it. */
+  secret: boolean;
 }
+
+/** Shown in messages instead of a secret value (the same word as the live preview's). */
+export const SECRET_SHOWN = "(secret)";
 
 const isKeyRef = (x: unknown): x is KeyRef => typeof x === "object" && x !== null && "key" in x;
 
@@ -538,8 +540,11 @@ function applyRules(items: Map<string, Item>, problems: string[], warnings: stri
     }
     for (const rule of e.rules ?? []) {
       if (rule.level === "error" && !comparesKeys(rule)) continue;
-      const vars = fires(rule, e, it, items);
-      if (!vars) continue;
+      const found = fires(rule, e, it, items);
+      if (!found) continue;
+      // a secret value (this key's, or the other key's the rule compares with) appears in no placeholder
+      const ref = "than" in rule.when && isKeyRef(rule.when.than) ? items.get(rule.when.than.key) : undefined;
+      const vars = it.secret || ref?.secret ? Object.fromEntries(Object.keys(found).map((k) => [k, SECRET_SHOWN])) : found;
       const m = ruleMessage(rule, e, vars);
       (rule.level === "error" ? problems : warnings).push(fmt(key, it.shown, m.why, m.fix));
     }
@@ -632,14 +637,15 @@ export function nearMiss(key: string): string | undefined {
  * Validates declared sysctls. `resource` names the resource in the error, e.g. 'NetTuning "web"'.
  * Throws one InputError listing EVERY problem; otherwise returns canonical values (keys sorted) and warnings.
  */
-export function validateSysctls(input: Record<string, unknown>, resource = "sysctls"): ValidatedSysctls {
+export function validateSysctls(input: Record<string, unknown>, resource = "sysctls", secretKeys: readonly string[] = []): ValidatedSysctls {
   const entries = typeof input === "object" && input !== null && !Array.isArray(input) ? Object.entries(input) : undefined;
-  const key = entries && memoKey(entries);
-  if (key === undefined) return validateUncached(input, resource);
+  const memo = entries && memoKey(entries);
+  const key = memo && (secretKeys.length ? `${memo}\n${JSON.stringify([...secretKeys].sort())}` : memo);
+  if (key === undefined) return validateUncached(input, resource, secretKeys);
   let hit = validated.get(key);
   if (!hit) {
     // only a success is kept (an error names the resource); the entries as read for the key are what is validated
-    hit = validateUncached(Object.fromEntries(entries!), resource);
+    hit = validateUncached(Object.fromEntries(entries!), resource, secretKeys);
     if (validated.size >= VALIDATED_MAX) validated.clear();
     validated.set(key, hit);
   }
@@ -668,7 +674,7 @@ function memoKey(entries: [string, unknown][]): string | undefined {
   return JSON.stringify(entries);
 }
 
-function validateUncached(input: Record<string, unknown>, resource: string): ValidatedSysctls {
+function validateUncached(input: Record<string, unknown>, resource: string, secretKeys: readonly string[]): ValidatedSysctls {
   if (typeof input !== "object" || input === null || Array.isArray(input)) {
     throw new InputError(resource, [`sysctls = ${show(input)}: must be an object mapping sysctl keys to values. Fix: give e.g. { "net.core.somaxconn": 4096 }.`]);
   }
@@ -677,9 +683,12 @@ function validateUncached(input: Record<string, unknown>, resource: string): Val
   const rawNames = new Map<string, { raw: string; shown: string }>();
 
   const entries = Object.entries(input).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const given = new Set(secretKeys);
   for (const [rawKey, v] of entries) {
-    const shown = show(v);
     const a = analyseKey(rawKey);
+    // a secret value (the catalogue's secret keys; a value given as a Pulumi secret) is never shown
+    const secret = given.has(rawKey) || (a.ok && (given.has(a.key) || isSecretKey(a.key)));
+    const shown = secret ? SECRET_SHOWN : show(v);
     if (!a.ok) {
       problems.push(keyMessage(rawKey, a, shown));
       continue;
@@ -703,7 +712,9 @@ function validateUncached(input: Record<string, unknown>, resource: string): Val
     }
     const c = checkValue(key, v, e);
     if (isFail(c)) {
-      problems.push(fmt(key, shown, c.why, c.fix));
+      // the why and fix of a secret may quote the value (an element, a rounded value): the key's form instead
+      if (secret) problems.push(fmt(key, shown, e ? `is not accepted: the key takes a ${valueForm(e, { usual: false })}` : "is not a valid sysctl value", e ? `give a ${valueForm(e, { usual: false })}` : "use only letters, digits, spaces and . _ : , + -"));
+      else problems.push(fmt(key, shown, c.why, c.fix));
       continue;
     }
     if (!VALUE_SAFE.test(c.text)) {
@@ -711,7 +722,7 @@ function validateUncached(input: Record<string, unknown>, resource: string): Val
       problems.push(fmt(key, shown, "produced an unsafe canonical value", "report this as a bug"));
       continue;
     }
-    items.set(key, { raw: v, shown, checked: c });
+    items.set(key, { raw: v, shown, checked: c, secret });
   }
 
   const warnings: string[] = [];

@@ -22,11 +22,14 @@ const connection = {
 const out = {};
 for (const [name, r] of Object.entries(JSON.parse(cfg.require("resources")))) {
   const args = { connection, ...r.args };
-  // "@output:<path>" in the config: that argument arrives through an Output (known only once resolved)
-  for (const [k, v] of Object.entries(r.outputs || {})) {
-    const [a, b] = k.split(".");
-    if (b === undefined) args[a] = pulumi.output(v);
-    else args[a] = { ...(args[a] || {}), [b]: pulumi.output(v) };
+  // "outputs" / "secrets" in the config: those arguments (or one entry of one, "sysctls.KEY") arrive through an
+  // Output (known only once resolved) / as a Pulumi secret
+  for (const [how, wrap] of [["outputs", pulumi.output], ["secrets", pulumi.secret]]) {
+    for (const [k, v] of Object.entries(r[how] || {})) {
+      const [a, b] = k.split(/\\.(.*)/);
+      if (!b) args[a] = wrap(v);
+      else args[a] = { ...(args[a] || {}), [b]: wrap(v) };
+    }
   }
   const res = r.kind === "nic" ? new NicQueues(name, args) : new NetTuning(name, args);
   out[name] = { applied: res.applied, previous: res.previous };
@@ -37,8 +40,10 @@ module.exports = out;
 export interface Declared {
   kind: "sysctl" | "nic";
   args: Record<string, unknown>;
-  /** arguments passed as pulumi.output(value) */
+  /** arguments (or "sysctls.<key>": one entry) passed as pulumi.output(value) */
   outputs?: Record<string, unknown>;
+  /** arguments (or "sysctls.<key>": one entry) passed as pulumi.secret(value) */
+  secrets?: Record<string, unknown>;
 }
 
 /** A project of {@link PROGRAM} on `host` as `who`, with `resources` declared; `init()` done. */

@@ -733,3 +733,48 @@ describe("reconcileAdvice: the validator's advice against a profile and acknowle
     expect(reconcileAdvice([vlan], { profileKeys: ["net.ipv4.conf.eth0/100.rp_filter"], ownKeys: ["net/ipv4/conf/eth0.100/rp_filter"] })).toEqual({ warnings: [vlan], acknowledged: [] });
   });
 });
+
+describe("secret values never appear in messages (issue #32 item 6)", () => {
+  const KEY = "net.ipv4.tcp_fastopen_key";
+  const secretProblems = (input: Record<string, unknown>, given: string[]): string[] => {
+    try {
+      validateSysctls(input, R, given);
+    } catch (e) {
+      return (e as InputError).problems;
+    }
+    throw new Error("expected a refusal");
+  };
+
+  it.each<[string, unknown, RegExp]>([
+    ["a malformed key", "a1b2c3d4-e5f6a7b8-c9d0e1f2-a3b4c5d6x", /is not accepted: the key takes a TCP Fast Open key \(four groups of 8 lowercase hex digits/],
+    ["a forbidden character", "zz-secret-value!", /is not accepted/],
+    ["a number", 1234567, /is not accepted/],
+  ])("the catalogue's secret key with %s: the message names the key and its form, never the value", (_, v, why) => {
+    const [p] = problems({ [KEY]: v });
+    expect(p).toMatch(new RegExp(`^${KEY.replace(/\./g, "\\.")} = \\(secret\\) `));
+    expect(p).toMatch(why);
+    expect(p).not.toContain(String(v));
+  });
+
+  it("a value given as a Pulumi secret (secretKeys) is redacted in errors and in rule messages of other keys", () => {
+    const ps = secretProblems({ "net.core.somaxconn": 70000000000, "net.ipv4.tcp_rmem": [4096, 9999999, 131072] }, ["net.core.somaxconn", "net.ipv4.tcp_rmem"]);
+    expect(ps.join("\n")).not.toMatch(/70000000000|9999999|131072/);
+    expect(ps).toEqual([expect.stringMatching(/^net\.core\.somaxconn = \(secret\) is not accepted/), expect.stringMatching(/^net\.ipv4\.tcp_rmem = \(secret\) is not accepted/)]);
+    // the same input not secret: the values are in the messages (control)
+    expect(problems({ "net.core.somaxconn": 70000000000 })[0]).toContain("70000000000");
+  });
+
+  it("warnings of a secret value show no value", () => {
+    const r = validateSysctls({ "net.ipv4.tcp_fin_timeout": 5 }, R, ["net.ipv4.tcp_fin_timeout"]);
+    const plain = validateSysctls({ "net.ipv4.tcp_fin_timeout": 5 }, R);
+    expect(plain.warnings.join("\n")).toMatch(/tcp_fin_timeout = 5\b/);
+    expect(r.warnings.length).toBe(plain.warnings.length);
+    expect(r.warnings.join("\n")).not.toMatch(/= 5\b/);
+    expect(r.warnings.join("\n")).toContain("(secret)");
+  });
+
+  it("a well-formed key is accepted, and a list for a name key is called a list", () => {
+    expect(validateSysctls({ [KEY]: "00112233-44556677-8899aabb-ccddeeff" }, R).values[KEY]).toBe("00112233-44556677-8899aabb-ccddeeff");
+    expect(problem({ "net.ipv4.tcp_congestion_control": [1, 2] })).toContain("is a list, but the key takes a name");
+  });
+});
