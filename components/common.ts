@@ -215,7 +215,8 @@ function registerChildren(
       `${name}-apply`,
       {
         connection,
-        create: commandOf((b, h) => engineCommand(kind, "create", delivery.token, b, h)),
+        // the token in both: a create records it, and the next preview proposes it again (no change)
+        create: commandOf((b, h) => engineCommand(kind, "create", delivery.token, b, h, token)),
         update: commandOf((b, h) => engineCommand(kind, "update", delivery.token, b, h, token)),
         // a plain string when the plan was rendered at construction (plain arguments): one Output less per resource
         stdin: secretIf(args.secret, typeof applyPlan === "string" ? engineStdin(applyPlan, e) : pulumi.output(applyPlan).apply((p) => engineStdin(p, e))),
@@ -224,7 +225,7 @@ function registerChildren(
       },
       childOptions(parent, {
         dependsOn: [delivery.resource],
-        ...(ignoreUpdate ? { ignoreChanges: ["update"] } : {}),
+        ...(ignoreUpdate ? { ignoreChanges: ["create", "update"] } : {}),
         ...(args.secret ? { additionalSecretOutputs: ["stdout", "stderr"] } : {}),
       }),
     );

@@ -13,6 +13,7 @@ import type { ConnectionInput } from "./common";
 import { deploymentKey } from "./deployment";
 import { moduleOf } from "../provider/sysctl/catalogue";
 import { inputError } from "./validation";
+import { planSum } from "../provider/host/programs";
 
 /** The environment variable that turns live previews off (`0`, `false`, `off`, `no`) or on (`1`) for a whole run. */
 export const LIVE_PREVIEW_ENV = "NET_TUNING_LIVE_PREVIEW";
@@ -44,6 +45,14 @@ export interface LiveOutcome {
    * messages show "(secret)" instead of values, and the `live` and `drift` outputs are secrets.
    */
   secret: boolean;
+}
+
+/** What the live read knows of the plan besides its values. */
+export interface LivePlan {
+  /** The plan's secret keys, when it is known (NetTuning): only their values are redacted. */
+  secretKeys?: readonly string[];
+  /** The plan's text (the -apply stdin without its frame): its sha256 is compared with the host's record of the last apply. */
+  plan?: pulumi.Input<string>;
 }
 
 // eslint-disable-next-line @typescript-eslint/no-var-requires
@@ -218,7 +227,7 @@ async function liveReadUnsafe(
   connection: ConnectionInput,
   declared: pulumi.Output<Record<string, string>>,
   livePreview: pulumi.Input<boolean | undefined>,
-  secretKeys?: readonly string[],
+  { secretKeys, plan: planInput }: LivePlan = {},
 ): Promise<LiveOutcome> {
   // secretness of the declaration, known even when its value is not (unknown-secret); where the plan names its
   // secret keys (the catalogue's, values given as Pulumi secrets: a declaration is secret because of them), only
@@ -241,6 +250,7 @@ async function liveReadUnsafe(
   }
   const plan = await known(declared);
   if (!plan) return none("unknown", "plan not known"); // a bad value: the plan's own error stops the resource
+  const planText = planInput === undefined ? undefined : (await known(pulumi.output(planInput)))?.value;
   const host = endpointLabel(c);
   const answer = await requestRead(c, { kind, ownerId, keys: Object.keys(plan.value) });
   const section = answer.ok ? answer.sections[ownerId] : undefined;
@@ -259,7 +269,7 @@ async function liveReadUnsafe(
   for (const k of Object.keys(section.values).sort()) live[k] = section.values[k];
   return {
     status: "read",
-    token: repairToken(section, drift),
+    token: repairToken(section, drift, planText === undefined ? undefined : planSum(planText)),
     // a record this user cannot read: drift is not checked, so the stored token stays (no change by itself)
     keepStoredToken: section.recordState === "unreadable",
     live,
@@ -294,12 +304,11 @@ export function liveReadIfOn(
   connection: ConnectionInput,
   declared: Record<string, string> | pulumi.Output<Record<string, string>>,
   livePreview: pulumi.Input<boolean | undefined>,
-  /** The plan's secret keys, when it is known (NetTuning): only their values are redacted. */
-  secretKeys?: readonly string[],
+  more: LivePlan = {},
 ): Promise<LiveOutcome> | undefined {
   const plainOff = !pulumi.Output.isInstance(declared) && (livePreview === undefined || typeof livePreview === "boolean") && !liveEnabled(livePreview);
   if (plainOff) logOffByChoice(parent, resource, livePreview);
-  return plainOff ? undefined : liveRead(parent, resource, kind, ownerId, connection, pulumi.output(declared), livePreview, secretKeys);
+  return plainOff ? undefined : liveRead(parent, resource, kind, ownerId, connection, pulumi.output(declared), livePreview, more);
 }
 
 /**

@@ -245,7 +245,7 @@ export class NetTuning extends pulumi.ComponentResource {
     };
     const wired = whenValid(checked, (plan, known) => {
       const p = plan as SysctlPlan & pulumi.Output<SysctlPlan>; // a value (early) or the Output (its properties lifted)
-      const live = liveReadIfOn(this, `NetTuning "${name}"`, "sysctl", owner.id, a.connection, p.values, a.livePreview, known?.secretKeys);
+      const live = liveReadIfOn(this, `NetTuning "${name}"`, "sysctl", owner.id, a.connection, p.values, a.livePreview, { secretKeys: known?.secretKeys, plan: p.stdin });
       // a plan not known yet (a preview) counts as secret: nothing of a preview is stored
       const secret = known ? known.secretKeys.length > 0 : true;
       const report = applyAndRestore(this, name, "sysctl", { connection: a.connection, become, planOf: planValues, validated: early !== undefined, secret }, p.stdin, (r, stdinOf) =>

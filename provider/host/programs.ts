@@ -219,8 +219,18 @@ export function engineCommand(kind: HostKind, mode: ApplyMode, token: string, be
  * never applied as a shorter plan.
  */
 export function engineStdin(plan: string, e: Engine = engine()): string {
-  const body = plan.endsWith("\n") ? plan : `${plan}\n`;
+  const body = planBody(plan);
   return `${engineLine(e)}\n${body}${endLine(body)}`;
+}
+
+const planBody = (plan: string) => (plan.endsWith("\n") ? plan : `${plan}\n`);
+
+/**
+ * The sha256 of a plan as its end line gives it: what the host records as the plan it last converged to (the
+ * converged record's `plan` line), compared by the live read.
+ */
+export function planSum(plan: string): string {
+  return createHash("sha256").update(planBody(plan), "utf8").digest("hex");
 }
 
 /** The plan inside an apply's stdin (the inverse of {@link engineStdin}): for tests and readers of `pulumi stack export`. */

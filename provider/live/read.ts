@@ -11,7 +11,7 @@
  *
  * Pure: no I/O here (`provider/live/ssh.ts` runs it).
  */
-import { createHash } from "crypto";
+import { createHash, randomBytes } from "crypto";
 import { LIVE_PROGRAM_HEAD, liveProgram } from "../host/programs";
 import { shQuote } from "../shell";
 import { sameValue } from "./sysctl";
@@ -57,6 +57,8 @@ export interface ConvergedRecord {
   values: Record<string, string>;
   /** path → digest (cksum "CRC SIZE", "-" when the file was absent) of each file the apply persisted. */
   files: Record<string, string>;
+  /** The sha256 of the plan that apply converged to (records of 0.3.0 and older have none). */
+  plan?: string;
 }
 
 /** One resource's part of the answer. */
@@ -95,7 +97,8 @@ export function parseLiveRead(stdout: string): Record<string, LiveSection> {
     else if (line === "!no-record") s.recordState = "none";
     else if (line.startsWith("|") && s.record) {
       const f = line.slice(1).split("\t");
-      if (f[0] === "net-tuning-converged v1") {
+      if (f[0] === "plan" && /^[0-9a-f]{64}$/.test(f[1] ?? "")) s.record.plan = f[1];
+      else if (f[0] === "net-tuning-converged v1") {
         s.record.token = /^[0-9a-f]{1,64}$/.test(f[2] ?? "") ? f[2] : NO_TOKEN;
         s.record.owner = f.slice(3).join("\t");
       } else if (f[0] === "value" && f.length >= 3) s.record.values[f[1]] = f.slice(2).join("\t");
@@ -149,12 +152,21 @@ export function driftOf(s: LiveSection): DriftItem[] {
 }
 
 /**
- * The repair token for the `-apply` Command's update: the recorded one when nothing drifted (no change in the plan),
- * else a digest of the recorded token and the drift (a change: `pulumi up` repairs and records it, so the next preview
- * proposes it again; a later drift, even the same hand change, digests another token).
+ * The repair token for the `-apply` Command's create and update (issue #13; #32 item 3):
+ * - the recorded one when nothing drifted and the host last converged to the declared plan (`plan`: its sha256; a
+ *   record without one, from 0.3.0 or older, is taken as converged to it): no change;
+ * - drift: a digest of the recorded token and the drift, a change. `pulumi up` repairs and records it, so the next
+ *   preview proposes it again; a later drift, even the same hand change, digests another token;
+ * - the host converged to another plan, or has no record at all: a fresh random token, a change. The declared plan
+ *   differs from the recorded one after a change of the declaration (an update anyway), after a run that failed on the
+ *   host while the state took the new plan and its token (the command provider stores a failed run's inputs), and on
+ *   a host restored from an older image. No record: a resource never applied here (a create records its token), or
+ *   its record removed. A token derived from the record would be the one the failed run already stored: random, so
+ *   the run is retried; it is recorded by the apply, and the next preview proposes it again.
  */
-export function repairToken(s: LiveSection, drift: DriftItem[] = driftOf(s)): string {
-  if (!s.record) return NO_TOKEN;
+export function repairToken(s: LiveSection, drift: DriftItem[] = driftOf(s), plan?: string): string {
+  if (!s.record) return s.recordState === "none" ? randomBytes(8).toString("hex") : NO_TOKEN;
+  if (plan !== undefined && s.record.plan !== undefined && s.record.plan !== plan) return randomBytes(8).toString("hex");
   if (drift.length === 0) return s.record.token;
   const text = [s.record.token, ...drift.map((d) => `${d.key}\t${d.live}`).sort()].join("\n");
   return createHash("sha256").update(text).digest("hex").slice(0, 16);
@@ -226,6 +238,8 @@ export function renderLive(
   if (c.unchanged.length) lines.push(`  ${c.unchanged.length} already as declared: ${c.unchanged.join(", ")}`);
   for (const u of c.unknown) lines.push(`  ${u.key}: ${u.why}`);
   if (recordState === "unreadable") lines.push(`  the record of the last apply (${CONVERGED_DIR}) is not readable by this user: drift is not checked`);
+  // a create, or a record removed (by hand, a host restored from an image): up applies every setting and records it
+  if (recordState === "none") lines.push(`  no record of an apply of this resource on the host (${CONVERGED_DIR}): pulumi up applies it in full`);
   if (drift.length === 0) return { info: lines.join("\n") };
   const w = [`${resource} on ${host}: drift since its last apply: ${drift.length} setting${drift.length === 1 ? "" : "s"} or file${drift.length === 1 ? "" : "s"} changed on the host; pulumi up puts the declared state back`];
   for (const d of drift) {

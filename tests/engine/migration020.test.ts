@@ -187,14 +187,16 @@ describe.each<[Who, "rc.local" | "systemd", boolean]>([
       expect(Object.keys(r1.sessions.byResource).map((u) => u.split("::").pop()!.replace(token, "<token>")).sort()).toEqual(["net-tuning-engine-<token>", "q-apply", "t-apply"]);
       expect(stack.resources().filter((e) => e.type === COPY_TYPE).map((e) => e.name)).toEqual([`net-tuning-engine-${token}`]);
 
-      // the host: every value, journal (byte for byte, not even rewritten), rc.local / unit + script, NIC converged
-      // record as after the 0.2.0 create. What changes: the new engine installed and (root) its staged copy, our
-      // sysctl.d file (its header comment only: this version writes a shorter one) and therefore the file's cksum in the
-      // NetTuning's converged record. 0.2.0's staged copies stay until the restore of their owner.
+      // the host: every value, journal (byte for byte, not even rewritten), rc.local / unit + script as after the
+      // 0.2.0 create. What changes: the new engine installed and (root) its staged copy, our sysctl.d file (its header
+      // comment only: this version writes a shorter one) and therefore the file's cksum in the NetTuning's converged
+      // record, and both converged records' new `plan` line (the sha256 of the plan applied, issue #32 item 3).
+      // 0.2.0's staged copies stay until the restore of their owner.
       const upgraded = await snapshot(host, { delivery: true });
       expect(changedPaths(applied, upgraded)).toEqual(
-        [FILE, `${CONVERGED}/${ids.t}`, `${INSTALL}/engine-${E.sha256}.sh`, ...(who === "root" ? [`${stage}/engine.${token}.sh`] : [])].sort(),
+        [FILE, `${CONVERGED}/${ids.q}`, `${CONVERGED}/${ids.t}`, `${INSTALL}/engine-${E.sha256}.sh`, ...(who === "root" ? [`${stage}/engine.${token}.sh`] : [])].sort(),
       );
+      expect((await host.exec(`cat ${CONVERGED}/${ids.q}`)).stdout).toMatch(/^plan\t[0-9a-f]{64}$/m);
       expect(await journals(host)).toBe(journal020);
       expect(await sysctl(host, SOMAXCONN)).toBe("8123");
       expect(await sysctl(host, RMEM)).toBe("4096 99999 6291456");

@@ -101,7 +101,7 @@ test("a record this user cannot read: drift not checked, the -apply child keeps 
   await until(() => registered.includes("norec-apply"));
   expect(logs.join("\n")).toContain("is not readable by this user: drift is not checked");
   expect(opts.get("norec-apply")).toBeDefined();
-  expect(opts.get("norec-apply")!.ignoreChanges).toEqual(["update"]);
+  expect(opts.get("norec-apply")!.ignoreChanges).toEqual(["create", "update"]);
   const update = await updateOf("norec-apply");
   expect(update).toContain(" apply-update ");
   expect(update).not.toMatch(/apply-update@/); // token "0": no @token suffix
@@ -111,7 +111,7 @@ test("a host that cannot be read: -apply captured, ignoreChanges update, token 0
   new NetTuning("down", { connection: { host: FAILED_HOST, user: "root", privateKey: "k" }, sysctls: { "net.core.somaxconn": 8192 } }, { transformations: [record] });
   await until(() => registered.includes("down-apply"));
   expect(opts.get("down-apply")).toBeDefined();
-  expect(opts.get("down-apply")!.ignoreChanges).toEqual(["update"]);
+  expect(opts.get("down-apply")!.ignoreChanges).toEqual(["create", "update"]);
   const update = await updateOf("down-apply");
   expect(update).toContain(" apply-update ");
   expect(update).not.toMatch(/apply-update@/); // token "0": no @token suffix

@@ -74,7 +74,32 @@ describe("drift and the repair token", () => {
     expect(repairToken(web())).toBe(t1); // deterministic: preview and up agree
     const afterRepair: LiveSection = { ...web(), record: { ...web().record!, token: t1 } };
     expect(repairToken(afterRepair)).not.toBe(t1);
-    expect(repairToken({ recordState: "none", values: {}, missing: [], unreadable: [], digests: {} })).toBe(NO_TOKEN);
+    // a record this user cannot read: none (the stored token is kept, components/live.ts)
+    expect(repairToken({ recordState: "unreadable", values: {}, missing: [], unreadable: [], digests: {} })).toBe(NO_TOKEN);
+  });
+  test("no record (#32 item 3): a fresh token each read, so an existing resource whose record is gone is applied again", () => {
+    const none: LiveSection = { recordState: "none", values: {}, missing: [], unreadable: [], digests: {} };
+    const [a, b] = [repairToken(none), repairToken(none)];
+    expect([a, b]).toEqual([expect.stringMatching(/^[0-9a-f]{16}$/), expect.stringMatching(/^[0-9a-f]{16}$/)]);
+    expect(a).not.toBe(b);
+  });
+  test("the host converged to another plan than the declared one (#32 item 3): a fresh token each read; the same plan: none", () => {
+    const clean: LiveSection = { ...web(), values: { ...web().values, "net.core.somaxconn": "4096" } };
+    const withPlan: LiveSection = { ...clean, record: { ...clean.record!, plan: "a".repeat(64) } };
+    expect(repairToken(withPlan, undefined, "a".repeat(64))).toBe("abc123");
+    const other = repairToken(withPlan, undefined, "b".repeat(64));
+    expect(other).toMatch(/^[0-9a-f]{16}$/);
+    expect(other).not.toBe("abc123");
+    // not derived from the record: a failed run stored the token derived from it, and must be retried
+    expect(repairToken(withPlan, undefined, "b".repeat(64))).not.toBe(other);
+    // a record of 0.3.0 or older has no plan line: taken as converged (an upgrade changes no token)
+    expect(repairToken(clean, undefined, "b".repeat(64))).toBe("abc123");
+  });
+  test("the record's plan line is parsed", () => {
+    const head = "|net-tuning-converged v1\tp.s.web-12345678\tabc123\tp/s/web";
+    const text = ANSWER.replace(head, `${head}\n|plan\t${"c".repeat(64)}`);
+    expect(text).not.toBe(ANSWER);
+    expect(parseLiveRead(text)["p.s.web-12345678"].record!.plan).toBe("c".repeat(64));
   });
   test("a managed file edited or removed on the host is drift", () => {
     expect(driftOf({ ...web(), values: { "net.core.somaxconn": "4096" }, digests: { "/etc/sysctl.d/90-web.conf": "999 46" } })).toEqual([
@@ -122,6 +147,7 @@ test("renderLive: changes, host-resolved values, one summary line, unknowns; dri
     "  eth0/rps.rx-1: 0 → all (resolved on the host)",
     "  1 already as declared: eth0/txqueuelen",
     "  eth0/irq.*: none on this host now",
+    "  no record of an apply of this resource on the host (/var/lib/pulumi-net-tuning-converged): pulumi up applies it in full",
   ]);
   expect(n.warn).toBeUndefined();
 });

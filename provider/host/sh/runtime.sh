@@ -261,6 +261,7 @@ nt_read_stdin() {
     nt_plan=''
     nt_sum=$(sha256sum < "$NT_TMP/plan") || nt_die 1 "cannot compute the plan's sha256 on $NT_HOSTNAME (sha256sum); nothing was changed"
     [ "${nt_sum%% *}" = "$nt_end" ] || nt_die 5 "the plan is damaged (its sha256 differs from its end line: cut or altered on the way); nothing was changed"
+    NT_PLAN_SUM=$nt_end # recorded in the converged record: the plan this host last converged to
     nt_parse_plan < "$NT_TMP/plan"
   else
     nt_parse_plan
@@ -1280,6 +1281,8 @@ nt_commit_files_restore() {
 # secret: /proc/sys and ethtool are readable by any user), so a read as a non-root user needs no sudo. One file per
 # owner, outside $NT_ROOT (mode 0700, the journals):
 #   line 1  "net-tuning-converged v1<TAB>owner-id<TAB>repair token<TAB>owner"
+#   plan<TAB>sha256                       the plan applied (its @end sum): a preview of another plan proposes an
+#                                         update even when the state holds that plan (a run that failed on the host)
 #   value<TAB>key<TAB>value read back     every desired setting (values any user may read)
 #   unknown<TAB>key                       a sysctl whose /proc/sys file is not world-readable (0600, e.g.
 #                                         net.ipv4.tcp_fastopen_key): its value is not republished here, so not
@@ -1349,6 +1352,7 @@ nt_converged_write() {
   case "$NT_REPAIR" in '' | *[!0-9a-f]*) NT_REPAIR=0 ;; esac
   {
     printf 'net-tuning-converged v1\t%s\t%s\t%s\n' "$NT_OWNER_ID" "$NT_REPAIR" "$NT_OWNER"
+    case ${NT_PLAN_SUM:-} in '' | *[!0-9a-f]*) ;; *) printf 'plan\t%s\n' "$NT_PLAN_SUM" ;; esac
     # conv.applied: the report's applied lines (written by nt_report_body)
     nt_index conv.applied
     # no applied line (a create whose values all read back as planned): no key is found there
