@@ -64,7 +64,8 @@ export interface ConvergedRecord {
 /** One resource's part of the answer. */
 export interface LiveSection {
   record?: ConvergedRecord;
-  recordState: "ok" | "none" | "unreadable";
+  /** none: no record; gone: no record, but the owner's journal exists (applied here before: the record was removed). */
+  recordState: "ok" | "none" | "gone" | "unreadable";
   /** key → value on the host now (whitespace collapsed). */
   values: Record<string, string>;
   /** Keys the host lacks (sysctl: no /proc/sys file). */
@@ -95,6 +96,7 @@ export function parseLiveRead(stdout: string): Record<string, LiveSection> {
       s.record = { token: NO_TOKEN, owner: "", values: {}, files: {} };
     } else if (line === "!record-unreadable") s.recordState = "unreadable";
     else if (line === "!no-record") s.recordState = "none";
+    else if (line === "!no-record journal") s.recordState = "gone";
     else if (line.startsWith("|") && s.record) {
       const f = line.slice(1).split("\t");
       if (f[0] === "plan" && /^[0-9a-f]{64}$/.test(f[1] ?? "")) s.record.plan = f[1];
@@ -157,15 +159,16 @@ export function driftOf(s: LiveSection): DriftItem[] {
  *   record without one, from 0.3.0 or older, is taken as converged to it): no change;
  * - drift: a digest of the recorded token and the drift, a change. `pulumi up` repairs and records it, so the next
  *   preview proposes it again; a later drift, even the same hand change, digests another token;
- * - the host converged to another plan, or has no record at all: a fresh random token, a change. The declared plan
- *   differs from the recorded one after a change of the declaration (an update anyway), after a run that failed on the
- *   host while the state took the new plan and its token (the command provider stores a failed run's inputs), and on
- *   a host restored from an older image. No record: a resource never applied here (a create records its token), or
- *   its record removed. A token derived from the record would be the one the failed run already stored: random, so
- *   the run is retried; it is recorded by the apply, and the next preview proposes it again.
+ * - the host converged to another plan, or its record was removed (its journal of originals is still there: "gone"):
+ *   a fresh random token, a change. The declared plan differs from the recorded one after a change of the declaration
+ *   (an update anyway), after a run that failed on the host while the state took the new plan and its token (the
+ *   command provider stores a failed run's inputs), and on a host restored from an older image. A token derived from
+ *   the record would be the one the failed run already stored: random, so the run is retried; the apply records it,
+ *   and the next preview proposes it again;
+ * - no record and no journal (never applied here: a create), or a record this user cannot read: "0".
  */
 export function repairToken(s: LiveSection, drift: DriftItem[] = driftOf(s), plan?: string): string {
-  if (!s.record) return s.recordState === "none" ? randomBytes(8).toString("hex") : NO_TOKEN;
+  if (!s.record) return s.recordState === "gone" ? randomBytes(8).toString("hex") : NO_TOKEN;
   if (plan !== undefined && s.record.plan !== undefined && s.record.plan !== plan) return randomBytes(8).toString("hex");
   if (drift.length === 0) return s.record.token;
   const text = [s.record.token, ...drift.map((d) => `${d.key}\t${d.live}`).sort()].join("\n");
@@ -238,8 +241,8 @@ export function renderLive(
   if (c.unchanged.length) lines.push(`  ${c.unchanged.length} already as declared: ${c.unchanged.join(", ")}`);
   for (const u of c.unknown) lines.push(`  ${u.key}: ${u.why}`);
   if (recordState === "unreadable") lines.push(`  the record of the last apply (${CONVERGED_DIR}) is not readable by this user: drift is not checked`);
-  // a create, or a record removed (by hand, a host restored from an image): up applies every setting and records it
-  if (recordState === "none") lines.push(`  no record of an apply of this resource on the host (${CONVERGED_DIR}): pulumi up applies it in full`);
+  // a record removed (by hand, a host restored from an image) while the journal of originals stayed
+  if (recordState === "gone") lines.push(`  the record of this resource's last apply is gone from the host (${CONVERGED_DIR}), its journal of originals is there: pulumi up applies it in full`);
   if (drift.length === 0) return { info: lines.join("\n") };
   const w = [`${resource} on ${host}: drift since its last apply: ${drift.length} setting${drift.length === 1 ? "" : "s"} or file${drift.length === 1 ? "" : "s"} changed on the host; pulumi up puts the declared state back`];
   for (const d of drift) {

@@ -51,7 +51,7 @@ describe(`records of the last apply, real pulumi CLI + ${providerLabel()}`, () =
     await host.exec(`sysctl -qw ${FIN}=33`); // and a value changed: no record to compare it with
     const pv = await p.preview();
     expect(pv.code).toBe(0);
-    expect(pv.stdout + pv.stderr).toContain(`no record of an apply of this resource on the host (${RECORDS}): pulumi up applies it in full`);
+    expect(pv.stdout + pv.stderr).toContain(`the record of this resource's last apply is gone from the host (${RECORDS}), its journal of originals is there: pulumi up applies it in full`);
     expect(pv.stdout).toMatch(/~ 2 to update/); // -apply, and -restore whose stdin comes from its report
     expect(await up()).toEqual({ "live-read": 1, apply: 1 });
     expect(await values(host, [FIN])).toEqual({ [FIN]: "21" });

@@ -206,7 +206,7 @@ describe("NetTuning", () => {
       expect(ms).toBeLessThan(12_000);
       expect(p.warn).toEqual([expect.stringMatching(new RegExp(`^NetTuning "hung": live preview skipped: ${host.address}:${host.port}: (no answer within 10 s|SSH handshake failed \\(Timed out while waiting for handshake\\));`))]);
       expect(stepOf(p.r, "hung-apply")).toBe("same");
-      expect(p.r.resources.find((r) => r.name === "hung-apply")!.options.ignoreChanges).toEqual(["update"]);
+      expect(p.r.resources.find((r) => r.name === "hung-apply")!.options.ignoreChanges).toEqual(["create", "update"]);
     } finally {
       process.kill(sshd, "SIGCONT");
     }
@@ -236,13 +236,14 @@ describe("NetTuning", () => {
       process.env.NET_TUNING_LIVE_PREVIEW = "1";
     }
     // documented trade-off: after a repair (a token in state), a run with live previews off proposes token 0 again:
-    // one update whose only difference is the `update` command; it changes nothing on the host
+    // one update whose only difference is the `create` and `update` commands (both carry the token); it changes
+    // nothing on the host
     ok(await stack.up(program())); // repairs somaxconn (token recorded)
     const r = await logged(() => stack.preview(program(false)));
     expect(stepOf(ok(r.r), "off-apply")).toBe("update");
     const stored = stack.get("off-apply")!.inputs;
     const proposed = r.r.resources.find((x) => x.name === "off-apply")!.inputs;
-    expect(Object.keys(proposed).filter((k) => JSON.stringify(proposed[k]) !== JSON.stringify(stored[k]))).toEqual(["update"]);
+    expect(Object.keys(proposed).filter((k) => JSON.stringify(proposed[k]) !== JSON.stringify(stored[k]))).toEqual(["create", "update"]);
     ok(await stack.destroy());
   });
 

@@ -77,11 +77,15 @@ describe("drift and the repair token", () => {
     // a record this user cannot read: none (the stored token is kept, components/live.ts)
     expect(repairToken({ recordState: "unreadable", values: {}, missing: [], unreadable: [], digests: {} })).toBe(NO_TOKEN);
   });
-  test("no record (#32 item 3): a fresh token each read, so an existing resource whose record is gone is applied again", () => {
+  test("no record (#32 item 3): 0 before any apply; a fresh token each read when the journal says it was applied here", () => {
     const none: LiveSection = { recordState: "none", values: {}, missing: [], unreadable: [], digests: {} };
-    const [a, b] = [repairToken(none), repairToken(none)];
+    expect(repairToken(none)).toBe(NO_TOKEN);
+    const gone: LiveSection = { ...none, recordState: "gone" };
+    const [a, b] = [repairToken(gone), repairToken(gone)];
     expect([a, b]).toEqual([expect.stringMatching(/^[0-9a-f]{16}$/), expect.stringMatching(/^[0-9a-f]{16}$/)]);
     expect(a).not.toBe(b);
+    expect(parseLiveRead("net-tuning-live v2\n!owner a\n!no-record journal\n!end\n").a.recordState).toBe("gone");
+    expect(renderLive("r", "h:22", { changes: [], unchanged: [], onHost: [], unknown: [] }, [], "gone").info).toContain("the record of this resource's last apply is gone from the host");
   });
   test("the host converged to another plan than the declared one (#32 item 3): a fresh token each read; the same plan: none", () => {
     const clean: LiveSection = { ...web(), values: { ...web().values, "net.core.somaxconn": "4096" } };
@@ -147,7 +151,6 @@ test("renderLive: changes, host-resolved values, one summary line, unknowns; dri
     "  eth0/rps.rx-1: 0 → all (resolved on the host)",
     "  1 already as declared: eth0/txqueuelen",
     "  eth0/irq.*: none on this host now",
-    "  no record of an apply of this resource on the host (/var/lib/pulumi-net-tuning-converged): pulumi up applies it in full",
   ]);
   expect(n.warn).toBeUndefined();
 });

@@ -1394,7 +1394,8 @@ nt_converged_remove() {
 # whatever user logs in (no sudo: sudo itself writes to the auth log); no lock, no temporary file, no write.
 # $NT_LIVE_REQ: one "kind<TAB>owner-id<TAB>keys" line per resource (keys space-separated; IF/rps.rx-*, IF/rfs.rx-*
 # and IF/irq.* expand to the host's queues and IRQs). Answer, per resource: "!owner ID", the record ("!record" and
-# its lines prefixed "|", or "!no-record" / "!record-unreadable"), "digest<TAB>path<TAB>digest" for every recorded
+# its lines prefixed "|", or "!no-record" (with " journal" when this owner's journal exists) / "!record-unreadable"),
+# "digest<TAB>path<TAB>digest" for every recorded
 # file, "value<TAB>key<TAB>value" or "missing<TAB>key" / "unreadable<TAB>key"; then "!end".
 nt_live_main() {
   printf 'net-tuning-live v2\n'
@@ -1428,6 +1429,10 @@ nt_live_main() {
       done < "$ntl_f"
     elif [ -e "$ntl_f" ]; then
       printf '!record-unreadable\n'
+    elif [ -e "$NT_ROOT/$ntl_kind/$ntl_id.orig" ]; then
+      # no record, but this owner's journal of originals: applied here before, its record removed (a read as root; the
+      # 0700 state dir hides the journal from other users, whose read then says no record, like before any apply)
+      printf '!no-record journal\n'
     else
       printf '!no-record\n'
     fi
