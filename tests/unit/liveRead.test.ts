@@ -74,7 +74,7 @@ describe("drift and the repair token", () => {
     expect(repairToken(web())).toBe(t1); // deterministic: preview and up agree
     const afterRepair: LiveSection = { ...web(), record: { ...web().record!, token: t1 } };
     expect(repairToken(afterRepair)).not.toBe(t1);
-    expect(repairToken({ recordState: "none", values: {}, missing: [], unreadable: [], digests: {} })).toBe(NO_TOKEN);
+    expect(repairToken({ recordState: "none", values: {}, missing: [], unreadable: [], digests: {}, maxima: {}, drivers: {}, host: {} })).toBe(NO_TOKEN);
   });
   test("a managed file edited or removed on the host is drift", () => {
     expect(driftOf({ ...web(), values: { "net.core.somaxconn": "4096" }, digests: { "/etc/sysctl.d/90-web.conf": "999 46" } })).toEqual([
