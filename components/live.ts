@@ -38,7 +38,8 @@ export interface LiveOutcome {
   reason?: string;
   /**
    * What the host's preflight would refuse, as its message says it, found by the read (a declared key this kernel
-   * does not have): the resource then fails at preview as at `up`, and nothing is registered.
+   * does not have; a ring or channel above the driver's maximum or not reported): the resource then fails at preview
+   * as at `up`, and nothing is registered.
    */
   refused?: string[];
   /**
