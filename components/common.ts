@@ -173,7 +173,7 @@ export function applyAndRestore(
   return pulumi.output(
     live.then((l) => {
       if (!l.refused?.length) return registerChildren(parent, name, kind, args, applyPlan, restorePlan, owner, l);
-      reportOnce(parent, name, inputError(`${kind === "sysctl" ? "NetTuning" : "NicQueues"} "${name}"`, l.refused, ["sysctls"]));
+      reportOnce(parent, name, inputError(`${kind === "sysctl" ? "NetTuning" : "NicQueues"} "${name}"`, l.refused, kind === "sysctl" ? ["sysctls"] : ["channels", "rings"]));
       return EMPTY_REPORT;
     }),
   );

@@ -11,7 +11,9 @@ import {
 } from "../provider/live/read";
 import type { ConnectionInput } from "./common";
 import { deploymentKey } from "./deployment";
-import { moduleOf } from "../provider/sysctl/catalogue";
+import { absenceHint, isHostWide, moduleOf } from "../provider/sysctl/catalogue";
+import { keysAbsentRefusal, NIC_LIMIT_GROUPS, NicLimitGroup, nicLimitRefusal } from "../provider/host/messages";
+import { NIC_GROUP_SPECS, settingsOf } from "../provider/nic/spec";
 import { inputError } from "./validation";
 import { planSum } from "../provider/host/programs";
 
@@ -37,7 +39,8 @@ export interface LiveOutcome {
   reason?: string;
   /**
    * What the host's preflight would refuse, as its message says it, found by the read (a declared key this kernel
-   * does not have): the resource then fails at preview as at `up`, and nothing is registered.
+   * does not have; a ring or channel above the driver's maximum or not reported): the resource then fails at preview
+   * as at `up`, and nothing is registered.
    */
   refused?: string[];
   /**
@@ -260,7 +263,7 @@ async function liveReadUnsafe(
     logChecksLater(parent, resource);
     return none("failed", reason);
   }
-  const refused = kind === "sysctl" ? missingKeys(plan.value, section) : [];
+  const refused = kind === "sysctl" ? missingKeys(plan.value, section) : nicLimits(plan.value, section);
   const drift: DriftItem[] = driftOf(section);
   const shown = renderLive(resource, host, compareLive(plan.value, section), drift, section.recordState, { redact });
   void pulumi.log.info(shown.info, parent);
@@ -281,13 +284,39 @@ async function liveReadUnsafe(
 
 /**
  * The host preflight's refusal of declared sysctl keys the read found absent (no /proc/sys file), in its words
- * (provider/host/sh/sysctl.sh: "these keys do not exist on this kernel …"), or none. A key whose kernel module the
- * apply loads first (the plan's @module: net.netfilter.* with nf_conntrack) is left to the host: it appears then.
+ * (provider/host/messages.ts KEYS_ABSENT, the message sysctl.sh gives: the kernel version, whether the host is a network
+ * namespace other than the initial one, each key's hint and, for a host-wide key, where to set it), or none. A key
+ * whose kernel module the apply loads first (the plan's @module: net.netfilter.* with nf_conntrack) is left to the
+ * host: it appears then.
  */
 function missingKeys(declared: Record<string, string>, section: LiveSection): string[] {
   const absent = Object.keys(declared).filter((k) => section.missing.includes(k) && moduleOf(k, declared[k]) === undefined);
   if (absent.length === 0) return [];
-  return [`these keys do not exist on this kernel (found by the live read): ${absent.join("; ")} — check the spelling, the kernel version, or load the module that provides them`];
+  return [keysAbsentRefusal(absent, absenceHint, isHostWide, section.host.kernel ?? "?", section.host.netns === "1")];
+}
+
+/**
+ * The host preflight's refusals of declared rings and channels (nic.sh nn_check_limits), in its words: a value above
+ * the driver's pre-set maximum (a declared "max" never is), or a ring or channel the driver does not report. Only
+ * where the read found the maximum (`ethtool -g`/`-l` answered); the rest is left to the host.
+ */
+function nicLimits(declared: Record<string, string>, section: LiveSection): string[] {
+  const out: string[] = [];
+  for (const group of Object.keys(NIC_LIMIT_GROUPS) as NicLimitGroup[]) {
+    const g = NIC_LIMIT_GROUPS[group];
+    const settings = settingsOf(NIC_GROUP_SPECS[g.arg].group);
+    for (const key of Object.keys(declared).sort()) {
+      const m = /^([^/]+)\/([a-z]+)\.(.+)$/.exec(key);
+      if (!m || m[2] !== group || section.maxima[key] === undefined) continue;
+      const [, iface, , name] = m;
+      const arg = settings.find((x) => x.ethtool === name)?.arg ?? name;
+      const r = nicLimitRefusal(group, `${g.arg}.${arg}`, name, iface, declared[key], {
+        cur: section.values[key] ?? "", max: section.maxima[key], driver: section.drivers[iface] ?? "unknown",
+      });
+      if (r) out.push(r);
+    }
+  }
+  return out;
 }
 
 /**

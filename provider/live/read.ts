@@ -74,6 +74,15 @@ export interface LiveSection {
   unreadable: string[];
   /** path → digest now, for every file of the record ("-" absent, "?" not readable by this user). */
   digests: Record<string, string>;
+  /**
+   * Ring or channel key → the driver's pre-set maximum as `ethtool -g` / `-l` shows it ("n/a", or "" when it shows
+   * none): what the host preflight compares a declared value with (`max<TAB>key<TAB>value` lines, nic.sh nn_live_limit).
+   */
+  maxima: Record<string, string>;
+  /** Interface → its driver as `ethtool -i` names it (`driver<TAB>IF<TAB>name`), for an interface with maxima. */
+  drivers: Record<string, string>;
+  /** Facts of the host after keys this kernel lacks (`host<TAB>name<TAB>value`): `kernel` (uname -r), `netns` ("1": not the initial network namespace). */
+  host: Record<string, string>;
 }
 
 /** Parses the read's answer into sections by owner id; throws when it is not one (shell error, truncated). */
@@ -86,7 +95,7 @@ export function parseLiveRead(stdout: string): Record<string, LiveSection> {
   for (const line of lines.slice(1)) {
     if (line === "!end") break;
     if (line.startsWith("!owner ")) {
-      s = { recordState: "none", values: {}, missing: [], unreadable: [], digests: {} };
+      s = { recordState: "none", values: {}, missing: [], unreadable: [], digests: {}, maxima: {}, drivers: {}, host: {} };
       out[line.slice(7)] = s;
       continue;
     }
@@ -111,6 +120,9 @@ export function parseLiveRead(stdout: string): Record<string, LiveSection> {
       else if (f[0] === "missing" && f[1]) s.missing.push(f[1]);
       else if (f[0] === "unreadable" && f[1]) s.unreadable.push(f[1]);
       else if (f[0] === "digest" && f.length >= 3) s.digests[f[1]] = f.slice(2).join("\t");
+      else if (f[0] === "max" && f.length >= 3 && f[1]) s.maxima[f[1]] = f.slice(2).join("\t");
+      else if (f[0] === "driver" && f.length >= 3 && f[1]) s.drivers[f[1]] = f.slice(2).join("\t");
+      else if (f[0] === "host" && f.length >= 3 && f[1]) s.host[f[1]] = f.slice(2).join("\t");
     }
   }
   return out;

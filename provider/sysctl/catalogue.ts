@@ -598,6 +598,11 @@ export function absenceHint(key: string): string {
     .join("; ");
 }
 
+/** Whether a catalogued key is host-wide (scope "host"): it exists only in the initial network namespace, or read-only elsewhere. */
+export function isHostWide(key: string): boolean {
+  return lookup(key)?.scope === "host";
+}
+
 export function moduleOf(key: string, value: string): string | undefined {
   const m = lookup(key)?.module;
   if (typeof m === "string") return m;

@@ -30,6 +30,7 @@ import { snapshot } from "../../testkit/host";
 import { npm, REPO, run } from "../package/freshClone";
 import { EXAMPLES_DIR } from "../examples/load";
 import { fileOf, values } from "./fixtures";
+import { HOST_WIDE_FIX } from "../../provider/host/messages";
 
 jest.setTimeout(600_000);
 
@@ -249,7 +250,9 @@ describe(`examples as installed projects, real pulumi CLI + ${providerLabel()}`,
     expect([pv.code, explain(pv)]).toEqual([1, expect.any(String)]);
     const out = pv.stdout + pv.stderr;
     expect(out).toContain('error: NetTuning "edge-gateway": 1 invalid input:');
-    expect(out).toContain("these keys do not exist on this kernel (found by the live read): net.core.netdev_max_backlog");
+    // the preflight's words (provider/host/messages.ts): the kernel, the namespace, the key's hint, where to set it
+    expect(out).toMatch(/these keys do not exist on this kernel \(\S+, inside a network namespace other than the host's: host-wide keys are absent here\): net\.core\.netdev_max_backlog \([^)]*host-wide: absent inside a network namespace or container\)/);
+    expect(out).toContain(HOST_WIDE_FIX);
     expect(creates(out)).toEqual({
       "pulumi:pulumi:Stack": 1, "net-tuning:index:NetTuning": 1, "net-tuning:index:NicQueues": 1, "command:remote:CopyToRemote": 1, "command:remote:Command": 2,
     });
@@ -302,7 +305,9 @@ describe(`examples as installed projects, real pulumi CLI + ${providerLabel()}`,
     expect([pv.code, explain(pv)]).toEqual([1, expect.any(String)]);
     const out = pv.stdout + pv.stderr;
     expect(out).toContain('error: NetTuning "nvme-latency-1": 1 invalid input:');
-    expect(out).toContain("these keys do not exist on this kernel (found by the live read): net.core.default_qdisc");
+    // the preflight's words (provider/host/messages.ts): the kernel, the namespace, the key's hint, where to set it
+    expect(out).toMatch(/these keys do not exist on this kernel \(\S+, inside a network namespace other than the host's: host-wide keys are absent here\): net\.core\.default_qdisc \([^)]*host-wide: absent inside a network namespace or container\)/);
+    expect(out).toContain(HOST_WIDE_FIX);
     // plain addresses: one engine delivery per address, shared by the stack (only the planned one's here)
     expect(creates(out)).toEqual({ "pulumi:pulumi:Stack": 1, "net-tuning:index:NetTuning": 2, "command:remote:CopyToRemote": 1, "command:remote:Command": 2 });
     expect(out).toMatch(/\+ 6 to create/);

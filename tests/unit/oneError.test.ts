@@ -50,9 +50,19 @@ describe("item 11c: what the live read shows the host would refuse fails the pre
   test("a declared key this kernel does not have: the preview fails with the preflight's words, nothing registered", () => {
     const r = run(["sysctl-missing", "valid"], { preview: true, live: true });
     expect(r.messages).toEqual([
-      'NetTuning "bad0": 1 invalid input:\n  - these keys do not exist on this kernel (found by the live read): net.core.zz_absent — check the spelling, the kernel version, or load the module that provides them',
+      'NetTuning "bad0": 1 invalid input:\n  - these keys do not exist on this kernel (6.1.0-test): net.core.zz_absent — check the spelling, the kernel version, or load the module that provides them',
     ]);
     // (net.netfilter.nf_conntrack_max needs the nf_conntrack module the apply loads first: left to the host)
+    expect(r.registered.filter((x) => /::bad0-(apply|restore)$/.test(x))).toEqual([]);
+    expect(r.registered).toEqual(expect.arrayContaining(["command:remote:Command::good1-apply", "command:remote:Command::good1-restore"]));
+  });
+  test("rings and channels above the driver's maximum: the preview fails with the preflight's words; \"max\" and values within pass", () => {
+    const r = run(["nic-over-max", "nic-within-max"], { preview: true, live: true });
+    expect(r.messages).toEqual([
+      'NicQueues "bad0": 2 invalid inputs:\n' +
+        "  - channels.combined 9 exceeds eth0 maximum 8 (driver fakenic, ethtool -l eth0); use at most 8\n" +
+        '  - rings.rx 4096 exceeds eth0 maximum 1024 (driver fakenic, ethtool -g eth0); use at most 1024 or "max"',
+    ]);
     expect(r.registered.filter((x) => /::bad0-(apply|restore)$/.test(x))).toEqual([]);
     expect(r.registered).toEqual(expect.arrayContaining(["command:remote:Command::good1-apply", "command:remote:Command::good1-restore"]));
   });

@@ -121,9 +121,16 @@ nn_parse_coalesce() {
     }'
 }
 
-# ethtool -i: the driver name (for messages)
+# ethtool -i: the driver name (for messages): the first word after "driver:" (one process: the shell parses)
 nn_driver() {
-  NN_DRIVER=$(ethtool -i "$1" 2>/dev/null | awk '/^driver:/ { print $2; exit }')
+  NN_DRIVER=''
+  nn_di=$(ethtool -i "$1" 2>/dev/null) || nn_di=''
+  nn_ifs=$IFS; IFS=$NT_NL; set -f
+  for nn_l in $nn_di; do
+    # shellcheck disable=SC2086 # the words after "driver:"
+    case $nn_l in driver:*) IFS=' 	'; set -- ${nn_l#driver:}; NN_DRIVER=${1:-}; break ;; esac
+  done
+  IFS=$nn_ifs; set +f
   [ -n "$NN_DRIVER" ] || NN_DRIVER=unknown
 }
 
@@ -250,6 +257,45 @@ kind_get() {
   [ -n "$NT_GOT" ]
 }
 
+# nn_live_limit KEY: the live read of a ring or channel (engine operation "live"), what the preflight's
+# nn_check_limits compares: "value<TAB>KEY<TAB>current" (or "unreadable<TAB>KEY") and "max<TAB>KEY<TAB>maximum" as
+# ethtool shows it ("n/a", or empty when it shows none), and once per interface "driver<TAB>IF<TAB>name" (the
+# refusals name it; components/live.ts builds them with provider/host/messages.ts). ONE `ethtool -g` / `-l` piped into
+# one parse per interface and read, whatever the number of keys, and one `ethtool -i`. 1 when KEY is not a ring or
+# channel.
+NNL_AT_ring='' NNL_AT_channel='' NNL_DRIVERS=''
+nn_live_limit() {
+  nn_split_key "$1"
+  nnl_g=${NN_SUB%%.*}
+  case $nnl_g in ring | channel) nn_limit_group "$nnl_g" ;; *) return 1 ;; esac
+  [ -n "$NN_KIF" ] || return 1
+  nnl_n=${NN_SUB#*.}
+  if [ "$nnl_g" = ring ]; then nnl_at=${NNL_AT_ring-}; nnl_out=${NNL_OUT_ring-}; else nnl_at=${NNL_AT_channel-}; nnl_out=${NNL_OUT_channel-}; fi
+  if [ "$nnl_at" != "$NN_KIF" ]; then
+    # nothing parsed = ethtool failed (no such interface, no such parameters, no ethtool): every key of it is
+    # unreadable ("!"); an answer always has its two sections
+    nnl_out=$(ethtool "$NN_LG_OPT" "$NN_KIF" 2>/dev/null | nn_parse_sections)
+    [ -n "$nnl_out" ] || nnl_out='!'
+    if [ "$nnl_g" = ring ]; then NNL_AT_ring=$NN_KIF; NNL_OUT_ring=$nnl_out; else NNL_AT_channel=$NN_KIF; NNL_OUT_channel=$nnl_out; fi
+  fi
+  if [ "$nnl_out" = '!' ]; then printf 'unreadable\t%s\n' "$1"; return 0; fi
+  nnl_cur='' nnl_max=''
+  nn_ifs=$IFS; IFS=$NT_NL; set -f
+  for nn_l in $nnl_out; do
+    case $nn_l in
+      "cur.$nnl_n$NT_TAB"*) [ -n "$nnl_cur" ] || nnl_cur=${nn_l#*"$NT_TAB"} ;;
+      "max.$nnl_n$NT_TAB"*) [ -n "$nnl_max" ] || nnl_max=${nn_l#*"$NT_TAB"} ;;
+    esac
+  done
+  IFS=$nn_ifs; set +f
+  case " ${NNL_DRIVERS-} " in *" $NN_KIF "*) ;; *)
+    NNL_DRIVERS="${NNL_DRIVERS-} $NN_KIF"; nn_driver "$NN_KIF"; printf 'driver\t%s\t%s\n' "$NN_KIF" "$NN_DRIVER" ;;
+  esac
+  if [ -n "$nnl_cur" ] && [ "$nnl_cur" != n/a ]; then nt_norm "$nnl_cur"; printf 'value\t%s\t%s\n' "$1" "$NT_NORM"
+  else printf 'unreadable\t%s\n' "$1"; fi
+  printf 'max\t%s\t%s\n' "$1" "$nnl_max"
+}
+
 # nn_run CMD…: runs a tool; old ethtool's "nothing changed" (exit 80 for -G/-C, exit 1 "no channel parameters
 # changed, aborting" for -L) is success. NT_ERR = the tool's answer.
 nn_run() {
@@ -334,29 +380,32 @@ nn_requested() { # PREFIX: the requested settings with that prefix, "name<TAB>va
   awk -F "$NT_TAB" -v p="$1" -v tab="$NT_TAB" 'index($1, p) == 1 { print substr($1, length(p) + 1) tab $2 }' "$NT_TMP/requested"
 }
 
-# nn_limits WHAT OPT SECTION-ARG: rings/channels within the driver's pre-set maximums; "max" resolved.
-nn_check_limits() { # TSNAME KEYPREFIX OPT WHAT
-  nn_requested "$2." > "$NT_TMP/req.$2"
-  [ -s "$NT_TMP/req.$2" ] || return 0
-  if ! nn_parsed "$3" nn_parse_sections "$2"; then
-    nt_problem "$1 cannot be changed: $NN_IF (driver $NN_DRIVER) does not support $4 (ethtool $3 $NN_IF says: $(nn_said "$2")); remove $1"
+# nn_check_limits GROUP (channel, ring): the requested rings/channels within the driver's pre-set maximums, "max"
+# resolved. Its refusals are the live read's at preview too (nn_limit_group and the nn_msg_* functions are generated
+# from provider/host/messages.ts, which components/live.ts uses).
+nn_check_limits() {
+  nn_limit_group "$1"
+  nn_requested "$1." > "$NT_TMP/req.$1"
+  [ -s "$NT_TMP/req.$1" ] || return 0
+  if ! nn_parsed "$NN_LG_OPT" nn_parse_sections "$1"; then
+    nn_msg_nogroup "$NN_LG_ARG" "$NN_IF" "$NN_DRIVER" "$NN_LG_WHAT" "$NN_LG_OPT" "$(nn_said "$1")"; nt_problem "$NN_MSG"
     return 0
   fi
   while IFS="$NT_TAB" read -r nn_n nn_v; do
-    nt_lookup "$NT_TMP/$2" "max.$nn_n"; nn_max=$NT_FOUND
-    nt_lookup "$NT_TMP/$2" "cur.$nn_n"; nn_cur=$NT_FOUND
-    nn_ts="$1.$(nn_camel "$nn_n")"
+    nt_lookup "$NT_TMP/$1" "max.$nn_n"; nn_max=$NT_FOUND
+    nt_lookup "$NT_TMP/$1" "cur.$nn_n"; nn_cur=$NT_FOUND
+    nn_ts="$NN_LG_ARG.$(nn_camel "$nn_n")"
     if [ -z "$nn_max" ] || [ "$nn_max" = n/a ] || [ -z "$nn_cur" ] || [ "$nn_cur" = n/a ] || { [ "$nn_max" = 0 ] && [ "$nn_cur" = 0 ]; }; then
-      nt_problem "$nn_ts is not supported by $NN_IF (driver $NN_DRIVER: ethtool $3 shows no $nn_n $4); remove it"
+      nn_msg_nofield "$nn_ts" "$NN_IF" "$NN_DRIVER" "$NN_LG_OPT" "$nn_n" "$NN_LG_WHAT"; nt_problem "$NN_MSG"
       continue
     fi
     [ "$nn_v" = max ] && nn_v=$nn_max
     if [ "$nn_v" -gt "$nn_max" ]; then
-      nt_problem "$nn_ts $nn_v exceeds $NN_IF maximum $nn_max (driver $NN_DRIVER, ethtool $3 $NN_IF); use at most $nn_max$( [ "$2" = ring ] && echo " or \"max\"")"
+      nn_msg_exceeds "$nn_ts" "$nn_v" "$NN_IF" "$nn_max" "$NN_DRIVER" "$NN_LG_OPT" "$NN_LG_ORMAX"; nt_problem "$NN_MSG"
       continue
     fi
-    printf '%s\t%s\n' "$NN_IF/$2.$nn_n" "$nn_v" >> "$NT_TMP/want.$2"
-  done < "$NT_TMP/req.$2"
+    printf '%s\t%s\n' "$NN_IF/$1.$nn_n" "$nn_v" >> "$NT_TMP/want.$1"
+  done < "$NT_TMP/req.$1"
 }
 
 nn_check_features() {
@@ -733,8 +782,8 @@ kind_preflight() {
   for nn_g in $NN_APPLY_ORDER; do : > "$NT_TMP/want.$nn_g"; done
   : > "$NT_TMP/channel"
   [ -f "$NT_TMP/requested" ] || : > "$NT_TMP/requested"
-  nn_check_limits channels channel -l "channels"
-  nn_check_limits rings ring -g "ring parameters"
+  nn_check_limits channel
+  nn_check_limits ring
   nn_check_features
   nn_check_coalesce
   if nt_lookup "$NT_TMP/requested" txqueuelen; then

@@ -52,3 +52,23 @@ NN_FEATURE_ARGS='generic-receive-offload=gro generic-segmentation-offload=gso tc
 
 # The order the host applies the groups in (channels first: they change the number of rx queues).
 NN_APPLY_ORDER='channel ring feature coalesce txq rps irq'
+
+# The refusals the live read gives at preview too (provider/host/messages.ts).
+# nn_limit_group GROUP (channel, ring): NN_LG_ARG (argument), NN_LG_OPT (ethtool option that reads the limits),
+# NN_LG_WHAT (what the option shows), NN_LG_ORMAX (the tail of the exceeds message); 1 for another group.
+nn_limit_group() {
+  case "$1" in
+    channel) NN_LG_ARG=channels; NN_LG_OPT=-l; NN_LG_WHAT='channels'; NN_LG_ORMAX='' ;;
+    ring) NN_LG_ARG=rings; NN_LG_OPT=-g; NN_LG_WHAT='ring parameters'; NN_LG_ORMAX=' or "max"' ;;
+    *) return 1 ;;
+  esac
+}
+
+# nn_msg_exceeds SETTING VALUE IF MAX DRIVER OPTION OR-MAX: NN_MSG = the message (provider/host/messages.ts)
+nn_msg_exceeds() { NN_MSG="${1} ${2} exceeds ${3} maximum ${4} (driver ${5}, ethtool ${6} ${3}); use at most ${4}${7}"; }
+
+# nn_msg_nofield SETTING IF DRIVER OPTION NAME WHAT: NN_MSG = the message (provider/host/messages.ts)
+nn_msg_nofield() { NN_MSG="${1} is not supported by ${2} (driver ${3}: ethtool ${4} shows no ${5} ${6}); remove it"; }
+
+# nn_msg_nogroup ARG IF DRIVER WHAT OPTION SAID: NN_MSG = the message (provider/host/messages.ts)
+nn_msg_nogroup() { NN_MSG="${1} cannot be changed: ${2} (driver ${3}) does not support ${4} (ethtool ${5} ${2} says: ${6}); remove ${1}"; }

@@ -1395,8 +1395,10 @@ nt_converged_remove() {
 # $NT_LIVE_REQ: one "kind<TAB>owner-id<TAB>keys" line per resource (keys space-separated; IF/rps.rx-*, IF/rfs.rx-*
 # and IF/irq.* expand to the host's queues and IRQs). Answer, per resource: "!owner ID", the record ("!record" and
 # its lines prefixed "|", or "!no-record" (with " journal" when this owner's journal exists) / "!record-unreadable"),
-# "digest<TAB>path<TAB>digest" for every recorded
-# file, "value<TAB>key<TAB>value" or "missing<TAB>key" / "unreadable<TAB>key"; then "!end".
+# "digest<TAB>path<TAB>digest" for every recorded file, "value<TAB>key<TAB>value" or "missing<TAB>key" /
+# "unreadable<TAB>key", for a ring or channel also "max<TAB>key<TAB>maximum" and once per interface
+# "driver<TAB>IF<TAB>name" (nn_live_limit), after missing keys the "host<TAB>…" lines (nt_live_host); then "!end".
+# Lines of other types are ignored by the reader (compatible additions).
 nt_live_main() {
   printf 'net-tuning-live v2\n'
   # shellcheck disable=SC2153 # set by the first line of the read (provider/live/read.ts)
@@ -1440,9 +1442,19 @@ nt_live_main() {
     # shellcheck disable=SC2086 # keys are words (validated by the component, checked again here)
     set -- $ntl_keys $ntl_recorded
     set +f
+    ntl_missing=0
     for ntl_k do nt_live_key "$ntl_k"; done
+    [ "$ntl_missing" = 0 ] || nt_live_host
   done
   printf '!end\n'
+}
+
+# After a section with keys this kernel lacks, what the preflight's refusal of them names (provider/host/messages.ts
+# KEYS_ABSENT): "host<TAB>kernel<TAB>uname -r" and "host<TAB>netns<TAB>1" when this is not the initial network
+# namespace (else 0). Read once per read, only when a key is missing.
+nt_live_host() {
+  [ -n "${ntl_kernel:-}" ] || { ntl_kernel=$(uname -r); ntl_netns=0; nts_child_netns && ntl_netns=1; }
+  printf 'host\tkernel\t%s\nhost\tnetns\t%s\n' "$ntl_kernel" "$ntl_netns"
 }
 
 nt_live_key() { # KEY (wildcards expanded); uses ntl_kind
@@ -1459,7 +1471,8 @@ nt_live_key() { # KEY (wildcards expanded); uses ntl_kind
       return 0 ;;
   esac
   nt_valid_word "$1" || return 0
+  [ "$ntl_kind" = nic ] && nn_live_limit "$1" && return 0
   if kind_get "$1"; then nt_norm "$NT_GOT"; printf 'value\t%s\t%s\n' "$1" "$NT_NORM"
-  elif [ "$ntl_kind" = sysctl ] && nts_path "$1" && [ ! -e "$NTS_PATH" ]; then printf 'missing\t%s\n' "$1"
+  elif [ "$ntl_kind" = sysctl ] && nts_path "$1" && [ ! -e "$NTS_PATH" ]; then printf 'missing\t%s\n' "$1"; ntl_missing=1
   else printf 'unreadable\t%s\n' "$1"; fi
 }

@@ -274,13 +274,15 @@ kind_preflight() {
   # snapshot the checks below use, taken before the preflight, is read again.
   if [ "${nts_loaded:-0}" = 1 ]; then nt_snapshot; fi
   nts_missing=''
+  nts_fix=''
   nts_plist=''
   nt_lines desired; nts_ifs0=$IFS; IFS=$NT_NL; set -f
   for nts_l in $NT_LINES; do IFS=$nts_ifs0; set +f; nt_kv "$nts_l"; nts_k=$nt_k
     nts_path "$nts_k"
     if [ ! -e "$NTS_PATH" ]; then
-      nts_hint "$nts_k"; nts_h=${NTS_HINT:+ ($NTS_HINT)}
-      nts_missing="$nts_missing $nts_k$nts_h;"
+      nts_hint "$nts_k"; nts_msg_item "$nts_k" "$NTS_HINT"
+      nts_missing=${nts_missing:+$nts_missing$NTS_MSG_SEP}$NTS_ITEM
+      [ "$NTS_HOSTWIDE" = 1 ] && nts_fix=$NTS_MSG_HOSTWIDE
       continue
     fi
     if [ -d "$NTS_PATH" ]; then
@@ -295,8 +297,9 @@ kind_preflight() {
   done; IFS=$nts_ifs0; set +f
   if [ -n "$nts_missing" ]; then
     nts_ns=''
-    nts_child_netns && nts_ns=', inside a network namespace other than the host'"'"'s: host-wide keys are absent here'
-    nt_problem "these keys do not exist on this kernel ($(uname -r)$nts_ns):${nts_missing%;} — check the spelling, the kernel version, or load the module that provides them"
+    nts_child_netns && nts_ns=$NTS_MSG_NETNS
+    nts_msg_absent "$(uname -r)" "$nts_ns" "$nts_missing" "$nts_fix"
+    nt_problem "$NTS_MSG"
   fi
   if [ -n "$nts_plist" ]; then
     # Mode bits: root may write a 0444 file's inode per access(2), but the kernel refuses it (EPERM).

@@ -1,0 +1,159 @@
+/**
+ * Refusals that both the host preflight (at `pulumi up`) and the live read (at preview, `components/live.ts`) give,
+ * written once: the preview says what `up` would say, word for word. The host's copies are generated from here into
+ * `provider/host/sh/nicspec.sh` and `sysctlspec.sh` (`npm run gen`, scripts/gen-spec.ts; drift-checked by
+ * tests/unit/genSpec.test.ts) as sh functions that set one variable: the same function of the same arguments.
+ * Pure: no I/O.
+ */
+
+/** A message with named parts; `sh` renders it as a sh function of positional parameters (the parts, in order). */
+export interface HostMessage<P extends string> {
+  /** The generated sh function and the variable it sets. */
+  sh: { fn: string; variable: string; doc: string };
+  parts: readonly P[];
+  text(a: Record<P, string>): string;
+}
+
+function message<P extends string>(sh: HostMessage<P>["sh"], parts: readonly P[], text: (a: Record<P, string>) => string): HostMessage<P> {
+  return { sh, parts, text };
+}
+
+// ------------------------------------------------------------------------------------------- NIC limits (ethtool)
+
+/** The NicQueues groups the host checks against the driver's pre-set maximums (`ethtool -g` / `-l`), by host name. */
+export const NIC_LIMIT_GROUPS = {
+  channel: { arg: "channels", option: "-l", what: "channels", acceptsMax: false },
+  ring: { arg: "rings", option: "-g", what: "ring parameters", acceptsMax: true },
+} as const;
+export type NicLimitGroup = keyof typeof NIC_LIMIT_GROUPS;
+
+/** The tail of the "exceeds" message for a group that accepts `"max"`. */
+export const OR_MAX = ' or "max"';
+
+/** A declared ring or channel count above the driver's pre-set maximum. */
+export const LIMIT_EXCEEDED = message(
+  { fn: "nn_msg_exceeds", variable: "NN_MSG", doc: "SETTING VALUE IF MAX DRIVER OPTION OR-MAX" },
+  ["setting", "value", "iface", "max", "driver", "option", "orMax"] as const,
+  (a) => `${a.setting} ${a.value} exceeds ${a.iface} maximum ${a.max} (driver ${a.driver}, ethtool ${a.option} ${a.iface}); use at most ${a.max}${a.orMax}`,
+);
+
+/** A ring or channel the driver does not report (absent, `n/a`, or a maximum and current value of 0). */
+export const LIMIT_FIELD_UNSUPPORTED = message(
+  { fn: "nn_msg_nofield", variable: "NN_MSG", doc: "SETTING IF DRIVER OPTION NAME WHAT" },
+  ["setting", "iface", "driver", "option", "name", "what"] as const,
+  (a) => `${a.setting} is not supported by ${a.iface} (driver ${a.driver}: ethtool ${a.option} shows no ${a.name} ${a.what}); remove it`,
+);
+
+/** The driver answers `ethtool -g` / `-l` with an error (a veth has no ring parameters). */
+export const LIMIT_GROUP_UNSUPPORTED = message(
+  { fn: "nn_msg_nogroup", variable: "NN_MSG", doc: "ARG IF DRIVER WHAT OPTION SAID" },
+  ["arg", "iface", "driver", "what", "option", "said"] as const,
+  (a) => `${a.arg} cannot be changed: ${a.iface} (driver ${a.driver}) does not support ${a.what} (ethtool ${a.option} ${a.iface} says: ${a.said}); remove ${a.arg}`,
+);
+
+/** One maximum found on the host for a declared ring or channel (`max<TAB>key<TAB>value` of the live read). */
+export interface NicLimitFacts {
+  /** `cur` and `max` as ethtool shows them ("n/a" and "" included), the driver as `ethtool -i` names it. */
+  cur: string;
+  max: string;
+  driver: string;
+}
+
+/**
+ * The preflight's verdict on one declared ring or channel (nic.sh `nn_check_limits`): its refusal, or undefined when
+ * the value is within the maximum ("max" always is). `setting` is the argument path (`rings.rx`), `name` the ethtool
+ * name (`rx`).
+ */
+export function nicLimitRefusal(group: NicLimitGroup, setting: string, name: string, iface: string, declared: string, f: NicLimitFacts): string | undefined {
+  const g = NIC_LIMIT_GROUPS[group];
+  const none = (v: string) => v === "" || v === "n/a";
+  if (none(f.max) || none(f.cur) || (f.max === "0" && f.cur === "0")) {
+    return LIMIT_FIELD_UNSUPPORTED.text({ setting, iface, driver: f.driver, option: g.option, name, what: g.what });
+  }
+  if (declared === "max" || !/^\d+$/.test(declared) || !/^\d+$/.test(f.max) || Number(declared) <= Number(f.max)) return undefined;
+  return LIMIT_EXCEEDED.text({ setting, value: declared, iface, max: f.max, driver: f.driver, option: g.option, orMax: g.acceptsMax ? OR_MAX : "" });
+}
+
+// ------------------------------------------------------------------------------------------ sysctl keys absent
+
+/** Added to the kernel version when the host is a network namespace other than the initial one. */
+export const CHILD_NETNS_NOTE = ", inside a network namespace other than the host's: host-wide keys are absent here";
+/** Added when a missing key is host-wide (the catalogue's scope "host"): where to set it instead. */
+export const HOST_WIDE_FIX =
+  "; a host-wide key exists only in the host's initial network namespace: this host is probably a container or network namespace, so set it on the real host (the init namespace)";
+
+/** Declared sysctl keys the kernel does not have (no /proc/sys file). `keys`: "KEY (hint); KEY…" ({@link absentItem}). */
+export const KEYS_ABSENT = message(
+  { fn: "nts_msg_absent", variable: "NTS_MSG", doc: "KERNEL NETNS-NOTE KEYS FIX" },
+  ["kernel", "netns", "keys", "fix"] as const,
+  (a) => `these keys do not exist on this kernel (${a.kernel}${a.netns}): ${a.keys} — check the spelling, the kernel version, or load the module that provides them${a.fix}`,
+);
+
+/** One key of {@link KEYS_ABSENT}: the key and why it may be absent (`absenceHint` of the catalogue), if anything. */
+export function absentItem(key: string, hint: string): string {
+  return hint ? `${key} (${hint})` : key;
+}
+/** The separator of {@link absentItem}s. */
+export const ABSENT_SEPARATOR = "; ";
+
+/**
+ * The whole refusal of absent keys as the host gives it. `hints`: key → absenceHint; `hostWide`: whether a key is
+ * host-wide; `kernel`: `uname -r` of the host; `childNetns`: the host is not the initial network namespace.
+ */
+export function keysAbsentRefusal(keys: string[], hint: (k: string) => string, hostWide: (k: string) => boolean, kernel: string, childNetns: boolean): string {
+  return KEYS_ABSENT.text({
+    kernel,
+    netns: childNetns ? CHILD_NETNS_NOTE : "",
+    keys: keys.map((k) => absentItem(k, hint(k))).join(ABSENT_SEPARATOR),
+    fix: keys.some(hostWide) ? HOST_WIDE_FIX : "",
+  });
+}
+
+// ------------------------------------------------------------------------------------------------ sh rendering
+
+/** Double-quoted sh text of `s`, with `\u0000N\u0000` markers turned into `${N}`. */
+function shDouble(s: string): string {
+  return `"${s.replace(/[\\"$`]/g, (c) => `\\${c}`).replace(/\u0000(\d+)\u0000/g, (_, n) => `\${${n}}`)}"`;
+}
+
+/** A sh word (single-quoted) for a constant. */
+function shSingle(s: string): string {
+  if (s.includes("'")) throw new Error(`messages: no single quote in a sh constant: ${s}`);
+  return `'${s}'`;
+}
+
+/** The sh function of a message: `fn PART…` sets its variable to the text with the arguments in place. */
+export function renderShMessage<P extends string>(m: HostMessage<P>): string[] {
+  if (m.parts.length > 9) throw new Error(`${m.sh.fn}: more than 9 parts`);
+  const marks = Object.fromEntries(m.parts.map((p, i) => [p, `\u0000${i + 1}\u0000`])) as Record<P, string>;
+  return [`# ${m.sh.fn} ${m.sh.doc}: ${m.sh.variable} = the message (provider/host/messages.ts)`, `${m.sh.fn}() { ${m.sh.variable}=${shDouble(m.text(marks))}; }`];
+}
+
+/** The NIC kind's messages and limit groups, for nicspec.sh. */
+export function renderNicMessagesSh(): string[] {
+  const lines = [
+    "# nn_limit_group GROUP (channel, ring): NN_LG_ARG (argument), NN_LG_OPT (ethtool option that reads the limits),",
+    "# NN_LG_WHAT (what the option shows), NN_LG_ORMAX (the tail of the exceeds message); 1 for another group.",
+    "nn_limit_group() {",
+    '  case "$1" in',
+  ];
+  for (const [host, g] of Object.entries(NIC_LIMIT_GROUPS)) {
+    lines.push(`    ${host}) NN_LG_ARG=${g.arg}; NN_LG_OPT=${g.option}; NN_LG_WHAT=${shSingle(g.what)}; NN_LG_ORMAX=${g.acceptsMax ? shSingle(OR_MAX) : "''"} ;;`);
+  }
+  lines.push("    *) return 1 ;;", "  esac", "}", "");
+  for (const m of [LIMIT_EXCEEDED, LIMIT_FIELD_UNSUPPORTED, LIMIT_GROUP_UNSUPPORTED]) lines.push(...renderShMessage(m as HostMessage<string>), "");
+  return lines;
+}
+
+/** The sysctl kind's messages, for sysctlspec.sh. */
+export function renderSysctlMessagesSh(): string[] {
+  return [
+    ...renderShMessage(KEYS_ABSENT as HostMessage<string>),
+    "# nts_msg_item KEY HINT: NTS_ITEM = one key of nts_msg_absent's list",
+    `nts_msg_item() { if [ -n "$2" ]; then NTS_ITEM=${shDouble(absentItem("\u00001\u0000", "\u00002\u0000"))}; else NTS_ITEM=${shDouble(absentItem("\u00001\u0000", ""))}; fi; }`,
+    `NTS_MSG_SEP=${shSingle(ABSENT_SEPARATOR)}`,
+    `NTS_MSG_NETNS=${shDouble(CHILD_NETNS_NOTE)}`,
+    `NTS_MSG_HOSTWIDE=${shDouble(HOST_WIDE_FIX)}`,
+    "",
+  ];
+}

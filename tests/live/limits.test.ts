@@ -1,0 +1,141 @@
+/**
+ * Issue #32 item 11: the preview refuses what `up` refuses, on a real lab host through the harness, in the host
+ * preflight's own words (provider/host/messages.ts, the one text both use):
+ * - channels above the veth's pre-set maximum (real `ethtool -l`: 4 rx, 4 tx);
+ * - rings above the maximum: a veth has no ring parameters, so this host's ethtool answers `-g`/`-G` for eth0 as a
+ *   driver with 4096-descriptor rings would (a wrapper in the host's private root; everything else goes to the real
+ *   ethtool); "max" and values within pass, and `up` applies them;
+ * - a host-wide sysctl (net.core.netdev_max_backlog) in the lab host's network namespace: refused with the hint to set
+ *   it on the host itself (its initial network namespace), at preview and at up alike.
+ * Each refusal: the preview (with the real read, in a plain Node process: fixtures/preview.ts) fails with no child
+ * registered and nothing on the host changed; `up` through the harness with the live preview off reaches the host
+ * preflight, which refuses with the same message.
+ */
+import { spawnSync } from "child_process";
+import * as path from "path";
+import { NetTuning } from "../../components/netTuning";
+import { NicQueues } from "../../components/nicQueues";
+import { CHILD_NETNS_NOTE, HOST_WIDE_FIX } from "../../provider/host/messages";
+import { Stack } from "../../testkit/harness";
+import { Lab, LabHost, startLab } from "../../testkit/lab";
+import { snapshot } from "../../testkit/host";
+
+jest.setTimeout(180_000);
+let lab: Lab;
+let host: LabHost;
+beforeAll(async () => {
+  lab = await startLab({ hosts: 1, tag: "limits" });
+  host = lab.hosts[0];
+}, 120_000);
+afterAll(async () => {
+  await lab?.stop();
+});
+const stacks: Stack[] = [];
+function newStack(name: string): Stack {
+  const s = new Stack({ project: "limits", stack: name });
+  stacks.push(s);
+  return s;
+}
+afterEach(async () => {
+  for (const s of stacks.splice(0)) if (s.resources().length) await s.destroy();
+});
+
+/** The problems of an error text: its "  - " lines (the preview's InputError and the host preflight list them alike). */
+const problems = (error: string | undefined) => (error ?? "").split("\n").filter((l) => l.startsWith("  - ")).map((l) => l.slice(4)).sort();
+type Kind = "NetTuning" | "NicQueues";
+
+/**
+ * A preview with the real live read, in a plain Node process (fixtures/preview.ts): a refused resource fails by an
+ * unhandled rejection, which jest would count against this test.
+ */
+function preview(kind: Kind, name: string, args: Record<string, unknown>): { rejections: number; messages: string[]; registered: string[]; logs: string[] } {
+  const r = spawnSync(process.execPath, [require.resolve("ts-node/dist/bin"), "--transpile-only", "-P", "tsconfig.dev.json", path.join(__dirname, "fixtures/preview.ts")], {
+    cwd: path.join(__dirname, "../.."), encoding: "utf8", input: JSON.stringify([{ kind, name, args: { connection: host.connection(), ...args } }]), timeout: 120_000,
+  });
+  const line = r.stdout.trim().split("\n").find((l) => l.startsWith("{\"rejections\""));
+  if (!line) throw new Error(`the preview printed no result: ${r.stdout}\n${r.stderr}`);
+  return JSON.parse(line);
+}
+function upProgram(kind: Kind, name: string, args: Record<string, unknown>) {
+  return () => {
+    if (kind === "NetTuning") new NetTuning(name, { connection: host.connection(), ...args } as never);
+    else new NicQueues(name, { connection: host.connection(), ...args } as never);
+  };
+}
+const nicArgs = (x: Record<string, unknown>) => ({ interface: host.iface, persistence: "none", ...x });
+
+/**
+ * The preview of `args` is refused with exactly `expected` (no child registered, nothing changed on the host); `up`
+ * with the live preview off reaches the host, whose preflight refuses with the same problems.
+ */
+async function refusedAlike(kind: Kind, args: Record<string, unknown>, expected: string[]): Promise<void> {
+  const before = await snapshot(host);
+  const p = preview(kind, "r", args);
+  expect(p.rejections).toBe(1);
+  expect(problems(p.messages[0])).toEqual([...expected].sort());
+  expect(p.registered.filter((x) => x.startsWith("command:"))).toEqual([]);
+  expect(await snapshot(host)).toBe(before);
+  const up = await newStack(`r${stacks.length}`).up(upProgram(kind, "r", { ...args, livePreview: false }));
+  expect(up.ok).toBe(false);
+  expect(up.error).toContain("preflight refused the change");
+  expect(problems(up.error)).toEqual([...expected].sort());
+  expect(await snapshot(host)).toBe(before);
+}
+
+test("channels above the veth's maximum (real ethtool -l): refused at preview as at up, in the same words", async () => {
+  await refusedAlike("NicQueues", nicArgs({ channels: { rx: 8, tx: 4 } }), ["channels.rx 8 exceeds eth0 maximum 4 (driver veth, ethtool -l eth0); use at most 4"]);
+});
+
+describe("rings (an ethtool that answers -g/-G for eth0 with 4096-descriptor rings)", () => {
+  const FAKE = [
+    "#!/bin/sh",
+    "# lab-only: ring parameters for eth0 (maxima 4096, current values kept in /var/lib/ntfake); the rest: the real ethtool",
+    "d=/var/lib/ntfake",
+    'case "$1 $2" in',
+    '  "-g eth0")',
+    '    rx=$(cat $d/rx 2>/dev/null || echo 512); tx=$(cat $d/tx 2>/dev/null || echo 512)',
+    "    printf 'Ring parameters for eth0:\\nPre-set maximums:\\nRX:\\t\\t\\t4096\\nRX Mini:\\t\\tn/a\\nRX Jumbo:\\t\\tn/a\\nTX:\\t\\t\\t4096\\nCurrent hardware settings:\\nRX:\\t\\t\\t%s\\nRX Mini:\\t\\tn/a\\nRX Jumbo:\\t\\tn/a\\nTX:\\t\\t\\t%s\\n' \"$rx\" \"$tx\"",
+    "    exit 0 ;;",
+    '  "-G eth0")',
+    '    shift 2; mkdir -p $d; echo "-G $*" >> $d/calls',
+    '    while [ $# -ge 2 ]; do case $1 in rx|tx) [ "$2" -le 4096 ] || { echo "netlink error: Invalid argument" >&2; exit 1; }; echo "$2" > $d/$1 ;; *) exit 1 ;; esac; shift 2; done',
+    "    exit 0 ;;",
+    "esac",
+    'exec /usr/sbin/ethtool.real "$@"',
+  ].join("\n");
+  beforeAll(async () => {
+    const r = await host.exec(`mv /usr/sbin/ethtool /usr/sbin/ethtool.real && cat > /usr/sbin/ethtool && chmod 755 /usr/sbin/ethtool && ethtool -g eth0`, { stdin: `${FAKE}\n` });
+    expect(r.stdout).toContain("Pre-set maximums:");
+  });
+  afterAll(async () => {
+    await host?.exec("mv -f /usr/sbin/ethtool.real /usr/sbin/ethtool; rm -rf /var/lib/ntfake");
+  });
+
+  test("above the maximum: refused at preview as at up, in the same words; no -G ran", async () => {
+    await refusedAlike("NicQueues", nicArgs({ rings: { rx: 8192, tx: "max" } }), ['rings.rx 8192 exceeds eth0 maximum 4096 (driver veth, ethtool -g eth0); use at most 4096 or "max"']);
+    expect((await host.exec("cat /var/lib/ntfake/calls 2>/dev/null")).stdout).toBe("");
+  });
+
+  test("\"max\" and a value within the maximum: the preview passes (live → declared), up applies them, destroy puts 512 back", async () => {
+    const args = nicArgs({ rings: { rx: "max", tx: 2048 } });
+    const p = preview("NicQueues", "within", args);
+    expect([p.rejections, p.messages]).toEqual([0, []]);
+    expect(p.registered).toEqual(expect.arrayContaining(["command:remote:Command::within-apply", "command:remote:Command::within-restore"]));
+    const line = p.logs.find((m) => m.startsWith('info: NicQueues "within" on '));
+    expect(line?.split("\n")).toEqual(expect.arrayContaining(["  eth0/ring.tx: 512 → 2048", "  eth0/ring.rx: 512 → max (resolved on the host)"]));
+    const s = newStack("within");
+    const up = await s.up(upProgram("NicQueues", "within", args));
+    expect([up.ok, up.error]).toEqual([true, undefined]);
+    expect((await host.exec("cat /var/lib/ntfake/rx /var/lib/ntfake/tx")).stdout).toBe("4096\n2048\n");
+    expect((await s.destroy()).ok).toBe(true);
+    expect((await host.exec("cat /var/lib/ntfake/rx /var/lib/ntfake/tx")).stdout).toBe("512\n512\n");
+  });
+});
+
+test("a host-wide key in the lab host's network namespace: refused at preview as at up, with the hint to set it on the host itself", async () => {
+  const { stdout: kernel } = await host.exec("uname -r");
+  await refusedAlike("NetTuning", { sysctls: { "net.core.netdev_max_backlog": 250000, "net.core.somaxconn": 4096 } }, [
+    `these keys do not exist on this kernel (${kernel.trim()}${CHILD_NETNS_NOTE}): net.core.netdev_max_backlog (host-wide: absent inside a network namespace or container) — ` +
+      `check the spelling, the kernel version, or load the module that provides them${HOST_WIDE_FIX}`,
+  ]);
+});
