@@ -148,9 +148,9 @@ export class NicQueues extends pulumi.ComponentResource {
    */
   public readonly endpoint!: pulumi.Output<string | undefined>;
   /**
-   * The OpenSSH fingerprint (`SHA256:…`, as `ssh-keygen -lf` prints it) of the key the host (not a proxy) presented
-   * to this run's live read, verified or not (docs/operations.md, "Host keys"); not secret, recorded in state. Undefined when the host was not read up to its key exchange (live previews off, the
-   * connection not known yet, the host not answering).
+   * `SHA256:…` (the form `ssh-keygen -lf` prints) of the key this host, not a proxy, showed the live read of this run,
+   * whether it was verified or trusted on first use (docs/operations.md, "Host keys"); not secret, kept in state.
+   * Undefined without a read that got as far as the key exchange (live previews off, connection unknown, no answer).
    */
   public readonly hostKeyFingerprint!: pulumi.Output<string | undefined>;
 
