@@ -169,11 +169,12 @@ export function applyAndRestore(
   // child with the repair token in its update; when the host could not be read, changes of `update` are ignored (the
   // stored token stays), so an unreadable host never shows a change by itself. When the read found what the host's
   // preflight refuses (a key this kernel does not have), nothing is registered and the resource fails with that
-  // message, once (issue #32 item 11c): the preview fails as `up` would.
+  // message, once (issue #32 item 11c): the preview fails as `up` would. So does a refused host key (issue #32: a key
+  // other than `connection.hostKey`, or than known_hosts lists): nothing is sent to that host.
   return pulumi.output(
     live.then((l) => {
       if (!l.refused?.length) return registerChildren(parent, name, kind, args, applyPlan, restorePlan, owner, l);
-      reportOnce(parent, name, inputError(`${kind === "sysctl" ? "NetTuning" : "NicQueues"} "${name}"`, l.refused, kind === "sysctl" ? ["sysctls"] : ["channels", "rings"]));
+      reportOnce(parent, name, inputError(`${kind === "sysctl" ? "NetTuning" : "NicQueues"} "${name}"`, l.refused, kind === "sysctl" ? ["sysctls", "connection"] : ["channels", "rings", "connection"]));
       return EMPTY_REPORT;
     }),
   );
@@ -389,12 +390,13 @@ export function wiredOutputs(w: Wired | Promise<Wired | undefined> | undefined):
   report: pulumi.Output<HostReport>;
   liveValue: pulumi.Input<Record<string, string>>;
   driftValue: pulumi.Input<Record<string, string>>;
+  hostKeyValue: pulumi.Input<string | undefined>;
 } {
   const { report, live } = !(w instanceof Promise)
     ? (w ?? { report: pulumi.output(EMPTY_REPORT) })
     : { report: pulumi.output(w.then((x) => x?.report ?? EMPTY_REPORT)), live: w.then((x) => x?.live ?? NOT_READ) };
-  const [liveValue, driftValue] = liveOutputs(live);
-  return { report, liveValue, driftValue };
+  const [liveValue, driftValue, hostKeyValue] = liveOutputs(live);
+  return { report, liveValue, driftValue, hostKeyValue };
 }
 
 /** `become` and `restoreOnDelete` as the wiring takes them: plain where the arguments are. */
@@ -411,17 +413,19 @@ export function becomeAndRestore(a: { become?: unknown; restoreOnDelete?: unknow
 }
 
 /**
- * The properties every resource has besides its own: `live` and `drift` (Outputs made when read) and `endpoint`.
- * Returns `endpoint` as registered (a plain string for a plain connection).
+ * The properties every resource has besides its own: `live`, `drift` and `hostKeyFingerprint` (Outputs made when
+ * read) and `endpoint`. Returns `endpoint` as registered (a plain string for a plain connection).
  */
 export function outputsOfEveryResource(
   resource: object,
   connection: ConnectionInput,
   liveValue: pulumi.Input<Record<string, string>>,
   driftValue: pulumi.Input<Record<string, string>>,
+  hostKeyValue: pulumi.Input<string | undefined>,
 ): pulumi.Input<string | undefined> {
   lazyOutput(resource, "live", () => pulumi.output(liveValue));
   lazyOutput(resource, "drift", () => pulumi.output(driftValue));
+  lazyOutput(resource, "hostKeyFingerprint", () => pulumi.output(hostKeyValue));
   const endpoint = endpointOf(connection);
   lazyOutput(resource, "endpoint", () => pulumi.output(endpoint));
   return endpoint;

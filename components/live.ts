@@ -5,7 +5,8 @@
  * its repair token (see ARCHITECTURE.md, "Live previews and drift").
  */
 import * as pulumi from "@pulumi/pulumi";
-import { endpoint, LIVE_READ_TIMEOUT_MS, readOverSshLimited, ReadConnection } from "../provider/live/ssh";
+import { endpoint, HostKeySeen, LIVE_READ_TIMEOUT_MS, readOverSshLimited, ReadConnection } from "../provider/live/ssh";
+import { algorithmsFor, hostKeyProblem, parseHostKey } from "../provider/live/hostKey";
 import {
   compareLive, DriftItem, driftOf, LIVE_READ_COMMAND, NO_TOKEN, LiveKind, LiveRequest, LiveSection, parseLiveRead, renderLive, renderLiveRead, repairToken,
 } from "../provider/live/read";
@@ -48,6 +49,11 @@ export interface LiveOutcome {
    * messages show "(secret)" instead of values, and the `live` and `drift` outputs are secrets.
    */
   secret: boolean;
+  /**
+   * The OpenSSH fingerprint (`SHA256:…`) of the key the host presented to the read (the host itself, not a proxy),
+   * whether verified or not; undefined when no read reached its key exchange.
+   */
+  hostKeyFingerprint?: string;
 }
 
 /** What the live read knows of the plan besides its values. */
@@ -102,7 +108,10 @@ function logOffByChoice(parent: pulumi.Resource, resource: string, arg: unknown)
   void pulumi.log.info(`${resource}: live preview off (${arg === false ? "livePreview: false" : `${LIVE_PREVIEW_ENV}=${process.env[LIVE_PREVIEW_ENV]}`}): the preview shows the plan only; ${HOST_CHECKS_LATER}`, parent);
 }
 
-type Answer = { ok: true; sections: Record<string, LiveSection>; ms: number } | { ok: false; reason: string; ms: number };
+/** `hostKeys`: the keys the hops presented; `refused`: the read refused a host key (the resource fails, as `up` would). */
+type Answer =
+  | { ok: true; sections: Record<string, LiveSection>; ms: number; hostKeys: HostKeySeen[] }
+  | { ok: false; reason: string; ms: number; hostKeys: HostKeySeen[]; refused?: boolean };
 interface Batch {
   conn: ReadConnection;
   requests: LiveRequest[];
@@ -123,9 +132,10 @@ const GATHER_MS = 50;
 /** Counters for tests and the bench, per process: reads started, and each finished read (endpoint, ms, ok, stdin bytes, TCP bytes sent). */
 export const liveStats = { reads: 0, samples: [] as { endpoint: string; ms: number; ok: boolean; stdinBytes: number; sentBytes: number; resources: number }[] };
 
+/** The read a resource may share: same address (host, port, user, proxy) and same expected host keys. */
 function endpointKey(c: ReadConnection): string {
   const p = c.proxy;
-  return JSON.stringify([c.host, c.port ?? 22, c.user ?? "root", p ? [p.host, p.port ?? 22, p.user ?? "root"] : null]);
+  return JSON.stringify([c.host, c.port ?? 22, c.user ?? "root", c.hostKey ?? null, p ? [p.host, p.port ?? 22, p.user ?? "root", p.hostKey ?? null] : null]);
 }
 export function endpointLabel(c: ReadConnection): string {
   return c.proxy ? `${endpoint(c)} (via ${c.proxy.host})` : endpoint(c);
@@ -142,7 +152,7 @@ function requestRead(conn: ReadConnection, req: LiveRequest): Promise<Answer> {
   // A resource whose connection resolved after the host's read started gets a read of its own (documented).
   let batch = list.find((b) => !b.started);
   if (!batch) {
-    const b: Batch = { conn, requests: [], started: false, result: Promise.resolve({ ok: false, reason: "", ms: 0 }) };
+    const b: Batch = { conn, requests: [], started: false, result: Promise.resolve({ ok: false, reason: "", ms: 0, hostKeys: [] }) };
     b.result = new Promise<Answer>((resolve) => {
       setTimeout(() => {
         b.started = true;
@@ -164,17 +174,35 @@ async function runRead(b: Batch): Promise<Answer> {
   try {
     stdin = renderLiveRead(b.requests);
   } catch (e) {
-    return { ok: false, reason: `${endpointLabel(b.conn)}: ${(e as Error).message}`, ms: 0 };
+    return { ok: false, reason: `${endpointLabel(b.conn)}: ${(e as Error).message}`, ms: 0, hostKeys: [] };
   }
+  const before = hostKeyBeforeRead(b.conn);
+  if (before) return { ...before, ms: 0, hostKeys: [] };
   const r = await readOverSshLimited(b.conn, LIVE_READ_COMMAND, stdin, LIVE_READ_TIMEOUT_MS);
   if (liveStats.samples.length < 10_000) liveStats.samples.push({ endpoint: endpointLabel(b.conn), ms: r.ms, ok: r.ok && r.code === 0, stdinBytes: Buffer.byteLength(stdin), sentBytes: r.sentBytes ?? 0, resources: b.requests.length });
-  if (!r.ok) return { ok: false, reason: r.reason, ms: r.ms };
-  if (r.code !== 0) return { ok: false, reason: `${endpointLabel(b.conn)}: the read program exited ${r.code}: ${r.stderr.trim().split("\n").slice(-1)[0] ?? ""}`.trim(), ms: r.ms };
+  const hostKeys = r.hostKeys ?? [];
+  if (!r.ok) return { ok: false, reason: r.reason, ms: r.ms, hostKeys, ...(r.hostKeyRefused ? { refused: true } : {}) };
+  if (r.code !== 0) return { ok: false, reason: `${endpointLabel(b.conn)}: the read program exited ${r.code}: ${r.stderr.trim().split("\n").slice(-1)[0] ?? ""}`.trim(), ms: r.ms, hostKeys };
   try {
-    return { ok: true, sections: parseLiveRead(r.stdout), ms: r.ms };
+    return { ok: true, sections: parseLiveRead(r.stdout), ms: r.ms, hostKeys };
   } catch (e) {
-    return { ok: false, reason: `${endpointLabel(b.conn)}: ${(e as Error).message}`, ms: r.ms };
+    return { ok: false, reason: `${endpointLabel(b.conn)}: ${(e as Error).message}`, ms: r.ms, hostKeys };
   }
+}
+
+/**
+ * What stops a read before it dials, from the hops' `hostKey`: one not known until now (an Output) that is not a key
+ * refuses the resource (the Commands fail with "failed to parse host key" at `up`); a key of a type the read's client
+ * cannot verify (DSA, security-key, certificate; the Commands accept them) skips the read, said so.
+ */
+function hostKeyBeforeRead(c: ReadConnection): { ok: false; reason: string; refused?: boolean } | undefined {
+  for (const [hop, path] of [[c, "connection"], [c.proxy, "connection.proxy"]] as const) {
+    if (hop?.hostKey === undefined) continue;
+    const k = parseHostKey(hop.hostKey);
+    if (!k.ok) return { ok: false, refused: true, reason: hostKeyProblem(`${path}.hostKey`, hop.hostKey)[0] };
+    if (!algorithmsFor(k.key.type)) return { ok: false, reason: `${endpoint(hop)}: ${path}.hostKey is a ${k.key.type} key, which the live read cannot verify (its SSH client has no such host-key algorithm): not read` };
+  }
+  return undefined;
 }
 
 function toReadConnection(c: Record<string, unknown>): ReadConnection | undefined {
@@ -185,6 +213,8 @@ function toReadConnection(c: Record<string, unknown>): ReadConnection | undefine
   return {
     host: c.host, port, user: s(c.user), password: s(c.password), privateKey: s(c.privateKey),
     privateKeyPassword: s(c.privateKeyPassword), agentSocketPath: s(c.agentSocketPath), proxy,
+    // (an empty or non-string hostKey is kept: it is refused, as the Commands fail on it)
+    ...(c.hostKey !== undefined && c.hostKey !== null ? { hostKey: typeof c.hostKey === "string" ? c.hostKey : JSON.stringify(c.hostKey) } : {}),
   };
 }
 
@@ -256,12 +286,17 @@ async function liveReadUnsafe(
   const planText = planInput === undefined ? undefined : (await known(pulumi.output(planInput)))?.value;
   const host = endpointLabel(c);
   const answer = await requestRead(c, { kind, ownerId, keys: Object.keys(plan.value) });
+  const hostKey = answer.hostKeys.find((k) => k.hop === "host");
+  const fp = hostKey ? { hostKeyFingerprint: hostKey.fingerprint } : {};
+  logUnverifiedKeys(parent, resource, answer.hostKeys);
+  // a refused host key fails the resource (the Commands would log in to whoever answers, or fail, at `up`)
+  if (!answer.ok && answer.refused) return { ...none("failed", answer.reason), ...fp, refused: [answer.reason] };
   const section = answer.ok ? answer.sections[ownerId] : undefined;
   if (!answer.ok || !section) {
     const reason = answer.ok ? `${host}: the read returned nothing for this resource` : answer.reason;
     void pulumi.log.warn(`${resource}: live preview skipped: ${reason}; the preview shows the plan only (drift is not checked)`, parent);
     logChecksLater(parent, resource);
-    return none("failed", reason);
+    return { ...none("failed", reason), ...fp };
   }
   const refused = kind === "sysctl" ? missingKeys(plan.value, section) : nicLimits(plan.value, section);
   const drift: DriftItem[] = driftOf(section);
@@ -278,8 +313,26 @@ async function liveReadUnsafe(
     live,
     drift: Object.fromEntries(drift.map((d) => [d.key, { applied: d.applied, live: d.live }])),
     secret,
+    ...fp,
     ...(refused.length ? { refused } : {}),
   };
+}
+
+/**
+ * Logs, during a preview, each key the read trusted on first use (no `hostKey`, not in known_hosts): its fingerprint,
+ * to check against the host's, and where it is recorded. Verified keys are not logged.
+ */
+function logUnverifiedKeys(parent: pulumi.Resource, resource: string, keys: HostKeySeen[]): void {
+  if (!pulumi.runtime.isDryRun()) return;
+  for (const k of keys.filter((x) => x.how === "unverified")) {
+    const path = k.hop === "proxy" ? "connection.proxy" : "connection";
+    const recorded = k.hop === "host" ? "recorded as the output hostKeyFingerprint" : "not recorded";
+    void pulumi.log.info(
+      `${resource}: host key of ${k.endpoint}${k.hop === "proxy" ? " (proxy)" : ""} not verified (no ${path}.hostKey, not in known_hosts), trusted on first use: ${k.type} ${k.fingerprint}, ${recorded}; ` +
+        `check it against the host's (ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub on its console) and set ${path}.hostKey to verify it`,
+      parent,
+    );
+  }
 }
 
 /**
@@ -341,17 +394,19 @@ export function liveReadIfOn(
 }
 
 /**
- * The `live` and `drift` outputs of a resource: secrets when the declared settings are; without a read, plain empty
- * values (registered as they are; the component's properties are Outputs of them, made when read).
+ * The `live`, `drift` and `hostKeyFingerprint` outputs of a resource: `live` and `drift` secrets when the declared
+ * settings are; without a read, plain empty values (no fingerprint) (registered as they are; the component's properties are Outputs of them, made when read).
  */
-export function liveOutputs(live: Promise<LiveOutcome> | undefined): [pulumi.Input<Record<string, string>>, pulumi.Input<Record<string, string>>] {
-  if (!live) return [{}, {}];
+export function liveOutputs(live: Promise<LiveOutcome> | undefined): [pulumi.Input<Record<string, string>>, pulumi.Input<Record<string, string>>, pulumi.Input<string | undefined>] {
+  if (!live) return [{}, {}, undefined];
   const outcome = pulumi.output(live); // one Output of the outcome for both (fewer Output chains per resource)
   const out = <T>(f: (l: LiveOutcome) => T): pulumi.Output<T> =>
     outcome.apply((l) => (l.secret ? pulumi.secret(f(l as LiveOutcome)) : f(l as LiveOutcome))) as pulumi.Output<T>;
   return [
     out((l) => l.live),
     out((l) => Object.fromEntries(Object.entries(l.drift).map(([k, d]) => [k, `${d.applied} → ${d.live}`]))),
+    // a host's public key is no secret, whatever the declared settings are
+    outcome.apply((l) => l.hostKeyFingerprint),
   ];
 }
 

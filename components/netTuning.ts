@@ -198,6 +198,12 @@ export class NetTuning extends pulumi.ComponentResource {
    * when the host is a secret (or the whole connection is one secret Output).
    */
   public readonly endpoint!: pulumi.Output<string | undefined>;
+  /**
+   * The OpenSSH fingerprint (`SHA256:…`, as `ssh-keygen -lf` prints it) of the key the host (not a proxy) presented
+   * to this run's live read, verified or not (docs/operations.md, "Host keys"); not secret, recorded in state. Undefined when the host was not read up to its key exchange (live previews off, the
+   * connection not known yet, the host not answering).
+   */
+  public readonly hostKeyFingerprint!: pulumi.Output<string | undefined>;
 
   constructor(name: string, args: NetTuningArgs, opts?: pulumi.ComponentResourceOptions) {
     // Args are deliberately not passed to super(): connection may hold secrets and component args are stored in state.
@@ -255,7 +261,7 @@ export class NetTuning extends pulumi.ComponentResource {
       owner, live);
       return { report, live };
     }, NOT_WIRED);
-    const { report, liveValue, driftValue } = wiredOutputs(wired);
+    const { report, liveValue, driftValue, hostKeyValue } = wiredOutputs(wired);
     // registered: from the validation's outcome (never rejecting), not from the plan (see checkArgs)
     const d = checked.deferred;
     const filePath = early
@@ -276,7 +282,7 @@ export class NetTuning extends pulumi.ComponentResource {
     );
     lazyOutput(this, "filePath", () => pulumi.output(filePath));
     lazyOutput(this, "acknowledged", () => pulumi.output(acknowledged));
-    const endpoint = outputsOfEveryResource(this, a.connection, liveValue, driftValue);
-    this.registerOutputs({ endpoint, filePath, warnings: this.warnings, acknowledged, live: liveValue, drift: driftValue });
+    const endpoint = outputsOfEveryResource(this, a.connection, liveValue, driftValue, hostKeyValue);
+    this.registerOutputs({ endpoint, filePath, warnings: this.warnings, acknowledged, live: liveValue, drift: driftValue, hostKeyFingerprint: hostKeyValue });
   }
 }

@@ -147,6 +147,12 @@ export class NicQueues extends pulumi.ComponentResource {
    * without `--show-secrets` names it; undefined when the host is a secret (or the whole connection one secret Output).
    */
   public readonly endpoint!: pulumi.Output<string | undefined>;
+  /**
+   * `SHA256:…` (the form `ssh-keygen -lf` prints) of the key this host, not a proxy, showed the live read of this run,
+   * whether it was verified or trusted on first use (docs/operations.md, "Host keys"); not secret, kept in state.
+   * Undefined without a read that got as far as the key exchange (live previews off, connection unknown, no answer).
+   */
+  public readonly hostKeyFingerprint!: pulumi.Output<string | undefined>;
 
   constructor(name: string, args: NicQueuesArgs, opts?: pulumi.ComponentResourceOptions) {
     // Args are deliberately not passed to super(): connection may hold secrets and component args are stored in state.
@@ -189,7 +195,7 @@ export class NicQueues extends pulumi.ComponentResource {
       owner, live);
       return { report, live };
     }, NOT_WIRED);
-    const { report, liveValue, driftValue } = wiredOutputs(wired);
+    const { report, liveValue, driftValue, hostKeyValue } = wiredOutputs(wired);
     this.persistedAs = report.apply((r) => r.extra.persisted ?? "");
     // registered: from the validation's outcome (never rejecting), not from the plan (see checkArgs)
     const d = checked.deferred;
@@ -199,7 +205,7 @@ export class NicQueues extends pulumi.ComponentResource {
     // properties of the program. Properties not derived from the report are Outputs made on their first read.
     lazyOutput(this, "applied", () => report.applied);
     lazyOutput(this, "previous", () => report.previous);
-    const endpoint = outputsOfEveryResource(this, a.connection, liveValue, driftValue);
-    this.registerOutputs({ endpoint, persistedAs: this.persistedAs, warnings: this.warnings, live: liveValue, drift: driftValue });
+    const endpoint = outputsOfEveryResource(this, a.connection, liveValue, driftValue, hostKeyValue);
+    this.registerOutputs({ endpoint, persistedAs: this.persistedAs, warnings: this.warnings, live: liveValue, drift: driftValue, hostKeyFingerprint: hostKeyValue });
   }
 }

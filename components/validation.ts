@@ -5,6 +5,7 @@
  * engine shows it per property when the component is served to Python, Go, C# or YAML.
  */
 import * as pulumi from "@pulumi/pulumi";
+import { hostKeyProblem } from "../provider/live/hostKey";
 import { InputError } from "../provider/errors";
 import { levenshtein } from "../provider/sysctl/validate";
 
@@ -74,7 +75,7 @@ export function connectionProblems(c: unknown): string[] {
  * A connection (or its `proxy`) with no way to log in: no `privateKey`, `password` or `agentSocketPath`, and no
  * SSH_AUTH_SOCK in the environment (the command provider and the live read fall back to that agent). The SSH login
  * would fail on the host at `up`; the preview refuses it instead. A field given as an Output (a secret from config)
- * counts as given; an empty string does not.
+ * counts as given; an empty string does not. A plain `hostKey` that is not an SSH public key is a problem too.
  */
 function loginProblems(c: Record<string, unknown>, path: string): string[] {
   const given = (v: unknown) => (typeof v === "string" ? v !== "" : v !== undefined && v !== null);
@@ -86,6 +87,8 @@ function loginProblems(c: Record<string, unknown>, path: string): string[] {
         `set ${path}.privateKey (e.g. config.requireSecret("sshKey")), ${path}.password, or ${path}.agentSocketPath (an ssh-agent socket)`,
     );
   }
+  // a hostKey @pulumi/command cannot parse fails every Command at `up`: refused here (issue #32)
+  problems.push(...hostKeyProblem(`${path}.hostKey`, c.hostKey));
   const p = c.proxy;
   if (typeof p === "object" && p !== null && !Array.isArray(p) && !pulumi.Output.isInstance(p) && !(p instanceof Promise)) {
     problems.push(...loginProblems(p as Record<string, unknown>, `${path}.proxy`));

@@ -9,7 +9,7 @@ import * as path from "path";
 import { tryBdp, tryParseBandwidth, tryParseRtt } from "../sizing";
 import { AuditOptions, AuditTarget, HostReport, auditHosts } from "./run";
 import { parseHostSpec, parseInventory, parseStackExport } from "./targets";
-import { defaultKnownHostsFiles } from "./knownHosts";
+import { defaultKnownHostsFiles } from "../live/knownHosts";
 import { auditDocument, renderDetails, renderHtml, renderMarkdown, renderSummary } from "./report";
 
 export interface AuditIo {

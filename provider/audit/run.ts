@@ -1,13 +1,14 @@
 /**
- * Runs the audit on many hosts (issue #33): per host, the host key against known_hosts, then ONE SSH session with
- * the audit program on stdin (provider/live/ssh.ts readOverSsh, bounded by its limiter), then the parse and the
- * findings. A host that does not answer is a report of its own; the others are still audited. No Pulumi imports.
+ * Runs the audit on many hosts (issue #33): per host ONE SSH connection (provider/live/ssh.ts readOverSsh, bounded by
+ * its limiter) whose handshake checks the host key against known_hosts (the bastion's, through -J) and whose one
+ * session runs the audit program on stdin, then the parse and the findings. A host that does not answer is a report
+ * of its own; the others are still audited. No Pulumi imports.
  */
 import * as fs from "fs";
-import { limiter, readOverSsh, ReadConnection } from "../live/ssh";
+import { HostKeyPolicy as ReadKeyPolicy, limiter, readOverSsh, ReadConnection } from "../live/ssh";
 import { auditCommand, auditProgram, HostFacts, parseAudit } from "./program";
 import { AdviceOptions, Finding, SettingRow, hostFindings, settingRows } from "./findings";
-import { fetchHostKey, knownHostsLine, parseKnownHosts, verifyHostKey } from "./knownHosts";
+import { KnownHostLine, knownHostsLine, readKnownHosts, verifyHostKey } from "../live/knownHosts";
 import { headlineCounters } from "./counters";
 
 /** One host to audit. */
@@ -68,13 +69,23 @@ export function targetText(t: { user: string; host: string; port: number }): str
   return `${t.user}@${h}:${t.port}`;
 }
 
-async function checkKey(host: string, port: number, policy: HostKeyPolicy, timeoutMs: number): Promise<{ ok: true; how: "known" | "accepted-new" } | { ok: false; reason: string }> {
-  const k = await fetchHostKey(host, port, timeoutMs);
-  if (!k.ok) return k;
-  const lines = policy.files.flatMap((f) => { try { return parseKnownHosts(fs.readFileSync(f, "utf8")); } catch { return []; } });
-  const v = verifyHostKey(lines, host, port, k.key, policy.acceptNew);
-  if (v.ok && v.how === "accepted-new" && policy.appendTo) fs.appendFileSync(policy.appendTo, knownHostsLine(host, port, k.key), { mode: 0o600 });
-  return v;
+/**
+ * The audit's host-key checks as a read policy, applied inside the read's one handshake: with a bastion only its key
+ * is checked (the target is "not-checked", docs/audit.md), else the host's; known_hosts is read once per host; an
+ * accepted new key is appended to `appendTo`. Without `policy` (lab tests only) nothing is checked.
+ */
+function auditKeyPolicy(policy: HostKeyPolicy | undefined, viaProxy: boolean): ReadKeyPolicy {
+  let lines: KnownHostLine[] | undefined;
+  return {
+    offer: () => undefined,
+    check(c, hop, key) {
+      if (!policy || (viaProxy && hop === "host")) return { ok: true, how: "not-checked", verified: true };
+      const v = verifyHostKey((lines ??= readKnownHosts(policy.files)), c.host, c.port ?? 22, key, policy.acceptNew);
+      if (!v.ok) return { ok: false, reason: hop === "proxy" ? `bastion: ${v.reason}` : v.reason };
+      if (v.how === "accepted-new" && policy.appendTo) fs.appendFileSync(policy.appendTo, knownHostsLine(c.host, c.port ?? 22, key), { mode: 0o600 });
+      return { ok: true, how: v.how, verified: true };
+    },
+  };
 }
 
 /** Audits one host (never throws). */
@@ -83,17 +94,6 @@ export async function auditHost(t: AuditTarget, o: AuditOptions): Promise<HostRe
   const base: HostReport = { name: t.name, target: targetText(t), reachable: false, ms: 0, settings: [], findings: [] };
   if (t.resources) base.declaredBy = t.resources;
   const fail = (error: string): HostReport => ({ ...base, error, ms: Date.now() - t0, findings: [{ level: "error", rule: "reachability", message: error }] });
-  let hostKey: HostReport["hostKey"] = "not-checked";
-  if (o.hostKeys) {
-    if (o.proxy) {
-      const p = await checkKey(o.proxy.host, o.proxy.port, o.hostKeys, o.timeoutMs);
-      if (!p.ok) return fail(`bastion: ${p.reason}`);
-    } else {
-      const k = await checkKey(t.host, t.port, o.hostKeys, o.timeoutMs);
-      if (!k.ok) return fail(k.reason);
-      hostKey = k.how;
-    }
-  }
   const conn: ReadConnection = { host: t.host, port: t.port, user: t.user };
   if (o.privateKey !== undefined) conn.privateKey = o.privateKey;
   if (o.privateKeyPassword !== undefined) conn.privateKeyPassword = o.privateKeyPassword;
@@ -102,8 +102,10 @@ export async function auditHost(t: AuditTarget, o: AuditOptions): Promise<HostRe
     conn.proxy = { host: o.proxy.host, port: o.proxy.port, user: o.proxy.user };
     if (o.privateKey !== undefined) conn.proxy.privateKey = o.privateKey;
   }
-  const r = await readOverSsh(conn, auditCommand(o.sudo), auditProgram(), o.timeoutMs);
+  const r = await readOverSsh(conn, auditCommand(o.sudo), auditProgram(), o.timeoutMs, auditKeyPolicy(o.hostKeys, o.proxy !== undefined));
   if (!r.ok) return fail(r.reason);
+  const how = r.hostKeys?.find((k) => k.hop === "host")?.how;
+  const hostKey: HostReport["hostKey"] = how === "known" || how === "accepted-new" ? how : "not-checked";
   let facts: HostFacts;
   try {
     facts = parseAudit(r.stdout);

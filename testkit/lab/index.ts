@@ -539,6 +539,9 @@ function tail(file: string, n = 20): string {
 
 export async function startLab(opts: { hosts: number; tag?: string; concurrency?: number }): Promise<Lab> {
   checkPrerequisites();
+  // lab addresses are reused with a new host key per lab: the live read must not consult the user's known_hosts (an
+  // old 198.18.* entry there would refuse every preview); a test of known_hosts sets its own files
+  process.env.NET_TUNING_KNOWN_HOSTS ??= "";
   const count = opts.hosts;
   if (!Number.isInteger(count) || count < 1 || count > MAX_HOSTS) throw new Error(`lab: hosts must be 1..${MAX_HOSTS}`);
   const tag = (opts.tag ?? "").toLowerCase().replace(/[^a-z0-9]/g, "").slice(0, 12);

@@ -15,7 +15,7 @@ import type { ConnectionInput } from "../../components/common";
 import { NetTuning } from "../../components/netTuning";
 import { liveStats } from "../../components/live";
 import { UpResult } from "../../testkit/harness";
-import { Lab, LabHost, startLab } from "../../testkit/lab";
+import { Lab, LabHost, startLab, STATE_ROOT } from "../../testkit/lab";
 import { ok, sysctl } from "../../testkit/host";
 import { stacksDestroyedAfterEach, withLogs } from "../../testkit/jest";
 
@@ -115,15 +115,18 @@ async function previewUpClean(host: LabHost, name: string, connection: Connectio
   ok(await stack.destroy());
 }
 
+/** The lab's host key as `connection.hostKey`: the read sends a password only to a host whose key it verified (issue #32). */
+const hostKey = () => fs.readFileSync(path.join(STATE_ROOT, lab.id, "keys", "host_ed25519_key.pub"), "utf8").trim();
+
 describe("live read with each way to log in", () => {
-  test("password only (no key, no agent), as a sudo user: read, applied, clean; the password is nowhere", async () => {
+  test("password only (no key, no agent), as a sudo user, with hostKey: read, applied, clean; the password is nowhere", async () => {
     const h = lab.hosts[0];
     const c = h.connection("sudo");
     // no key, and no agent from the environment either (the read would otherwise try it first)
     const saved = process.env.SSH_AUTH_SOCK;
     delete process.env.SSH_AUTH_SOCK;
     try {
-      await previewUpClean(h, "pwonly", { host: c.host, port: c.port, user: c.user, password: pulumi.secret(PASSWORD) }, "sudo", [PASSWORD]);
+      await previewUpClean(h, "pwonly", { host: c.host, port: c.port, user: c.user, password: pulumi.secret(PASSWORD), hostKey: hostKey() }, "sudo", [PASSWORD]);
     } finally {
       if (saved !== undefined) process.env.SSH_AUTH_SOCK = saved;
     }
@@ -135,7 +138,7 @@ describe("live read with each way to log in", () => {
     const stack = newStack("pwbad");
     const wrong = `${PASSWORD}-wrong`;
     const p = await logged(() => stack.preview(() => {
-      new NetTuning("pwbad", { connection: { host: c.host, port: c.port, user: c.user, password: pulumi.secret(wrong) }, become: "sudo", sysctls: { [SOMAXCONN]: 4242 } });
+      new NetTuning("pwbad", { connection: { host: c.host, port: c.port, user: c.user, password: pulumi.secret(wrong), hostKey: hostKey() }, become: "sudo", sysctls: { [SOMAXCONN]: 4242 } });
       return {};
     }));
     ok(p.r);

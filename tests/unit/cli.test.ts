@@ -259,7 +259,7 @@ describe("audit targets and known_hosts (provider/audit/targets.ts, knownHosts.t
   it("checks host keys against a known_hosts file hashed by ssh-keygen -H, with [host]:port names and @revoked", async () => {
     const fs = await import("fs");
     const os = await import("os");
-    const { parseKnownHosts, verifyHostKey } = await import("../../provider/audit/knownHosts");
+    const { parseKnownHosts, verifyHostKey } = await import("../../provider/live/knownHosts");
     const d = fs.mkdtempSync(path.join(os.tmpdir(), "nt-kh-"));
     spawnSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", path.join(d, "k")]);
     spawnSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", path.join(d, "other")]);

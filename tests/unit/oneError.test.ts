@@ -11,6 +11,7 @@ interface Run {
   rejections: number;
   distinctObjects: number;
   messages: string[];
+  paths: string[][];
   registered: string[];
   logs: string[];
 }
@@ -65,6 +66,16 @@ describe("item 11c: what the live read shows the host would refuse fails the pre
     ]);
     expect(r.registered.filter((x) => /::bad0-(apply|restore)$/.test(x))).toEqual([]);
     expect(r.registered).toEqual(expect.arrayContaining(["command:remote:Command::good1-apply", "command:remote:Command::good1-restore"]));
+  });
+  test("a host key the read refused (issue #32): the resource fails at preview with the read's words at connection.hostKey, nothing registered", () => {
+    const r = run(["hostkey-refused", "nic-hostkey-refused", "valid"], { preview: true, live: true });
+    expect(r.messages.sort()).toEqual([
+      'NetTuning "bad0": 1 invalid input:\n  - connection.hostKey does not match 198.18.31.0:22: the host presented ssh-ed25519 SHA256:presented, connection.hostKey is ssh-ed25519 SHA256:given.',
+      'NicQueues "bad1": 1 invalid input:\n  - connection.hostKey does not match 198.18.31.1:22: the host presented ssh-ed25519 SHA256:presented, connection.hostKey is ssh-ed25519 SHA256:given.',
+    ]);
+    expect(r.paths).toEqual([["connection.hostKey"], ["connection.hostKey"]]);
+    expect(r.registered.filter((x) => /::bad[01]-(apply|restore)$/.test(x))).toEqual([]);
+    expect(r.registered).toEqual(expect.arrayContaining(["command:remote:Command::good2-apply", "command:remote:Command::good2-restore"]));
   });
   test("live previews off: the preview passes and says the host's own checks are still to come", () => {
     const r = run(["sysctl-missing-off"], { preview: true, live: true });

@@ -1,35 +1,34 @@
 /**
- * OpenSSH known_hosts checking for the audit (issue #33): on by default, as OpenSSH users expect. Parses the file
- * format of sshd(8) "SSH_KNOWN_HOSTS FILE FORMAT" (plain and hashed `|1|salt|hmac` names, `[host]:port`, patterns
- * with `*` `?` and `!`, `@revoked`; `@cert-authority` lines are skipped: certificates are not checked here), and
- * fetches a host's key with a handshake that stops right after the key exchange (no login).
- *
- * The key is checked in a handshake of its own before the audit's session (provider/live/ssh.ts has no host-key hook
- * yet): see docs/audit.md for what that leaves open.
+ * OpenSSH known_hosts files, for the host-key checks of the live read and the audit (issues #32, #33). Parses the
+ * file format of sshd(8) "SSH_KNOWN_HOSTS FILE FORMAT" (plain and hashed `|1|salt|hmac` names, `[host]:port`,
+ * patterns with `*` `?` and `!`, `@revoked`; `@cert-authority` lines are skipped: certificates are not checked here).
+ * The key itself is checked inside the one SSH handshake of a read (provider/live/ssh.ts, `hostVerifier`): pure
+ * functions here, no network.
  */
 import { createHmac } from "crypto";
 import * as fs from "fs";
-import * as net from "net";
-import { Client } from "ssh2";
+import * as path from "path";
 
 export interface KnownHostLine {
   marker?: "revoked" | "cert-authority";
   patterns: string[];
   keyType: string;
   key: string; // base64 blob
+  /** `file:line` the line came from (set by {@link readKnownHosts}), for messages. */
+  source?: string;
 }
 
-/** Lines of a known_hosts text (comments, blanks and malformed lines skipped). */
-export function parseKnownHosts(text: string): KnownHostLine[] {
+/** Lines of a known_hosts text (comments, blanks and malformed lines skipped); `file` names their `source`. */
+export function parseKnownHosts(text: string, file?: string): KnownHostLine[] {
   const out: KnownHostLine[] = [];
-  for (const raw of text.split("\n")) {
+  for (const [i, raw] of text.split("\n").entries()) {
     const line = raw.trim();
     if (line === "" || line.startsWith("#")) continue;
     const f = line.split(/\s+/);
     let marker: KnownHostLine["marker"];
     if (f[0] === "@revoked" || f[0] === "@cert-authority") marker = f.shift()!.slice(1) as KnownHostLine["marker"];
     if (f.length < 3) continue;
-    out.push({ marker, patterns: f[0].split(","), keyType: f[1], key: f[2] });
+    out.push({ marker, patterns: f[0].split(","), keyType: f[1], key: f[2], ...(file !== undefined ? { source: `${file}:${i + 1}` } : {}) });
   }
   return out;
 }
@@ -92,41 +91,32 @@ export function knownHostsLine(host: string, port: number, blob: Buffer): string
   return `${hostName(host, port)} ${keyTypeOf(blob)} ${blob.toString("base64")}\n`;
 }
 
-/** The host's key blob from a handshake that stops after the key exchange (no authentication), or an error reason. */
-export function fetchHostKey(host: string, port: number, timeoutMs: number): Promise<{ ok: true; key: Buffer } | { ok: false; reason: string }> {
-  return new Promise((resolve) => {
-    let key: Buffer | undefined;
-    let done = false;
-    const sock = net.connect({ host, port });
-    const client = new Client();
-    const finish = (r: { ok: true; key: Buffer } | { ok: false; reason: string }) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      client.end();
-      sock.destroy();
-      resolve(r);
-    };
-    const timer = setTimeout(() => finish({ ok: false, reason: `${host}:${port}: no answer within ${Math.round(timeoutMs / 1000)} s` }), timeoutMs);
-    sock.on("error", (e: NodeJS.ErrnoException) => finish({ ok: false, reason: `${host}:${port}: ${e.code === "ECONNREFUSED" ? "connection refused" : e.code ?? e.message}` }));
-    client.on("error", (e) => finish(key ? { ok: true, key } : { ok: false, reason: `${host}:${port}: SSH handshake failed (${e.message})` }));
-    sock.once("connect", () => {
-      client.connect({
-        sock,
-        username: "net-tuning-hostkey",
-        readyTimeout: timeoutMs,
-        hostVerifier: (k: Buffer) => {
-          key = Buffer.from(k);
-          finish({ ok: true, key });
-          return false;
-        },
-      });
-    });
-  });
-}
-
 /** The known_hosts files read by default: ~/.ssh/known_hosts and /etc/ssh/ssh_known_hosts (those that exist). */
 export function defaultKnownHostsFiles(): string[] {
   const home = process.env.HOME ?? "";
   return [`${home}/.ssh/known_hosts`, "/etc/ssh/ssh_known_hosts"].filter((f) => fs.existsSync(f));
+}
+
+/**
+ * The environment variable naming the known_hosts files the live read checks (separated by `:`), instead of the
+ * defaults ({@link defaultKnownHostsFiles}); set but empty, none is read.
+ */
+export const KNOWN_HOSTS_ENV = "NET_TUNING_KNOWN_HOSTS";
+
+/** The known_hosts files the live read checks: NET_TUNING_KNOWN_HOSTS when set, else the defaults (those that exist). */
+export function liveKnownHostsFiles(env: NodeJS.ProcessEnv = process.env): string[] {
+  const v = env[KNOWN_HOSTS_ENV];
+  if (v === undefined) return defaultKnownHostsFiles();
+  return v.split(path.delimiter).filter((f) => f !== "");
+}
+
+/** The lines of `files` (a file that cannot be read counts as empty, as for OpenSSH), each with its `file:line`. */
+export function readKnownHosts(files: string[]): KnownHostLine[] {
+  return files.flatMap((f) => {
+    try {
+      return parseKnownHosts(fs.readFileSync(f, "utf8"), f);
+    } catch {
+      return [];
+    }
+  });
 }
