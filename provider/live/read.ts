@@ -173,10 +173,11 @@ export function driftOf(s: LiveSection): DriftItem[] {
  *   preview proposes it again; a later drift, even the same hand change, digests another token;
  * - the host converged to another plan, or its record was removed (its journal of originals is still there: "gone"):
  *   a fresh random token, a change. The declared plan differs from the recorded one after a change of the declaration
- *   (an update anyway), after a run that failed on the host while the state took the new plan and its token (the
- *   command provider stores a failed run's inputs), and on a host restored from an older image. A token derived from
- *   the record would be the one the failed run already stored: random, so the run is retried; the apply records it,
- *   and the next preview proposes it again;
+ *   (an update anyway) and whenever the state holds a plan the host did not converge to: a host put back from an
+ *   older image or backup, a state edited or imported. (A failed run is not one: pulumi-command 1.2.1 keeps the old
+ *   inputs on a failed update, checked against the real provider, testkit/cli/README.md.) A token derived from the
+ *   record would be the one the state already holds: random, so the apply runs; it records the token, and the next
+ *   preview proposes it again;
  * - no record and no journal (never applied here: a create), or a record this user cannot read: "0".
  */
 export function repairToken(s: LiveSection, drift: DriftItem[] = driftOf(s), plan?: string): string {
