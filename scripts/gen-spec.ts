@@ -6,11 +6,13 @@
  *  - provider/nic/values.generated.ts: the same shapes with plain values (presets, profiles' `nic` parts);
  *  - provider/host/sh/nicspec.sh: the host's name lists (setting names, value classes, maxima, feature short names,
  *    apply order);
+ *  - provider/host/sh/counters.sh: the verify gate's counter sources and extractor (from provider/counters/sources.ts);
  *  - docs/reference.md: the NicQueues argument table between the `nic-args` markers (scripts/gen-reference.ts writes
  *    the rest of that page and the same table: each generator's output is the other's fixed point).
  */
 import * as fs from "fs";
 import * as path from "path";
+import { renderCountersSh } from "../provider/counters/sources";
 import { absenceHint, CATALOGUE } from "../provider/sysctl/catalogue";
 import { FEATURE_SHORT_NAMES, HOST_PREFIX, interfaceNameRule, NIC_GROUP_SPECS, NIC_GROUPS, NIC_PERSISTENCE_DEFAULT, NIC_PERSISTENCE_VALUES, NicGroup, NicSetting, rangeWords, settingsOf } from "../provider/nic/spec";
 
@@ -231,6 +233,7 @@ export function generated(): Record<string, string> {
     "provider/nic/values.generated.ts": renderValues(),
     "provider/host/sh/nicspec.sh": renderSh(),
     "provider/host/sh/sysctlspec.sh": renderSysctlSh(),
+    "provider/host/sh/counters.sh": renderCountersSh(),
     [NIC_ARGS_FILE]: renderNicArgs(fs.readFileSync(path.join(REPO, NIC_ARGS_FILE), "utf8")),
   };
 }
