@@ -881,7 +881,7 @@ nt_gate_directive() { # NAME VALUE; 1 when malformed
 }
 nt_gate_read() { # before|post|after: NT_GR = the extractor's lines
   set -- -v phase="$1" -v spec="$NT_TMP/gate.spec" -v before="$NT_TMP/gate.before" -v post="$NT_TMP/gate.post" "$NT_COUNTERS_AWK" "$NT_TMP/gate.spec"
-  [ "$4" = phase=after ] && set -- "$@" "$NT_TMP/gate.before" "$NT_TMP/gate.post"
+  [ "$2" = phase=after ] && set -- "$@" "$NT_TMP/gate.before" "$NT_TMP/gate.post"
   for ntg_f in $NT_GATE_FILES; do [ -r "$ntg_f" ] && set -- "$@" "$ntg_f"; done
   if [ -n "$NT_GATE_IFS" ]; then
     NT_GR=$(for ntg_i in $NT_GATE_IFS; do printf '@@counters ethtool %s\n' "$ntg_i"; ethtool -S "$ntg_i" 2>/dev/null; done | awk "$@" -)
