@@ -13,6 +13,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import { renderCountersSh } from "../provider/counters/sources";
+import { GATE_DOC_BEGIN, GATE_DOC_END, renderGateDocTable } from "../provider/counters/gate";
 import { absenceHint, CATALOGUE } from "../provider/sysctl/catalogue";
 import { FEATURE_SHORT_NAMES, HOST_PREFIX, interfaceNameRule, NIC_GROUP_SPECS, NIC_GROUPS, NIC_PERSISTENCE_DEFAULT, NIC_PERSISTENCE_VALUES, NicGroup, NicSetting, rangeWords, settingsOf } from "../provider/nic/spec";
 
@@ -226,6 +227,14 @@ export function renderSysctlSh(): string {
   return lines.join("\n");
 }
 
+/** docs/safe-rollout.md with the gate's name table between its markers. */
+function renderGateDoc(page: string): string {
+  const a = page.indexOf(GATE_DOC_BEGIN);
+  const b = page.indexOf(GATE_DOC_END);
+  if (a < 0 || b < a) throw new Error(`docs/safe-rollout.md lacks the markers ${GATE_DOC_BEGIN} … ${GATE_DOC_END}`);
+  return `${page.slice(0, a + GATE_DOC_BEGIN.length)}\n${renderGateDocTable()}\n${page.slice(b)}`;
+}
+
 /** Every generated file: repository-relative path → content. */
 export function generated(): Record<string, string> {
   return {
@@ -234,6 +243,7 @@ export function generated(): Record<string, string> {
     "provider/host/sh/nicspec.sh": renderSh(),
     "provider/host/sh/sysctlspec.sh": renderSysctlSh(),
     "provider/host/sh/counters.sh": renderCountersSh(),
+    "docs/safe-rollout.md": renderGateDoc(fs.readFileSync(path.join(REPO, "docs/safe-rollout.md"), "utf8")),
     [NIC_ARGS_FILE]: renderNicArgs(fs.readFileSync(path.join(REPO, NIC_ARGS_FILE), "utf8")),
   };
 }
