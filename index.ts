@@ -12,6 +12,7 @@ export type { NetTuningArgs } from "./components/netTuning";
 export { NicQueues, Persistence } from "./components/nicQueues";
 export type { NicQueuesArgs, NicSettingsArgs, NicRings, NicChannels, NicCoalesce, NicRps, NicIrqAffinity } from "./components/nicQueues";
 export { Become } from "./components/validation";
+export type { VerifyArgs, Verification, VerificationReading } from "./components/verify";
 export type { ProfileSpec, PresetSpec } from "./provider/sizing/spec";
 export {
   longFatFlows,

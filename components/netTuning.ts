@@ -11,6 +11,7 @@ import { liveReadIfOn } from "./live";
 import { isPlain } from "./plain";
 import { claimOnHost, SOCK_FLOW_KEY } from "./conflicts";
 import { Become, commonProblems, inputError, problemsOf } from "./validation";
+import { verificationOf, verifyPlan, type Verification, type VerifyArgs } from "./verify";
 
 /**
  * What NetTuning does when a file applied later at boot (a later /etc/sysctl.d file, /etc/sysctl.conf) sets one of
@@ -90,10 +91,17 @@ export interface NetTuningArgs {
    * Defaults to none.
    */
   adopt?: pulumi.Input<pulumi.Input<string>[]>;
+  /**
+   * A verify gate (safe rollout): counters the host reads before the change and again after `soakSeconds`, inside
+   * the apply's SSH session; a limit exceeded rolls the change back (nothing persisted) and fails the resource with a
+   * table of name, before, after, limit. E.g. `{ soakSeconds: 60, maxIncrease: { "TcpExt.ListenOverflows": 0 } }`.
+   * Ethtool statistics are named `ethtool.<interface>.<stat>`. Defaults to none (no gate, no cost).
+   */
+  verify?: pulumi.Input<VerifyArgs>;
 }
 
 /** Argument names, for property paths in errors. */
-const ARG_NAMES = ["connection", "sysctls", "profile", "profiles", "fileName", "persist", "restoreOnDelete", "become", "bootOverride", "acknowledge", "adopt"] as const;
+const ARG_NAMES = ["connection", "sysctls", "profile", "profiles", "fileName", "persist", "restoreOnDelete", "become", "bootOverride", "acknowledge", "adopt", "verify"] as const;
 /** Every argument name the component takes (livePreview is not part of the plan). */
 const ALL_ARGS: readonly string[] = [...ARG_NAMES, "livePreview"];
 
@@ -121,6 +129,8 @@ function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<(t
   const resolved = resolveProfiles(v.profile, v.profiles, typeof sysctls === "object" && sysctls !== null && !Array.isArray(sysctls) ? Object.keys(sysctls) : []);
   problems.push(...resolved.problems);
   if (typeof sysctls !== "object" || Array.isArray(sysctls)) problems.push(`sysctls must be a map of sysctl key to value, e.g. { "net.core.somaxconn": 4096 }`);
+  const gate = verifyPlan(v.verify, { kind: "sysctl" });
+  problems.push(...gate.problems);
   const ack = v.acknowledge ?? [];
   const ackOk = Array.isArray(ack) && ack.every((k) => typeof k === "string");
   let plan: SysctlPlan | undefined;
@@ -137,6 +147,7 @@ function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<(t
         acknowledge: ackOk ? (ack as string[]) : undefined,
         adopt: v.adopt,
         secretKeys: Array.isArray(v.secretKeys) ? (v.secretKeys as string[]) : [],
+        verifyLines: gate.lines,
       });
     }).filter((p) => !(resolved.problems.length > 0 && p.startsWith("no sysctls"))),
   );
@@ -204,6 +215,8 @@ export class NetTuning extends pulumi.ComponentResource {
    * connection not known yet, the host not answering).
    */
   public readonly hostKeyFingerprint!: pulumi.Output<string | undefined>;
+  /** The verify gate's readings (before, right after the change, after the soak) and verdict in the last apply; undefined without `verify`. */
+  public readonly verification!: pulumi.Output<Verification | undefined>;
 
   constructor(name: string, args: NetTuningArgs, opts?: pulumi.ComponentResourceOptions) {
     // Args are deliberately not passed to super(): connection may hold secrets and component args are stored in state.
@@ -211,10 +224,10 @@ export class NetTuning extends pulumi.ComponentResource {
     const owner = ownerFor(name);
     const a = (args ?? {}) as NetTuningArgs;
     // the keys whose values are Pulumi secrets (one Output for them all; none, plainly, for plain sysctls)
-    const values = [a.sysctls, a.profile, a.profiles, a.fileName, a.persist, a.restoreOnDelete, a.become, a.bootOverride, a.acknowledge, a.adopt, secretKeysOf(a.sysctls)] as const;
+    const values = [a.sysctls, a.profile, a.profiles, a.fileName, a.persist, a.restoreOnDelete, a.become, a.bootOverride, a.acknowledge, a.adopt, a.verify, secretKeysOf(a.sysctls)] as const;
     const named = (v: readonly unknown[]) => {
-      const [sysctls, profile, profiles, fileName, persist, restoreOnDelete, become, bootOverride, acknowledge, adopt, secretKeys] = v;
-      return { connection: a.connection, sysctls, profile, profiles, fileName, persist, restoreOnDelete, become, bootOverride, acknowledge, adopt, secretKeys };
+      const [sysctls, profile, profiles, fileName, persist, restoreOnDelete, become, bootOverride, acknowledge, adopt, verify, secretKeys] = v;
+      return { connection: a.connection, sysctls, profile, profiles, fileName, persist, restoreOnDelete, become, bootOverride, acknowledge, adopt, verify, secretKeys };
     };
     // what adoption takes over, as a diagnostic of the preview (the plan's @adopt lines say it in the diff)
     const logPlan = (p: SysctlPlan) => {
@@ -282,6 +295,7 @@ export class NetTuning extends pulumi.ComponentResource {
     );
     lazyOutput(this, "filePath", () => pulumi.output(filePath));
     lazyOutput(this, "acknowledged", () => pulumi.output(acknowledged));
+    lazyOutput(this, "verification", () => report.apply((r) => verificationOf(r)));
     const endpoint = outputsOfEveryResource(this, a.connection, liveValue, driftValue, hostKeyValue);
     this.registerOutputs({ endpoint, filePath, warnings: this.warnings, acknowledged, live: liveValue, drift: driftValue, hostKeyFingerprint: hostKeyValue });
   }

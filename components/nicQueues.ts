@@ -12,6 +12,7 @@ import { claimOnHost, SOCK_FLOW_KEY } from "./conflicts";
 import type { NicSettingsArgs } from "./nicArgs.generated";
 import { Become, commonProblems, inputError, problemsOf } from "./validation";
 import { BootOverride } from "./netTuning";
+import { verificationOf, verifyPlan, type Verification, type VerifyArgs } from "./verify";
 
 // The settings' interfaces are generated from the NIC spec (provider/nic/spec.ts) by `npm run gen`.
 export type { NicChannels, NicCoalesce, NicIrqAffinity, NicRings, NicRps, NicSettingsArgs } from "./nicArgs.generated";
@@ -74,6 +75,13 @@ export interface NicQueuesArgs extends NicSettingsArgs {
    * Defaults to none.
    */
   adoptRcLocalLines?: pulumi.Input<pulumi.Input<string>[]>;
+  /**
+   * A verify gate (safe rollout): counters the host reads before the change and again after `soakSeconds`, inside
+   * the apply's SSH session; a limit exceeded rolls the change back (nothing persisted) and fails the resource with a
+   * table of name, before, after, limit. E.g. `{ soakSeconds: 30, maxIncrease: { "ethtool.rx_missed_errors": 0 } }`:
+   * `ethtool.<stat>` is this interface's `ethtool -S` statistic. Defaults to none (no gate, no cost).
+   */
+  verify?: pulumi.Input<VerifyArgs>;
 }
 
 /**
@@ -82,7 +90,7 @@ export interface NicQueuesArgs extends NicSettingsArgs {
  */
 export const SETTINGS: readonly (keyof NicQueuesArgs)[] = ["interface", ...(NIC_SETTING_ARGS as readonly (keyof NicSettingsArgs)[]), "persistence"];
 /** The arguments that are not NIC settings (checked here, not by planNic). */
-const OTHER_ARGS = ["become", "restoreOnDelete", "preset", "bootOverride", "adoptRcLocalLines"] as const;
+const OTHER_ARGS = ["become", "restoreOnDelete", "preset", "bootOverride", "adoptRcLocalLines", "verify"] as const;
 /** Argument names, for property paths in errors. */
 const ARG_NAMES: readonly string[] = ["connection", ...SETTINGS, ...OTHER_ARGS];
 /** Every argument name the component takes (livePreview is not part of the plan). */
@@ -105,6 +113,8 @@ function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<st
   const boot = nicBootDirectives(v.bootOverride);
   const rc = rcLocalAdoptDirectives(v.adoptRcLocalLines);
   problems.push(...boot.problems, ...rc.problems);
+  const gate = verifyPlan(v.verify, { kind: "nic", iface: plan?.request.interface ?? "<interface>" });
+  problems.push(...gate.problems);
   // (claimed only by a resource whose plan is valid: a refused one claims nothing)
   problems.push(
     ...claimOnHost(
@@ -121,7 +131,7 @@ function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<st
     ),
   );
   if (problems.length > 0 || !plan) throw inputError(`NicQueues "${name}"`, problems, ALL_ARGS);
-  return { ...plan, stdin: `${plan.stdin}${[...boot.lines, ...rc.lines].map((l) => `${l}\n`).join("")}` };
+  return { ...plan, stdin: `${plan.stdin}${[...boot.lines, ...rc.lines, ...gate.lines].map((l) => `${l}\n`).join("")}` };
 }
 
 /**
@@ -153,6 +163,8 @@ export class NicQueues extends pulumi.ComponentResource {
    * Undefined without a read that got as far as the key exchange (live previews off, connection unknown, no answer).
    */
   public readonly hostKeyFingerprint!: pulumi.Output<string | undefined>;
+  /** The verify gate's readings (before, right after the change, after the soak) and verdict in the last apply; undefined without `verify`. */
+  public readonly verification!: pulumi.Output<Verification | undefined>;
 
   constructor(name: string, args: NicQueuesArgs, opts?: pulumi.ComponentResourceOptions) {
     // Args are deliberately not passed to super(): connection may hold secrets and component args are stored in state.
@@ -205,6 +217,7 @@ export class NicQueues extends pulumi.ComponentResource {
     // properties of the program. Properties not derived from the report are Outputs made on their first read.
     lazyOutput(this, "applied", () => report.applied);
     lazyOutput(this, "previous", () => report.previous);
+    lazyOutput(this, "verification", () => report.apply((r) => verificationOf(r, true)));
     const endpoint = outputsOfEveryResource(this, a.connection, liveValue, driftValue, hostKeyValue);
     this.registerOutputs({ endpoint, persistedAs: this.persistedAs, warnings: this.warnings, live: liveValue, drift: driftValue, hostKeyFingerprint: hostKeyValue });
   }

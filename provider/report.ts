@@ -17,6 +17,8 @@ export interface HostReport {
   hostTools?: string[];
   /** The keys of the `applied` lines, in report order (the key list of `previous-values` without `same-as-plan`). */
   appliedKeys?: string[];
+  /** The verify gate's lines (`verify<TAB>…`, the rest of each line; provider/counters/gate.ts gateResult), when gated. */
+  verify?: string[];
 }
 
 /** Whether the host reported gzip and base64: its -restore stdin (and adopted bytes in it) are stored compressed. */
@@ -44,6 +46,7 @@ export function parseReport(stdout: string): HostReport {
     if (tag === "applied" || tag === "previous") report[tag][rest[0]] = rest.slice(1).join("\t");
     else if (tag === "unread") (report.unread ??= []).push(rest.join("\t"));
     else if (tag === "warning") report.warnings.push(rest.join("\t"));
+    else if (tag === "verify") (report.verify ??= []).push(rest.join("\t"));
     else if (tag) report.extra[tag] = rest.join("\t");
   }
   return report;

@@ -6,6 +6,7 @@
  *  - provider/nic/values.generated.ts: the same shapes with plain values (presets, profiles' `nic` parts);
  *  - provider/host/sh/nicspec.sh: the host's name lists (setting names, value classes, maxima, feature short names,
  *    apply order);
+ *  - provider/host/sh/counters.sh: the verify gate's counter sources and extractor (from provider/counters/sources.ts);
  *  - docs/reference.md: the NicQueues argument table between the `nic-args` markers (scripts/gen-reference.ts writes
  *    the rest of that page and the same table: each generator's output is the other's fixed point).
  */
@@ -13,6 +14,8 @@ import * as fs from "fs";
 import * as path from "path";
 import { absenceHint, CATALOGUE, isHostWide } from "../provider/sysctl/catalogue";
 import { renderNicMessagesSh, renderSysctlMessagesSh } from "../provider/host/messages";
+import { renderCountersSh } from "../provider/counters/sources";
+import { GATE_DOC_BEGIN, GATE_DOC_END, renderGateDocTable } from "../provider/counters/gate";
 import { FEATURE_SHORT_NAMES, HOST_PREFIX, interfaceNameRule, NIC_GROUP_SPECS, NIC_GROUPS, NIC_PERSISTENCE_DEFAULT, NIC_PERSISTENCE_VALUES, NicGroup, NicSetting, rangeWords, settingsOf } from "../provider/nic/spec";
 
 const REPO = path.resolve(__dirname, "..");
@@ -228,6 +231,14 @@ export function renderSysctlSh(): string {
   return lines.join("\n");
 }
 
+/** docs/safe-rollout.md with the gate's name table between its markers. */
+function renderGateDoc(page: string): string {
+  const a = page.indexOf(GATE_DOC_BEGIN);
+  const b = page.indexOf(GATE_DOC_END);
+  if (a < 0 || b < a) throw new Error(`docs/safe-rollout.md lacks the markers ${GATE_DOC_BEGIN} … ${GATE_DOC_END}`);
+  return `${page.slice(0, a + GATE_DOC_BEGIN.length)}\n${renderGateDocTable()}\n${page.slice(b)}`;
+}
+
 /** Every generated file: repository-relative path → content. */
 export function generated(): Record<string, string> {
   return {
@@ -235,6 +246,8 @@ export function generated(): Record<string, string> {
     "provider/nic/values.generated.ts": renderValues(),
     "provider/host/sh/nicspec.sh": renderSh(),
     "provider/host/sh/sysctlspec.sh": renderSysctlSh(),
+    "provider/host/sh/counters.sh": renderCountersSh(),
+    "docs/safe-rollout.md": renderGateDoc(fs.readFileSync(path.join(REPO, "docs/safe-rollout.md"), "utf8")),
     [NIC_ARGS_FILE]: renderNicArgs(fs.readFileSync(path.join(REPO, NIC_ARGS_FILE), "utf8")),
   };
 }

@@ -55,7 +55,8 @@ function read(name: string, dir: string): string {
 }
 
 /**
- * Assembles the engine from the sh sources in `dir` (default: the package's own): prelude, runtime.sh, main.sh (the
+ * Assembles the engine from the sh sources in `dir` (default: the package's own): prelude, runtime.sh, counters.sh (the
+ * verify gate's reader, generated from provider/counters/sources.ts), main.sh (the
  * dispatch, a function), the sysctl kind, the sysctl dispatch, the nic kind, the dispatch of everything else. Kind
  * files are wrapped in loader functions because both define the same hook names (kind_get, kind_set, ...); main.sh
  * calls the one named by KIND.
@@ -71,7 +72,7 @@ export function assembleEngine(dir: string = SH_DIR, version: string = PACKAGE_V
   const [sysctl, nic] = (["sysctl", "nic"] as const).map((k) => kindLoader(k, KIND_FILES[k].map((f) => read(f, dir)).join("")));
   // main.sh defines nt_engine_main; a sysctl run (not "live") starts it before the nic kind is reached, so the shell
   // never parses that text (dash parses each function definition as it reaches it); everything else after both kinds
-  const text = `${prelude}${read("runtime.sh", dir)}${read("main.sh", dir)}${sysctl}${SYSCTL_EARLY}${nic}nt_engine_main; exit\n`;
+  const text = `${prelude}${read("runtime.sh", dir)}${read("counters.sh", dir)}${read("main.sh", dir)}${sysctl}${SYSCTL_EARLY}${nic}nt_engine_main; exit\n`;
   const sha256 = createHash("sha256").update(text).digest("hex");
   return { version, sha256, text, fileName: `engine-${sha256}.sh`, localName: `e-${version.replace(/[^A-Za-z0-9.-]/g, "_")}-${sha256.slice(0, 16)}.sh` };
 }

@@ -30,7 +30,7 @@ export type HostOp = "apply" | "restore";
 
 /**
  * The full program text for one kind and operation. "apply": the engine's runtime and kind part, then
- * `nt_apply_main`. "restore": the engine's restore tree-shaken ({@link compactProgram}: only the functions
+ * `nt_apply_main` (not the verify gate's reader, counters.sh: a plan with `@verify-*` lines needs the engine file). "restore": the engine's restore tree-shaken ({@link compactProgram}: only the functions
  * `nt_restore_main` reaches, without comments and indentation); no -restore child carries it (the installed engine
  * restores, else the fallback of {@link fallbackProgram}, which gives adopted files back itself): the size reference
  * the fallback is measured against (tests, ARCHITECTURE.md "Restore without the host").
@@ -50,7 +50,7 @@ export function hostProgram(kind: HostKind, op: HostOp): string {
  * nt_ix_get and nt_want_ix serve the in-memory index, which only the apply fills: nt_lookup and nt_want call them
  * only when a file is indexed).
  */
-const RESTORE_NEVER = ["nt_rollback", "nt_outcome", "kind_rollback", "nn_apply_directive", "kind_same", "nt_ix_get", "nt_want_ix"];
+const RESTORE_NEVER = ["nt_rollback", "nt_outcome", "kind_rollback", "nn_apply_directive", "kind_same", "nt_ix_get", "nt_want_ix", "nt_gate_directive", "nt_gate_cleanup"];
 /**
  * A restore plan that gives adopted files or rc.local lines back (NetTuning `adopt`, NicQueues `adoptRcLocalLines`):
  * its fallback carries the kind's adoption part ({@link fallbackProgram}).
@@ -352,8 +352,8 @@ export function fallbackProgram(kind: HostKind, adopted = false): string {
 // ---------------------------------------------------------------------------------------------------------------
 // The live read of previews (issue #13; provider/live/read.ts sends it on stdin to `/bin/sh -s live live`).
 
-/** Functions the live read never calls although their names appear in code it runs (none so far: every name it reaches stays). */
-const LIVE_NEVER: string[] = [];
+/** Functions the live read never calls although their names appear in code it runs (the verify gate's clean-up: a live read never soaks). */
+const LIVE_NEVER: string[] = ["nt_gate_cleanup"];
 /** A top-level line that marks where a kind's text starts in the text tree-shaken by {@link liveProgram}. */
 const LIVE_KIND_MARK = ": nt-live-kind";
 /** The number of comment lines {@link liveProgram} starts with. */

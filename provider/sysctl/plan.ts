@@ -27,6 +27,8 @@ export interface SysctlPlanInput {
   adopt?: unknown;
   /** Keys whose values were given as Pulumi secrets (the catalogue's secret keys are secret anyway). */
   secretKeys?: string[];
+  /** The verify gate's plan lines (provider/counters/gate.ts gateDirectives; none without `verify`). */
+  verifyLines?: string[];
 }
 
 export interface SysctlPlan {
@@ -159,6 +161,7 @@ export function planSysctls(input: SysctlPlanInput): SysctlPlan {
   // covers stays out of the plan: it is in the file as the rationale, and plans of earlier versions stay byte for byte.
   const ackKeys = new Set(advice.acknowledged.map((a) => /^(\S+) \(acknowledged\): /.exec(a)?.[1]).filter((k): k is string => k !== undefined));
   for (const k of [...ackKeys].sort()) directives.push(`# acknowledged: ${k}`);
+  directives.push(...(input.verifyLines ?? []));
   return {
     values,
     filePath: `/etc/sysctl.d/${fileName}`,

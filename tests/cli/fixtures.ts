@@ -33,6 +33,7 @@ for (const [name, r] of Object.entries(JSON.parse(cfg.require("resources")))) {
   }
   const res = r.kind === "nic" ? new NicQueues(name, args) : new NetTuning(name, args);
   out[name] = { applied: res.applied, previous: res.previous };
+  if (r.args.verify) out[name].verification = res.verification;
 }
 module.exports = out;
 `;

@@ -159,15 +159,16 @@ describe("GetSchema", () => {
   test("every documented argument and output, with its type and a description", () => {
     const nt = schema.resources["net-tuning:index:NetTuning"];
     const nq = schema.resources["net-tuning:index:NicQueues"];
-    expect(Object.keys(nt.inputProperties).sort()).toEqual(["acknowledge", "adopt", "become", "bootOverride", "connection", "fileName", "livePreview", "persist", "profile", "profiles", "restoreOnDelete", "sysctls"]);
+    expect(Object.keys(nt.inputProperties).sort()).toEqual(["acknowledge", "adopt", "become", "bootOverride", "connection", "fileName", "livePreview", "persist", "profile", "profiles", "restoreOnDelete", "sysctls", "verify"]);
     expect(Object.keys(nq.inputProperties).sort()).toEqual(
-      ["adoptRcLocalLines", "become", "bootOverride", "channels", "coalesce", "connection", "features", "interface", "irqAffinity", "livePreview", "persistence", "preset", "restoreOnDelete", "rings", "rps", "txQueueLength"],
+      ["adoptRcLocalLines", "become", "bootOverride", "channels", "coalesce", "connection", "features", "interface", "irqAffinity", "livePreview", "persistence", "preset", "restoreOnDelete", "rings", "rps", "txQueueLength", "verify"],
     );
     expect(nt.requiredInputs).toEqual(["connection"]);
     expect(nq.requiredInputs.sort()).toEqual(["connection", "interface"]);
-    // endpoint: the non-secret user@host:port of both (issue #33); hostKeyFingerprint: the key the live read was shown (#32)
-    expect(Object.keys(nt.properties).sort()).toEqual(["acknowledged", "applied", "drift", "endpoint", "fileContent", "filePath", "hostKeyFingerprint", "live", "previous", "warnings"]);
-    expect(Object.keys(nq.properties).sort()).toEqual(["applied", "drift", "endpoint", "hostKeyFingerprint", "live", "persistedAs", "previous", "warnings"]);
+    // endpoint: the non-secret user@host:port of both (issue #33); hostKeyFingerprint: the key the live read was shown
+    // (#32); verification: the verify gate's readings and verdict (#34)
+    expect(Object.keys(nt.properties).sort()).toEqual(["acknowledged", "applied", "drift", "endpoint", "fileContent", "filePath", "hostKeyFingerprint", "live", "previous", "verification", "warnings"]);
+    expect(Object.keys(nq.properties).sort()).toEqual(["applied", "drift", "endpoint", "hostKeyFingerprint", "live", "persistedAs", "previous", "verification", "warnings"]);
     for (const r of [nt, nq]) for (const [k, p] of Object.entries<any>({ ...r.inputProperties, ...r.properties })) expect([k, (p.description ?? "").length > 20]).toEqual([k, true]);
     expect(nt.inputProperties.sysctls).toMatchObject({ type: "object", additionalProperties: { $ref: "pulumi.json#/Any" } });
     expect(nt.inputProperties.profile.$ref).toBe("#/types/net-tuning:index:ProfileSpec");
@@ -182,6 +183,11 @@ describe("GetSchema", () => {
     expect(t["net-tuning:index:Persistence"].enum.map((e: any) => e.value).sort()).toEqual(["auto", "none", "rc.local", "systemd"]);
     expect(Object.keys(t["net-tuning:index:ProfileSpec"].properties).sort()).toEqual(["bandwidth", "concurrency", "errorAt", "guard", "memory", "name", "rtt", "warnAt"]);
     expect(Object.keys(t["net-tuning:index:NicCoalesce"].properties)).toHaveLength(22);
+    // the verify gate (issue #34): the argument and the output are named types of the schema
+    expect(nt.inputProperties.verify.$ref).toBe("#/types/net-tuning:index:VerifyArgs");
+    expect(Object.keys(t["net-tuning:index:VerifyArgs"].properties).sort()).toEqual(["maxIncrease", "maxLevel", "soakSeconds"]);
+    expect(t["net-tuning:index:VerifyArgs"].properties.maxIncrease).toMatchObject({ type: "object", additionalProperties: { type: "number" } });
+    expect(nq.properties.verification.$ref).toBe("#/types/net-tuning:index:Verification");
     expect(Object.keys(t["net-tuning:index:ConnectionArgs"].properties)).toEqual(expect.arrayContaining(["host", "port", "user", "privateKey", "proxy"]));
   });
 });

@@ -94,6 +94,7 @@ case ${3:-} in [A-Za-z0-9]*) case $3 in *[!A-Za-z0-9._-]*) NT_TOKEN='' ;; *) NT_
 nt_cleanup() {
   # The flock lock is released by the kernel when fd 9 is closed (also when this process dies).
   if [ "$NT_LOCKED" = 1 ]; then nt_hook_trace leave; exec 9>&-; NT_LOCKED=0; fi
+  [ -z "${NT_SOAKMARK-}${NT_SLEEP-}" ] || nt_gate_cleanup
   set --
   if [ -n "$NT_TMP" ]; then set -- "$NT_TMP"; fi
   case "$NT_INPUT_DIR" in /tmp/net-tuning-in.*) [ "$NT_INPUT_DIR" = "$NT_TMP" ] || set -- "$@" "$NT_INPUT_DIR" ;; esac
@@ -290,6 +291,7 @@ nt_parse_plan() {
           secret) nt_valid_word "$nt_value" || nt_die 5 "invalid @secret key '$nt_value'"; NT_SECRET_KEYS=$NT_SECRET_KEYS$nt_value$NT_NL ;;
           engine) ;; # the -restore plan's first line: read by the restore bootstrap (provider/host/programs.ts)
           generation) case "$nt_value" in ''|*[!A-Za-z0-9-]*) nt_die 5 "invalid generation '$nt_value'" ;; esac; NT_RESTORE_GEN=$nt_value ;;
+          verify-*) nt_gate_directive "$nt_name" "$nt_value" || nt_die 5 "invalid plan line @$nt_name $nt_value" ;;
           *) kind_directive "$nt_name" "$nt_value" || nt_die 5 "unknown plan directive @$nt_name (plan written by a newer pulumi-net-tuning?)" ;;
         esac ;;
       ''|'#'*) ;;
@@ -324,11 +326,16 @@ nt_lock() {
   # A failing redirection of the special builtin exec ends dash without a word: try it on a regular builtin first.
   true 2>/dev/null >>"$NT_LOCKFILE" || nt_die 1 "cannot open the lock file $NT_LOCKFILE on $NT_HOSTNAME"
   exec 9>>"$NT_LOCKFILE"
-  nt_i=0
+  nt_i=0; nt_max=120
   until flock -n 9 2>/dev/null; do
     nt_i=$((nt_i + 1))
-    if [ "$nt_i" -gt 120 ]; then
-      nt_msg "another pulumi-net-tuning run holds $NT_LOCKFILE on $NT_HOSTNAME for more than 60 s; nothing was changed: retry later"
+    # a holder soaking (verify gate) holds the lock for its soak: wait for it too, once, while that run lives
+    if [ "$nt_i" -gt "$nt_max" ] && [ "$nt_max" = 120 ] && { read -r nt_sp nt_ss < /run/pulumi-net-tuning.soak; } 2>/dev/null &&
+      [ -d "/proc/$nt_sp" ]; then
+      case $nt_ss in [1-9] | [1-9][0-9] | [1-9][0-9][0-9]) nt_max=$((nt_max + 2 * nt_ss)) ;; esac
+    fi
+    if [ "$nt_i" -gt "$nt_max" ]; then
+      nt_msg "another pulumi-net-tuning run holds $NT_LOCKFILE on $NT_HOSTNAME for more than $((nt_max / 2)) s; nothing was changed: retry later"
       nt_cleanup
       exit 4
     fi
@@ -723,7 +730,7 @@ nt_rollback() {
     fi
     if ! kind_set "$nt_k" "$nt_v"; then NT_UNDO_FAILED="$NT_UNDO_FAILED $nt_k (wanted '$nt_v' back: $NT_ERR);"; continue; fi
     kind_expect "$nt_k" "$nt_v"
-    if kind_get "$nt_k" && nt_same "$NT_EXPECT" "$NT_GOT" "$nt_k"; then :; else
+    if kind_get "$nt_k" && nt_same "$NT_EXPECT" "$NT_GOT" "$nt_k"; then NT_UNDONE="${NT_UNDONE-} $nt_k = '$nt_v',"; else
       NT_UNDO_FAILED="$NT_UNDO_FAILED $nt_k (wanted '$nt_v' back, reads '$NT_GOT');"
     fi
   done; IFS=$nt_ifs; set +f
@@ -842,6 +849,134 @@ nt_new_generation() {
   case "$NT_GEN" in ''|*[!A-Za-z0-9-]*) NT_GEN="g$$-$(date +%s 2>/dev/null)" ;; *-*-*-*-*) NT_GEN=${NT_GEN%-*-*} ;; esac
 }
 
+# ---------------------------------------------------------------------------------------- verify gate (issue #34)
+# Plan lines "@verify-soak SECONDS" (1..900) and "@verify-max-increase NAME LIMIT" / "@verify-max-level NAME LIMIT"
+# (NAME as the host reads it: provider/counters/gate.ts). The names are read before the first change (preflight: a
+# name this host cannot read is a problem, nothing changes), right after the change (a counter the change reset, such
+# as a NIC's statistics after a channel change, is measured from there), and after the soak, before any file is
+# committed: a limit exceeded rolls back every change of the run (nt_die) and the message holds the table.
+# Readings: one awk per reading (provider/host/sh/counters.sh), `ethtool -S` per gated interface, one sleep.
+nt_gate_directive() { # NAME VALUE; 1 when malformed
+  case $1 in
+    verify-soak)
+      case $2 in [1-9] | [1-9][0-9] | [1-9][0-9][0-9]) [ "$2" -le 900 ] || return 1 ;; *) return 1 ;; esac
+      NT_GATE_SOAK=$2 ;;
+    verify-max-increase | verify-max-level)
+      ntg_n=${2%% *}; ntg_l=${2#* }
+      case $ntg_n in '' | *[!A-Za-z0-9_.:@-]*) return 1 ;; esac
+      case $ntg_l in '' | .* | *. | *[!0-9.]* | *.*.*) return 1 ;; esac
+      case "$NT_NL$NT_GATE_SPEC" in *"$NT_NL$ntg_n$NT_TAB"*) return 1 ;; esac
+      nt_counter_files "$ntg_n" || return 1
+      # shellcheck disable=SC2153 # NT_CF is set by nt_counter_files (counters.sh, generated)
+      for ntg_f in $NT_CF; do case " $NT_GATE_FILES " in *" $ntg_f "*) ;; *) NT_GATE_FILES="$NT_GATE_FILES $ntg_f" ;; esac; done
+      case $ntg_n in ethtool.*.?*)
+        ntg_i=${ntg_n#ethtool.}; ntg_i=${ntg_i%%.*}
+        case " $NT_GATE_IFS " in *" $ntg_i "*) ;; *) NT_GATE_IFS="$NT_GATE_IFS $ntg_i" ;; esac ;;
+        ethtool.*) return 1 ;;
+      esac
+      ntg_c=increase; [ "$1" = verify-max-level ] && ntg_c=level
+      NT_GATE_SPEC=$NT_GATE_SPEC$ntg_n$NT_TAB$ntg_c$NT_TAB$ntg_l$NT_NL ;;
+    *) return 1 ;;
+  esac
+}
+nt_gate_read() { # before|post|after: NT_GR = the extractor's lines
+  set -- -v phase="$1" -v spec="$NT_TMP/gate.spec" -v before="$NT_TMP/gate.before" -v post="$NT_TMP/gate.post" "$NT_COUNTERS_AWK" "$NT_TMP/gate.spec"
+  [ "$2" = phase=after ] && set -- "$@" "$NT_TMP/gate.before" "$NT_TMP/gate.post"
+  for ntg_f in $NT_GATE_FILES; do [ -r "$ntg_f" ] && set -- "$@" "$ntg_f"; done
+  if [ -n "$NT_GATE_IFS" ]; then
+    NT_GR=$(for ntg_i in $NT_GATE_IFS; do printf '@@counters ethtool %s\n' "$ntg_i"; ethtool -S "$ntg_i" 2>/dev/null; done | awk "$@" -)
+  else
+    NT_GR=$(awk "$@")
+  fi
+}
+# nt_gate_values PHASE: the "v" lines of NT_GR into $NT_TMP/gate.PHASE (name<TAB>value); NT_GM = the "m" lines' names
+# with their close names, "; "-separated
+nt_gate_values() {
+  ntg_v=''; NT_GM=''
+  nt_ifs=$IFS; IFS=$NT_NL; set -f
+  for ntg_l in $NT_GR; do IFS=$nt_ifs; set +f
+    case $ntg_l in
+      v"$NT_TAB"*) ntg_v=$ntg_v${ntg_l#v"$NT_TAB"}$NT_NL ;;
+      m"$NT_TAB"*) ntg_l=${ntg_l#m"$NT_TAB"}; ntg_n=${ntg_l%%"$NT_TAB"*}; ntg_c=${ntg_l#*"$NT_TAB"}
+        nt_counter_files "$ntg_n"
+        case $ntg_n in
+          ethtool.*) ntg_i=${ntg_n#ethtool.}; ntg_i=${ntg_i%%.*}; ntg_w="\`ethtool -S $ntg_i\` lists no such statistic (the driver's names differ${NT_GATE_IFS:+; is ethtool installed?})" ;;
+          *) ntg_w="not in $NT_CF of this kernel ($(uname -r))" ;;
+        esac
+        NT_GM="$NT_GM $ntg_n cannot be read on $NT_HOSTNAME: $ntg_w${ntg_c:+; close names here: $ntg_c};" ;;
+    esac
+  done; IFS=$nt_ifs; set +f
+  printf '%s' "$ntg_v" > "$NT_TMP/gate.$1" || nt_tmp_full
+}
+nt_gate_before() {
+  printf '%s' "$NT_GATE_SPEC" > "$NT_TMP/gate.spec" || nt_tmp_full "; nothing was changed"
+  nt_gate_read before
+  nt_gate_values before
+  [ -z "$NT_GM" ] || nt_problem "verify:${NT_GM%;}. Fix: name what this host has (pulumi-net-tuning audit lists every counter it reads), or drop the name from verify"
+}
+nt_gate_soak() {
+  NT_GATE_REPORT="verify${NT_TAB}soak$NT_TAB$NT_GATE_SOAK$NT_NL"
+  if [ -z "$NT_CHANGED" ]; then
+    # nothing changed on the host: nothing to soak, nothing to roll back
+    NT_GATE_REPORT="verify${NT_TAB}soak${NT_TAB}0${NT_NL}verify${NT_TAB}verdict${NT_TAB}skipped$NT_NL"
+    nt_ifs=$IFS; IFS=$NT_NL; set -f
+    for ntg_l in $NT_GATE_SPEC; do IFS=$nt_ifs; set +f
+      ntg_n=${ntg_l%%"$NT_TAB"*}; ntg_c=${ntg_l#*"$NT_TAB"}; ntg_m=${ntg_c#*"$NT_TAB"}; ntg_c=${ntg_c%%"$NT_TAB"*}
+      nt_lookup "$NT_TMP/gate.before" "$ntg_n"
+      NT_GATE_REPORT="${NT_GATE_REPORT}verify${NT_TAB}r$NT_TAB$ntg_n$NT_TAB$ntg_c$NT_TAB$NT_FOUND$NT_TAB$NT_FOUND$NT_TAB-$NT_TAB$ntg_m$NT_TAB-${NT_TAB}ok$NT_NL"
+    done; IFS=$nt_ifs; set +f
+    return 0
+  fi
+  nt_gate_read post
+  nt_gate_values post
+  # lock waiters wait for the soak too (nt_lock); removed by nt_cleanup
+  printf '%s %s\n' "$$" "$NT_GATE_SOAK" > /run/pulumi-net-tuning.soak 2>/dev/null && NT_SOAKMARK=/run/pulumi-net-tuning.soak
+  # in the background and waited for: a TERM or INT interrupts the wait at once (and rolls back), not after the sleep
+  sleep "$NT_GATE_SOAK" &
+  NT_SLEEP=$!
+  wait "$NT_SLEEP"
+  NT_SLEEP=''
+  nt_gate_read after
+  ntg_bad=''
+  nt_ifs=$IFS; IFS=$NT_NL; set -f
+  for ntg_l in $NT_GR; do IFS=$nt_ifs; set +f
+    case $ntg_l in r"$NT_TAB"*"${NT_TAB}exceeded") ntg_bad=1 ;; r"$NT_TAB"*) ;; *) continue ;; esac
+    NT_GATE_REPORT="${NT_GATE_REPORT}verify$NT_TAB$ntg_l$NT_NL"
+  done; IFS=$nt_ifs; set +f
+  if [ -z "$ntg_bad" ]; then NT_GATE_REPORT="${NT_GATE_REPORT}verify${NT_TAB}verdict${NT_TAB}pass$NT_NL"; return 0; fi
+  nt_gate_fail
+}
+# The gate's verdict "exceeded" (the failure path only: its printf substitutions fork): a table of every name, then the
+# rollback of every change of the run, as nt_die does, naming what it put back (each read back); no file was committed.
+nt_gate_fail() {
+  ntg_bad=''; ntg_t=''
+  nt_ifs=$IFS; IFS=$NT_NL; set -f
+  for ntg_l in $NT_GR; do IFS=$nt_ifs; set +f
+    case $ntg_l in r"$NT_TAB"*) ;; *) continue ;; esac
+    # r name class before post after limit change verdict (no empty field: awk prints "-")
+    IFS=$NT_TAB
+    # shellcheck disable=SC2086 # split on tabs on purpose (globbing is off)
+    set -- $ntg_l
+    IFS=$nt_ifs
+    if [ "$3" = level ]; then ntg_m=$7; ntg_w="is at $6 (limit $7)"; else ntg_m=+$7; ntg_w="rose by $8 (limit +$7)"; fi
+    [ "$6" = - ] && ntg_w="could not be read after the change"
+    [ "$3" != level ] && [ "$5" != "$4" ] && [ "$6" != - ] && ntg_w="$ntg_w, counted from $5 (reset by the change)"
+    ntg_t="$ntg_t$NT_NL$(printf '  %-32s %14s %14s %14s  %s' "$2" "$4" "$6" "$ntg_m" "$9")"
+    [ "$9" = exceeded ] && ntg_bad="$ntg_bad $2 $ntg_w;"
+  done; IFS=$nt_ifs; set +f
+  nt_rollback
+  nt_outcome
+  [ -n "$NT_UNDO_FAILED" ] || NT_OUTCOME="the change was rolled back on $NT_HOSTNAME:${NT_UNDONE%,} (each read back); nothing was persisted (no file written, the journal as before)"
+  nt_msg "verify gate failed on $NT_HOSTNAME after a soak of $NT_GATE_SOAK s:${ntg_bad%;}$NT_NL$(printf '  %-32s %14s %14s %14s  %s' name before after limit verdict)$ntg_t$NT_NL$NT_OUTCOME"
+  nt_cleanup
+  exit 1
+}
+nt_gate_cleanup() { # the soak's sleep (interrupted) and lock marker
+  [ -z "$NT_SLEEP" ] || kill "$NT_SLEEP" 2>/dev/null
+  [ -z "$NT_SOAKMARK" ] || rm -f "$NT_SOAKMARK"
+  NT_SLEEP='' NT_SOAKMARK=''
+}
+
 # ---------------------------------------------------------------------------------------- apply
 # One setting: change only if it differs, then read it back. Records the change for rollback first.
 nt_apply_one() { # KEY VALUE LIVE
@@ -920,9 +1055,15 @@ nt_snapshot() {
 }
 
 nt_apply_main() {
+  # The verify gate (issue #34), from "@verify-*" plan lines (nt_gate_directive; empty: no gate, nothing of it runs):
+  # SPEC "name<TAB>increase|level<TAB>limit" lines, FILES the sources awk reads (counters.sh nt_counter_files), IFS
+  # the interfaces whose `ethtool -S` is read, REPORT the report's "verify" lines; NT_UNDONE what a rollback put back
+  # (read back); NT_SLEEP the soak's sleep while it runs; NT_SOAKMARK /run/pulumi-net-tuning.soak while this run soaks.
+  NT_GATE_SPEC='' NT_GATE_SOAK='' NT_GATE_FILES='' NT_GATE_IFS='' NT_GATE_REPORT='' NT_UNDONE='' NT_SLEEP='' NT_SOAKMARK=''
   nt_init
   nt_index desired # empty here, kept in step by nt_want while the plan is read (no read of the file)
   nt_read_stdin framed
+  [ -z "$NT_GATE_SPEC$NT_GATE_SOAK" ] || { [ -n "$NT_GATE_SPEC" ] && [ -n "$NT_GATE_SOAK" ]; } || nt_die 5 "a verify gate needs @verify-soak and a limit"
   nt_index readback # the read-back forms (sysctl @readback lines; final once the plan is read)
   nt_lock
   NT_PHASE=preflight
@@ -953,6 +1094,7 @@ nt_apply_main() {
   nt_secret_collect
   kind_preflight
   nt_check_owners
+  [ -z "$NT_GATE_SPEC" ] || nt_gate_before # the first reading: before the first change, its names checked with the rest
   nt_problems_exit
   [ "$NT_BATCH" = 1 ] || { nt_snapshot; nt_secret_collect; }
   # final from here on; desired is indexed again only when a kind appended to it itself (nt_index_drop)
@@ -1034,6 +1176,7 @@ nt_apply_main() {
   done; IFS=$nt_ifs; set +f
   printf '%s' "$nt_jt" >> "$NT_TMP/journal.final" || nt_tmp_full
   nt_verify_batch
+  [ -z "$NT_GATE_SPEC" ] || nt_gate_soak # before the commit: a failed gate rolls back runtime values only
   nt_commit_files
   NT_JHEAD=$NT_GEN # the commit: this generation owns the machine from here on
   nt_journal_write "$NT_TMP/journal.final" "$NT_TMP/arts.new" "after the commit" lines
@@ -1091,6 +1234,7 @@ nt_report_body() {
     nt_norm "$nt_v"; printf 'previous\t%s\t%s\n' "$nt_k" "$NT_NORM"
   done; IFS=$nt_ifs; set +f
   while IFS= read -r nt_w; do printf 'warning\t%s\n' "$nt_w"; done < "$NT_TMP/warnings"
+  [ -z "$NT_GATE_REPORT" ] || printf '%s' "$NT_GATE_REPORT"
   if command -v kind_report >/dev/null 2>&1; then kind_report; fi
   printf 'end\n'
 }
