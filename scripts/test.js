@@ -5,7 +5,7 @@
  *   lane 2: the VM files listed in LANE2_VM (each boots its own qemu guest; one vCPU each by default), then the
  *           real-CLI project (tests/cli: the real `pulumi` CLI against lab hosts of its own).
  * The VM tier is mostly one TCG guest waiting on itself, the lab tier mostly ssh round trips: side by side on two
- * cores the whole run takes about half the serial time (README, "How it is verified", for the figures).
+ * cores the whole run takes about half the serial time (docs/internals.md, "Test and CI timings", for the figures).
  * The lanes share nothing a test writes: the lab hosts exist only in lane 1, every guest has its own overlay, run
  * directory and free port, and the image builds take a per-suite lock (testkit/vm/build-image.sh).
  *
@@ -21,7 +21,7 @@ const path = require("path");
 
 const root = path.resolve(__dirname, "..");
 const jestBin = require.resolve("jest/bin/jest", { paths: [root] });
-// Balanced on recorded file times (README): lane 2 ≈ 26 min of the ≈ 52 serial minutes.
+// Balanced on recorded file times (docs/internals.md): lane 2 ≈ 26 min of the ≈ 52 serial minutes.
 const LANE2_VM = ["tests/vm/nicQueues.vm.test.ts", "tests/vm/adopt.vm.test.ts", "tests/vm/trixie.vm.test.ts", "tests/vm/vm.test.ts"];
 
 const args = process.argv.slice(2);

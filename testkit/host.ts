@@ -131,7 +131,7 @@ const TEST_HOOKS = "/etc/pulumi-net-tuning-test-hooks";
 
 /**
  * Where the engine is delivered: CopyToRemote's staged copies and the installed engine. A create refused by the host
- * leaves them (the copy ran first and Pulumi keeps it in state; README "Rollback"), so by default a snapshot leaves
+ * leaves them (the copy ran first and Pulumi keeps it in state; docs/operations.md "Rollback"), so by default a snapshot leaves
  * them out; `{ delivery: true }` includes them (tests/engine checks that a destroy removes them).
  */
 const DELIVERY = ["/usr/local/lib/pulumi-net-tuning", "/var/lib/pulumi-net-tuning/incoming"];

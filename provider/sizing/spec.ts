@@ -92,7 +92,7 @@ function resolveOne(value: unknown, path: string, problems: string[]): SysctlPro
 /**
  * `profile` and `profiles` of NetTuning → one profile (several are combined), or problems.
  * Each may be a {@link ProfileSpec} or a profile returned by a helper. `overridden`: the keys of the resource's own
- * `sysctls`, which override every profile: two profiles that disagree on one of them are no conflict (the README's
+ * `sysctls`, which override every profile: two profiles that disagree on one of them are no conflict (the docs'
  * advice for a conflict: set the key in `sysctls`).
  */
 export function resolveProfiles(profile: unknown, profiles: unknown, overridden: Iterable<string> = []): { profile?: SysctlProfile; problems: string[] } {

@@ -279,7 +279,7 @@ describe.each<["engine" | "fallback", "missing" | "failing"]>([
 
 // A journalled key whose file exists but cannot be read (stand-in: net.ipv4.route.flush, mode 0200 in /proc/sys, put
 // into the journal by hand): the engine took it for gone ("no longer exists"), dropped its original and removed the
-// journal; both tiers now fail that key and keep the journal for a retry, as the README says (review 7 L2).
+// journal; both tiers now fail that key and keep the journal for a retry, as docs/operations.md says (review 7 L2).
 test.each(["engine", "fallback"] as const)("%s: a journalled key that exists but cannot be read fails the delete, journal kept; the retry restores", async (tier) => {
   const host = lab.hosts[0];
   const o = await sysctl(host, SOMAXCONN);

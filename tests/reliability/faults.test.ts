@@ -378,7 +378,7 @@ test("a lock file that cannot be opened: exit 1 naming it, nothing changed (dash
   } finally {
     await sh(host, "rmdir /run/pulumi-net-tuning.lock; mv /run/pulumi-net-tuning.lock.saved /run/pulumi-net-tuning.lock 2>/dev/null; true");
   }
-  // a failed first apply keeps its staged copy and installed engine (README: rollback limits); nothing else changed
+  // a failed first apply keeps its staged copy and installed engine (docs/operations.md, "Rollback: what it guarantees, and where it stops"); nothing else changed
   const strip = (t: string) => t.replace(/^\/(var\/lib|usr\/local\/lib)\/pulumi-net-tuning[^\n]*\n/gm, "");
   expect(strip(await snapshot(host))).toBe(strip(before));
   if (!/^\/usr\/local\/lib\/pulumi-net-tuning/m.test(before)) await host.exec("rm -rf /var/lib/pulumi-net-tuning /usr/local/lib/pulumi-net-tuning");

@@ -3,7 +3,7 @@
  * `kill-after-step k` SIGKILLs it right after step k. For k = 1..N of a 40-key NetTuning create and of a NicQueues
  * create (systemd persistence): the failed create stores nothing, the next `up` runs at once (no lock left behind:
  * flock dies with its holder), converges, reports the TRUE first originals, and `destroy` restores them (snapshot
- * byte-identical). The step table is printed (console.log) and recorded in README "Reliability".
+ * byte-identical). The step table is printed (console.log) and recorded in docs/internals.md "Reliability".
  */
 import { Stack } from "../../testkit/harness";
 import type { LabHost } from "../../testkit/lab";

@@ -5,7 +5,7 @@
  * apply owns this machine". Each test: create at port 22, the move to port 2222 (other values) SIGKILLed after step
  * k (lab hook kill-after-step), then destroy (the old resource is the only one in state) → the true originals, the
  * host byte-identical (snapshot), by the installed engine and by the fallback program. A create killed after its
- * commit is the documented case (README "Reliability"): `up` again, then destroy restores.
+ * commit is the documented case (docs/internals.md "Reliability"): `up` again, then destroy restores.
  */
 import { Stack, UpResult } from "../../testkit/harness";
 import type { LabHost } from "../../testkit/lab";

@@ -80,7 +80,7 @@ test("a small adopted file stays in state, gzip'd, no warning; on a host without
   expect(gz.warnings.filter((w) => w.includes("kept only in the host's journal"))).toEqual([]);
   // no gzip on the host: nothing compressed, the adopting fallback program alone is 7.9 KB: the record stays, the
   // bytes are journal-only and the warning says so. Even so the plain stdin is over 8 KiB (8,430 B): the documented
-  // exception for hosts without gzip (README "State and sizes"), which no fitting can avoid
+  // exception for hosts without gzip (ARCHITECTURE.md "State per host"), which no fitting can avoid
   const plain = await run([["/etc/sysctl.d/99-hk-net-tuning.conf", "file", small]], "base64");
   expect(Buffer.byteLength(plain.stdin)).toBeGreaterThan(STRING_INPUT_MAX);
   expect(Buffer.byteLength(plain.stdin)).toBeLessThan(8600);
