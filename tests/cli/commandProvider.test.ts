@@ -18,14 +18,14 @@ useLab("cli", 1, async (hs) => {
 });
 
 // every entry of the config `cmds` a command:remote:Command of those inputs, registered as a custom resource would
-// be by any SDK: the connection plain (its key a secret), no options but the provider version
+// be by any SDK: the connection plain (its key a secret), no options but the provider version and the entry's `opts`
 const PROGRAM = `"use strict";
 const pulumi = require("@pulumi/pulumi");
 const cfg = new pulumi.Config();
 const connection = { host: cfg.require("host"), port: cfg.requireNumber("port"), user: cfg.require("user"), privateKey: cfg.requireSecret("privateKey") };
 const out = {};
-for (const [name, a] of Object.entries(JSON.parse(cfg.require("cmds")))) {
-  const r = new pulumi.CustomResource("command:remote:Command", name, { connection, ...a, stdout: undefined, stderr: undefined }, { version: "1.2.1" });
+for (const [name, { opts, ...a }] of Object.entries(JSON.parse(cfg.require("cmds")))) {
+  const r = new pulumi.CustomResource("command:remote:Command", name, { connection, ...a, stdout: undefined, stderr: undefined }, { version: "1.2.1", ...opts });
   out[name] = { stdout: r.stdout, stderr: r.stderr };
 }
 module.exports = out;
@@ -104,6 +104,37 @@ describe(`pulumi-resource-command's own rules, real pulumi CLI + ${providerLabel
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/~ 1 updated/);
     expect((await commands()).ok.outputs?.stdout).toBe("updated");
+  });
+
+  test("customTimeouts does not bound a run: a command stalled on the host (SIGSTOP) outlives a 5 s create timeout, and succeeds once resumed", async () => {
+    // The engine sends the timeout in the CreateRequest; pulumi-go-provider's infer turns it into a context deadline,
+    // but pulumi-command's session.Run never looks at the context (testkit/cli/README.md, "customTimeouts").
+    await host.exec("rm -f /run/nt-stall.pid");
+    const stall = "echo started; echo $$ > /run/nt-stall.pid; kill -STOP $$; echo resumed";
+    const ok = { ...OK, create: "echo newout", update: "echo updated", triggers: [2] }; // as the test before left it
+    await declare({ ok, stall: { create: stall, delete: "true", opts: { customTimeouts: { create: "5s" } } } });
+    const t0 = Date.now();
+    let settled = false;
+    const running = p.up({ skipPreview: true }).finally(() => (settled = true));
+    let pid = "";
+    while (!pid && Date.now() - t0 < 120_000) {
+      await new Promise((r) => setTimeout(r, 500));
+      pid = (await host.exec("cat /run/nt-stall.pid 2>/dev/null")).stdout.trim();
+    }
+    expect(pid).toMatch(/^\d+$/);
+    const stalledAt = Date.now();
+    await new Promise((r) => setTimeout(r, 25_000)); // 5 times the timeout
+    expect(settled).toBe(false);
+    expect((await host.exec(`ps -o stat= -p ${pid}`)).stdout.trim()).toMatch(/^T/);
+    await host.exec(`kill -CONT ${pid}`);
+    const up = await running;
+    expect(up.code === 0 ? "" : explain(up)).toBe("");
+    expect(Date.now() - stalledAt).toBeGreaterThan(25_000);
+    const rs = await commands();
+    expect(rs.stall.outputs?.stdout).toBe("started\nresumed");
+    expect((rs.stall as { customTimeouts?: unknown }).customTimeouts).toEqual({ create: 5 }); // stored, sent, not enforced
+    await declare({ ok });
+    expect((await p.up({ skipPreview: true })).code).toBe(0);
   });
 
   test("a failing delete fails the destroy and keeps the resource", async () => {
