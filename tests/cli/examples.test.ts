@@ -328,7 +328,7 @@ describe(`examples as installed projects, real pulumi CLI + ${providerLabel()}`,
     p.remove();
   });
 
-  test("yaml-quickstart: its Pulumi.yaml as it is (packages: pinned) under pulumi-language-yaml; preview --diff plans both components, changes nothing", async () => {
+  test("yaml-quickstart: its Pulumi.yaml as it is (packages: pinned) under pulumi-language-yaml; preview --diff shows both components and refuses the throughput preset's rings on a veth, changes nothing", async () => {
     // the component provider from this checkout, attached as tests/cli/yaml.test.ts does (`pulumi package add` needs
     // pulumi-language-nodejs, which the suite does not have)
     const plugin = await startComponentPlugin();
@@ -343,14 +343,20 @@ describe(`examples as installed projects, real pulumi CLI + ${providerLabel()}`,
       const keys = ["net.ipv4.tcp_max_syn_backlog", "net.ipv4.tcp_wmem"];
       const originals = await values(host, keys);
       const txq = await txQueueLength(host);
+      const said = (await host.exec(`ethtool -g ${host.iface} 2>&1 >/dev/null; true`)).stdout.replace(/\n/g, " ").replace(/ +$/, "");
       await sessionsOn(host);
       const pv = await p.cli(["preview", "--diff", "--non-interactive", "--stack", p.stack], undefined, 300_000, plugin.env);
-      expect([pv.code, explain(pv)]).toEqual([0, expect.any(String)]);
+      // the throughput preset sets rings to "max": a lab host's veth has no ring parameters (ethtool -g fails), so the
+      // live read makes the preview fail as `up` would, in the host preflight's words (issue #32 item 11)
+      expect([pv.code, explain(pv)]).toEqual([1, expect.any(String)]);
       const out = pv.stdout + pv.stderr;
-      expect(creates(out)).toEqual({
-        "pulumi:pulumi:Stack": 1, "net-tuning:index:NetTuning": 1, "net-tuning:index:NicQueues": 1, "command:remote:CopyToRemote": 1, "command:remote:Command": 4,
-      });
-      expect(out).toMatch(/\+ 8 to create/);
+      expect(out).toContain(
+        `error: net-tuning:index:NicQueues resource 'quickstart-nic' has a problem: NicQueues "quickstart-nic": 1 invalid input:\n` +
+          `  - rings cannot be changed: ${host.iface} (driver veth) does not support ring parameters (ethtool -g ${host.iface} says: ${said}); remove rings`,
+      );
+      // (Not asserted, as it is not what should happen: through the component provider, the CLI also reports this
+      // same error against the NetTuning "quickstart", and neither resource registers children. Seen first here; a
+      // program with two refused resources under the Node.js host reports each against its own resource.)
       expect(out).toMatch(new RegExp(`NetTuning "quickstart" on ${esc(host.address)}:22: \\d+ of 6 settings will change`));
       if (originals["net.ipv4.tcp_max_syn_backlog"] !== "8192") expect(out).toContain(`net.ipv4.tcp_max_syn_backlog: ${originals["net.ipv4.tcp_max_syn_backlog"]} → 8192`);
       expect(out).toContain(`net.ipv4.tcp_wmem: ${originals["net.ipv4.tcp_wmem"]} → 4096 65536 16777216`);
