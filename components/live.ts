@@ -13,8 +13,7 @@ import {
 import type { ConnectionInput } from "./common";
 import { deploymentKey } from "./deployment";
 import { absenceHint, isHostWide, moduleOf } from "../provider/sysctl/catalogue";
-import { keysAbsentRefusal, NIC_LIMIT_GROUPS, NicLimitGroup, nicLimitRefusal } from "../provider/host/messages";
-import { NIC_GROUP_SPECS, settingsOf } from "../provider/nic/spec";
+import { keysAbsentRefusal, nicRefusals } from "../provider/host/messages";
 import { inputError } from "./validation";
 import { planSum } from "../provider/host/programs";
 
@@ -298,7 +297,7 @@ async function liveReadUnsafe(
     logChecksLater(parent, resource);
     return { ...none("failed", reason), ...fp };
   }
-  const refused = kind === "sysctl" ? missingKeys(plan.value, section) : nicLimits(plan.value, section);
+  const refused = kind === "sysctl" ? missingKeys(plan.value, section) : nicRefusals(plan.value, section);
   const drift: DriftItem[] = driftOf(section);
   const shown = renderLive(resource, host, compareLive(plan.value, section), drift, section.recordState, { redact });
   void pulumi.log.info(shown.info, parent);
@@ -346,30 +345,6 @@ function missingKeys(declared: Record<string, string>, section: LiveSection): st
   const absent = Object.keys(declared).filter((k) => section.missing.includes(k) && moduleOf(k, declared[k]) === undefined);
   if (absent.length === 0) return [];
   return [keysAbsentRefusal(absent, absenceHint, isHostWide, section.host.kernel ?? "?", section.host.netns === "1")];
-}
-
-/**
- * The host preflight's refusals of declared rings and channels (nic.sh nn_check_limits), in its words: a value above
- * the driver's pre-set maximum (a declared "max" never is), or a ring or channel the driver does not report. Only
- * where the read found the maximum (`ethtool -g`/`-l` answered); the rest is left to the host.
- */
-function nicLimits(declared: Record<string, string>, section: LiveSection): string[] {
-  const out: string[] = [];
-  for (const group of Object.keys(NIC_LIMIT_GROUPS) as NicLimitGroup[]) {
-    const g = NIC_LIMIT_GROUPS[group];
-    const settings = settingsOf(NIC_GROUP_SPECS[g.arg].group);
-    for (const key of Object.keys(declared).sort()) {
-      const m = /^([^/]+)\/([a-z]+)\.(.+)$/.exec(key);
-      if (!m || m[2] !== group || section.maxima[key] === undefined) continue;
-      const [, iface, , name] = m;
-      const arg = settings.find((x) => x.ethtool === name)?.arg ?? name;
-      const r = nicLimitRefusal(group, `${g.arg}.${arg}`, name, iface, declared[key], {
-        cur: section.values[key] ?? "", max: section.maxima[key], driver: section.drivers[iface] ?? "unknown",
-      });
-      if (r) out.push(r);
-    }
-  }
-  return out;
 }
 
 /**

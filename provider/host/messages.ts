@@ -74,6 +74,143 @@ export function nicLimitRefusal(group: NicLimitGroup, setting: string, name: str
   return LIMIT_EXCEEDED.text({ setting, value: declared, iface, max: f.max, driver: f.driver, option: g.option, orMax: g.acceptsMax ? OR_MAX : "" });
 }
 
+// ------------------------------------------------------------------------------------ NIC features (ethtool -k)
+
+/** `ethtool -k` fails on the interface: no feature can be checked. */
+export const FEATURES_UNREADABLE = message(
+  { fn: "nn_msg_features_unreadable", variable: "NN_MSG", doc: "IF SAID" },
+  ["iface", "said"] as const,
+  (a) => `features cannot be read on ${a.iface} (ethtool -k ${a.iface} says: ${a.said})`,
+);
+
+/** A declared feature `ethtool -k` does not list for this interface. */
+export const FEATURE_ABSENT = message(
+  { fn: "nn_msg_feature_absent", variable: "NN_MSG", doc: "NAME IF DRIVER" },
+  ["name", "iface", "driver"] as const,
+  (a) => `features: ${a.name} does not exist on ${a.iface} (driver ${a.driver}; ethtool -k ${a.iface} lists the features); check the name`,
+);
+
+/** A declared feature that is `[fixed]` at the other value. */
+export const FEATURE_FIXED = message(
+  { fn: "nn_msg_feature_fixed", variable: "NN_MSG", doc: "NAME CURRENT IF DRIVER WANTED" },
+  ["name", "cur", "iface", "driver", "want"] as const,
+  (a) => `features: ${a.name} is [fixed] ${a.cur} on ${a.iface} (driver ${a.driver}): it cannot be turned ${a.want}; remove it`,
+);
+
+// ------------------------------------------------------------------------------- NIC coalescing (ethtool -c)
+
+/** `ethtool -c` fails on the interface (a veth has no interrupt coalescing). */
+export const COALESCE_UNSUPPORTED = message(
+  { fn: "nn_msg_coalesce_none", variable: "NN_MSG", doc: "IF DRIVER SAID" },
+  ["iface", "driver", "said"] as const,
+  (a) => `coalesce: interrupt coalescing is not supported by ${a.iface} (driver ${a.driver}; ethtool -c ${a.iface} says: ${a.said}); remove coalesce`,
+);
+
+/** A declared coalescing parameter `ethtool -c` shows as "n/a" or not at all ("absent"). */
+export const COALESCE_FIELD_UNSUPPORTED = message(
+  { fn: "nn_msg_coalesce_nofield", variable: "NN_MSG", doc: "SETTING NAME IF DRIVER SHOWN" },
+  ["setting", "name", "iface", "driver", "shown"] as const,
+  (a) => `${a.setting} (${a.name}) is not supported by ${a.iface} (driver ${a.driver}; ethtool -c ${a.iface} shows it as ${a.shown}); remove it`,
+);
+
+/** A declared value a driver is known to refuse (the kernel's e1000_set_coalesce / igb_set_coalesce). */
+export const COALESCE_DRIVER_REFUSES = message(
+  { fn: "nn_msg_coalesce_range", variable: "NN_MSG", doc: "SETTING VALUE DRIVER IF ACCEPTS" },
+  ["setting", "value", "driver", "iface", "accepts"] as const,
+  (a) => `${a.setting} ${a.value} is refused by the ${a.driver} driver of ${a.iface}: it accepts ${a.accepts}; use 10 or more`,
+);
+
+/**
+ * Known driver ranges, so the change fails before anything changes rather than half-way: the values of `params` the
+ * driver refuses (inclusive ranges, `hi` undefined = no upper end) and what it accepts. e1000e refuses 2, 5-9 and
+ * > 10000 (verified on the VM tier's e1000e); igb refuses 2, 4-9 and > 10000. 0 = off, 1 and 3 = dynamic modes,
+ * e1000e's 4 = simplified dynamic.
+ */
+export const COALESCE_DRIVER_RANGES: Readonly<Record<string, { params: readonly string[]; refused: readonly (readonly [number, number?])[]; accepts: string }>> = {
+  e1000e: { params: ["rx-usecs", "tx-usecs"], refused: [[2, 2], [5, 9], [10001]], accepts: "0, 1, 3, 4 (0 off, 1, 3 and 4 dynamic modes) or 10-10000 microseconds" },
+  igb: { params: ["rx-usecs", "tx-usecs"], refused: [[2, 2], [4, 9], [10001]], accepts: "0, 1, 3 (0 off, 1 and 3 dynamic modes) or 10-10000 microseconds" },
+};
+
+/** What `driver` accepts when it refuses `value` for the coalescing parameter `name`, else undefined. */
+export function coalesceDriverRefuses(driver: string, name: string, value: string): string | undefined {
+  const r = COALESCE_DRIVER_RANGES[driver];
+  if (!r || !r.params.includes(name) || !/^\d+$/.test(value)) return undefined;
+  const v = Number(value);
+  return r.refused.some(([lo, hi]) => v >= lo && (hi === undefined || v <= hi)) ? r.accepts : undefined;
+}
+
+/** The argument name of an ethtool name as the host writes it (nic.sh nn_camel: "rx-usecs" → "rxUsecs"). */
+export function camel(name: string): string {
+  return name.split("-").map((p, i) => (i === 0 ? p : p.charAt(0).toUpperCase() + p.slice(1))).join("");
+}
+
+// ------------------------------------------------------------------------------- a NicQueues resource's read
+
+/** What the live read found for a NicQueues resource's ethtool groups (provider/live/read.ts LiveSection). */
+export interface NicReadFacts {
+  values: Record<string, string>;
+  maxima: Record<string, string>;
+  drivers: Record<string, string>;
+  unsupported: Record<string, string>;
+  shown: Record<string, string>;
+  absent: string[];
+}
+
+/** The host groups the preflight checks, in its order (nic.sh kind_preflight). */
+const PREFLIGHT_GROUPS = ["channel", "ring", "feature", "coalesce"] as const;
+
+/**
+ * The host preflight's refusals of a NicQueues resource's declared rings, channels, features and coalescing, in its
+ * order and words (nic.sh nn_check_limits, nn_check_features, nn_check_coalesce), from what the live read found;
+ * `declared`: key (`IF/ring.rx`) → value, in the plan's order. Only what the read saw: a key of a group the read did
+ * not report on (an older read, an interface that does not exist, no ethtool) is left to the host.
+ */
+export function nicRefusals(declared: Record<string, string>, f: NicReadFacts): string[] {
+  const out: string[] = [];
+  const driver = (iface: string) => f.drivers[iface] ?? "unknown";
+  for (const group of PREFLIGHT_GROUPS) {
+    const said = new Set<string>();
+    for (const key of Object.keys(declared)) {
+      const m = /^([^/]+)\/([a-z]+)\.(.+)$/.exec(key);
+      if (!m || m[2] !== group) continue;
+      const [, iface, , name] = m;
+      const want = declared[key];
+      const failed = f.unsupported[`${iface}/${group}`];
+      if (failed !== undefined) {
+        // the group's one refusal (the preflight checks no key of it)
+        if (said.has(iface)) continue;
+        said.add(iface);
+        if (group === "feature") out.push(FEATURES_UNREADABLE.text({ iface, said: failed }));
+        else if (group === "coalesce") out.push(COALESCE_UNSUPPORTED.text({ iface, driver: driver(iface), said: failed }));
+        else {
+          const g = NIC_LIMIT_GROUPS[group];
+          out.push(LIMIT_GROUP_UNSUPPORTED.text({ arg: g.arg, iface, driver: driver(iface), what: g.what, option: g.option, said: failed }));
+        }
+        continue;
+      }
+      if (group === "channel" || group === "ring") {
+        if (f.maxima[key] === undefined) continue;
+        const r = nicLimitRefusal(group, `${NIC_LIMIT_GROUPS[group].arg}.${camel(name)}`, name, iface, want, { cur: f.values[key] ?? "", max: f.maxima[key], driver: driver(iface) });
+        if (r) out.push(r);
+      } else if (group === "feature") {
+        if (f.absent.includes(key)) out.push(FEATURE_ABSENT.text({ name, iface, driver: driver(iface) }));
+        const fixed = /^(on|off) \[fixed\]$/.exec(f.shown[key] ?? "");
+        if (fixed && fixed[1] !== want) out.push(FEATURE_FIXED.text({ name, cur: fixed[1], iface, driver: driver(iface), want }));
+      } else {
+        const setting = `coalesce.${camel(name)}`;
+        const shown = f.absent.includes(key) ? "absent" : f.shown[key] === "n/a" ? "n/a" : undefined;
+        if (shown) {
+          out.push(COALESCE_FIELD_UNSUPPORTED.text({ setting, name, iface, driver: driver(iface), shown }));
+          continue;
+        }
+        const accepts = f.shown[key] !== undefined ? coalesceDriverRefuses(driver(iface), name, want) : undefined;
+        if (accepts) out.push(COALESCE_DRIVER_REFUSES.text({ setting, value: want, driver: driver(iface), iface, accepts }));
+      }
+    }
+  }
+  return out;
+}
+
 // ------------------------------------------------------------------------------------------ sysctl keys absent
 
 /** Added to the kernel version when the host is a network namespace other than the initial one. */
@@ -141,7 +278,20 @@ export function renderNicMessagesSh(): string[] {
     lines.push(`    ${host}) NN_LG_ARG=${g.arg}; NN_LG_OPT=${g.option}; NN_LG_WHAT=${shSingle(g.what)}; NN_LG_ORMAX=${g.acceptsMax ? shSingle(OR_MAX) : "''"} ;;`);
   }
   lines.push("    *) return 1 ;;", "  esac", "}", "");
-  for (const m of [LIMIT_EXCEEDED, LIMIT_FIELD_UNSUPPORTED, LIMIT_GROUP_UNSUPPORTED]) lines.push(...renderShMessage(m as HostMessage<string>), "");
+  const all = [LIMIT_EXCEEDED, LIMIT_FIELD_UNSUPPORTED, LIMIT_GROUP_UNSUPPORTED, FEATURES_UNREADABLE, FEATURE_ABSENT, FEATURE_FIXED, COALESCE_UNSUPPORTED, COALESCE_FIELD_UNSUPPORTED, COALESCE_DRIVER_REFUSES];
+  for (const m of all) lines.push(...renderShMessage(m as HostMessage<string>), "");
+  lines.push(
+    "# nn_coalesce_range DRIVER NAME VALUE: NN_ACCEPTS = what DRIVER accepts when it refuses VALUE (a number) for the",
+    "# coalescing parameter NAME, else empty (provider/host/messages.ts COALESCE_DRIVER_RANGES).",
+    "nn_coalesce_range() {",
+    "  NN_ACCEPTS=''",
+    '  case "$1:$2" in',
+  );
+  for (const [drv, r] of Object.entries(COALESCE_DRIVER_RANGES)) {
+    const test = r.refused.map(([lo, hi]) => (hi === undefined ? `[ "$3" -ge ${lo} ]` : lo === hi ? `[ "$3" -eq ${lo} ]` : `{ [ "$3" -ge ${lo} ] && [ "$3" -le ${hi} ]; }`)).join(" || ");
+    lines.push(`    ${r.params.map((p) => `${drv}:${p}`).join("|")})`, `      if ${test}; then NN_ACCEPTS=${shSingle(r.accepts)}; fi ;;`);
+  }
+  lines.push("  esac", "}", "");
   return lines;
 }
 

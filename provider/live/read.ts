@@ -76,11 +76,28 @@ export interface LiveSection {
   digests: Record<string, string>;
   /**
    * Ring or channel key → the driver's pre-set maximum as `ethtool -g` / `-l` shows it ("n/a", or "" when it shows
-   * none): what the host preflight compares a declared value with (`max<TAB>key<TAB>value` lines, nic.sh nn_live_limit).
+   * none): what the host preflight compares a declared value with (`max<TAB>key<TAB>value` lines, nic.sh nn_live_ethtool).
    */
   maxima: Record<string, string>;
-  /** Interface → its driver as `ethtool -i` names it (`driver<TAB>IF<TAB>name`), for an interface with maxima. */
+  /**
+   * Interface → its driver as `ethtool -i` names it (`driver<TAB>IF<TAB>name`): for an interface with rings, channels
+   * or coalescing read, or whose answer the preflight would refuse (a group ethtool cannot read, a feature absent or
+   * `[fixed]`).
+   */
   drivers: Record<string, string>;
+  /**
+   * `IF/group` (ring, channel, feature, coalesce) → what ethtool said on stderr when `ethtool -g|-l|-k|-c IF` failed on
+   * an existing interface (`unsupported<TAB>IF<TAB>group<TAB>said`; a veth has no ring parameters): the preflight
+   * refuses the whole group. The group's keys are also unreadable.
+   */
+  unsupported: Record<string, string>;
+  /**
+   * Feature or coalescing key → what `ethtool -k` / `-c` shows for it (`shown<TAB>key<TAB>text`): a feature's "on",
+   * "off", "on [fixed]" or "off [fixed]", a coalescing parameter's value or "n/a".
+   */
+  shown: Record<string, string>;
+  /** Feature or coalescing keys that `ethtool -k` / `-c` answered without (`absent<TAB>key`; also unreadable). */
+  absent: string[];
   /** Facts of the host after keys this kernel lacks (`host<TAB>name<TAB>value`): `kernel` (uname -r), `netns` ("1": not the initial network namespace). */
   host: Record<string, string>;
 }
@@ -95,7 +112,7 @@ export function parseLiveRead(stdout: string): Record<string, LiveSection> {
   for (const line of lines.slice(1)) {
     if (line === "!end") break;
     if (line.startsWith("!owner ")) {
-      s = { recordState: "none", values: {}, missing: [], unreadable: [], digests: {}, maxima: {}, drivers: {}, host: {} };
+      s = { recordState: "none", values: {}, missing: [], unreadable: [], digests: {}, maxima: {}, drivers: {}, host: {}, unsupported: {}, shown: {}, absent: [] };
       out[line.slice(7)] = s;
       continue;
     }
@@ -123,6 +140,9 @@ export function parseLiveRead(stdout: string): Record<string, LiveSection> {
       else if (f[0] === "max" && f.length >= 3 && f[1]) s.maxima[f[1]] = f.slice(2).join("\t");
       else if (f[0] === "driver" && f.length >= 3 && f[1]) s.drivers[f[1]] = f.slice(2).join("\t");
       else if (f[0] === "host" && f.length >= 3 && f[1]) s.host[f[1]] = f.slice(2).join("\t");
+      else if (f[0] === "unsupported" && f.length >= 4 && f[1] && f[2]) s.unsupported[`${f[1]}/${f[2]}`] = f.slice(3).join("\t");
+      else if (f[0] === "shown" && f.length >= 3 && f[1]) s.shown[f[1]] = f.slice(2).join("\t");
+      else if (f[0] === "absent" && f[1]) s.absent.push(f[1]);
     }
   }
   return out;

@@ -5,6 +5,10 @@
  * - rings above the maximum: a veth has no ring parameters, so this host's ethtool answers `-g`/`-G` for eth0 as a
  *   driver with 4096-descriptor rings would (a wrapper in the host's private root; everything else goes to the real
  *   ethtool); "max" and values within pass, and `up` applies them;
+ * - the veth as it is: rings and coalescing declared (its `ethtool -g` / `-c` fail: "does not support ring
+ *   parameters", "interrupt coalescing is not supported", with what ethtool said), a `[fixed]` feature set to the other
+ *   value and a feature name `ethtool -k` does not list are refused; a feature that can change (and a `[fixed]` one at
+ *   its own value) passes, and `up` applies it;
  * - a host-wide sysctl (net.core.netdev_max_backlog) in the lab host's network namespace: refused with the hint to set
  *   it on the host itself (its initial network namespace), at preview and at up alike.
  * Each refusal: the preview (with the real read, in a plain Node process: fixtures/preview.ts) fails with no child
@@ -84,6 +88,56 @@ async function refusedAlike(kind: Kind, args: Record<string, unknown>, expected:
 
 test("channels above the veth's maximum (real ethtool -l): refused at preview as at up, in the same words", async () => {
   await refusedAlike("NicQueues", nicArgs({ channels: { rx: 8, tx: 4 } }), ["channels.rx 8 exceeds eth0 maximum 4 (driver veth, ethtool -l eth0); use at most 4"]);
+});
+
+describe("the veth as it is (real ethtool): no ring parameters, no coalescing, [fixed] features", () => {
+  /** What this host's ethtool says on stderr for `opt` on eth0 (it fails on a veth), lines joined as the preflight's nn_said. */
+  const said = async (opt: string) => (await host.exec(`ethtool ${opt} eth0 2>&1 >/dev/null; true`)).stdout.replace(/\n/g, " ").replace(/ +$/, "");
+  /** A feature of eth0 by `ethtool -k`: the first [fixed] one, or generic-receive-offload (a veth can change it). */
+  const feature = async (fixed: boolean) => {
+    const k = (await host.exec("ethtool -k eth0")).stdout;
+    const m = new RegExp(`^(${fixed ? "\\S+" : "generic-receive-offload"}): (on|off)${fixed ? " \\[fixed\\]" : ""}$`, "m").exec(k);
+    if (!m) throw new Error(`no ${fixed ? "[fixed]" : "changeable"} feature in ethtool -k eth0:\n${k}`);
+    return { name: m[1], value: m[2] as "on" | "off" };
+  };
+
+  test("rings and coalescing declared: ethtool -g / -c fail on a veth, refused at preview as at up, in the same words", async () => {
+    const [g, c] = [await said("-g"), await said("-c")];
+    expect(g).not.toBe("");
+    expect(c).not.toBe("");
+    await refusedAlike("NicQueues", nicArgs({ rings: { rx: 512, tx: "max" }, coalesce: { rxUsecs: 50 } }), [
+      `rings cannot be changed: eth0 (driver veth) does not support ring parameters (ethtool -g eth0 says: ${g}); remove rings`,
+      `coalesce: interrupt coalescing is not supported by eth0 (driver veth; ethtool -c eth0 says: ${c}); remove coalesce`,
+    ]);
+  });
+
+  test("a [fixed] feature set to the other value, and a feature name ethtool -k does not list: refused at preview as at up", async () => {
+    const f = await feature(true);
+    const other = f.value === "on" ? "off" : "on";
+    await refusedAlike("NicQueues", nicArgs({ features: { [f.name]: other === "on", "zz-no-such-feature": true } }), [
+      `features: ${f.name} is [fixed] ${f.value} on eth0 (driver veth): it cannot be turned ${other}; remove it`,
+      "features: zz-no-such-feature does not exist on eth0 (driver veth; ethtool -k eth0 lists the features); check the name",
+    ]);
+  });
+
+  test("a feature that can change, and a [fixed] one at its own value: the preview passes, up applies, destroy puts it back", async () => {
+    const f = await feature(false);
+    const fixed = await feature(true);
+    const other = f.value === "on" ? "off" : "on";
+    const args = nicArgs({ features: { [f.name]: other === "on", [fixed.name]: fixed.value === "on" } });
+    const before = await snapshot(host);
+    const p = preview("NicQueues", "feat", args);
+    expect([p.rejections, p.messages]).toEqual([0, []]);
+    expect(p.registered).toEqual(expect.arrayContaining(["command:remote:Command::feat-apply", "command:remote:Command::feat-restore"]));
+    expect(p.logs.find((m) => m.startsWith('info: NicQueues "feat" on '))?.split("\n")).toEqual(expect.arrayContaining([`  eth0/feature.${f.name}: ${f.value} → ${other}`]));
+    expect(await snapshot(host)).toBe(before);
+    const s = newStack("feat");
+    const up = await s.up(upProgram("NicQueues", "feat", args));
+    expect([up.ok, up.error]).toEqual([true, undefined]);
+    expect((await host.exec(`ethtool -k eth0 | grep "^${f.name}:"`)).stdout.trim()).toBe(`${f.name}: ${other}`);
+    expect((await s.destroy()).ok).toBe(true);
+    expect((await host.exec(`ethtool -k eth0 | grep "^${f.name}:"`)).stdout.trim()).toBe(`${f.name}: ${f.value}`);
+  });
 });
 
 describe("rings (an ethtool that answers -g/-G for eth0 with 4096-descriptor rings)", () => {

@@ -75,10 +75,10 @@ describe("drift and the repair token", () => {
     const afterRepair: LiveSection = { ...web(), record: { ...web().record!, token: t1 } };
     expect(repairToken(afterRepair)).not.toBe(t1);
     // a record this user cannot read: none (the stored token is kept, components/live.ts)
-    expect(repairToken({ recordState: "unreadable", values: {}, missing: [], unreadable: [], digests: {}, maxima: {}, drivers: {}, host: {} })).toBe(NO_TOKEN);
+    expect(repairToken({ recordState: "unreadable", values: {}, missing: [], unreadable: [], digests: {}, maxima: {}, drivers: {}, host: {}, unsupported: {}, shown: {}, absent: [] })).toBe(NO_TOKEN);
   });
   test("no record (#32 item 3): 0 before any apply; a fresh token each read when the journal says it was applied here", () => {
-    const none: LiveSection = { recordState: "none", values: {}, missing: [], unreadable: [], digests: {}, maxima: {}, drivers: {}, host: {} };
+    const none: LiveSection = { recordState: "none", values: {}, missing: [], unreadable: [], digests: {}, maxima: {}, drivers: {}, host: {}, unsupported: {}, shown: {}, absent: [] };
     expect(repairToken(none)).toBe(NO_TOKEN);
     const gone: LiveSection = { ...none, recordState: "gone" };
     const [a, b] = [repairToken(gone), repairToken(gone)];

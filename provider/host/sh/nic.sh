@@ -257,43 +257,87 @@ kind_get() {
   [ -n "$NT_GOT" ]
 }
 
-# nn_live_limit KEY: the live read of a ring or channel (engine operation "live"), what the preflight's
-# nn_check_limits compares: "value<TAB>KEY<TAB>current" (or "unreadable<TAB>KEY") and "max<TAB>KEY<TAB>maximum" as
-# ethtool shows it ("n/a", or empty when it shows none), and once per interface "driver<TAB>IF<TAB>name" (the
-# refusals name it; components/live.ts builds them with provider/host/messages.ts). ONE `ethtool -g` / `-l` piped into
-# one parse per interface and read, whatever the number of keys, and one `ethtool -i`. 1 when KEY is not a ring or
-# channel.
-NNL_AT_ring='' NNL_AT_channel='' NNL_DRIVERS=''
-nn_live_limit() {
+# nn_live_ethtool KEY: the live read of a ring, channel, feature or coalescing key (engine operation "live"): what the
+# preflight's nn_check_limits, nn_check_features and nn_check_coalesce compare, so the preview refuses what they refuse
+# (components/live.ts, with provider/host/messages.ts nicRefusals). Per key: "value<TAB>KEY<TAB>current" (or
+# "unreadable<TAB>KEY"); a ring or channel also "max<TAB>KEY<TAB>maximum" as ethtool shows it ("n/a", or empty when it
+# shows none); a feature or coalescing parameter "shown<TAB>KEY<TAB>text" ("on [fixed]", "n/a", …) or, when ethtool
+# does not list it, "absent<TAB>KEY". Per interface and group whose ethtool fails on an existing interface:
+# "unsupported<TAB>IF<TAB>group<TAB>what it said on stderr" (every key of it unreadable). Once per interface
+# "driver<TAB>IF<TAB>name" where a message may name it (rings, channels, coalescing; a group refused, a feature absent
+# or [fixed]). ONE `ethtool -g|-l|-k|-c` piped into one parse per interface and group, whatever the number of keys (its
+# stderr captured by the same command substitution), and at most one `ethtool -i`. 1 when KEY is none of these.
+NNL_DRIVERS=''
+nn_live_ethtool() {
   nn_split_key "$1"
-  nnl_g=${NN_SUB%%.*}
-  case $nnl_g in ring | channel) nn_limit_group "$nnl_g" ;; *) return 1 ;; esac
   [ -n "$NN_KIF" ] || return 1
-  nnl_n=${NN_SUB#*.}
-  if [ "$nnl_g" = ring ]; then nnl_at=${NNL_AT_ring-}; nnl_out=${NNL_OUT_ring-}; else nnl_at=${NNL_AT_channel-}; nnl_out=${NNL_OUT_channel-}; fi
-  if [ "$nnl_at" != "$NN_KIF" ]; then
-    # nothing parsed = ethtool failed (no such interface, no such parameters, no ethtool): every key of it is
-    # unreadable ("!"); an answer always has its two sections
-    nnl_out=$(ethtool "$NN_LG_OPT" "$NN_KIF" 2>/dev/null | nn_parse_sections)
-    [ -n "$nnl_out" ] || nnl_out='!'
-    if [ "$nnl_g" = ring ]; then NNL_AT_ring=$NN_KIF; NNL_OUT_ring=$nnl_out; else NNL_AT_channel=$NN_KIF; NNL_OUT_channel=$nnl_out; fi
+  nnl_g=${NN_SUB%%.*}; nnl_n=${NN_SUB#*.}
+  case $nnl_g in
+    ring | channel) nn_limit_group "$nnl_g"; nnl_opt=$NN_LG_OPT; nnl_parse=nn_parse_sections ;;
+    feature) nnl_opt=-k; nnl_parse=nn_parse_features ;;
+    coalesce) nnl_opt=-c; nnl_parse=nn_parse_coalesce ;;
+    *) return 1 ;;
+  esac
+  nnl_at=''; eval "nnl_at=\${NNL_AT_$nnl_g-}"
+  if [ "$nnl_at" = "$NN_KIF" ]; then
+    eval "nnl_out=\$NNL_OUT_$nnl_g"
+  else
+    # the parsed answer, and ethtool's stderr through fd 3 into the same capture: a parsed line has a tab, so none
+    # = ethtool failed (every answer has lines) and the capture is what it said
+    nnl_out=$( { ethtool "$nnl_opt" "$NN_KIF" 2>&3 3>&- | "$nnl_parse" 3>&-; } 3>&1 )
+    eval "NNL_AT_$nnl_g=\$NN_KIF NNL_OUT_$nnl_g=\$nnl_out"
+    case $nnl_out in *"$NT_TAB"*) ;; *)
+      # the preflight's refusal of the group (nn_said: newlines as spaces, no trailing space); not for an interface
+      # that does not exist or without ethtool (the preflight refuses those in other words)
+      if [ -d "$NN_SYS/$NN_KIF" ] && command -v ethtool >/dev/null 2>&1; then
+        nnl_said=$nnl_out
+        while :; do case $nnl_said in *"$NT_NL"*) nnl_said="${nnl_said%%"$NT_NL"*} ${nnl_said#*"$NT_NL"}" ;; *) break ;; esac; done
+        while :; do case $nnl_said in *' ') nnl_said=${nnl_said% } ;; *) break ;; esac; done
+        nn_live_driver "$NN_KIF"
+        printf 'unsupported\t%s\t%s\t%s\n' "$NN_KIF" "$nnl_g" "$nnl_said"
+      fi ;;
+    esac
   fi
-  if [ "$nnl_out" = '!' ]; then printf 'unreadable\t%s\n' "$1"; return 0; fi
-  nnl_cur='' nnl_max=''
+  case $nnl_out in *"$NT_TAB"*) ;; *) printf 'unreadable\t%s\n' "$1"; return 0 ;; esac
+  # the first line of this key (as the preflight's nt_lookup): ring/channel cur.N and max.N, else N
+  nnl_cur='' nnl_max='' nnl_line='' nnl_found=0
   nn_ifs=$IFS; IFS=$NT_NL; set -f
   for nn_l in $nnl_out; do
     case $nn_l in
       "cur.$nnl_n$NT_TAB"*) [ -n "$nnl_cur" ] || nnl_cur=${nn_l#*"$NT_TAB"} ;;
       "max.$nnl_n$NT_TAB"*) [ -n "$nnl_max" ] || nnl_max=${nn_l#*"$NT_TAB"} ;;
+      "$nnl_n$NT_TAB"*) [ "$nnl_found" = 1 ] || { nnl_line=${nn_l#*"$NT_TAB"}; nnl_found=1; } ;;
     esac
   done
   IFS=$nn_ifs; set +f
-  case " ${NNL_DRIVERS-} " in *" $NN_KIF "*) ;; *)
-    NNL_DRIVERS="${NNL_DRIVERS-} $NN_KIF"; nn_driver "$NN_KIF"; printf 'driver\t%s\t%s\n' "$NN_KIF" "$NN_DRIVER" ;;
+  case $nnl_g in
+    ring | channel)
+      nn_live_driver "$NN_KIF"
+      if [ -n "$nnl_cur" ] && [ "$nnl_cur" != n/a ]; then nt_norm "$nnl_cur"; printf 'value\t%s\t%s\n' "$1" "$NT_NORM"
+      else printf 'unreadable\t%s\n' "$1"; fi
+      printf 'max\t%s\t%s\n' "$1" "$nnl_max" ;;
+    feature)
+      if [ "$nnl_found" = 0 ]; then nn_live_driver "$NN_KIF"; printf 'unreadable\t%s\nabsent\t%s\n' "$1" "$1"; return 0; fi
+      # nn_parse_features: on|off<TAB>1 when [fixed]
+      nnl_cur=${nnl_line%%"$NT_TAB"*}
+      printf 'value\t%s\t%s\n' "$1" "$nnl_cur"
+      case $nnl_line in
+        *"$NT_TAB"1) nn_live_driver "$NN_KIF"; printf 'shown\t%s\t%s [fixed]\n' "$1" "$nnl_cur" ;;
+        *) printf 'shown\t%s\t%s\n' "$1" "$nnl_cur" ;;
+      esac ;;
+    coalesce)
+      nn_live_driver "$NN_KIF"
+      if [ "$nnl_found" = 0 ]; then printf 'unreadable\t%s\nabsent\t%s\n' "$1" "$1"; return 0; fi
+      if [ -n "$nnl_line" ] && [ "$nnl_line" != n/a ]; then nt_norm "$nnl_line"; printf 'value\t%s\t%s\n' "$1" "$NT_NORM"
+      else printf 'unreadable\t%s\n' "$1"; fi
+      printf 'shown\t%s\t%s\n' "$1" "$nnl_line" ;;
   esac
-  if [ -n "$nnl_cur" ] && [ "$nnl_cur" != n/a ]; then nt_norm "$nnl_cur"; printf 'value\t%s\t%s\n' "$1" "$NT_NORM"
-  else printf 'unreadable\t%s\n' "$1"; fi
-  printf 'max\t%s\t%s\n' "$1" "$nnl_max"
+}
+
+# nn_live_driver IF: "driver<TAB>IF<TAB>name", once per interface and read
+nn_live_driver() {
+  case " $NNL_DRIVERS " in *" $1 "*) return 0 ;; esac
+  NNL_DRIVERS="$NNL_DRIVERS $1"; nn_driver "$1"; printf 'driver\t%s\t%s\n' "$1" "$NN_DRIVER"
 }
 
 # nn_run CMD…: runs a tool; old ethtool's "nothing changed" (exit 80 for -G/-C, exit 1 "no channel parameters
@@ -412,18 +456,18 @@ nn_check_features() {
   nn_requested feature. > "$NT_TMP/req.feature"
   [ -s "$NT_TMP/req.feature" ] || return 0
   if ! nn_parsed -k nn_parse_features feature; then
-    nt_problem "features cannot be read on $NN_IF (ethtool -k $NN_IF says: $(nn_said feature))"
+    nn_msg_features_unreadable "$NN_IF" "$(nn_said feature)"; nt_problem "$NN_MSG"
     return 0
   fi
   while IFS="$NT_TAB" read -r nn_n nn_v; do
     nn_line=$(awk -F "$NT_TAB" -v k="$nn_n" '$1 == k { print $2 " " $3; exit }' "$NT_TMP/feature")
     if [ -z "$nn_line" ]; then
-      nt_problem "features: $nn_n does not exist on $NN_IF (driver $NN_DRIVER; ethtool -k $NN_IF lists the features); check the name"
+      nn_msg_feature_absent "$nn_n" "$NN_IF" "$NN_DRIVER"; nt_problem "$NN_MSG"
       continue
     fi
     nn_cur=${nn_line% *}
     if [ "${nn_line#* }" = 1 ] && [ "$nn_cur" != "$nn_v" ]; then
-      nt_problem "features: $nn_n is [fixed] $nn_cur on $NN_IF (driver $NN_DRIVER): it cannot be turned $nn_v; remove it"
+      nn_msg_feature_fixed "$nn_n" "$nn_cur" "$NN_IF" "$NN_DRIVER" "$nn_v"; nt_problem "$NN_MSG"
       continue
     fi
     printf '%s\t%s\n' "$NN_IF/feature.$nn_n" "$nn_v" >> "$NT_TMP/want.feature"
@@ -434,30 +478,18 @@ nn_check_coalesce() {
   nn_requested coalesce. > "$NT_TMP/req.coalesce"
   [ -s "$NT_TMP/req.coalesce" ] || return 0
   if ! nn_parsed -c nn_parse_coalesce coalesce; then
-    nt_problem "coalesce: interrupt coalescing is not supported by $NN_IF (driver $NN_DRIVER; ethtool -c $NN_IF says: $(nn_said coalesce)); remove coalesce"
+    nn_msg_coalesce_none "$NN_IF" "$NN_DRIVER" "$(nn_said coalesce)"; nt_problem "$NN_MSG"
     return 0
   fi
   while IFS="$NT_TAB" read -r nn_n nn_v; do
     if ! nt_lookup "$NT_TMP/coalesce" "$nn_n" || [ "$NT_FOUND" = n/a ]; then
-      nt_problem "coalesce.$(nn_camel "$nn_n") ($nn_n) is not supported by $NN_IF (driver $NN_DRIVER; ethtool -c $NN_IF shows it as ${NT_FOUND:-absent}); remove it"
+      nn_msg_coalesce_nofield "coalesce.$(nn_camel "$nn_n")" "$nn_n" "$NN_IF" "$NN_DRIVER" "${NT_FOUND:-absent}"; nt_problem "$NN_MSG"
       continue
     fi
-    # Known driver ranges (the kernel's e1000_set_coalesce / igb_set_coalesce), so the change fails before anything
-    # changes rather than half-way. e1000e refuses 2, 5-9 and > 10000 (verified on the VM tier's e1000e);
-    # igb refuses 2, 4-9 and > 10000. 0 = off, 1 and 3 = dynamic modes, e1000e's 4 = simplified dynamic.
-    nn_refused=
-    case "$NN_DRIVER:$nn_n" in
-      e1000e:rx-usecs|e1000e:tx-usecs)
-        if [ "$nn_v" -eq 2 ] || { [ "$nn_v" -ge 5 ] && [ "$nn_v" -le 9 ]; } || [ "$nn_v" -gt 10000 ]; then
-          nn_refused="0, 1, 3, 4 (0 off, 1, 3 and 4 dynamic modes) or 10-10000 microseconds"
-        fi ;;
-      igb:rx-usecs|igb:tx-usecs)
-        if [ "$nn_v" -eq 2 ] || { [ "$nn_v" -ge 4 ] && [ "$nn_v" -le 9 ]; } || [ "$nn_v" -gt 10000 ]; then
-          nn_refused="0, 1, 3 (0 off, 1 and 3 dynamic modes) or 10-10000 microseconds"
-        fi ;;
-    esac
-    if [ -n "$nn_refused" ]; then
-      nt_problem "coalesce.$(nn_camel "$nn_n") $nn_v is refused by the $NN_DRIVER driver of $NN_IF: it accepts $nn_refused; use 10 or more"
+    # known driver ranges (provider/host/messages.ts COALESCE_DRIVER_RANGES): refused before anything changes
+    nn_coalesce_range "$NN_DRIVER" "$nn_n" "$nn_v"
+    if [ -n "$NN_ACCEPTS" ]; then
+      nn_msg_coalesce_range "coalesce.$(nn_camel "$nn_n")" "$nn_v" "$NN_DRIVER" "$NN_IF" "$NN_ACCEPTS"; nt_problem "$NN_MSG"
       continue
     fi
     printf '%s\t%s\n' "$NN_IF/coalesce.$nn_n" "$nn_v" >> "$NT_TMP/want.coalesce"

@@ -72,3 +72,33 @@ nn_msg_nofield() { NN_MSG="${1} is not supported by ${2} (driver ${3}: ethtool $
 
 # nn_msg_nogroup ARG IF DRIVER WHAT OPTION SAID: NN_MSG = the message (provider/host/messages.ts)
 nn_msg_nogroup() { NN_MSG="${1} cannot be changed: ${2} (driver ${3}) does not support ${4} (ethtool ${5} ${2} says: ${6}); remove ${1}"; }
+
+# nn_msg_features_unreadable IF SAID: NN_MSG = the message (provider/host/messages.ts)
+nn_msg_features_unreadable() { NN_MSG="features cannot be read on ${1} (ethtool -k ${1} says: ${2})"; }
+
+# nn_msg_feature_absent NAME IF DRIVER: NN_MSG = the message (provider/host/messages.ts)
+nn_msg_feature_absent() { NN_MSG="features: ${1} does not exist on ${2} (driver ${3}; ethtool -k ${2} lists the features); check the name"; }
+
+# nn_msg_feature_fixed NAME CURRENT IF DRIVER WANTED: NN_MSG = the message (provider/host/messages.ts)
+nn_msg_feature_fixed() { NN_MSG="features: ${1} is [fixed] ${2} on ${3} (driver ${4}): it cannot be turned ${5}; remove it"; }
+
+# nn_msg_coalesce_none IF DRIVER SAID: NN_MSG = the message (provider/host/messages.ts)
+nn_msg_coalesce_none() { NN_MSG="coalesce: interrupt coalescing is not supported by ${1} (driver ${2}; ethtool -c ${1} says: ${3}); remove coalesce"; }
+
+# nn_msg_coalesce_nofield SETTING NAME IF DRIVER SHOWN: NN_MSG = the message (provider/host/messages.ts)
+nn_msg_coalesce_nofield() { NN_MSG="${1} (${2}) is not supported by ${3} (driver ${4}; ethtool -c ${3} shows it as ${5}); remove it"; }
+
+# nn_msg_coalesce_range SETTING VALUE DRIVER IF ACCEPTS: NN_MSG = the message (provider/host/messages.ts)
+nn_msg_coalesce_range() { NN_MSG="${1} ${2} is refused by the ${3} driver of ${4}: it accepts ${5}; use 10 or more"; }
+
+# nn_coalesce_range DRIVER NAME VALUE: NN_ACCEPTS = what DRIVER accepts when it refuses VALUE (a number) for the
+# coalescing parameter NAME, else empty (provider/host/messages.ts COALESCE_DRIVER_RANGES).
+nn_coalesce_range() {
+  NN_ACCEPTS=''
+  case "$1:$2" in
+    e1000e:rx-usecs|e1000e:tx-usecs)
+      if [ "$3" -eq 2 ] || { [ "$3" -ge 5 ] && [ "$3" -le 9 ]; } || [ "$3" -ge 10001 ]; then NN_ACCEPTS='0, 1, 3, 4 (0 off, 1, 3 and 4 dynamic modes) or 10-10000 microseconds'; fi ;;
+    igb:rx-usecs|igb:tx-usecs)
+      if [ "$3" -eq 2 ] || { [ "$3" -ge 4 ] && [ "$3" -le 9 ]; } || [ "$3" -ge 10001 ]; then NN_ACCEPTS='0, 1, 3 (0 off, 1 and 3 dynamic modes) or 10-10000 microseconds'; fi ;;
+  esac
+}

@@ -1540,8 +1540,10 @@ nt_converged_remove() {
 # and IF/irq.* expand to the host's queues and IRQs). Answer, per resource: "!owner ID", the record ("!record" and
 # its lines prefixed "|", or "!no-record" (with " journal" when this owner's journal exists) / "!record-unreadable"),
 # "digest<TAB>path<TAB>digest" for every recorded file, "value<TAB>key<TAB>value" or "missing<TAB>key" /
-# "unreadable<TAB>key", for a ring or channel also "max<TAB>key<TAB>maximum" and once per interface
-# "driver<TAB>IF<TAB>name" (nn_live_limit), after missing keys the "host<TAB>…" lines (nt_live_host); then "!end".
+# "unreadable<TAB>key", for a ring or channel also "max<TAB>key<TAB>maximum", for a feature or coalescing parameter
+# "shown<TAB>key<TAB>text" or "absent<TAB>key", per interface and ethtool group that fails
+# "unsupported<TAB>IF<TAB>group<TAB>said", and once per interface "driver<TAB>IF<TAB>name" (nn_live_ethtool), after
+# missing keys the "host<TAB>…" lines (nt_live_host); then "!end".
 # Lines of other types are ignored by the reader (compatible additions).
 nt_live_main() {
   printf 'net-tuning-live v2\n'
@@ -1615,7 +1617,7 @@ nt_live_key() { # KEY (wildcards expanded); uses ntl_kind
       return 0 ;;
   esac
   nt_valid_word "$1" || return 0
-  [ "$ntl_kind" = nic ] && nn_live_limit "$1" && return 0
+  [ "$ntl_kind" = nic ] && nn_live_ethtool "$1" && return 0
   if kind_get "$1"; then nt_norm "$NT_GOT"; printf 'value\t%s\t%s\n' "$1" "$NT_NORM"
   elif [ "$ntl_kind" = sysctl ] && nts_path "$1" && [ ! -e "$NTS_PATH" ]; then printf 'missing\t%s\n' "$1"; ntl_missing=1
   else printf 'unreadable\t%s\n' "$1"; fi
