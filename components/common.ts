@@ -174,7 +174,7 @@ export function applyAndRestore(
   return pulumi.output(
     live.then((l) => {
       if (!l.refused?.length) return registerChildren(parent, name, kind, args, applyPlan, restorePlan, owner, l);
-      reportOnce(parent, name, inputError(`${kind === "sysctl" ? "NetTuning" : "NicQueues"} "${name}"`, l.refused, kind === "sysctl" ? ["sysctls", "connection"] : ["channels", "rings", "connection"]));
+      reportOnce(parent, name, inputError(`${kind === "sysctl" ? "NetTuning" : "NicQueues"} "${name}"`, l.refused, kind === "sysctl" ? ["sysctls", "connection"] : ["channels", "rings", "features", "coalesce", "connection"]));
       return EMPTY_REPORT;
     }),
   );
