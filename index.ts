@@ -12,7 +12,8 @@ export type { NetTuningArgs } from "./components/netTuning";
 export { NicQueues, Persistence } from "./components/nicQueues";
 export type { NicQueuesArgs, NicSettingsArgs, NicRings, NicChannels, NicCoalesce, NicRps, NicIrqAffinity } from "./components/nicQueues";
 export { Become } from "./components/validation";
-export type { VerifyArgs, Verification, VerificationReading } from "./components/verify";
+export type { VerifyArgs } from "./components/verify";
+export type { Verification, VerificationReading } from "./provider/counters/gate";
 export type { ProfileSpec, PresetSpec } from "./provider/sizing/spec";
 export {
   longFatFlows,

@@ -11,7 +11,8 @@ import { liveReadIfOn } from "./live";
 import { isPlain } from "./plain";
 import { claimOnHost, SOCK_FLOW_KEY } from "./conflicts";
 import { Become, commonProblems, inputError, problemsOf } from "./validation";
-import { verificationOf, verifyPlan, type Verification, type VerifyArgs } from "./verify";
+import { verificationOf, verifyPlan, type VerifyArgs } from "./verify";
+import type { Verification } from "../provider/counters/gate";
 
 /**
  * What NetTuning does when a file applied later at boot (a later /etc/sysctl.d file, /etc/sysctl.conf) sets one of

@@ -12,7 +12,8 @@ import { claimOnHost, SOCK_FLOW_KEY } from "./conflicts";
 import type { NicSettingsArgs } from "./nicArgs.generated";
 import { Become, commonProblems, inputError, problemsOf } from "./validation";
 import { BootOverride } from "./netTuning";
-import { verificationOf, verifyPlan, type Verification, type VerifyArgs } from "./verify";
+import { verificationOf, verifyPlan, type VerifyArgs } from "./verify";
+import type { Verification } from "../provider/counters/gate";
 
 // The settings' interfaces are generated from the NIC spec (provider/nic/spec.ts) by `npm run gen`.
 export type { NicChannels, NicCoalesce, NicIrqAffinity, NicRings, NicRps, NicSettingsArgs } from "./nicArgs.generated";

@@ -1,9 +1,10 @@
 /**
  * The `verify` argument and `verification` output of NetTuning and NicQueues (issue #34): named interfaces the schema
- * analyzer takes (no unions, no inline object types). The checks and plan lines are provider/counters/gate.ts.
+ * analyzer takes (no unions, no inline object types). The checks, plan lines and the output's types (Verification,
+ * VerificationReading, parsed from the report there) are provider/counters/gate.ts.
  */
 import type * as pulumi from "@pulumi/pulumi";
-import { checkVerify, gateDirectives, gateResult, type GateTarget } from "../provider/counters/gate";
+import { checkVerify, gateDirectives, gateResult, type GateTarget, type Verification } from "../provider/counters/gate";
 import type { HostReport } from "../provider/report";
 
 /**
@@ -27,36 +28,6 @@ export interface VerifyArgs {
    * Defaults to none.
    */
   maxLevel?: pulumi.Input<Record<string, pulumi.Input<number>>>;
-}
-
-/** One gated name's readings on the host. */
-export interface VerificationReading {
-  /** The name as given in `verify`. */
-  name: string;
-  /** `"counter"` (limited by its rise) or `"gauge"` (limited by its level). */
-  kind: string;
-  /** Read before the first change. */
-  before: number;
-  /** Read right after the change (a NIC counter the change reset is measured from here). */
-  afterChange: number;
-  /** Read after the soak (absent when the apply changed nothing and did not soak). */
-  after?: number;
-  /** The limit from `verify`. */
-  limit: number;
-  /** A counter's rise over the soak, or a gauge's after − before (absent without a soak). */
-  change?: number;
-  /** Whether the limit was exceeded (never true in a successful apply: that one failed and rolled back). */
-  exceeded: boolean;
-}
-
-/** The gate's outcome in the last successful apply. */
-export interface Verification {
-  /** `"pass"`, or `"skipped"` when the apply changed nothing on the host (nothing to soak). */
-  verdict: string;
-  /** Seconds soaked. */
-  soakSeconds: number;
-  /** Every reading, name by name. */
-  readings: VerificationReading[];
 }
 
 /** The gate's problems and plan lines for a resolved `verify` (none for undefined: the plan stays as it was). */

@@ -178,27 +178,34 @@ export function gateDirectives(g: Gate | undefined): string[] {
   return [`@verify-soak ${g.soakSeconds}`, ...g.lines.map((l) => `@verify-max-${l.kind === "counter" ? "increase" : "level"} ${l.host} ${l.limit}`)];
 }
 
-/** One name's readings, as the `verification` output shows them. */
-export interface GateReading {
+/** One gated name's readings on the host (the `verification` output of NetTuning and NicQueues). */
+export interface VerificationReading {
+  /** The name as given in `verify`. */
   name: string;
-  /** "counter" (limited by its rise) or "gauge" (limited by its level). */
+  /** `"counter"` (limited by its rise) or `"gauge"` (limited by its level). */
   kind: string;
-  /** Before the first change. */
+  /** Read before the first change. */
   before: number;
-  /** Right after the change (a counter the change reset is measured from here). */
+  /** Read right after the change (a NIC counter the change reset is measured from here). */
   afterChange: number;
-  /** After the soak; undefined when the gate did not soak (nothing changed) or the name could not be read. */
+  /** Read after the soak (absent when the apply changed nothing and did not soak). */
   after?: number;
+  /** The limit from `verify`. */
   limit: number;
-  /** Counter: its rise over the soak (from the lower of before and afterChange); gauge: after − before. */
+  /** A counter's rise over the soak, or a gauge's after − before (absent without a soak). */
   change?: number;
+  /** Whether the limit was exceeded (never true in a successful apply: that one failed and rolled back). */
   exceeded: boolean;
 }
-export interface GateResult {
-  /** "pass", or "skipped" (the apply changed nothing on the host, so nothing was soaked). A failed gate fails the apply. */
+
+/** The gate's outcome in the last successful apply. */
+export interface Verification {
+  /** `"pass"`, or `"skipped"` when the apply changed nothing on the host (nothing to soak). */
   verdict: string;
+  /** Seconds soaked. */
   soakSeconds: number;
-  readings: GateReading[];
+  /** Every reading, name by name. */
+  readings: VerificationReading[];
 }
 
 /**
@@ -206,9 +213,9 @@ export interface GateResult {
  * `verify<TAB>r<TAB>name<TAB>class<TAB>before<TAB>post<TAB>after<TAB>limit<TAB>change<TAB>ok|exceeded`) as the output;
  * `nic`: a NicQueues' report, whose ethtool names (all of its own interface) are shown as the user wrote them.
  */
-export function gateResult(lines: string[] | undefined, nic = false): GateResult | undefined {
+export function gateResult(lines: string[] | undefined, nic = false): Verification | undefined {
   if (!lines || lines.length === 0) return undefined;
-  const res: GateResult = { verdict: "", soakSeconds: 0, readings: [] };
+  const res: Verification = { verdict: "", soakSeconds: 0, readings: [] };
   const n = (s: string | undefined) => (s === undefined || s === "" || s === "-" ? undefined : Number(s));
   for (const l of lines) {
     const f = l.split("\t");
