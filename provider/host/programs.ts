@@ -257,24 +257,25 @@ export function endLine(text: string): string {
 /**
  * The restore bootstrap (`delete` of the -restore child; $1 the delivery token, $2 the SSH user's staging directory or
  * nothing): saves stdin in a private temp dir (mktemp -d: mode 0700, so no umask is needed for the files in it) and
- * rebuilds the plain form (a stdin without a `@program` line is compressed: its first line, then the second
- * base64-decoded and gunzip'd, whose CRC check fails a damaged blob; base64's or gzip's own message comes first);
- * checks its last line `@end <sha256>` against the sum of everything before it and removes it (issue #32: a stdin cut
- * at a line boundary, or altered, runs nothing);
+ * rebuilds the plain form. A stdin with a `@program` line is the plain form: its last line `@end <sha256>` is checked
+ * against the sum of everything before it and removed (issue #32: a stdin cut at a line boundary, or altered, runs
+ * nothing). Any other stdin is compressed: its first line, then the second base64-decoded and gunzip'd; gzip's trailer
+ * (CRC-32 and length) fails a cut or damaged blob, and gzip refuses an empty one (a stdin cut after its first line), so
+ * it carries no end line (base64's or gzip's own message comes first);
  * cuts the fallback restore program off after `@program` and runs it with /bin/sh (DIR STAGE TOKEN), the plain form on
  * its stdin. The fallback's first step runs the installed engine instead (`engine-<sha256>.sh KIND restore DIR STAGE
  * TOKEN`) when the plan's `@engine <version> <sha256>` line names one owned by root in a root-owned directory whose
  * sha256 matches (provider/host/sh/restore.sh). Any failure before the program runs (a full /tmp, unpacking, the end
- * line, the cut, the exec): "restore stdin cut or damaged (@end, sha256), or /tmp full; nothing restored", exit 1. As another user than root nothing is owned, so the fallback runs and says
+ * line, the cut, the exec): "restore stdin cut or damaged, or /tmp full; nothing restored", exit 1. As another user than root nothing is owned, so the fallback runs and says
  * it must run as root (exit 3). Written for size (it is stored four times per host): one error path, sed scripts
  * unquoted (no single quote, which the command line's quoting makes 4 characters longer each).
  */
 export const RESTORE_BOOT =
   `d=$(mktemp -d /tmp/net-tuning-in.XXXXXX)&&cd "$d"&&cat>i&&` +
-  `if grep -qx ${PROGRAM_MARKER} i;then mv i j;else { sed q i&&sed 1d i|base64 -d|gzip -dc;}>j;fi&&` +
-  `s=$(sed -n "\\$s/^@end //p" j)&&sed "\\$d" j>in&&[ "$(sha256sum<in)" = "$s  -" ]&&` +
+  `if grep -qx ${PROGRAM_MARKER} i;then s=$(sed -n "\\$s/^@end //p" i)&&sed "\\$d" i>in&&[ "$(sha256sum<in)" = "$s  -" ];` +
+  `else { sed q i&&sed 1d i|base64 -d|gzip -dc;}>in;fi&&` +
   `sed 1,/^${PROGRAM_MARKER}$/d in>p&&[ -s p ]&&exec /bin/sh p "$d" "$2" "$1"<in;` +
-  `echo "net-tuning: restore stdin cut or damaged (@end, sha256), or /tmp full; nothing restored">&2;[ -z "$d" ]||rm -rf "$d";exit 1`;
+  `echo "net-tuning: restore stdin cut or damaged, or /tmp full; nothing restored">&2;[ -z "$d" ]||rm -rf "$d";exit 1`;
 
 /**
  * The `delete` of the -restore child. `token`: the delivery's (its staged copy goes with the host's last journal).
@@ -298,9 +299,9 @@ export function restoreStdin(kind: HostKind, plan: string, gzip: boolean, e: Eng
   const m = /^@restore [^\n]*\n/m.exec(body);
   const head = m ? m[0] : "@restore 1\n";
   const program = `${engineLine(e)}\n${m ? body.slice(0, m.index) + body.slice(m.index + m[0].length) : body}${PROGRAM_MARKER}\n${fallbackProgram(kind, ADOPTED_PLAN.test(body))}`;
-  // the plain form's last line: the sha256 of everything before it (RESTORE_BOOT checks and removes it)
-  const rest = `${program}${endLine(`${head}${program}`)}`;
-  return gzip ? `${head}${gzipBase64(rest)}\n` : `${head}${rest}`;
+  // the plain form ends with the sha256 of everything before it (RESTORE_BOOT checks and removes it); the compressed
+  // form needs none: gzip's own trailer (CRC-32 and length) fails a cut or damaged stream, and an empty one
+  return gzip ? `${head}${gzipBase64(program)}\n` : `${head}${program}${endLine(`${head}${program}`)}`;
 }
 
 /** gzip (level 9, header mtime 0 and OS "Unix": the same bytes on every machine with the same zlib), then base64. */
