@@ -7,7 +7,7 @@
  */
 import { InputError } from "../errors";
 import { SysctlProfile, memoryGuard, tryBdp, formatBytes } from "../sizing";
-import { sameValue } from "../live/sysctl";
+import { sameValue } from "../sysctl/readback";
 import { validateSysctls, warningKey } from "../sysctl/validate";
 import { lookup, REJECTED_KEYS } from "../sysctl/catalogue";
 import { HostFacts } from "./program";

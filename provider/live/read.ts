@@ -14,7 +14,7 @@
 import { createHash, randomBytes } from "crypto";
 import { LIVE_PROGRAM_HEAD, liveProgram } from "../host/programs";
 import { shQuote } from "../shell";
-import { sameValue } from "./sysctl";
+import { sameValue } from "../sysctl/readback";
 
 /** The command of a live read: /bin/sh reads the program from stdin; $1 $2 = engine kind and operation `live`. */
 export const LIVE_READ_COMMAND = "/bin/sh -s live live";

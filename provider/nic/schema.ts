@@ -66,11 +66,6 @@ function groupSchema(group: NicGroup, requireAll = true) {
   return z.strictObject(shape, { error: GROUP_EXAMPLE[group] ?? `must be an object with ${fields.join(", ")}` });
 }
 
-export const ringsSchema = groupSchema("rings");
-export const channelsSchema = groupSchema("channels");
-export const coalesceSchema = groupSchema("coalesce");
-export const rpsSchema = groupSchema("rps");
-export const irqAffinitySchema = groupSchema("irq");
 export const featuresSchema = z.record(z.string(), onOff, {
   error: "must be an object of feature name → true/false, e.g. { gro: true, lro: false }",
 });

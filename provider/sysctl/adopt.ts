@@ -39,8 +39,6 @@ const AdoptEntry = z
     }
     return p;
   });
-/** zod schema of NetTuning `adopt`: the entries resolved to absolute paths. */
-export const AdoptSchema = z.array(AdoptEntry, { message: `must be a list of file names, e.g. ["99-hk-net-tuning.conf"]` });
 
 /**
  * Validates `adopt` (undefined = none) against the resource's own sysctl.d file: the absolute paths, or the problems
