@@ -160,6 +160,16 @@ export class CliProject {
     this.setProgram(opts.program);
   }
 
+  /**
+   * Points the project's `net-tuning` at `dir`, a built copy of another version of the package (an upgrade test), or
+   * back at this checkout. Each command runs the program in a new process, so the next one loads what the link names.
+   */
+  usePackage(dir: string = ROOT): void {
+    const link = path.join(this.dir, "node_modules", "net-tuning");
+    fs.rmSync(link, { force: true });
+    fs.symlinkSync(dir, link);
+  }
+
   setProgram(source: string): void {
     fs.writeFileSync(path.join(this.dir, "index.js"), source);
   }
