@@ -81,3 +81,23 @@ describe("congestionRefusal: the preflight's verdict from the live read's facts"
     expect(congestionRefusal("dctcp", { ...f, modules: "" })).toBe(CC_UNAVAILABLE.text({ name: "dctcp", available: "reno cubic bbr", loadable: "none" }));
   });
 });
+
+describe("ESnet's values, declared once (provider/sizing/esnet.ts)", () => {
+  test("the audit's ESnet column is the same table; every profile's difference from it has a reason", () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const audit = require("../../provider/audit/findings") as typeof import("../../provider/audit/findings");
+    const esnet = require("../../provider/sizing/esnet") as typeof import("../../provider/sizing/esnet"); // eslint-disable-line @typescript-eslint/no-require-imports
+    expect(audit.ESNET).toBe(esnet.ESNET);
+    expect(audit.ESNET_SOURCE).toBe(esnet.ESNET_SOURCE);
+    const rows = esnet.esnetComparison();
+    expect(rows.filter((r) => r.verdict !== "same" && !r.why)).toEqual([]);
+    // the options make longFatFlows agree with ESnet on pacing and congestion control; 100G × 40 ms reaches ESnet's maxima
+    const row = (call: string, key: string) => rows.find((r) => r.call.startsWith(call) && r.key === key)!;
+    expect(row("longFatFlows({ …, pacing", "net.core.default_qdisc").verdict).toBe("same");
+    expect(row("longFatFlows({ …, pacing", "net.ipv4.tcp_congestion_control").verdict).toBe("same");
+    expect(row('longFatFlows({ bandwidth: "10Gbit"', "net.core.default_qdisc").verdict).toBe("unset");
+    expect(row('longFatFlows({ bandwidth: "100Gbit"', "net.core.rmem_max").verdict).toBe("same");
+    expect(esnet.esnetAgrees("htcp or bbr", "bbr")).toBe(true);
+    expect(esnet.esnetAgrees("htcp or bbr", "cubic")).toBe(false);
+  });
+});
