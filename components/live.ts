@@ -297,7 +297,7 @@ async function liveReadUnsafe(
     logChecksLater(parent, resource);
     return { ...none("failed", reason), ...fp };
   }
-  const refused = kind === "sysctl" ? missingKeys(plan.value, section) : nicRefusals(plan.value, section);
+  const refused = kind === "sysctl" ? missingKeys(plan.value, section, redact) : nicRefusals(plan.value, section);
   const drift: DriftItem[] = driftOf(section);
   const shown = renderLive(resource, host, compareLive(plan.value, section), drift, section.recordState, { redact });
   void pulumi.log.info(shown.info, parent);
@@ -340,15 +340,19 @@ function logUnverifiedKeys(parent: pulumi.Resource, resource: string, keys: Host
  * namespace other than the initial one, each key's hint and, for a host-wide key, where to set it), or none. A key
  * whose kernel module the apply loads first (the plan's @module: net.netfilter.* with nf_conntrack) is left to the
  * host: it appears then. And a net.ipv4.tcp_congestion_control that is neither available nor among the host's modules
- * (or, in a network namespace, not allowed): `congestionRefusal`, the preflight's message.
+ * (or, in a network namespace, not allowed): `congestionRefusal`, the preflight's message; not for a value given as a
+ * secret (the message names the value: the host's check at `up` refuses it).
  */
-function missingKeys(declared: Record<string, string>, section: LiveSection): string[] {
+function missingKeys(declared: Record<string, string>, section: LiveSection, redact: boolean | readonly string[] = false): string[] {
   const absent = Object.keys(declared).filter((k) => section.missing.includes(k) && moduleOf(k, declared[k]) === undefined);
   const out = absent.length === 0 ? [] : [keysAbsentRefusal(absent, absenceHint, isHostWide, section.host.kernel ?? "?", section.host.netns === "1")];
   // a declared congestion control the kernel neither offers nor can load (the read's cc-… facts, sysctl.sh nts_live_cc)
-  const cc = declared["net.ipv4.tcp_congestion_control"];
+  // (not for a value given as a secret: the message names it; the host's own check still runs at `up`)
+  const ccKey = "net.ipv4.tcp_congestion_control";
+  const cc = declared[ccKey];
   const h = section.host;
-  if (cc !== undefined && h["cc-available"] !== undefined) {
+  const secret = redact === true || (Array.isArray(redact) && redact.includes(ccKey));
+  if (cc !== undefined && !secret && h["cc-available"] !== undefined) {
     const r = congestionRefusal(cc, { available: h["cc-available"], allowed: h["cc-allowed"] ?? "", modules: h["cc-modules"] ?? "", netns: h.netns ?? "0" });
     if (r) out.push(r);
   }
