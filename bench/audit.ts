@@ -7,7 +7,8 @@
  *     files), forks = the same parallelism.
  * Targets from the issue: audit ≤ 3 × the live read, and ≥ 10 × faster than Ansible.
  *
- * Run: `npx ts-node --transpile-only -P tsconfig.dev.json bench/audit.ts` (root). Environment:
+ * Run: `BENCH_PARTS=audit npm run bench`, or alone `npx ts-node --transpile-only -P tsconfig.dev.json bench/audit.ts`
+ * (root). Environment:
  *   BENCH_AUDIT_HOSTS=200  BENCH_AUDIT_PARALLEL=32  BENCH_AUDIT_REPEATS=2  BENCH_OUT=bench/results
  *   BENCH_AUDIT_ANSIBLE=0  skip Ansible
  * Writes audit.json and audit.md into BENCH_OUT.
@@ -125,14 +126,35 @@ function markdown(samples: Sample[], startedAt: string): string {
   return out.join("\n");
 }
 
-async function main(): Promise<void> {
-  const hosts = env("BENCH_AUDIT_HOSTS", 200);
-  const parallel = env("BENCH_AUDIT_PARALLEL", 32);
-  const repeats = env("BENCH_AUDIT_REPEATS", 2);
-  const withAnsible = process.env.BENCH_AUDIT_ANSIBLE !== "0";
-  const outDir = path.resolve(process.env.BENCH_OUT ?? path.join(__dirname, "results"));
+/** What one audit bench run measures, and where it writes audit.json / audit.md. */
+export interface AuditBenchOptions {
+  hosts: number;
+  parallel: number;
+  repeats: number;
+  withAnsible: boolean;
+  outDir: string;
+  log: (s: string) => void;
+}
+
+/** The options from the environment (BENCH_AUDIT_*, BENCH_OUT), as `npm run bench` and a direct run read them. */
+export function auditBenchOptions(log: (s: string) => void): AuditBenchOptions {
+  return {
+    hosts: env("BENCH_AUDIT_HOSTS", 200),
+    parallel: env("BENCH_AUDIT_PARALLEL", 32),
+    repeats: env("BENCH_AUDIT_REPEATS", 2),
+    withAnsible: process.env.BENCH_AUDIT_ANSIBLE !== "0",
+    outDir: path.resolve(process.env.BENCH_OUT ?? path.join(__dirname, "results")),
+    log,
+  };
+}
+
+/**
+ * The audit part of `npm run bench` (BENCH_PARTS=audit, issue #33's Scale test): its own lab of `hosts` hosts, the
+ * approaches side by side per repeat, audit.json and audit.md written into `outDir`; returns the Markdown.
+ */
+export async function auditBench(o: AuditBenchOptions): Promise<string> {
+  const { hosts, parallel, repeats, withAnsible, outDir, log } = o;
   const startedAt = new Date().toISOString();
-  const log = (s: string) => process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${s}\n`);
   log(`audit bench: starting ${hosts} lab hosts`);
   const lab = await startLab({ hosts, tag: "baudit" });
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "nt-bench-audit-"));
@@ -157,11 +179,17 @@ async function main(): Promise<void> {
     }
   } finally {
     await lab.stop();
+    fs.rmSync(tmp, { recursive: true, force: true });
   }
   fs.mkdirSync(outDir, { recursive: true });
   fs.writeFileSync(path.join(outDir, "audit.json"), JSON.stringify({ startedAt, finishedAt: new Date().toISOString(), samples }, null, 2) + "\n");
   const md = markdown(samples, startedAt);
   fs.writeFileSync(path.join(outDir, "audit.md"), md);
+  return md;
+}
+
+async function main(): Promise<void> {
+  const md = await auditBench(auditBenchOptions((s) => process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${s}\n`)));
   process.stdout.write(md);
 }
 

@@ -12,7 +12,11 @@
  *   BENCH_PARTS=fleet,cost,scale,state   which parts to run (state: NetTuning + NicQueues on one lab host, root and sudo;
  *                              live: the live-read cost of previews at BENCH_HOSTS, bench/live.ts, not in the default;
  *                              cli: fleets under the real pulumi CLI at BENCH_CLI_HOSTS (default 10,50), bench/cli.ts,
- *                              not in the default; NT_COMMAND_PROVIDER selects the real command plugin)
+ *                              not in the default; NT_COMMAND_PROVIDER selects the real command plugin;
+ *                              audit: issue #33's Scale test, bench/audit.ts: BENCH_AUDIT_HOSTS (200) lab hosts audited
+ *                              vs their live read vs Ansible setup + command, same parallelism BENCH_AUDIT_PARALLEL (32),
+ *                              BENCH_AUDIT_REPEATS (2), BENCH_AUDIT_ANSIBLE=0 skips Ansible: audit.{json,md}; not in
+ *                              the default, about 10 minutes at 200 hosts)
  *   BENCH_ANSIBLE_TIMEOUT_S=900    hard bound on one ansible-playbook run
  *   BENCH_OUT=bench/results        output directory
  *   BENCH_HOST_CPU=cpuacct|cgroup2|ticks   force one host-CPU method (default: the best that works, bench/lib.ts)
@@ -31,6 +35,7 @@ import { report } from "./report";
 import { scaleBench, ScaleSample } from "./scale";
 import { liveBench } from "./live";
 import { cliFleetBench, renderCliFleet } from "./cli";
+import { auditBench, auditBenchOptions } from "./audit";
 
 function intList(name: string, def: string): number[] {
   const v = (process.env[name] ?? def).split(",").map((x) => x.trim()).filter(Boolean).map(Number);
@@ -153,6 +158,12 @@ async function main(): Promise<void> {
       results.scale = await scaleBench({ hosts: scaleHosts, repeats: scaleRepeats, timeoutMs: 600_000, log: say });
     }
     if (parts.has("live")) await liveBench({ sizes, outDir, log: say }); // writes live.json and live.md (issue #13)
+    if (parts.has("audit")) {
+      // issue #33's Scale test: audit.json and audit.md (its own lab; the one above is stopped by now)
+      if (process.getuid?.() !== 0) throw new Error("the audit benchmark needs root (lab hosts)");
+      const md = await auditBench({ ...auditBenchOptions(say), outDir });
+      say(md.split("\n").filter((l) => l.startsWith("audit / live read") || l.startsWith("Ansible setup")).join(" "));
+    }
     if (parts.has("cli")) {
       // fleets under the real pulumi CLI (issue #30): cli.json and cli.md; bench/results/real-cli.md discusses a run
       const cliSizes = intList("BENCH_CLI_HOSTS", "10,50");

@@ -89,6 +89,9 @@ Options:
                         it also sizes longFatFlows' default buffer)
   --memory SIZE         host memory: 64GiB, 512MiB, 128GB or bytes
   --guard error|warn    memory guard at level error: refuse the plan (error, default) or only warn
+  --pacing fq           also set net.core.default_qdisc = fq (flow pacing; host-wide)
+  --congestion-control NAME
+                        also set net.ipv4.tcp_congestion_control (bbr, htcp, cubic, ...)
   --nic NAME            NicQueues preset: throughput | lowLatency (default: the profile's suggestion)
   --json                print JSON: { profile, sysctlFile, warnings, guard? }
   -h, --help            print this help
@@ -116,10 +119,12 @@ interface Parsed {
   memory?: string | number;
   guard: "warn" | "error";
   nic?: string;
+  pacing?: string;
+  congestionControl?: string;
   json: boolean;
 }
 
-const VALUE_OPTIONS = ["profile", "bandwidth", "rtt", "concurrency", "memory", "guard", "nic"] as const;
+const VALUE_OPTIONS = ["profile", "bandwidth", "rtt", "concurrency", "memory", "guard", "nic", "pacing", "congestion-control"] as const;
 type ValueOption = (typeof VALUE_OPTIONS)[number];
 
 function parsePlanArgs(args: string[]): Parsed {
@@ -181,6 +186,9 @@ function parsePlanArgs(args: string[]): Parsed {
     if (guard !== "warn" && guard !== "error") throw new UsageError(`--guard ${JSON.stringify(guard)}: use error or warn`);
     out.guard = guard;
   }
+  // checked by the profiles themselves (a bad value is a usage error naming it)
+  out.pacing = one("pacing");
+  out.congestionControl = one("congestion-control");
   const nic = one("nic");
   if (nic !== undefined) {
     out.nic = canonicalName(nic, Object.keys(NICS));
@@ -201,6 +209,8 @@ function plan(p: Parsed): { profile: SysctlProfile; guard?: MemoryGuardResult } 
   const input: BuildInput = { guard: "warn" };
   if (p.concurrency !== undefined) input.concurrency = p.concurrency;
   if (p.memory !== undefined) input.memory = p.memory;
+  if (p.pacing !== undefined) input.pacing = p.pacing as "fq";
+  if (p.congestionControl !== undefined) input.congestionControl = p.congestionControl;
   const built = p.profiles.map((name) => {
     const o = { ...input };
     if (PROFILES[name].link !== "none") {

@@ -3,6 +3,7 @@ import { engine } from "../provider/host/engine";
 import { engineCommand, engineStdin, HostKind, restoreCommand, restoreStdin } from "../provider/host/programs";
 import { engineDelivery, MOVE_KEYS } from "./delivery";
 import { ConnectionInput, registeredConnection, RemoteCommand } from "./remote";
+import { adviceLabel, adviseAll } from "./advice";
 import { isPlain } from "./plain";
 import { Owner, ownerOf } from "../provider/owner";
 import { completeReport, hostCompresses, HostReport, parseReport } from "../provider/report";
@@ -61,9 +62,12 @@ export function withGeneration(plan: string, r: HostReport): string {
   return `${plan.endsWith("\n") ? plan : `${plan}\n`}@generation ${g}\n`;
 }
 
-/** Logs each warning once per resource during preview and update. */
-export function warnAll(resource: pulumi.Resource, warnings: string[]): void {
-  for (const w of warnings) void pulumi.log.warn(w, resource);
+/**
+ * Logs each warning during preview and update, once per program run however many resources give it
+ * (components/advice.ts: one line naming the resources; on the resource itself when it is the only one).
+ */
+export function warnAll(resource: pulumi.Resource, label: string, warnings: string[]): void {
+  adviseAll(resource, label, warnings);
 }
 
 /**
@@ -237,7 +241,7 @@ function registerChildren(
   const complete = (out: string, planText: string | undefined) => {
     const parsed = reportOf(out, `${name}-apply`);
     const r = completeReport(parsed, args.planOf && out ? args.planOf(planText ?? "") : undefined);
-    warnAll(parent, r.warnings);
+    warnAll(parent, adviceLabel(kind, name, args.connection), r.warnings);
     return r;
   };
   const reportOfApply = (a: RemoteCommand): pulumi.Output<HostReport> =>

@@ -13,7 +13,7 @@ import {
 import type { ConnectionInput } from "./common";
 import { deploymentKey } from "./deployment";
 import { absenceHint, isHostWide, moduleOf } from "../provider/sysctl/catalogue";
-import { keysAbsentRefusal, nicRefusals } from "../provider/host/messages";
+import { congestionRefusal, keysAbsentRefusal, nicRefusals } from "../provider/host/messages";
 import { inputError } from "./validation";
 import { planSum } from "../provider/host/programs";
 
@@ -297,7 +297,7 @@ async function liveReadUnsafe(
     logChecksLater(parent, resource);
     return { ...none("failed", reason), ...fp };
   }
-  const refused = kind === "sysctl" ? missingKeys(plan.value, section) : nicRefusals(plan.value, section);
+  const refused = kind === "sysctl" ? missingKeys(plan.value, section, redact) : nicRefusals(plan.value, section);
   const drift: DriftItem[] = driftOf(section);
   const shown = renderLive(resource, host, compareLive(plan.value, section), drift, section.recordState, { redact });
   void pulumi.log.info(shown.info, parent);
@@ -335,16 +335,28 @@ function logUnverifiedKeys(parent: pulumi.Resource, resource: string, keys: Host
 }
 
 /**
- * The host preflight's refusal of declared sysctl keys the read found absent (no /proc/sys file), in its words
+ * The host preflight's refusals the read can tell, in its words: declared sysctl keys the read found absent (no /proc/sys file)
  * (provider/host/messages.ts KEYS_ABSENT, the message sysctl.sh gives: the kernel version, whether the host is a network
  * namespace other than the initial one, each key's hint and, for a host-wide key, where to set it), or none. A key
  * whose kernel module the apply loads first (the plan's @module: net.netfilter.* with nf_conntrack) is left to the
- * host: it appears then.
+ * host: it appears then. And a net.ipv4.tcp_congestion_control that is neither available nor among the host's modules
+ * (or, in a network namespace, not allowed): `congestionRefusal`, the preflight's message; not for a value given as a
+ * secret (the message names the value: the host's check at `up` refuses it).
  */
-function missingKeys(declared: Record<string, string>, section: LiveSection): string[] {
+function missingKeys(declared: Record<string, string>, section: LiveSection, redact: boolean | readonly string[] = false): string[] {
   const absent = Object.keys(declared).filter((k) => section.missing.includes(k) && moduleOf(k, declared[k]) === undefined);
-  if (absent.length === 0) return [];
-  return [keysAbsentRefusal(absent, absenceHint, isHostWide, section.host.kernel ?? "?", section.host.netns === "1")];
+  const out = absent.length === 0 ? [] : [keysAbsentRefusal(absent, absenceHint, isHostWide, section.host.kernel ?? "?", section.host.netns === "1")];
+  // a declared congestion control the kernel neither offers nor can load (the read's cc-… facts, sysctl.sh nts_live_cc)
+  // (not for a value given as a secret: the message names it; the host's own check still runs at `up`)
+  const ccKey = "net.ipv4.tcp_congestion_control";
+  const cc = declared[ccKey];
+  const h = section.host;
+  const secret = redact === true || (Array.isArray(redact) && redact.includes(ccKey));
+  if (cc !== undefined && !secret && h["cc-available"] !== undefined) {
+    const r = congestionRefusal(cc, { available: h["cc-available"], allowed: h["cc-allowed"] ?? "", modules: h["cc-modules"] ?? "", netns: h.netns ?? "0" });
+    if (r) out.push(r);
+  }
+  return out;
 }
 
 /**

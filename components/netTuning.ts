@@ -5,6 +5,7 @@ import { variableOf } from "../provider/sysctl/catalogue";
 import { isMisspeltKeyWarning, misspeltKeyProblems } from "../provider/sysctl/validate";
 import { adoptedFromReport, fitAdopted, renderAdoptedRestore, STRING_INPUT_MAX } from "../provider/sysctl/adopt";
 import { ProfileSpec, resolveProfiles } from "../provider/sizing/spec";
+import { adviceLabel } from "./advice";
 import { applyAndRestore, becomeAndRestore, checkArgs, lazyOutput, NOT_WIRED, outputsOfEveryResource, ownerFor, warnAll, whenValid, wiredOutputs } from "./common";
 import { hostCompresses, type HostReport } from "../provider/report";
 import { liveReadIfOn } from "./live";
@@ -232,7 +233,7 @@ export class NetTuning extends pulumi.ComponentResource {
     };
     // what adoption takes over, as a diagnostic of the preview (the plan's @adopt lines say it in the diff)
     const logPlan = (p: SysctlPlan) => {
-      warnAll(this, p.warnings);
+      warnAll(this, adviceLabel("sysctl", name, a.connection), p.warnings);
       if (p.adopt.length) {
         void pulumi.log.info(
           `NetTuning "${name}" adopts ${p.adopt.join(", ")}: saved byte for byte (up to 4 KiB also in Pulumi state), then removed` +

@@ -5,6 +5,7 @@ import { NIC_SETTING_ARGS, Persistence } from "../provider/nic/spec";
 import type { NicInput } from "../provider/nic/validate";
 import { nicBootDirectives, rcAdoptedRestoreNote, rcLocalAdoptDirectives } from "../provider/nic/adopt";
 import { PresetSpec, resolvePreset } from "../provider/sizing/spec";
+import { adviceLabel } from "./advice";
 import { applyAndRestore, becomeAndRestore, checkArgs, lazyOutput, NOT_WIRED, outputsOfEveryResource, ownerFor, warnAll, whenValid, wiredOutputs } from "./common";
 import type { HostReport } from "../provider/report";
 import { liveReadIfOn } from "./live";
@@ -182,7 +183,7 @@ export class NicQueues extends pulumi.ComponentResource {
     };
     // what adoption takes over, as a diagnostic of the preview (the plan's lines say it in the diff)
     const logPlan = (p: NicPlan, v: unknown[]) => {
-      warnAll(this, p.warnings);
+      warnAll(this, adviceLabel("nic", name, a.connection), p.warnings);
       const adopted = named(v).adoptRcLocalLines;
       if (Array.isArray(adopted) && adopted.length) {
         void pulumi.log.info(

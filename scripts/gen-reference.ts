@@ -4,7 +4,8 @@
  *  - NetTuning and NicQueues arguments and outputs: the JSDoc of NetTuningArgs / NicQueuesArgs and of the classes'
  *    public outputs, read with the TypeScript compiler API (components/netTuning.ts, components/nicQueues.ts). The
  *    NicQueues argument table is the one scripts/gen-spec.ts derives from the NIC spec (between the `nic-args` markers);
- *  - ProfileSpec, PresetSpec and the profiles' option interfaces (provider/sizing), and every sizing profile with the
+ *  - ProfileSpec, PresetSpec and the profiles' option interfaces (provider/sizing), each profile against ESnet's values
+ *    (provider/sizing/esnet.ts), and every sizing profile with the
  *    sysctls it sets, computed by calling it; the NIC presets;
  *  - every key of the sysctl catalogue (provider/sysctl/catalogue.ts): value, unit, scope, rules, advice; the keys
  *    refused at preview;
@@ -18,6 +19,7 @@ import { CATALOGUE, CatalogueEntry, KeyRef, REJECTED_KEYS, RuleCondition, Sysctl
 import { database, longFatFlows, manySmallFlows, nvmeTcpLatency, nvmeTcpThroughput, proxyGateway, webServer } from "../provider/sizing/profiles";
 import { formatSysctlValue, SysctlProfile } from "../provider/sizing/profile";
 import { nicPresets } from "../provider/sizing/nic";
+import { ESNET_SOURCE, esnetComparison } from "../provider/sizing/esnet";
 import { nicLines } from "../provider/sizing/render";
 import { NIC_ARGS_BEGIN, NIC_ARGS_END, renderNicArgsTable } from "./gen-spec";
 
@@ -222,6 +224,34 @@ function profiles(): string[] {
   return out;
 }
 
+/** Each profile against ESnet's host-tuning values (provider/sizing/esnet.ts, the audit's ESnet column), with the reason for every difference. */
+function esnetTable(): string[] {
+  const rows = esnetComparison();
+  const val = (v: string | undefined) => (v === undefined ? "—" : `\`${v}\``);
+  const out = [
+    `ESnet's published values for a 10G host (paths up to 100 ms) and a 100G host, against what each profile sets. Source: ${ESNET_SOURCE}:`,
+    "the values come from the issue text and are **not verified against a stored copy of the page** (the site cannot be",
+    "reached from the development machines, and the stored pages hold only fasterdata's /host-tuning/ index). The audit's",
+    "ESnet column (`net-tuning audit`, [audit](audit.md#esnet-reference-column)) reads the same table. \"same\" = ESnet's",
+    "10G or 100G value; a key a profile does not set keeps the kernel's value.",
+    "",
+  ];
+  for (const call of [...new Set(rows.map((r) => r.call))]) {
+    const mine = rows.filter((r) => r.call === call);
+    out.push(`#### \`${call}\``, "");
+    if (mine.every((r) => r.verdict === "unset")) {
+      out.push(`Sets none of ESnet's keys: ${forUsers(mine[0].why)}.`, "");
+      continue;
+    }
+    out.push("| key | profile | ESnet 10G | ESnet 100G | | why it differs |", "|---|---|---|---|---|---|");
+    for (const r of mine) {
+      out.push(`| \`${r.key}\` | ${r.value === undefined ? "not set" : val(r.value)} | ${val(r.g10)} | ${val(r.g100)} | ${r.verdict} | ${r.why ? forUsers(r.why).replace(/\|/g, "\\|") : ""} |`);
+    }
+    out.push("");
+  }
+  return out;
+}
+
 function presets(): string[] {
   const out: string[] = [];
   for (const [name, make] of Object.entries(nicPresets)) {
@@ -333,6 +363,9 @@ export function renderReference(): string {
     "prints its rationale line by line. `combine(…)` merges profiles and refuses a key two of them set differently.",
     "",
     ...profiles(),
+    "### Profiles against ESnet",
+    "",
+    ...esnetTable(),
     "## NIC presets",
     "",
     ...presets(),

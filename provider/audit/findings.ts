@@ -11,6 +11,7 @@ import { sameValue } from "../sysctl/readback";
 import { validateSysctls, warningKey } from "../sysctl/validate";
 import { lookup, REJECTED_KEYS } from "../sysctl/catalogue";
 import { HostFacts } from "./program";
+import { ESNET } from "../sizing/esnet";
 
 export type FindingLevel = "error" | "warning" | "info";
 
@@ -43,21 +44,8 @@ export interface SettingRow {
   esnet100g?: string;
 }
 
-/**
- * ESnet fasterdata "Linux host tuning" reference values, as given in issue #33 (read from fasterdata.es.net in 2026;
- * the site cannot be reached from the development machines and no stored copy was found to check them against).
- */
-export const ESNET_SOURCE = "ESnet fasterdata, Linux host tuning (fasterdata.es.net/host-tuning/linux/), values as read in 2026 (issue #33; not re-checked against a stored copy)";
-export const ESNET: Record<string, { g10?: string; g100?: string; note?: string }> = {
-  "net.core.rmem_max": { g10: "67108864", g100: "2147483647" },
-  "net.core.wmem_max": { g10: "67108864", g100: "2147483647" },
-  "net.ipv4.tcp_rmem": { g10: "4096 87380 33554432", g100: "4096 131072 1073741824", note: "10G: max 32 MiB (ESnet's per-socket default 87380)" },
-  "net.ipv4.tcp_wmem": { g10: "4096 65536 33554432", g100: "4096 16384 1073741824", note: "max only is ESnet's; min/default are the kernel's" },
-  "net.core.netdev_max_backlog": { g10: "30000" },
-  "net.core.default_qdisc": { g10: "fq", g100: "fq" },
-  "net.ipv4.tcp_congestion_control": { g10: "htcp or bbr", g100: "htcp or bbr" },
-  "net.ipv4.tcp_mtu_probing": { g10: "1", g100: "1" },
-};
+/** ESnet's values, declared once in provider/sizing/esnet.ts (the docs' profile table reads them too). */
+export { ESNET, ESNET_SOURCE } from "../sizing/esnet";
 
 /** Kernel version "6.1.0-18-amd64" → [6, 1]. */
 export function kernelVersion(release: string): [number, number] | undefined {

@@ -246,6 +246,54 @@ export function keysAbsentRefusal(keys: string[], hint: (k: string) => string, h
   });
 }
 
+// ------------------------------------------------------------------------------------- congestion control
+
+/**
+ * A declared net.ipv4.tcp_congestion_control the kernel does not offer: not in tcp_available_congestion_control, and
+ * its module tcp_<name> not loaded by the apply (the plan's `@module` line: modprobe failed) or, at preview, not
+ * among the modules the host has (`loadable`: the tcp_*.ko* of /lib/modules/$(uname -r), "none" when there are none).
+ */
+export const CC_UNAVAILABLE = message(
+  { fn: "nts_msg_cc", variable: "NTS_MSG", doc: "NAME AVAILABLE LOADABLE" },
+  ["name", "available", "loadable"] as const,
+  (a) =>
+    `net.ipv4.tcp_congestion_control = ${a.name} is not available on this kernel (net.ipv4.tcp_available_congestion_control: ${a.available}; ` +
+    `modules it could load: ${a.loadable}) and module tcp_${a.name} cannot be loaded: pick one of the available, or install tcp_${a.name} (BBR needs Linux 4.9+)`,
+);
+
+/** Available, but a network namespace other than the initial one may only pick an allowed algorithm (EPERM). */
+export const CC_NOT_ALLOWED = message(
+  { fn: "nts_msg_cc_allowed", variable: "NTS_MSG", doc: "NAME ALLOWED" },
+  ["name", "allowed"] as const,
+  (a) =>
+    `net.ipv4.tcp_congestion_control = ${a.name} is available but not allowed inside this network namespace (net.ipv4.tcp_allowed_congestion_control: ${a.allowed}): ` +
+    "add it to tcp_allowed_congestion_control on the host, or pick an allowed one",
+);
+
+/** What the live read found for a declared tcp_congestion_control (`host<TAB>cc-…` lines of sysctl.sh nts_live_cc). */
+export interface CongestionFacts {
+  available: string;
+  allowed: string;
+  /** Names of the tcp_<name> modules the host could load, space-separated ("" when none). */
+  modules: string;
+  /** "1": not the initial network namespace. */
+  netns: string;
+}
+
+/**
+ * The preflight's verdict on a declared congestion control (sysctl.sh kind_preflight), from the live read: its
+ * refusal, or undefined. A name not available now but among the host's modules is left to the apply, which loads it.
+ */
+export function congestionRefusal(name: string, f: CongestionFacts): string | undefined {
+  const words = (s: string) => s.split(/\s+/).filter(Boolean);
+  if (!words(f.available).includes(name)) {
+    if (words(f.modules).includes(name)) return undefined;
+    return CC_UNAVAILABLE.text({ name, available: f.available, loadable: f.modules.trim() || "none" });
+  }
+  if (f.netns === "1" && !words(f.allowed).includes(name)) return CC_NOT_ALLOWED.text({ name, allowed: f.allowed });
+  return undefined;
+}
+
 // ------------------------------------------------------------------------------------------------ sh rendering
 
 /** Double-quoted sh text of `s`, with `\u0000N\u0000` markers turned into `${N}`. */
@@ -299,6 +347,8 @@ export function renderNicMessagesSh(): string[] {
 export function renderSysctlMessagesSh(): string[] {
   return [
     ...renderShMessage(KEYS_ABSENT as HostMessage<string>),
+    ...renderShMessage(CC_UNAVAILABLE as HostMessage<string>),
+    ...renderShMessage(CC_NOT_ALLOWED as HostMessage<string>),
     "# nts_msg_item KEY HINT: NTS_ITEM = one key of nts_msg_absent's list",
     `nts_msg_item() { if [ -n "$2" ]; then NTS_ITEM=${shDouble(absentItem("\u00001\u0000", "\u00002\u0000"))}; else NTS_ITEM=${shDouble(absentItem("\u00001\u0000", ""))}; fi; }`,
     `NTS_MSG_SEP=${shSingle(ABSENT_SEPARATOR)}`,

@@ -4,6 +4,7 @@
  * Scenario C's NVMe/TCP latency/throughput choices. Each returns a plain {@link SysctlProfile}.
  */
 import { InputError } from "../errors";
+import { KNOWN_CONGESTION_CONTROL } from "../sysctl/catalogue";
 import { defaultBuffersPerConnection, memoryGuard, thresholdProblems } from "./guard";
 import { NicPreset, lowLatency, throughput } from "./nic";
 import { SysctlProfile, SysctlValue } from "./profile";
@@ -39,7 +40,15 @@ export const TCP_BUFFER_MIN = 4096;
 /** Memory of the web article's host (64 GB), for which its tcp_mem values were written. */
 const WEB_ARTICLE_MEMORY = 64 * GiB;
 
-/** Options every profile accepts: the memory guard's inputs. */
+/** The values {@link GuardOptions.pacing} accepts: `"fq"` (net.core.default_qdisc = fq). */
+export const PACING_QDISCS = ["fq"] as const;
+/** A congestion-control name as the kernel takes it (TCP_CA_NAME_MAX is 16 with the NUL): the catalogue's pattern. */
+const CONGESTION_NAME = /^[a-z0-9_]{1,15}$/;
+
+/**
+ * Options every profile accepts: the memory guard's inputs, and pacing and congestion control (ESnet's host-tuning
+ * advice for long paths; never set unless given, so a profile's plan without them is unchanged).
+ */
 export interface GuardOptions {
   /** Concurrent TCP connections expected (positive integer). With `memory`, runs the memory guard; no guard without it. */
   concurrency?: number;
@@ -54,6 +63,19 @@ export interface GuardOptions {
   warnAt?: number;
   /** Guard ratio at or above which the level is error. Defaults to 1.0. */
   errorAt?: number;
+  /**
+   * `"fq"`: sets net.core.default_qdisc = fq, the qdisc that paces each flow at the rate its congestion control
+   * chooses (ESnet: fq pacing for long paths). Host-wide: a network namespace or container refuses it before any
+   * change. Defaults to none (the key is not set).
+   */
+  pacing?: "fq";
+  /**
+   * Sets net.ipv4.tcp_congestion_control, e.g. `"bbr"` or `"htcp"` (ESnet: BBR or H-TCP for long paths): a name of
+   * 1-15 characters a-z, 0-9 and _, as the kernel names its `tcp_<name>` modules (usual: reno, cubic, bbr, htcp, …).
+   * The plan loads `tcp_<name>` (its `@module` line) and the host refuses, before any change, a name that is neither
+   * in net.ipv4.tcp_available_congestion_control nor loadable; the live preview refuses it too. Defaults to none.
+   */
+  congestionControl?: string;
 }
 
 /** Options of {@link longFatFlows} and {@link manySmallFlows}. */
@@ -90,6 +112,8 @@ interface Checked {
   problems: string[];
   concurrency?: number;
   memoryBytes?: number;
+  pacing?: string;
+  congestionControl?: string;
 }
 
 function checkGuardOptions(o: GuardOptions): Checked {
@@ -107,7 +131,54 @@ function checkGuardOptions(o: GuardOptions): Checked {
     out.problems.push(`guard ${JSON.stringify(o.guard)}: use "warn" (default) or "error"`);
   }
   out.problems.push(...thresholdProblems(o.warnAt, o.errorAt));
+  if (o.pacing !== undefined) {
+    if ((PACING_QDISCS as readonly unknown[]).includes(o.pacing)) out.pacing = o.pacing;
+    else out.problems.push(`pacing ${JSON.stringify(o.pacing)}: use ${PACING_QDISCS.map((q) => `"${q}"`).join(" or ")} (net.core.default_qdisc = fq), or leave it out`);
+  }
+  if (o.congestionControl !== undefined) {
+    if (typeof o.congestionControl === "string" && CONGESTION_NAME.test(o.congestionControl)) out.congestionControl = o.congestionControl;
+    else {
+      out.problems.push(
+        `congestionControl ${JSON.stringify(o.congestionControl)}: must be a congestion-control name of 1-15 characters a-z, 0-9 and _ ` +
+          `(the kernel's tcp_<name> modules: ${KNOWN_CONGESTION_CONTROL.join(", ")}), e.g. "bbr" or "htcp"`,
+      );
+    }
+  }
   return out;
+}
+
+/**
+ * The pacing and congestion-control options on a built profile (given ones only: nothing is picked on the host's
+ * behalf). They replace a value the profile chose itself (nvmeTcpLatency's bbr and fq), with the option's reason.
+ */
+function applyTransport(b: ProfileBuilder, checked: Checked): void {
+  if (checked.pacing !== undefined) {
+    b.set(
+      "net.core.default_qdisc",
+      checked.pacing,
+      `pacing: "${checked.pacing}" (option): fq paces each flow at the rate its congestion control sets, so long fat flows do not burst into ` +
+        "shallow switch buffers (ESnet's advice for long paths; BBR needs it before Linux 4.13); host-wide: a network namespace or container refuses it",
+    );
+    if (!b.warnings.includes(QDISC_WARNING)) b.warnings.push(QDISC_WARNING);
+  }
+  if (checked.congestionControl !== undefined) {
+    const cc = checked.congestionControl;
+    b.set(
+      "net.ipv4.tcp_congestion_control",
+      cc,
+      `congestionControl: "${cc}" (option): the algorithm of new connections (ESnet recommends BBR or H-TCP for long paths; the kernel default is cubic); ` +
+        `the host must have it in net.ipv4.tcp_available_congestion_control or load tcp_${cc} (the plan's @module line), else it refuses before any change`,
+    );
+  }
+}
+
+/** What a default_qdisc change does not do: existing interfaces keep their qdisc. */
+const QDISC_WARNING =
+  "net.core.default_qdisc applies to qdiscs created afterwards: existing interfaces keep theirs until `tc qdisc replace dev IFACE root fq` or a reboot";
+
+/** The options shown in a profile's name: `pacing fq`, the congestion control. */
+function transportText(checked: Checked): string[] {
+  return [...(checked.pacing !== undefined ? [`pacing ${checked.pacing}`] : []), ...(checked.congestionControl !== undefined ? [checked.congestionControl] : [])];
 }
 
 /**
@@ -158,6 +229,7 @@ class ProfileBuilder {
 
 /** Runs the memory guard (when concurrency and memory are known) and returns the finished profile. */
 function finish(fn: string, name: string, b: ProfileBuilder, o: GuardOptions, checked: Checked, nic?: NicPreset): SysctlProfile {
+  applyTransport(b, checked);
   const profile: SysctlProfile = { kind: "net-tuning/sysctl-profile", name, sysctls: b.sysctls, rationale: b.rationale, warnings: b.warnings };
   if (nic !== undefined) profile.nic = nic;
   const { concurrency, memoryBytes } = checked;
@@ -180,6 +252,7 @@ function optionsText(parts: string[], o: GuardOptions, checked: Checked): string
   const all = [...parts];
   if (checked.concurrency !== undefined) all.push(`${checked.concurrency} connections`);
   if (checked.memoryBytes !== undefined) all.push(typeof o.memory === "string" ? o.memory.trim() : formatBytes(checked.memoryBytes));
+  all.push(...transportText(checked));
   return all.join(", ");
 }
 
@@ -365,7 +438,7 @@ export function nvmeTcpLatency(options?: GuardOptions): SysctlProfile {
     .set("net.ipv4.tcp_congestion_control", "bbr", "BBR, as the article pairs with autocorking off for NVMe/TCP: it keeps queues short (module tcp_bbr, kernel ≥ 4.9; must be in tcp_available_congestion_control)")
     .set("net.core.default_qdisc", "fq", "fq paces BBR's sends (required for BBR before 4.13)");
   b.warnings.push(
-    "net.core.default_qdisc applies to qdiscs created afterwards: existing interfaces keep theirs until `tc qdisc replace dev IFACE root fq` or a reboot",
+    QDISC_WARNING,
     "not set although the article recommends them: tcp_nodelay=1 (no such sysctl: TCP_NODELAY is per socket, and the kernel's nvme-tcp sets it), " +
       "tcp_notsent_lowat=0 (makes a socket never writable: a 2 MB send stalled), tcp_sack=0 (disables selective ACK and hurts loss recovery)",
   );

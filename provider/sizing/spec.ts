@@ -35,6 +35,16 @@ export interface ProfileSpec {
   warnAt?: number;
   /** Guard ratio at or above which the level is error. Defaults to 1.0. */
   errorAt?: number;
+  /**
+   * `"fq"`: sets net.core.default_qdisc = fq (flow pacing; host-wide, so a network namespace refuses it). Defaults to
+   * none: the key is not set.
+   */
+  pacing?: string;
+  /**
+   * Sets net.ipv4.tcp_congestion_control, e.g. `"bbr"` or `"htcp"`; the host refuses, before any change, a name it
+   * neither has nor can load. Defaults to none: the key is not set.
+   */
+  congestionControl?: string;
 }
 
 /** A NIC preset by name: `{ name: "throughput" }` or `{ name: "lowLatency" }`. `nicPresets.throughput()` is accepted too. */
@@ -52,7 +62,7 @@ const PROFILE_FNS: Record<string, (o: never) => SysctlProfile> = {
   nvmeTcpLatency,
   nvmeTcpThroughput,
 };
-const SPEC_FIELDS = ["name", "bandwidth", "rtt", "concurrency", "memory", "guard", "warnAt", "errorAt"];
+const SPEC_FIELDS = ["name", "bandwidth", "rtt", "concurrency", "memory", "guard", "warnAt", "errorAt", "pacing", "congestionControl"];
 
 /** One profile spec (or an already resolved profile) → the profile, or problems prefixed by `path`. */
 function resolveOne(value: unknown, path: string, problems: string[]): SysctlProfile | undefined {

@@ -181,7 +181,7 @@ describe("GetSchema", () => {
     expect(t["net-tuning:index:Become"].enum.map((e: any) => e.value).sort()).toEqual(["none", "sudo"]);
     expect(t["net-tuning:index:BootOverride"].enum.map((e: any) => e.value).sort()).toEqual(["error", "ignore", "warn"]);
     expect(t["net-tuning:index:Persistence"].enum.map((e: any) => e.value).sort()).toEqual(["auto", "none", "rc.local", "systemd"]);
-    expect(Object.keys(t["net-tuning:index:ProfileSpec"].properties).sort()).toEqual(["bandwidth", "concurrency", "errorAt", "guard", "memory", "name", "rtt", "warnAt"]);
+    expect(Object.keys(t["net-tuning:index:ProfileSpec"].properties).sort()).toEqual(["bandwidth", "concurrency", "congestionControl", "errorAt", "guard", "memory", "name", "pacing", "rtt", "warnAt"]);
     expect(Object.keys(t["net-tuning:index:NicCoalesce"].properties)).toHaveLength(22);
     // the verify gate (issue #34): the argument and the output are named types of the schema
     expect(nt.inputProperties.verify.$ref).toBe("#/types/net-tuning:index:VerifyArgs");

@@ -300,3 +300,19 @@ describe("audit: a host that refuses the connection (127.0.0.1 port 1)", () => {
     }
   });
 });
+
+describe("plan --pacing / --congestion-control (issue #33)", () => {
+  test("set the keys, shown in the file and the name; without them the plan is template A byte for byte", () => {
+    const r = run("plan", "--profile", "longFatFlows", "--bandwidth", "10Gbit", "--rtt", "40ms", "--pacing", "fq", "--congestion-control", "bbr");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("# net-tuning profile: longFatFlows(10Gbit, 40ms, pacing fq, bbr)\n");
+    expect(r.stdout.split("\n")).toEqual(expect.arrayContaining(["net.core.default_qdisc = fq", "net.ipv4.tcp_congestion_control = bbr"]));
+    expect(run("plan", "--profile", "longFatFlows", "--bandwidth", "10Gbit", "--rtt", "40ms").stdout.startsWith(`# sysctl.d file\n${TEMPLATE_A_FILE}\n`)).toBe(true);
+  });
+  test("a bad value is a usage error naming it", () => {
+    const p = run("plan", "--profile", "webServer", "--pacing", "cake");
+    expect([p.code, p.stderr]).toEqual([2, expect.stringContaining('pacing "cake": use "fq"')]);
+    const c = run("plan", "--profile", "webServer", "--congestion-control", "b;b");
+    expect([c.code, c.stderr]).toEqual([2, expect.stringContaining('congestionControl "b;b": must be a congestion-control name')]);
+  });
+});

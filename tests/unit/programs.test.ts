@@ -187,7 +187,7 @@ describe("host programs", () => {
 
   test.each(SHELLS)("a program refuses to run without root and says how to fix it (%s)", (shell) => {
     // Run as nobody: nt_init must exit 3 with the message, before reading stdin.
-    const out = spawnSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", ...SHELL_ARGV[shell], "-c", hostProgram("sysctl", "apply")], {
+    const out = spawnSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", ...SHELL_ARGV[shell], programFile()], {
       input: "",
       encoding: "utf8",
     });
@@ -198,10 +198,27 @@ describe("host programs", () => {
   test.each(SHELLS)("malformed stdin is refused with exit 5 before anything happens (%s)", (shell) => {
     const [cmd, ...pre] = SHELL_ARGV[shell];
     // framed (its end line's sum matches), so the parser sees the line: a plan that is whole but malformed
-    const out = execFileSyncSafe(cmd, [...pre, "-c", hostProgram("sysctl", "apply")], `hello\n${endLine("hello\n")}`);
+    const out = execFileSyncSafe(cmd, [...pre, programFile()], `hello\n${endLine("hello\n")}`);
     expect(out.status).toBe(5);
     expect(out.stderr).toContain("malformed plan line");
   });
+});
+
+/**
+ * The sysctl apply program as a file any user can read (run as `SHELL FILE`): the whole engine text is over the 128 KiB
+ * a single argument may hold (MAX_ARG_STRLEN), so `SHELL -c TEXT` fails with E2BIG (on a host it is a file too).
+ */
+let programDir: string | undefined;
+function programFile(): string {
+  if (!programDir) {
+    programDir = fs.mkdtempSync(path.join(os.tmpdir(), "nt-prog-"));
+    fs.chmodSync(programDir, 0o755);
+    fs.writeFileSync(path.join(programDir, "apply.sh"), hostProgram("sysctl", "apply"), { mode: 0o644 });
+  }
+  return path.join(programDir, "apply.sh");
+}
+afterAll(() => {
+  if (programDir) fs.rmSync(programDir, { recursive: true, force: true });
 });
 
 function execFileSyncSafe(cmd: string, args: string[], input: string) {

@@ -1543,7 +1543,8 @@ nt_converged_remove() {
 # "unreadable<TAB>key", for a ring or channel also "max<TAB>key<TAB>maximum", for a feature or coalescing parameter
 # "shown<TAB>key<TAB>text" or "absent<TAB>key", per interface and ethtool group that fails
 # "unsupported<TAB>IF<TAB>group<TAB>said", and once per interface "driver<TAB>IF<TAB>name" (nn_live_ethtool), after
-# missing keys the "host<TAB>…" lines (nt_live_host); then "!end".
+# missing keys the "host<TAB>…" lines (nt_live_host), for a declared net.ipv4.tcp_congestion_control the
+# "host<TAB>cc-…" lines (sysctl.sh nts_live_cc); then "!end".
 # Lines of other types are ignored by the reader (compatible additions).
 nt_live_main() {
   printf 'net-tuning-live v2\n'
@@ -1591,6 +1592,7 @@ nt_live_main() {
     ntl_missing=0
     for ntl_k do nt_live_key "$ntl_k"; done
     [ "$ntl_missing" = 0 ] || nt_live_host
+    case "$ntl_kind: $ntl_keys " in "sysctl:"*" net.ipv4.tcp_congestion_control "*) nts_live_cc ;; esac
   done
   printf '!end\n'
 }

@@ -116,6 +116,30 @@ kind_snapshot_keys() {
   return 0
 }
 
+# nts_cc_modules: NTS_CC_MODS = the congestion-control modules this host could load (the names of
+# /lib/modules/$(uname -r)/kernel/net/ipv4/tcp_<name>.ko*, space-separated; empty when none): what the refusal of an
+# unavailable tcp_congestion_control names, at apply and (nts_live_cc) at preview.
+nts_cc_modules() {
+  NTS_CC_MODS=''
+  for nts_f in /lib/modules/"$(uname -r)"/kernel/net/ipv4/tcp_*.ko*; do
+    [ -e "$nts_f" ] || continue
+    nts_f=${nts_f##*/tcp_}; NTS_CC_MODS=${NTS_CC_MODS:+$NTS_CC_MODS }${nts_f%%.ko*}
+  done
+  return 0
+}
+
+# The live read's facts for a declared net.ipv4.tcp_congestion_control (provider/host/messages.ts congestionRefusal):
+# "host<TAB>cc-available|cc-allowed|cc-modules<TAB>…" and the kernel and netns lines (nt_live_host).
+nts_live_cc() {
+  for nts_k in available allowed; do
+    NT_GOT=''; kind_get "net.ipv4.tcp_${nts_k}_congestion_control"; nt_norm "$NT_GOT"
+    printf 'host\tcc-%s\t%s\n' "$nts_k" "$NT_NORM"
+  done
+  nts_cc_modules
+  printf 'host\tcc-modules\t%s\n' "$NTS_CC_MODS"
+  nt_live_host
+}
+
 kind_set() {
   nts_path "$1"
   NT_ERR=''
@@ -335,10 +359,10 @@ kind_preflight() {
           nts_allowed=''; nt_lookup "$NT_TMP/live" net.ipv4.tcp_allowed_congestion_control && nts_allowed=$NT_FOUND
           case " $nts_allowed " in
             *" $nts_cc "*) ;;
-            *) nt_problem "net.ipv4.tcp_congestion_control = $nts_cc is available but not allowed inside this network namespace (net.ipv4.tcp_allowed_congestion_control: $nts_allowed): add it to tcp_allowed_congestion_control on the host, or pick an allowed one" ;;
+            *) nts_msg_cc_allowed "$nts_cc" "$nts_allowed"; nt_problem "$NTS_MSG" ;;
           esac
         fi ;;
-      *) nt_problem "net.ipv4.tcp_congestion_control = $nts_cc is not available on this kernel (available: $nts_avail): load module tcp_$nts_cc (BBR needs Linux 4.9+) or pick an available one" ;;
+      *) nts_cc_modules; nts_msg_cc "$nts_cc" "$nts_avail" "${NTS_CC_MODS:-none}"; nt_problem "$NTS_MSG" ;;
     esac
   fi
   # The kernel refuses a local port range that starts below ip_unprivileged_port_start (EINVAL).

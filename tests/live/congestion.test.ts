@@ -1,0 +1,104 @@
+/**
+ * Issue #33, "Profiles measured against ESnet": a profile's `pacing` and `congestionControl` options, checked on a real
+ * lab host (a network namespace) before anything changes, at preview (the live read's cc-… facts, sysctl.sh
+ * nts_live_cc) as at `up` (the host preflight), in the same words (provider/host/messages.ts CC_UNAVAILABLE,
+ * CC_NOT_ALLOWED, KEYS_ABSENT):
+ * - `congestionControl: "htcp"`: not in tcp_available_congestion_control and no tcp_htcp module on this kernel;
+ * - an available algorithm outside the host-wide tcp_allowed_congestion_control: a namespace may not pick it;
+ * - `pacing: "fq"`: net.core.default_qdisc is host-wide, absent in the namespace: the usual refusal.
+ * At `up` the host also says why modprobe of the plan's `@module tcp_<name>` failed: its problems contain the preview's.
+ */
+import { spawnSync } from "child_process";
+import * as path from "path";
+import { NetTuning } from "../../components/netTuning";
+import { CC_NOT_ALLOWED, CC_UNAVAILABLE, CHILD_NETNS_NOTE, HOST_WIDE_FIX, keysAbsentRefusal } from "../../provider/host/messages";
+import { absenceHint, isHostWide } from "../../provider/sysctl/catalogue";
+import { Stack } from "../../testkit/harness";
+import { Lab, LabHost, startLab } from "../../testkit/lab";
+import { snapshot } from "../../testkit/host";
+
+jest.setTimeout(180_000);
+let lab: Lab;
+let host: LabHost;
+beforeAll(async () => {
+  lab = await startLab({ hosts: 1, tag: "cc" });
+  host = lab.hosts[0];
+}, 120_000);
+afterAll(async () => {
+  await lab?.stop();
+});
+
+const problems = (error: string | undefined) => (error ?? "").split("\n").filter((l) => l.startsWith("  - ")).map((l) => l.slice(4)).sort();
+
+function preview(args: Record<string, unknown>): { rejections: number; messages: string[]; registered: string[]; logs: string[] } {
+  const r = spawnSync(process.execPath, [require.resolve("ts-node/dist/bin"), "--transpile-only", "-P", "tsconfig.dev.json", path.join(__dirname, "fixtures/preview.ts")], {
+    cwd: path.join(__dirname, "../.."), encoding: "utf8", input: JSON.stringify([{ kind: "NetTuning", name: "cc", args: { connection: host.connection(), ...args } }]), timeout: 120_000,
+  });
+  const line = r.stdout.trim().split("\n").find((l) => l.startsWith("{\"rejections\""));
+  if (!line) throw new Error(`the preview printed no result: ${r.stdout}\n${r.stderr}`);
+  return JSON.parse(line);
+}
+
+/** Refused at preview with exactly `expected` and nothing registered; `up` (live preview off) refused by the host with them too; the host unchanged. */
+async function refused(args: Record<string, unknown>, expected: string[]): Promise<string[]> {
+  const before = await snapshot(host);
+  const p = preview(args);
+  expect(p.rejections).toBe(1);
+  expect(problems(p.messages[0])).toEqual([...expected].sort());
+  expect(p.registered.filter((x) => x.startsWith("command:"))).toEqual([]);
+  expect(await snapshot(host)).toBe(before);
+  const up = await new Stack({ project: "cc", stack: `s${Math.random().toString(36).slice(2, 8)}` }).up(() => {
+    new NetTuning("cc", { connection: host.connection(), livePreview: false, ...args } as never);
+  });
+  expect(up.ok).toBe(false);
+  expect(up.error).toContain("preflight refused the change");
+  expect(problems(up.error)).toEqual(expect.arrayContaining(expected));
+  expect(await snapshot(host)).toBe(before);
+  return problems(up.error);
+}
+
+const facts = async () => {
+  const r = await host.exec("cat /proc/sys/net/ipv4/tcp_available_congestion_control /proc/sys/net/ipv4/tcp_allowed_congestion_control; uname -r; ls /lib/modules/$(uname -r)/kernel/net/ipv4/ 2>/dev/null | grep -c '^tcp_' || true");
+  const [available, allowed, kernel, modules] = r.stdout.trim().split("\n");
+  return { available, allowed, kernel, modules: Number(modules) };
+};
+
+const qdiscAbsent = (kernel: string) => keysAbsentRefusal(["net.core.default_qdisc"], absenceHint, isHostWide, kernel, true);
+
+test("congestionControl: \"htcp\", neither available nor loadable here, and pacing fq in a namespace: refused at preview as at up, naming the value and the available ones", async () => {
+  const f = await facts();
+  expect(f.available.split(" ")).not.toContain("htcp");
+  expect(f.modules).toBe(0); // no module directory for this kernel: nothing is loadable
+  const expected = [qdiscAbsent(f.kernel), CC_UNAVAILABLE.text({ name: "htcp", available: f.available, loadable: "none" })];
+  expect(expected[0]).toContain(CHILD_NETNS_NOTE);
+  expect(expected[0]).toContain(HOST_WIDE_FIX);
+  const up = await refused({ profile: { name: "nvmeTcpLatency", congestionControl: "htcp" } }, expected);
+  // the host also says why the plan's @module tcp_htcp did not load (modprobe's own words)
+  expect(up).toEqual(expect.arrayContaining([expect.stringMatching(/^kernel module tcp_htcp \(needed by the requested settings\) could not be loaded: /)]));
+  expect(up).toHaveLength(3);
+});
+
+test("a congestion control available but not allowed in the lab namespace (cubic here): refused at preview as at up", async () => {
+  const f = await facts();
+  // the kernel's allowed list is host-wide (here "reno bbr"); an available name outside it
+  const name = f.available.split(" ").find((n) => !f.allowed.split(" ").includes(n));
+  expect(name).toBeDefined();
+  await refused({ profile: { name: "nvmeTcpLatency", congestionControl: name } }, [qdiscAbsent(f.kernel), CC_NOT_ALLOWED.text({ name: name!, allowed: f.allowed })]);
+});
+
+test("an allowed congestion control: the preview passes (live → declared), up applies it, destroy puts the original back", async () => {
+  const f = await facts();
+  const name = f.allowed.split(" ")[0];
+  const original = (await host.exec("cat /proc/sys/net/ipv4/tcp_congestion_control")).stdout.trim();
+  const p = preview({ sysctls: { "net.ipv4.tcp_congestion_control": name } });
+  expect([p.rejections, p.messages]).toEqual([0, []]);
+  expect(p.registered).toEqual(expect.arrayContaining(["command:remote:Command::cc-apply"]));
+  const s = new Stack({ project: "cc", stack: "ok" });
+  const up = await s.up(() => {
+    new NetTuning("cc", { connection: host.connection(), sysctls: { "net.ipv4.tcp_congestion_control": name } });
+  });
+  expect([up.ok, up.error]).toEqual([true, undefined]);
+  expect((await host.exec("cat /proc/sys/net/ipv4/tcp_congestion_control")).stdout.trim()).toBe(name);
+  expect((await s.destroy()).ok).toBe(true);
+  expect((await host.exec("cat /proc/sys/net/ipv4/tcp_congestion_control")).stdout.trim()).toBe(original);
+});
