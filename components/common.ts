@@ -351,6 +351,21 @@ export function checkArgs<P>(
 }
 
 /**
+ * The registration that carries a refusal to the language host: a component whose one input is the rejected error.
+ * It never reaches the engine (the SDK fails it while serializing that input), so it registers no outputs either: the
+ * ComponentResource's own `registerOutputs` would wait for a URN that never comes, an RPC that never ends (the test
+ * harness then waited for it forever; issue #30).
+ */
+class InvalidArguments extends pulumi.ComponentResource {
+  constructor(name: string, failed: Promise<never>, parent: pulumi.Resource) {
+    super("net-tuning:index:InvalidArguments", name, { arguments: failed }, { parent });
+  }
+  protected registerOutputs(): void {
+    // (nothing: see the class's comment)
+  }
+}
+
+/**
  * Fails the program once with `error`: a registration whose one input is the rejected error (a Promise, not an Output:
  * an Output has promises of its own that each reject). The SDK rejects the registration before it reaches the engine,
  * so nothing is created; the language host reports the error once (by identity), jest under the mocks once, and the
@@ -358,7 +373,7 @@ export function checkArgs<P>(
  */
 function reportOnce(parent: pulumi.Resource, name: string, error: InputError): void {
   const failed = Promise.reject(error);
-  new pulumi.ComponentResource("net-tuning:index:InvalidArguments", `${name}-invalid`, { arguments: failed }, { parent });
+  new InvalidArguments(`${name}-invalid`, failed, parent);
 }
 
 /**
