@@ -5,7 +5,7 @@ import { variableOf } from "../provider/sysctl/catalogue";
 import { isMisspeltKeyWarning, misspeltKeyProblems } from "../provider/sysctl/validate";
 import { adoptedFromReport, fitAdopted, renderAdoptedRestore, STRING_INPUT_MAX } from "../provider/sysctl/adopt";
 import { ProfileSpec, resolveProfiles } from "../provider/sizing/spec";
-import { applyAndRestore, becomeAndRestore, checkArgs, lazyOutput, NOT_WIRED, outputsOfEveryResource, ownerFor, warnAll, whenValid, wiredOutputs } from "./common";
+import { applyAndRestore, becomeAndRestore, checkArgs, lazyOutput, NOT_WIRED, outputsOfEveryResource, ownerFor, refusalGate, warnAll, whenValid, wiredOutputs } from "./common";
 import { hostCompresses, type HostReport } from "../provider/report";
 import { liveReadIfOn } from "./live";
 import { isPlain } from "./plain";
@@ -288,7 +288,7 @@ export class NetTuning extends pulumi.ComponentResource {
     // fileContent repeat the -apply child's report and stdin (previous a third time in the -restore stdin): they stay
     // properties of the program (and outputs for other languages), not copies in Pulumi state. Every property is an
     // Output made on its first read (lazyOutput) but warnings, which depends on the report anyway.
-    lazyOutput(this, "applied", () => report.applied);
+    lazyOutput(this, "applied", refusalGate(this, () => report.applied));
     lazyOutput(this, "previous", () => report.previous);
     // the file holds the values: a secret when one of them is
     lazyOutput(this, "fileContent", () =>

@@ -372,7 +372,10 @@ export function countKinds(list: Session[]): Partial<Record<SessionKind, number>
  * proxy). One process serves every command until `stop()`, as an attached provider does.
  */
 export async function startComponentPlugin(): Promise<{ port: number; env: NodeJS.ProcessEnv; stop(): void }> {
-  const plugin = spawn(process.execPath, [require.resolve("@pulumi/pulumi/cmd/run-plugin", { paths: [ROOT] }), ROOT], { stdio: ["ignore", "pipe", "inherit"] });
+  // the environment as this test file sees it (jest gives each file a copy of process.env: a child spawned without
+  // `env` gets the worker's), so NET_TUNING_KNOWN_HOSTS="" from startLab reaches the plugin: a stale 198.18.* line in
+  // ~/.ssh/known_hosts must not refuse the lab hosts' reads
+  const plugin = spawn(process.execPath, [require.resolve("@pulumi/pulumi/cmd/run-plugin", { paths: [ROOT] }), ROOT], { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env } });
   const port = await new Promise<number>((resolve, reject) => {
     const t = setTimeout(() => reject(new Error("run-plugin printed no port in 60 s")), 60_000);
     plugin.stdout.once("data", (d) => {
