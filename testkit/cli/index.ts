@@ -137,6 +137,11 @@ export interface CliProjectOptions {
   /** stack config set with --secret */
   secrets?: Record<string, string>;
   stack?: string;
+  /**
+   * Run the project's own program as Pulumi.yaml and package.json name it (testkit/cli/langhost.js --project), not
+   * index.js: for a test that lays out the directory itself.
+   */
+  ownProgram?: boolean;
 }
 
 /** A Pulumi project in a temporary directory, run by the real CLI. Call {@link CliProject.init} first. */
@@ -198,7 +203,7 @@ export class CliProject {
   async withProgram(args: string[], timeoutMs = 600_000, wrap: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
     const realHost = nodejsHost();
     if (realHost) return this.spawnPulumi(args, undefined, timeoutMs, { ...env, PATH: `${path.dirname(realHost)}:${process.env.PATH ?? ""}` }, wrap);
-    const host = spawn(process.execPath, [path.join(__dirname, "langhost.js"), path.join(this.dir, "index.js")], {
+    const host = spawn(process.execPath, [path.join(__dirname, "langhost.js"), this.opts.ownProgram ? "--project" : path.join(this.dir, "index.js")], {
       cwd: this.dir,
       env: { ...this.env(), NODE_PATH: "" },
       stdio: ["pipe", "pipe", "pipe"],
