@@ -420,6 +420,19 @@ export function refusalGate<T>(resource: pulumi.Resource, make: () => pulumi.Out
 }
 
 /**
+ * `f` of a deferred plan, for an output a program reads on demand: under a language host, an Output that rejects with
+ * the resource's error when the plan is invalid (a program that reads it fails with that error, as it does anyway); in
+ * a component provider, one that never rejects (undefined for an invalid plan): the construct reads every output, and
+ * a rejected Output leaves promises of its own unhandled, which the provider server answers to every construct in
+ * flight (another resource of the program was reported with this one's error). The refusal fails this resource's own
+ * construct through `applied` ({@link refusalGate}).
+ */
+export function fromPlan<P, T>(d: DeferredPlan<P>, f: (p: P) => T | pulumi.Output<T>): pulumi.Output<T | undefined> {
+  if (!COMPONENT_PROVIDER) return applyInput(d.plan(), f);
+  return applyInput(d.outcome, (o): T | undefined | pulumi.Output<T | undefined> => (o.plan === undefined ? undefined : f(o.plan)));
+}
+
+/**
  * What a resource wires once its plan is valid: `wire(plan)` registers the children with the plan (a plain value for
  * `early`, else the deferred Output) and returns them; for a deferred plan only after `go`, and not at all when it
  * is invalid (`fallback` then). Returns the wired result or a Promise of it.

@@ -5,7 +5,7 @@ import { variableOf } from "../provider/sysctl/catalogue";
 import { isMisspeltKeyWarning, misspeltKeyProblems } from "../provider/sysctl/validate";
 import { adoptedFromReport, fitAdopted, renderAdoptedRestore, STRING_INPUT_MAX } from "../provider/sysctl/adopt";
 import { ProfileSpec, resolveProfiles } from "../provider/sizing/spec";
-import { applyAndRestore, becomeAndRestore, checkArgs, lazyOutput, NOT_WIRED, outputsOfEveryResource, ownerFor, refusalGate, warnAll, whenValid, wiredOutputs } from "./common";
+import { applyAndRestore, becomeAndRestore, checkArgs, fromPlan, lazyOutput, NOT_WIRED, outputsOfEveryResource, ownerFor, refusalGate, warnAll, whenValid, wiredOutputs } from "./common";
 import { hostCompresses, type HostReport } from "../provider/report";
 import { liveReadIfOn } from "./live";
 import { isPlain } from "./plain";
@@ -292,7 +292,7 @@ export class NetTuning extends pulumi.ComponentResource {
     lazyOutput(this, "previous", () => report.previous);
     // the file holds the values: a secret when one of them is
     lazyOutput(this, "fileContent", () =>
-      early ? (early.secretKeys.length ? pulumi.secret(early.fileContent) : pulumi.output(early.fileContent)) : d!.plan().apply((p) => (p.secretKeys.length ? pulumi.secret(p.fileContent) : p.fileContent)),
+      early ? (early.secretKeys.length ? pulumi.secret(early.fileContent) : pulumi.output(early.fileContent)) : (fromPlan(d!, (p) => (p.secretKeys.length ? pulumi.secret(p.fileContent) : pulumi.output(p.fileContent))) as pulumi.Output<string>),
     );
     lazyOutput(this, "filePath", () => pulumi.output(filePath));
     lazyOutput(this, "acknowledged", () => pulumi.output(acknowledged));
