@@ -355,14 +355,85 @@ export function checkArgs<P>(
 }
 
 /**
- * Fails the program once with `error`: a registration whose one input is the rejected error (a Promise, not an Output:
- * an Output has promises of its own that each reject). The SDK rejects the registration before it reaches the engine,
- * so nothing is created; the language host reports the error once (by identity), jest under the mocks once, and the
- * test harness fails the update with it. The type names the reason in a stack trace.
+ * Whether this process serves the package as a component provider (`node @pulumi/pulumi/cmd/run-plugin <dir>`, as
+ * pulumi-language-nodejs starts it for `pulumi package add` and other languages). There an unhandled rejection is
+ * answered to every construct call still in flight (the SDK's provider/server.js), so a refusal must fail only its
+ * own construct: {@link refusalGate}.
+ */
+const COMPONENT_PROVIDER = /[\\/]@pulumi[\\/]pulumi[\\/]cmd[\\/]run-plugin(?:[\\/]index\.js)?$/.test(require.main?.filename ?? process.argv[1] ?? "");
+/** The refusal of each component refused so far in a component provider (see {@link reportOnce}). */
+const refusals = new WeakMap<pulumi.Resource, InputError>();
+
+/**
+ * The registration that carries a refusal to the language host: a component whose one input is the rejected error.
+ * It never reaches the engine (the SDK fails it while serializing that input), so it registers no outputs either: the
+ * ComponentResource's own `registerOutputs` would wait for a URN that never comes, an RPC that never ends (the test
+ * harness then waited for it forever; issue #30).
+ */
+class InvalidArguments extends pulumi.ComponentResource {
+  constructor(name: string, failed: Promise<never>, parent: pulumi.Resource) {
+    super("net-tuning:index:InvalidArguments", name, { arguments: failed }, { parent });
+  }
+  protected registerOutputs(): void {
+    // (nothing: see the class's comment)
+  }
+}
+
+/**
+ * Fails the program once with `error`, which names the resource and lists its problems:
+ * - under a language host (a Node.js program, the test harness): a registration whose one input is the rejected error
+ *   (a Promise, not an Output: an Output has promises of its own that each reject). The SDK rejects the registration
+ *   before it reaches the engine, so nothing is created; the language host reports the error once (by identity), jest
+ *   under the mocks once, and the test harness fails the update with it. The error's `stack` is its message: a refusal
+ *   found after the program's main module returned (the live reads settle later) is printed by the Node.js runner's
+ *   first handler, which prints `stack` ("error: InputError: …" and the frames) instead of the message (issue #30);
+ * - in a component provider: no registration and no rejection left unhandled (the SDK's provider server would answer
+ *   it to every construct in flight, so another resource of the program would be reported with this error); the
+ *   resource's `applied` output rejects with it ({@link refusalGate}), which fails this resource's construct only,
+ *   as an InputPropertiesError (the CLI names the resource and each property).
  */
 function reportOnce(parent: pulumi.Resource, name: string, error: InputError): void {
+  Object.defineProperty(error, "stack", { value: error.message, writable: true, configurable: true, enumerable: false });
+  if (COMPONENT_PROVIDER) {
+    refusals.set(parent, error);
+    return;
+  }
   const failed = Promise.reject(error);
-  new pulumi.ComponentResource("net-tuning:index:InvalidArguments", `${name}-invalid`, { arguments: failed }, { parent });
+  new InvalidArguments(`${name}-invalid`, failed, parent);
+}
+
+/**
+ * `make` for an output the component provider returns to the engine (the SDK's construct reads every output of the
+ * schema and serializes them one by one): there, a Promise of the Output that rejects with the resource's refusal once
+ * its value settled (the report of a refused resource settles after {@link reportOnce}), and is never an unhandled
+ * rejection (a handler is attached; the construct awaits it). Under a language host, `make` itself.
+ */
+export function refusalGate<T>(resource: pulumi.Resource, make: () => pulumi.Output<T>): () => pulumi.Output<T> {
+  if (!COMPONENT_PROVIDER) return make;
+  return () => {
+    const o = make() as pulumi.Output<T> & { promise(withUnknowns?: boolean): Promise<T> };
+    const gated = o.promise(true).then(() => {
+      const e = refusals.get(resource);
+      if (e) throw e;
+      return o;
+    });
+    gated.catch(() => undefined);
+    // (a Promise where the type says Output: only the SDK's construct reads it, and it awaits a Promise as its value)
+    return gated as unknown as pulumi.Output<T>;
+  };
+}
+
+/**
+ * `f` of a deferred plan, for an output a program reads on demand: under a language host, an Output that rejects with
+ * the resource's error when the plan is invalid (a program that reads it fails with that error, as it does anyway); in
+ * a component provider, one that never rejects (undefined for an invalid plan): the construct reads every output, and
+ * a rejected Output leaves promises of its own unhandled, which the provider server answers to every construct in
+ * flight (another resource of the program was reported with this one's error). The refusal fails this resource's own
+ * construct through `applied` ({@link refusalGate}).
+ */
+export function fromPlan<P, T>(d: DeferredPlan<P>, f: (p: P) => T | pulumi.Output<T>): pulumi.Output<T | undefined> {
+  if (!COMPONENT_PROVIDER) return applyInput(d.plan(), f);
+  return applyInput(d.outcome, (o): T | undefined | pulumi.Output<T | undefined> => (o.plan === undefined ? undefined : f(o.plan)));
 }
 
 /**

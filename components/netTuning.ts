@@ -6,7 +6,7 @@ import { isMisspeltKeyWarning, misspeltKeyProblems } from "../provider/sysctl/va
 import { adoptedFromReport, fitAdopted, renderAdoptedRestore, STRING_INPUT_MAX } from "../provider/sysctl/adopt";
 import { ProfileSpec, resolveProfiles } from "../provider/sizing/spec";
 import { adviceLabel } from "./advice";
-import { applyAndRestore, becomeAndRestore, checkArgs, lazyOutput, NOT_WIRED, outputsOfEveryResource, ownerFor, warnAll, whenValid, wiredOutputs } from "./common";
+import { applyAndRestore, becomeAndRestore, checkArgs, fromPlan, lazyOutput, NOT_WIRED, outputsOfEveryResource, ownerFor, refusalGate, warnAll, whenValid, wiredOutputs } from "./common";
 import { hostCompresses, type HostReport } from "../provider/report";
 import { liveReadIfOn } from "./live";
 import { isPlain } from "./plain";
@@ -289,11 +289,11 @@ export class NetTuning extends pulumi.ComponentResource {
     // fileContent repeat the -apply child's report and stdin (previous a third time in the -restore stdin): they stay
     // properties of the program (and outputs for other languages), not copies in Pulumi state. Every property is an
     // Output made on its first read (lazyOutput) but warnings, which depends on the report anyway.
-    lazyOutput(this, "applied", () => report.applied);
+    lazyOutput(this, "applied", refusalGate(this, () => report.applied));
     lazyOutput(this, "previous", () => report.previous);
     // the file holds the values: a secret when one of them is
     lazyOutput(this, "fileContent", () =>
-      early ? (early.secretKeys.length ? pulumi.secret(early.fileContent) : pulumi.output(early.fileContent)) : d!.plan().apply((p) => (p.secretKeys.length ? pulumi.secret(p.fileContent) : p.fileContent)),
+      early ? (early.secretKeys.length ? pulumi.secret(early.fileContent) : pulumi.output(early.fileContent)) : (fromPlan(d!, (p) => (p.secretKeys.length ? pulumi.secret(p.fileContent) : pulumi.output(p.fileContent))) as pulumi.Output<string>),
     );
     lazyOutput(this, "filePath", () => pulumi.output(filePath));
     lazyOutput(this, "acknowledged", () => pulumi.output(acknowledged));

@@ -6,7 +6,7 @@ import type { NicInput } from "../provider/nic/validate";
 import { nicBootDirectives, rcAdoptedRestoreNote, rcLocalAdoptDirectives } from "../provider/nic/adopt";
 import { PresetSpec, resolvePreset } from "../provider/sizing/spec";
 import { adviceLabel } from "./advice";
-import { applyAndRestore, becomeAndRestore, checkArgs, lazyOutput, NOT_WIRED, outputsOfEveryResource, ownerFor, warnAll, whenValid, wiredOutputs } from "./common";
+import { applyAndRestore, becomeAndRestore, checkArgs, lazyOutput, NOT_WIRED, outputsOfEveryResource, ownerFor, refusalGate, warnAll, whenValid, wiredOutputs } from "./common";
 import type { HostReport } from "../provider/report";
 import { liveReadIfOn } from "./live";
 import { claimOnHost, SOCK_FLOW_KEY } from "./conflicts";
@@ -217,7 +217,7 @@ export class NicQueues extends pulumi.ComponentResource {
     // Registered (stored in the component's state): only what no child stores, plain where the arguments were (see
     // NetTuning); applied and previous repeat the -apply child's report (previous also the -restore stdin) and stay
     // properties of the program. Properties not derived from the report are Outputs made on their first read.
-    lazyOutput(this, "applied", () => report.applied);
+    lazyOutput(this, "applied", refusalGate(this, () => report.applied));
     lazyOutput(this, "previous", () => report.previous);
     lazyOutput(this, "verification", () => report.apply((r) => verificationOf(r, true)));
     const endpoint = outputsOfEveryResource(this, a.connection, liveValue, driftValue, hostKeyValue);

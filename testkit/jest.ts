@@ -49,3 +49,19 @@ export async function withLogs<T>(f: () => Promise<T>): Promise<{ r: T; info: st
     for (const s of spies) s.mockRestore();
   }
 }
+
+/**
+ * `p`, or a rejection naming `what` after `ms`: for a harness operation that must end (a preview that a refusal once
+ * left waiting forever; issue #30). The timer is cleared when `p` settles.
+ */
+export async function within<T>(ms: number, what: string, p: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not end within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([p, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -137,6 +137,11 @@ export interface CliProjectOptions {
   /** stack config set with --secret */
   secrets?: Record<string, string>;
   stack?: string;
+  /**
+   * Run the project's own program as Pulumi.yaml and package.json name it (testkit/cli/langhost.js --project), not
+   * index.js: for a test that lays out the directory itself.
+   */
+  ownProgram?: boolean;
 }
 
 /** A Pulumi project in a temporary directory, run by the real CLI. Call {@link CliProject.init} first. */
@@ -208,7 +213,7 @@ export class CliProject {
   async withProgram(args: string[], timeoutMs = 600_000, wrap: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
     const realHost = nodejsHost();
     if (realHost) return this.spawnPulumi(args, undefined, timeoutMs, { ...env, PATH: `${path.dirname(realHost)}:${process.env.PATH ?? ""}` }, wrap);
-    const host = spawn(process.execPath, [path.join(__dirname, "langhost.js"), path.join(this.dir, "index.js")], {
+    const host = spawn(process.execPath, [path.join(__dirname, "langhost.js"), this.opts.ownProgram ? "--project" : path.join(this.dir, "index.js")], {
       cwd: this.dir,
       env: { ...this.env(), NODE_PATH: "" },
       stdio: ["pipe", "pipe", "pipe"],
@@ -382,7 +387,10 @@ export function countKinds(list: Session[]): Partial<Record<SessionKind, number>
  * proxy). One process serves every command until `stop()`, as an attached provider does.
  */
 export async function startComponentPlugin(): Promise<{ port: number; env: NodeJS.ProcessEnv; stop(): void }> {
-  const plugin = spawn(process.execPath, [require.resolve("@pulumi/pulumi/cmd/run-plugin", { paths: [ROOT] }), ROOT], { stdio: ["ignore", "pipe", "inherit"] });
+  // the environment as this test file sees it (jest gives each file a copy of process.env: a child spawned without
+  // `env` gets the worker's), so NET_TUNING_KNOWN_HOSTS="" from startLab reaches the plugin: a stale 198.18.* line in
+  // ~/.ssh/known_hosts must not refuse the lab hosts' reads
+  const plugin = spawn(process.execPath, [require.resolve("@pulumi/pulumi/cmd/run-plugin", { paths: [ROOT] }), ROOT], { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env } });
   const port = await new Promise<number>((resolve, reject) => {
     const t = setTimeout(() => reject(new Error("run-plugin printed no port in 60 s")), 60_000);
     plugin.stdout.once("data", (d) => {

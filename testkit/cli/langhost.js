@@ -12,7 +12,11 @@
  * never returns after an error inside an Output's apply, since the gRPC server keeps the loop alive.)
  *
  * Usage: node testkit/cli/langhost.js PROGRAM.js
- *   prints "port N" on stdout once listening on 127.0.0.1, then serves until stdin closes or SIGTERM.
+ *        node testkit/cli/langhost.js --project
+ *   prints "port N" on stdout once listening on 127.0.0.1, then serves until stdin closes or SIGTERM. With --project,
+ *   the program is the project's own, as the CLI describes it in the run request (Pulumi.yaml `main`: the program
+ *   directory and entry point, `--pwd` the program directory, "." for package.json's main, TypeScript unless the
+ *   runtime option `typescript` is false), as pulumi-language-nodejs runs it.
  */
 "use strict";
 const path = require("path");
@@ -24,9 +28,10 @@ const langproto = require("@pulumi/pulumi/proto/language_pb");
 const runtime = require("@pulumi/pulumi/runtime");
 
 const EXITED_AFTER_MESSAGE = 32; // nodeJSProcessExitedAfterShowingUserActionableMessage
-const program = process.argv[2] ? path.resolve(process.argv[2]) : "";
-if (!program) {
-  process.stderr.write("usage: node testkit/cli/langhost.js PROGRAM.js\n");
+const projectMode = process.argv[2] === "--project";
+const program = process.argv[2] && !projectMode ? path.resolve(process.argv[2]) : "";
+if (!program && !projectMode) {
+  process.stderr.write("usage: node testkit/cli/langhost.js PROGRAM.js | --project\n");
   process.exit(2);
 }
 const runEntry = require.resolve("@pulumi/pulumi/cmd/run");
@@ -41,18 +46,26 @@ class ProcessLanguageServer extends LanguageServer {
     add("organization", req.getOrganization());
     add("project", req.getProject());
     add("stack", req.getStack());
-    add("pwd", path.dirname(program));
+    const info = req.getInfo();
+    const dir = projectMode ? info.getProgramDirectory() : path.dirname(program);
+    add("pwd", dir);
     if (req.getDryrun()) args.push("--dry-run");
     add("parallel", req.getParallel());
-    args.push(program);
+    args.push(projectMode ? info.getEntryPoint() : program);
+    const options = (projectMode && info.getOptions()?.toJavaScript()) || {};
     const config = {};
     for (const [k, v] of req.getConfigMap().entries()) {
       const i = k.indexOf(":");
       config[`${k.slice(0, i)}:config:${k.slice(i + 1)}`] = v;
     }
     const child = spawn(process.execPath, args, {
-      cwd: path.dirname(program),
-      env: { ...process.env, PULUMI_CONFIG: JSON.stringify(config), PULUMI_CONFIG_SECRET_KEYS: JSON.stringify(req.getConfigsecretkeysList()) },
+      cwd: dir,
+      env: {
+        ...process.env,
+        PULUMI_CONFIG: JSON.stringify(config),
+        PULUMI_CONFIG_SECRET_KEYS: JSON.stringify(req.getConfigsecretkeysList()),
+        ...(projectMode ? { PULUMI_NODEJS_TYPESCRIPT: String(options.typescript !== false) } : {}),
+      },
       stdio: ["ignore", "inherit", "inherit"],
     });
     child.on("exit", (code, signal) => {

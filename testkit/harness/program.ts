@@ -198,6 +198,10 @@ export async function evaluate(program: PulumiProgram, opts: EvaluateOptions, ha
     const errors: Error[] = [];
     const explicitDeps: Array<{ resource: pulumi.Resource; deps: pulumi.Resource[] }> = [];
     let pending: RegisteredResource | undefined;
+    /** `type::name` of the registrations an input of which rejected (see the stack transformation below). */
+    const rejectedInput = new Set<string>();
+    /** Those registrations as recorded: answered by newResource without the handler. */
+    const failedRegistrations = new WeakSet<RegisteredResource>();
 
     await pulumi.runtime.setMocks(
       {
@@ -212,6 +216,7 @@ export async function evaluate(program: PulumiProgram, opts: EvaluateOptions, ha
             }
             return Promise.reject(e);
           }
+          if (failedRegistrations.has(r)) return Promise.resolve({ id: "", state: {} });
           return handler(r).then((reply) => {
             r.outputs = plain(reply.state) as Record<string, unknown>;
             return { id: reply.id, state: reply.state };
@@ -274,8 +279,12 @@ export async function evaluate(program: PulumiProgram, opts: EvaluateOptions, ha
           dependsOn: [],
         },
       };
-      resources.push(rec);
-      byUrn.set(urn, rec);
+      if (rejectedInput.has(`${rec.type}::${rec.name}`)) {
+        failedRegistrations.add(rec); // the SDK would fail it before the engine: not a resource of the program
+      } else {
+        resources.push(rec);
+        byUrn.set(urn, rec);
+      }
       pending = rec; // consumed synchronously by newResource inside origRegister
       return origRegister(req, cb);
     };
@@ -299,9 +308,24 @@ export async function evaluate(program: PulumiProgram, opts: EvaluateOptions, ha
       const run = (async () => {
         const out = await stackMod.runInPulumiStack(async () => {
           pulumi.runtime.registerStackTransformation((args) => {
+            // An input given as a Promise that rejects: the SDK fails the registration while serializing it, before it
+            // reaches the engine, and the language host fails the program with the error. Modelled so: the error is
+            // recorded and the registration is answered here, never reaching the harness's engine (no step, no state),
+            // and no rejection is left to the SDK, whose failed registration would reject promises of its own that
+            // nothing handles (jest counts each against the test) and wait for a URN that never comes.
+            let props: Record<string, unknown> | undefined;
+            for (const [k, v] of Object.entries(args.props)) {
+              if (!(v instanceof Promise)) continue;
+              props ??= { ...args.props };
+              props[k] = v.catch((e: unknown) => {
+                errors.push(e instanceof Error ? e : new Error(String(e)));
+                rejectedInput.add(`${args.type}::${args.name}`);
+                return undefined;
+              });
+            }
             // an input that fails (a rejected Output) fails the registration, and with it the update, as the language
             // host's handler of unhandled rejections does (under jest that event does not reach this process object)
-            void (pulumi.output(args.props) as unknown as { promise(): Promise<unknown> }).promise().catch((e: unknown) => {
+            void (pulumi.output(props ?? args.props) as unknown as { promise(): Promise<unknown> }).promise().catch((e: unknown) => {
               errors.push(e instanceof Error ? e : new Error(String(e)));
             });
             const d = args.opts.dependsOn;
@@ -318,7 +342,7 @@ export async function evaluate(program: PulumiProgram, opts: EvaluateOptions, ha
                 }
               }
             }
-            return undefined;
+            return props ? { props, opts: args.opts } : undefined;
           });
           try {
             return await program();

@@ -1,9 +1,7 @@
 /**
- * Host keys in the live read (issue #32) on real lab hosts (OpenSSH sshd, one ed25519 host key per lab). What is read
- * goes through the harness (pulumi-command 1.2.1 semantics); what is refused is checked on the read itself
- * (provider/live/ssh.ts readOverSsh with the live read's policy), because a resource failed by the live read hangs the
- * harness's preview (waitForRPCs never returns; so does the 11c refusal at 5549d1f: a harness limit, not this change).
- * How a refusal fails the resource at preview is tested under mocks (tests/unit/hostKeyRefusal.test.ts).
+ * Host keys in the live read (issue #32) on real lab hosts (OpenSSH sshd, one ed25519 host key per lab), through the
+ * harness (pulumi-command 1.2.1 semantics), refusals included: a preview that the live read refuses fails, and ends
+ * (it once waited forever for the refusal's registration: issue #30, bounded here by `within`).
  * - `connection.hostKey` right: the read works, `up` works (the Commands check the same key), and the
  *   `hostKeyFingerprint` output is `ssh-keygen -lf` of the host's key;
  * - `connection.hostKey` wrong (another ed25519 key, or an RSA key the host does not have): the preview fails for that
@@ -22,11 +20,10 @@ import * as pulumi from "@pulumi/pulumi";
 import type { ConnectionInput } from "../../components/common";
 import { NetTuning } from "../../components/netTuning";
 import { liveStats } from "../../components/live";
-import { readOverSsh, ReadConnection } from "../../provider/live/ssh";
 import { UpResult } from "../../testkit/harness";
 import { Lab, LabHost, startLab, STATE_ROOT } from "../../testkit/lab";
 import { ok, sysctl } from "../../testkit/host";
-import { stacksDestroyedAfterEach, withLogs } from "../../testkit/jest";
+import { stacksDestroyedAfterEach, withLogs, within } from "../../testkit/jest";
 
 jest.setTimeout(180_000);
 const SOMAXCONN = "net.core.somaxconn";
@@ -88,18 +85,22 @@ function preview(name: string, connection: ConnectionInput) {
     new NetTuning(name, { connection, sysctls: { [SOMAXCONN]: 4242 } });
     return {};
   };
-  return { stack, program, run: () => withLogs(() => stack.preview(program)) };
+  return { stack, program, run: () => within(60_000, `the preview of "${name}"`, withLogs(() => stack.preview(program))) };
 }
-/** The live read's SSH run of `c` (its policy: hostKey, else NET_TUNING_KNOWN_HOSTS, else trusted on first use), refused with `message`. */
-async function expectRefused(h: LabHost, c: ReadConnection, message: string, loginsBefore = 0): Promise<void> {
-  const { r, accepted, passwords } = await logins(h, () => readOverSsh(c, "cat", "x", 10_000));
-  expect(r.ok).toBe(false);
-  expect(r).toMatchObject({ hostKeyRefused: true });
-  expect((r as { reason: string }).reason).toContain(message);
+/**
+ * The preview of a NetTuning `name` on `c` is refused by the live read with `message`: it fails with the resource's one
+ * error, no child registered; the host saw a key exchange and `loginsBefore` logins (a proxy's), no password.
+ */
+async function expectRefused(h: LabHost, name: string, c: ConnectionInput, message: string, loginsBefore = 0): Promise<void> {
+  const { r: p, accepted, passwords } = await logins(h, preview(name, c).run);
+  expect(p.r.ok).toBe(false);
+  expect(p.r.error).toContain(`NetTuning "${name}": 1 invalid input:\n  - `);
+  expect(p.r.error).toContain(message);
+  expect(p.r.resources.filter((x) => x.type.startsWith("command:"))).toEqual([]);
   expect(accepted).toBe(loginsBefore); // the key exchange only: sshd saw the client leave before any login
   expect(passwords).toBe(0);
 }
-const plainConn = (h: LabHost, extra: Partial<ReadConnection> = {}): ReadConnection => ({ ...h.connection(), ...extra });
+const plainConn = (h: LabHost, extra: Record<string, unknown> = {}): ConnectionInput => ({ ...h.connection(), ...extra });
 
 test("the right connection.hostKey: read at preview, applied at up, hostKeyFingerprint = ssh-keygen -lf of the host's key", async () => {
   const h = lab.hosts[1];
@@ -119,12 +120,12 @@ test("the right connection.hostKey: read at preview, applied at up, hostKeyFinge
 
 test("a wrong connection.hostKey: refused in the handshake, naming the endpoint, both fingerprints and the fix; no login", async () => {
   const h = lab.hosts[1];
-  await expectRefused(h, plainConn(h, { hostKey: otherPub }), `connection.hostKey does not match ${h.address}:22: the host presented ssh-ed25519 ${hostFp}, connection.hostKey is ssh-ed25519 ${fp(otherPub)}. Nothing was sent to it beyond the key exchange (no login, no command). Fix: if the host's key changed on purpose`);
+  await expectRefused(h, "wrong", plainConn(h, { hostKey: otherPub }), `connection.hostKey does not match ${h.address}:22: the host presented ssh-ed25519 ${hostFp}, connection.hostKey is ssh-ed25519 ${fp(otherPub)}. Nothing was sent to it beyond the key exchange (no login, no command). Fix: if the host's key changed on purpose`);
 });
 
 test("an RSA connection.hostKey on a host without an RSA key: refused (the Commands offer only ssh-rsa: up fails too)", async () => {
   const h = lab.hosts[1];
-  await expectRefused(h, plainConn(h, { hostKey: rsaPub }), `connection.hostKey is a ssh-rsa key, and ${h.address}:22 offers no host key as ssh-rsa`);
+  await expectRefused(h, "rsa", plainConn(h, { hostKey: rsaPub }), `connection.hostKey is a ssh-rsa key, and ${h.address}:22 offers no host key as ssh-rsa`);
 });
 
 test("a malformed connection.hostKey: an input error at preview naming the field and the form, nothing registered, no SSH at all", async () => {
@@ -142,7 +143,7 @@ test("no hostKey, known_hosts lists another key for the host: refused as a chang
   const kh = path.join(tmp, "known_hosts_changed");
   fs.writeFileSync(kh, `${h.address} ${otherPub}\n`);
   process.env.NET_TUNING_KNOWN_HOSTS = kh;
-  await expectRefused(h, plainConn(h), `connection: ${h.address}:22 presented ssh-ed25519 ${hostFp}, which is not the key known_hosts lists for ${h.address} (${kh}:1: ssh-ed25519 ${fp(otherPub)}): REMOTE HOST IDENTIFICATION HAS CHANGED.`);
+  await expectRefused(h, "changed", plainConn(h), `connection: ${h.address}:22 presented ssh-ed25519 ${hostFp}, which is not the key known_hosts lists for ${h.address} (${kh}:1: ssh-ed25519 ${fp(otherPub)}): REMOTE HOST IDENTIFICATION HAS CHANGED.`);
   // the same file listing the right key: verified, read through the components
   fs.writeFileSync(kh, `${h.address} ${hostPub}\n`);
   const again = await preview("known", h.connection()).run();
@@ -212,7 +213,7 @@ describe("through a proxy (bastion): the lab host forwards to its own sshd on 12
 
   test("a wrong connection.proxy.hostKey: refused at the proxy, no login there", async () => {
     const h = lab.hosts[1];
-    await expectRefused(h, via(h, otherPub, hostPub) as ReadConnection, `connection.proxy.hostKey does not match ${h.address}:22: the host presented ssh-ed25519 ${hostFp}, connection.proxy.hostKey is ssh-ed25519 ${fp(otherPub)}.`);
+    await expectRefused(h, "proxywrong", via(h, otherPub, hostPub), `connection.proxy.hostKey does not match ${h.address}:22: the host presented ssh-ed25519 ${hostFp}, connection.proxy.hostKey is ssh-ed25519 ${fp(otherPub)}.`);
   });
 
   test("the right keys for both hops: read (two logins: proxy and host), the host's fingerprint recorded", async () => {
@@ -227,6 +228,6 @@ describe("through a proxy (bastion): the lab host forwards to its own sshd on 12
 
   test("a wrong connection.hostKey behind a right proxy: refused at the host, after the proxy's login only", async () => {
     const h = lab.hosts[1];
-    await expectRefused(h, via(h, hostPub, otherPub) as ReadConnection, `connection.hostKey does not match 127.0.0.1:22: the host presented ssh-ed25519 ${hostFp}`, 1);
+    await expectRefused(h, "hostwrong", via(h, hostPub, otherPub), `connection.hostKey does not match 127.0.0.1:22: the host presented ssh-ed25519 ${hostFp}`, 1);
   });
 });

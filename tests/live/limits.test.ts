@@ -11,18 +11,18 @@
  *   its own value) passes, and `up` applies it;
  * - a host-wide sysctl (net.core.netdev_max_backlog) in the lab host's network namespace: refused with the hint to set
  *   it on the host itself (its initial network namespace), at preview and at up alike.
- * Each refusal: the preview (with the real read, in a plain Node process: fixtures/preview.ts) fails with no child
- * registered and nothing on the host changed; `up` through the harness with the live preview off reaches the host
- * preflight, which refuses with the same message.
+ * Each refusal: the preview through the harness (with the real read) fails with no child registered and nothing on the
+ * host changed, and ends (bounded: a refusal once left the harness's preview waiting forever, issue #30); `up` through
+ * the harness with the live preview off reaches the host preflight, which refuses with the same message.
  */
-import { spawnSync } from "child_process";
-import * as path from "path";
+process.env.NET_TUNING_LIVE_PREVIEW = "1"; // the harness evaluates programs under setMocks, where live reads are off by default
 import { NetTuning } from "../../components/netTuning";
 import { NicQueues } from "../../components/nicQueues";
 import { CHILD_NETNS_NOTE, HOST_WIDE_FIX } from "../../provider/host/messages";
 import { Stack } from "../../testkit/harness";
 import { Lab, LabHost, startLab } from "../../testkit/lab";
 import { snapshot } from "../../testkit/host";
+import { withLogs, within } from "../../testkit/jest";
 
 jest.setTimeout(180_000);
 let lab: Lab;
@@ -32,6 +32,7 @@ beforeAll(async () => {
   host = lab.hosts[0];
 }, 120_000);
 afterAll(async () => {
+  delete process.env.NET_TUNING_LIVE_PREVIEW; // jest runs other files in this worker
   await lab?.stop();
 });
 const stacks: Stack[] = [];
@@ -48,17 +49,11 @@ afterEach(async () => {
 const problems = (error: string | undefined) => (error ?? "").split("\n").filter((l) => l.startsWith("  - ")).map((l) => l.slice(4)).sort();
 type Kind = "NetTuning" | "NicQueues";
 
-/**
- * A preview with the real live read, in a plain Node process (fixtures/preview.ts): a refused resource fails by an
- * unhandled rejection, which jest would count against this test.
- */
-function preview(kind: Kind, name: string, args: Record<string, unknown>): { rejections: number; messages: string[]; registered: string[]; logs: string[] } {
-  const r = spawnSync(process.execPath, [require.resolve("ts-node/dist/bin"), "--transpile-only", "-P", "tsconfig.dev.json", path.join(__dirname, "fixtures/preview.ts")], {
-    cwd: path.join(__dirname, "../.."), encoding: "utf8", input: JSON.stringify([{ kind, name, args: { connection: host.connection(), ...args } }]), timeout: 120_000,
-  });
-  const line = r.stdout.trim().split("\n").find((l) => l.startsWith("{\"rejections\""));
-  if (!line) throw new Error(`the preview printed no result: ${r.stdout}\n${r.stderr}`);
-  return JSON.parse(line);
+/** A preview through the harness with the real live read: its outcome, what it registered and what it logged. */
+async function preview(kind: Kind, name: string, args: Record<string, unknown>): Promise<{ ok: boolean; error?: string; registered: string[]; logs: string[] }> {
+  const s = newStack(`p${stacks.length}`);
+  const { r, info, warn } = await within(60_000, `the preview of ${kind} "${name}"`, withLogs(() => s.preview(upProgram(kind, name, args))));
+  return { ok: r.ok, error: r.error, registered: r.resources.map((x) => `${x.type}::${x.name}`), logs: [...info.map((m) => `info: ${m}`), ...warn.map((m) => `warn: ${m}`)] };
 }
 function upProgram(kind: Kind, name: string, args: Record<string, unknown>) {
   return () => {
@@ -74,9 +69,10 @@ const nicArgs = (x: Record<string, unknown>) => ({ interface: host.iface, persis
  */
 async function refusedAlike(kind: Kind, args: Record<string, unknown>, expected: string[]): Promise<void> {
   const before = await snapshot(host);
-  const p = preview(kind, "r", args);
-  expect(p.rejections).toBe(1);
-  expect(problems(p.messages[0])).toEqual([...expected].sort());
+  const p = await preview(kind, "r", args);
+  expect(p.ok).toBe(false);
+  expect(p.error).toContain(`${kind} "r": ${expected.length} invalid input`);
+  expect(problems(p.error)).toEqual([...expected].sort());
   expect(p.registered.filter((x) => x.startsWith("command:"))).toEqual([]);
   expect(await snapshot(host)).toBe(before);
   const up = await newStack(`r${stacks.length}`).up(upProgram(kind, "r", { ...args, livePreview: false }));
@@ -126,8 +122,8 @@ describe("the veth as it is (real ethtool): no ring parameters, no coalescing, [
     const other = f.value === "on" ? "off" : "on";
     const args = nicArgs({ features: { [f.name]: other === "on", [fixed.name]: fixed.value === "on" } });
     const before = await snapshot(host);
-    const p = preview("NicQueues", "feat", args);
-    expect([p.rejections, p.messages]).toEqual([0, []]);
+    const p = await preview("NicQueues", "feat", args);
+    expect([p.ok, p.error]).toEqual([true, undefined]);
     expect(p.registered).toEqual(expect.arrayContaining(["command:remote:Command::feat-apply", "command:remote:Command::feat-restore"]));
     expect(p.logs.find((m) => m.startsWith('info: NicQueues "feat" on '))?.split("\n")).toEqual(expect.arrayContaining([`  eth0/feature.${f.name}: ${f.value} → ${other}`]));
     expect(await snapshot(host)).toBe(before);
@@ -172,8 +168,8 @@ describe("rings (an ethtool that answers -g/-G for eth0 with 4096-descriptor rin
 
   test("\"max\" and a value within the maximum: the preview passes (live → declared), up applies them, destroy puts 512 back", async () => {
     const args = nicArgs({ rings: { rx: "max", tx: 2048 } });
-    const p = preview("NicQueues", "within", args);
-    expect([p.rejections, p.messages]).toEqual([0, []]);
+    const p = await preview("NicQueues", "within", args);
+    expect([p.ok, p.error]).toEqual([true, undefined]);
     expect(p.registered).toEqual(expect.arrayContaining(["command:remote:Command::within-apply", "command:remote:Command::within-restore"]));
     const line = p.logs.find((m) => m.startsWith('info: NicQueues "within" on '));
     expect(line?.split("\n")).toEqual(expect.arrayContaining(["  eth0/ring.tx: 512 → 2048", "  eth0/ring.rx: 512 → max (resolved on the host)"]));
