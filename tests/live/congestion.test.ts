@@ -8,14 +8,14 @@
  * - `pacing: "fq"`: net.core.default_qdisc is host-wide, absent in the namespace: the usual refusal.
  * At `up` the host also says why modprobe of the plan's `@module tcp_<name>` failed: its problems contain the preview's.
  */
-import { spawnSync } from "child_process";
-import * as path from "path";
+process.env.NET_TUNING_LIVE_PREVIEW = "1"; // the harness evaluates programs under setMocks, where live reads are off by default
 import { NetTuning } from "../../components/netTuning";
 import { CC_NOT_ALLOWED, CC_UNAVAILABLE, CHILD_NETNS_NOTE, HOST_WIDE_FIX, keysAbsentRefusal } from "../../provider/host/messages";
 import { absenceHint, isHostWide } from "../../provider/sysctl/catalogue";
 import { Stack } from "../../testkit/harness";
 import { Lab, LabHost, startLab } from "../../testkit/lab";
 import { snapshot } from "../../testkit/host";
+import { within } from "../../testkit/jest";
 
 jest.setTimeout(180_000);
 let lab: Lab;
@@ -25,26 +25,27 @@ beforeAll(async () => {
   host = lab.hosts[0];
 }, 120_000);
 afterAll(async () => {
+  delete process.env.NET_TUNING_LIVE_PREVIEW; // jest runs other files in this worker
   await lab?.stop();
 });
 
 const problems = (error: string | undefined) => (error ?? "").split("\n").filter((l) => l.startsWith("  - ")).map((l) => l.slice(4)).sort();
 
-function preview(args: Record<string, unknown>): { rejections: number; messages: string[]; registered: string[]; logs: string[] } {
-  const r = spawnSync(process.execPath, [require.resolve("ts-node/dist/bin"), "--transpile-only", "-P", "tsconfig.dev.json", path.join(__dirname, "fixtures/preview.ts")], {
-    cwd: path.join(__dirname, "../.."), encoding: "utf8", input: JSON.stringify([{ kind: "NetTuning", name: "cc", args: { connection: host.connection(), ...args } }]), timeout: 120_000,
-  });
-  const line = r.stdout.trim().split("\n").find((l) => l.startsWith("{\"rejections\""));
-  if (!line) throw new Error(`the preview printed no result: ${r.stdout}\n${r.stderr}`);
-  return JSON.parse(line);
+/** A preview through the harness with the real live read (bounded): its outcome and what it registered. */
+async function preview(args: Record<string, unknown>): Promise<{ ok: boolean; error?: string; registered: string[] }> {
+  const st = new Stack({ project: "cc", stack: `p${Math.random().toString(36).slice(2, 8)}` });
+  const r = await within(60_000, "the preview", st.preview(() => {
+    new NetTuning("cc", { connection: host.connection(), ...args } as never);
+  }));
+  return { ok: r.ok, error: r.error, registered: r.resources.map((x) => `${x.type}::${x.name}`) };
 }
 
 /** Refused at preview with exactly `expected` and nothing registered; `up` (live preview off) refused by the host with them too; the host unchanged. */
 async function refused(args: Record<string, unknown>, expected: string[]): Promise<string[]> {
   const before = await snapshot(host);
-  const p = preview(args);
-  expect(p.rejections).toBe(1);
-  expect(problems(p.messages[0])).toEqual([...expected].sort());
+  const p = await preview(args);
+  expect(p.ok).toBe(false);
+  expect(problems(p.error)).toEqual([...expected].sort());
   expect(p.registered.filter((x) => x.startsWith("command:"))).toEqual([]);
   expect(await snapshot(host)).toBe(before);
   const up = await new Stack({ project: "cc", stack: `s${Math.random().toString(36).slice(2, 8)}` }).up(() => {
@@ -90,8 +91,8 @@ test("an allowed congestion control: the preview passes (live → declared), up 
   const f = await facts();
   const name = f.allowed.split(" ")[0];
   const original = (await host.exec("cat /proc/sys/net/ipv4/tcp_congestion_control")).stdout.trim();
-  const p = preview({ sysctls: { "net.ipv4.tcp_congestion_control": name } });
-  expect([p.rejections, p.messages]).toEqual([0, []]);
+  const p = await preview({ sysctls: { "net.ipv4.tcp_congestion_control": name } });
+  expect([p.ok, p.error]).toEqual([true, undefined]);
   expect(p.registered).toEqual(expect.arrayContaining(["command:remote:Command::cc-apply"]));
   const s = new Stack({ project: "cc", stack: "ok" });
   const up = await s.up(() => {
