@@ -30,16 +30,18 @@ const ConfirmSchema = z.union([
  * pauses are not counted, as in the issue). Undefined when the connection dials forever (dialErrorLimit -1) or is not
  * a plain value (the defaults are assumed then). A proxy's own budget adds to it.
  */
-export function dialBudget(connection: unknown): number | undefined {
-  if (typeof connection !== "object" || connection === null) return DIAL_DEFAULTS.dialErrorLimit * DIAL_DEFAULTS.perDialTimeout;
+export function dialBudget(connection: unknown, proxy = true): number | undefined {
+  // not a plain object (a Pulumi Output, whose every property is another Output): the defaults
+  const plain = typeof connection === "object" && connection !== null && Object.getPrototypeOf(connection) === Object.prototype;
+  if (!plain) return DIAL_DEFAULTS.dialErrorLimit * DIAL_DEFAULTS.perDialTimeout;
   const c = connection as { dialErrorLimit?: unknown; perDialTimeout?: unknown; proxy?: unknown };
   const num = (v: unknown, d: number) => (typeof v === "number" && Number.isFinite(v) ? v : d);
   const limit = num(c.dialErrorLimit, DIAL_DEFAULTS.dialErrorLimit);
   const per = num(c.perDialTimeout, DIAL_DEFAULTS.perDialTimeout);
   if (limit < 0) return undefined;
   const own = limit * per;
-  if (typeof c.proxy === "object" && c.proxy !== null) {
-    const p = dialBudget(c.proxy);
+  if (proxy && typeof c.proxy === "object" && c.proxy !== null) {
+    const p = dialBudget(c.proxy, false);
     return p === undefined ? undefined : own + p;
   }
   return own;

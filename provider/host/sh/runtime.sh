@@ -1025,7 +1025,7 @@ nt_confirm_needed() {
   ntc_r=1
   nt_lines desired; nt_ifs=$IFS; IFS=$NT_NL; set -f
   for nt_l in $NT_LINES; do IFS=$nt_ifs; set +f; nt_kv "$nt_l"
-    [ -n "$NT_CONFIRM" ] || case $nt_k in channel.* | ring.* | feature.*) ;; *) continue ;; esac
+    [ -n "$NT_CONFIRM" ] || case $nt_k in channel.* | */channel.* | ring.* | */ring.* | feature.* | */feature.*) ;; *) continue ;; esac
     nt_get live "$nt_k"; kind_expect "$nt_k" "$nt_v"
     nt_same "$NT_EXPECT" "$NT_FOUND" "$nt_k" || { ntc_r=0; break; }
   done; IFS=$nt_ifs; set +f
