@@ -403,7 +403,7 @@ export function liveProgram(): string {
  */
 export function confirmCommand(kind: HostKind, e: Engine = engine(), become?: Become): string {
   const f = `${ENGINE_INSTALL_DIR}/${e.fileName}`;
-  const run = `/bin/sh -c '[ -O ${f} ]||{ echo "net-tuning on $(uname -n): ${f} missing or not root'"'"'s">&2;exit 6;};exec /bin/sh ${f} ${kind} confirm'`;
+  const run = `/bin/sh -c 'e=${f};[ -O $e ]||{ echo "net-tuning on $(uname -n): $e missing or not root'"'"'s">&2;exit 6;};exec /bin/sh $e ${kind} confirm'`;
   return become === "sudo" ? withSudo(run) : run;
 }
 

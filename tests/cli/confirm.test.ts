@@ -98,6 +98,34 @@ describe(`confirmed apply, real pulumi CLI + ${providerLabel()}`, () => {
     console.log(`checkpoint bytes of the -confirm child (pulumi stack export --show-secrets, pretty-printed as the CLI stores it): ${confirmState} B`);
   });
 
+  test("NicQueues: a feature change waits for a confirm by default (no plan line), a txqueuelen change alone commits in its one session", async () => {
+    const gro = (await host.exec("ethtool -k eth0 | awk '/^generic-receive-offload:/ { print $2 }'")).stdout.trim();
+    expect(gro).toMatch(/^(on|off)$/);
+    const flip = gro === "on" ? "off" : "on";
+    const tx = (await host.exec("cat /sys/class/net/eth0/tx_queue_len")).stdout.trim();
+    const both = (q: Record<string, unknown>): Record<string, Declared> => ({ ...web({ timeoutSeconds: 30 }), q: { kind: "nic", args: { interface: "eth0", ...q } } });
+    await declare(p, both({ features: { "generic-receive-offload": flip === "on" } }));
+    await clearSessions(host);
+    const r = await p.up({ skipPreview: true });
+    if (r.code !== 0) console.log(r.stdout + r.stderr);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/NicQueues "q": applied, not confirmed yet: .*If it fails: not confirmed: the host reverts at \d{4}-/);
+    expect((await host.exec("ethtool -k eth0 | awk '/^generic-receive-offload:/ { print $2 }'")).stdout.trim()).toBe(flip);
+    expect(countKinds(await sessions(host))).toEqual({ "live-read": 1, apply: 1, confirm: 1 });
+    expect((await host.exec("ls -d /var/lib/pulumi-net-tuning/nic/*.pending 2>/dev/null || true")).stdout.trim()).toBe("");
+    expect(await reverters()).toBe("");
+    await declare(p, both({ features: { "generic-receive-offload": flip === "on" }, txQueueLength: 1234 }));
+    await clearSessions(host);
+    expect((await p.up({ skipPreview: true })).code).toBe(0);
+    expect((await host.exec("cat /sys/class/net/eth0/tx_queue_len")).stdout.trim()).toBe("1234");
+    expect(countKinds(await sessions(host))).toEqual({ "live-read": 1, apply: 1 });
+    // gone again (its restore puts the feature and txqueuelen back)
+    await declare(p, web({ timeoutSeconds: 30 }));
+    expect((await p.up({ skipPreview: true })).code).toBe(0);
+    expect((await host.exec("ethtool -k eth0 | awk '/^generic-receive-offload:/ { print $2 }'")).stdout.trim()).toBe(gro);
+    expect((await host.exec("cat /sys/class/net/eth0/tx_queue_len")).stdout.trim()).toBe(tx);
+  });
+
   test("the network cut before the confirm: up fails with the time, the host reverts within timeout + 5 s, nothing persisted; then held; a changed plan applies", async () => {
     const hold = path.join(os.tmpdir(), `nt-hold-${process.pid}`);
     fs.writeFileSync(hold, "");

@@ -69,7 +69,7 @@ test("the report's confirm line, the UTC time, the -confirm command and stdin", 
   expect(confirmStdin("proj.dev.web-1234", "0123abcd")).toBe("@confirm proj.dev.web-1234 0123abcd\n");
   expect(() => confirmStdin("a b", "0123")).toThrow();
   const cmd = confirmCommand("sysctl");
-  expect(cmd).toMatch(/^\/bin\/sh -c '\[ -O \/usr\/local\/lib\/pulumi-net-tuning\/engine-[0-9a-f]{64}\.sh \]\|\|.*exec \/bin\/sh \/usr\/local\/lib\/pulumi-net-tuning\/engine-[0-9a-f]{64}\.sh sysctl confirm'$/);
+  expect(cmd).toMatch(/^\/bin\/sh -c 'e=\/usr\/local\/lib\/pulumi-net-tuning\/engine-[0-9a-f]{64}\.sh;\[ -O \$e \]\|\|.*exec \/bin\/sh \$e sysctl confirm'$/);
   expect(cmd.length).toBeLessThan(300); // stored twice per resource
   expect(confirmCommand("nic", undefined, "sudo")).toMatch(/^if \[ -O \/ \];then set -- exec;else set -- sudo -n;fi;"\$@" \/bin\/sh -c /);
 });
