@@ -304,7 +304,8 @@ function confirmChild(
   // fails no longer shows a message logged after that failure (measured under pulumi v3.248.0).
   const resource = kind === "sysctl" ? "NetTuning" : "NicQueues";
   pending.apply((c) => {
-    if (c && !pulumi.runtime.isDryRun()) {
+    // (not for a report of an earlier run whose deadline passed: the apply did not run in this update)
+    if (c && !pulumi.runtime.isDryRun() && c.deadline * 1000 > Date.now()) {
       void pulumi.log.info(
         `${resource} "${name}": applied, not confirmed yet: its files are written by the confirm (${name}-confirm, the next step). ` +
           `If it fails: not confirmed: the host reverts at ${utc(c.deadline)} (UTC); a reboot before then boots into the old values, ` +

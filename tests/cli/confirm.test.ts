@@ -223,6 +223,43 @@ describe(`confirmed apply, real pulumi CLI + ${providerLabel()}`, () => {
     expect(await snapshot()).toBe(before);
   });
 
+  test("destroy while armed: the -restore disarms and restores; nothing of a secret value is world-readable or on a command line; the deadline then passes with no revert", async () => {
+    spawnSync("ip", ["link", "set", veth, "up"]);
+    await p.setConfig("dial", JSON.stringify(DIAL));
+    await declare(p, web({ timeoutSeconds: 20 }, { [SOMAX]: 3333 }));
+    expect((await p.up({ skipPreview: true })).code).toBe(0);
+    const hold = path.join(os.tmpdir(), `nt-hold2-${process.pid}`);
+    fs.writeFileSync(hold, "");
+    await declare(p, { web: { kind: "sysctl", args: { sysctls: { [SOMAX]: 5555 }, confirm: { timeoutSeconds: 30 } }, secrets: { [`sysctls.${SOMAX}`]: 5555 } } });
+    const upping = p.up({ skipPreview: true, env: { NT_STANDIN_HOLD: `-confirm=${hold}` } });
+    let armed = false;
+    for (let i = 0; i < 600 && !armed; i++) {
+      await sleep(100);
+      armed = (await host.exec(`[ -f ${PEND}/*.pending/armed ] && cat /proc/sys/net/core/somaxconn`)).stdout.trim() === "5555";
+    }
+    expect(armed).toBe(true);
+    // the secret value: in the 0600 plan of the 0700 pending directory only; not on the reverter's command line
+    expect((await host.exec(`stat -c '%a %U' ${PEND} ${PEND}/*.pending; stat -c '%a' ${PEND}/*.pending/* | sort -u`)).stdout).toBe("700 root\n700 root\n600\n");
+    expect(await reverters()).toMatch(/revert:ntconfirm\.test\.web-[0-9a-f]+:[0-9a-f]+$/);
+    expect(await reverters()).not.toContain("5555");
+    expect((await host.exec(`grep -rl 5555 /var/lib/pulumi-net-tuning-converged /etc/sysctl.d /tmp 2>/dev/null || true`)).stdout.trim()).toBe("");
+    const deadline = Number((await host.exec(`cut -f2 ${PEND}/*.pending/armed`)).stdout.trim()) * 1000;
+    await sleep(1500);
+    expect(spawnSync("ip", ["link", "set", veth, "down"]).status).toBe(0);
+    fs.rmSync(hold);
+    expect((await upping).code).not.toBe(0);
+    expect(spawnSync("ip", ["link", "set", veth, "up"]).status).toBe(0);
+    await sleep(1000);
+    expect(Date.now()).toBeLessThan(deadline - 5_000); // still armed
+    const d = await p.destroy();
+    expect(d.code).toBe(0);
+    expect(await values(host, [SOMAX])).toEqual({ [SOMAX]: original });
+    expect(await reverters()).toBe("");
+    await sleep(Math.max(0, deadline - Date.now()) + 3_000);
+    expect(await values(host, [SOMAX])).toEqual({ [SOMAX]: original });
+    expect(await snapshot()).toBe(before);
+  });
+
   afterAll(async () => {
     spawnSync("ip", ["link", "set", veth, "up"]);
     if (p) await p.destroy();

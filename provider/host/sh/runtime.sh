@@ -1042,12 +1042,13 @@ nt_confirm_needed() {
 nt_confirm_arm() {
   NT_PEND=$NT_STATE/$NT_OWNER_ID.pending
   [ -f "$0" ] || nt_die 1 "cannot arm a revert on $NT_HOSTNAME: the engine is not run from its file; nothing was changed"
+  umask 077 # every file of the pending directory is root's alone (the plan may hold secret values)
   if [ -d "$NT_PEND" ] && [ ! -L "$NT_PEND" ] && [ -f "$NT_PEND/changes" ]; then
     # an earlier run of this resource is still unconfirmed: its originals and journal stay, its reverter goes
     nt_confirm_stop
   else
     rm -rf "$NT_PEND" 2>/dev/null
-    { umask 077; mkdir "$NT_PEND"; ntc_rc=$?; umask 022; [ "$ntc_rc" = 0 ]; } || nt_die 1 "cannot create $NT_PEND on $NT_HOSTNAME; nothing was changed"
+    mkdir "$NT_PEND" || nt_die 1 "cannot create $NT_PEND on $NT_HOSTNAME; nothing was changed"
     NT_PEND_NEW=1
     ntc_j=; [ -f "$NT_TMP/journal.before" ] && ntc_j=1
     { if [ -n "$ntc_j" ]; then cp -p "$NT_TMP/journal.before" "$NT_PEND/journal.before"; else : > "$NT_PEND/journal.none"; fi; } ||
@@ -1062,11 +1063,11 @@ nt_confirm_arm() {
   ntc_now=$(date +%s) || nt_die 1 "cannot read the clock on $NT_HOSTNAME; nothing was changed"
   NT_CDEADLINE=$((ntc_now + NT_CTIME))
   ntc_sum=${NT_PLAN_SUM:--}
-  { umask 077
-    cp "$NT_TMP/plan" "$NT_PEND/plan.new" && mv -f "$NT_PEND/plan.new" "$NT_PEND/plan" &&
+  { cp "$NT_TMP/plan" "$NT_PEND/plan.new" && mv -f "$NT_PEND/plan.new" "$NT_PEND/plan" &&
       printf '%s\t%s\t%s\t%s\t%s\n' "$NT_CTOKEN" "$NT_CDEADLINE" "$ntc_sum" "${NT_REPAIR:-0}" "$NT_CTIME" > "$NT_PEND/armed.new" &&
-      mv -f "$NT_PEND/armed.new" "$NT_PEND/armed"; ntc_rc=$?; umask 022; [ "$ntc_rc" = 0 ]; } || nt_die 1 "cannot write to $NT_PEND on $NT_HOSTNAME; nothing was changed"
+      mv -f "$NT_PEND/armed.new" "$NT_PEND/armed"; } || nt_die 1 "cannot write to $NT_PEND on $NT_HOSTNAME; nothing was changed"
   nt_confirm_spawn
+  umask 022
   NT_ARMED=1
   nt_step "arm revert"
 }
