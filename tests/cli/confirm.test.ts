@@ -223,6 +223,55 @@ describe(`confirmed apply, real pulumi CLI + ${providerLabel()}`, () => {
     expect(await snapshot()).toBe(before);
   });
 
+  /** `up` of `decl` with the link cut between the apply (armed, the value `armedValue` set) and its confirm. */
+  async function unconfirmedUp(decl: Record<string, Declared>, armedValue: string): Promise<{ code: number; out: string }> {
+    const hold = path.join(os.tmpdir(), `nt-hold3-${process.pid}`);
+    fs.writeFileSync(hold, "");
+    await declare(p, decl);
+    const upping = p.up({ skipPreview: true, env: { NT_STANDIN_HOLD: `-confirm=${hold}` } });
+    let armed = false;
+    for (let i = 0; i < 600 && !armed; i++) {
+      await sleep(100);
+      armed = (await host.exec(`[ -f ${PEND}/*.pending/armed ] && cat /proc/sys/net/core/somaxconn`)).stdout.trim() === armedValue;
+    }
+    await sleep(1500);
+    expect(spawnSync("ip", ["link", "set", veth, "down"]).status).toBe(0);
+    fs.rmSync(hold, { force: true });
+    const r = await upping;
+    expect(spawnSync("ip", ["link", "set", veth, "up"]).status).toBe(0);
+    await sleep(1000);
+    expect(armed).toBe(true);
+    return { code: r.code, out: r.stdout + r.stderr };
+  }
+
+  test("a second apply while the first is still armed keeps the first's originals: both unconfirmed, the host goes back to the value before the first", async () => {
+    spawnSync("ip", ["link", "set", veth, "up"]);
+    await p.setConfig("dial", JSON.stringify(DIAL));
+    await declare(p, web({ timeoutSeconds: 20 }, { [SOMAX]: 3333 }));
+    expect((await p.up({ skipPreview: true })).code).toBe(0);
+    const file = await fileOf(host, FILE);
+    const first = await unconfirmedUp(web({ timeoutSeconds: 60 }, { [SOMAX]: 6666 }), "6666");
+    expect(first.code).not.toBe(0);
+    const second = await unconfirmedUp(web({ timeoutSeconds: 20 }, { [SOMAX]: 7777 }), "7777");
+    expect(second.code).not.toBe(0);
+    const deadline = Date.parse(/not confirmed: the host reverts at (\S+Z)/.exec(second.out)![1]);
+    // one reverter (the first's was stopped), with both changes in its copy, oldest first
+    expect((await reverters()).split("\n")).toHaveLength(1);
+    expect((await host.exec(`cat ${PEND}/*.pending/changes`)).stdout).toBe(`${SOMAX}\t3333\n${SOMAX}\t6666\n`);
+    let back = 0;
+    for (let i = 0; i < 600 && !back; i++) {
+      if ((await values(host, [SOMAX]))[SOMAX] === "3333") back = Date.now();
+      else await sleep(200);
+    }
+    expect(back).toBeGreaterThan(0);
+    expect(back - deadline).toBeLessThan(5_000);
+    expect(await fileOf(host, FILE)).toBe(file);
+    expect(await reverters()).toBe("");
+    // the journal still holds the true original: destroy restores it
+    expect((await p.destroy()).code).toBe(0);
+    expect(await values(host, [SOMAX])).toEqual({ [SOMAX]: original });
+  });
+
   test("destroy while armed: the -restore disarms and restores; nothing of a secret value is world-readable or on a command line; the deadline then passes with no revert", async () => {
     spawnSync("ip", ["link", "set", veth, "up"]);
     await p.setConfig("dial", JSON.stringify(DIAL));

@@ -28,7 +28,7 @@
 # shellcheck shell=sh
 
 nt_engine_exit() {
-  if [ "$1" = 0 ] && command -v gzip >/dev/null 2>&1 && command -v base64 >/dev/null 2>&1; then
+  if [ "$1" = 0 ] && [ "$NT_ENGINE_OP" != confirm ] && command -v gzip >/dev/null 2>&1 && command -v base64 >/dev/null 2>&1; then
     printf 'host\tgzip base64\n' 2>/dev/null || :
   fi
 }

@@ -1441,7 +1441,12 @@ nt_apply_main() {
 nt_report() { # JOURNAL
   : > "$NT_TMP/conv.applied"
   nt_report_body "$1" > "$NT_TMP/report"
-  { while IFS= read -r nt_l; do printf '%s\n' "$nt_l"; done < "$NT_TMP/report"; } 2>/dev/null
+  # a confirm (operation "confirm") prints its header, warnings and one line: Pulumi stores this stdout in the -confirm
+  # child, and the apply's report already holds the values and originals
+  { while IFS= read -r nt_l; do
+      [ -z "$NT_CONFIRMING" ] || case $nt_l in 'net-tuning-report '* | warning"$NT_TAB"*) ;; end) printf 'confirmed\t%s\n' "$NT_CONFIRMING" ;; *) continue ;; esac
+      printf '%s\n' "$nt_l"
+    done < "$NT_TMP/report"; } 2>/dev/null
   return 0
 }
 
