@@ -1,7 +1,7 @@
 /**
  * The `confirm` argument of NetTuning and NicQueues (issue #34, "Confirmed apply"): a named interface the schema
  * analyzer takes (no unions: `{ timeoutSeconds: 0 }` turns the confirm off, and `false` is accepted too). The check,
- * plan line and defaults are provider/confirm.ts; the -confirm child is components/common.ts `confirmChild`.
+ * plan line and defaults are provider/confirm.ts; the confirm (the -restore child's create) is components/common.ts `confirmOf$`.
  */
 import type * as pulumi from "@pulumi/pulumi";
 import { checkConfirm, type ConfirmPlan } from "../provider/confirm";
@@ -26,12 +26,12 @@ function soakOf(verify: unknown): number {
   return typeof s === "number" && Number.isFinite(s) && s > 0 ? s : 0;
 }
 
-/** The confirm's problems, plan lines and whether the -confirm child is registered, for resolved arguments. */
+/** The confirm's problems, plan lines and whether a confirm can happen, for resolved arguments. */
 export function confirmPlan(v: unknown, t: { kind: "sysctl" | "nic"; verify: unknown; connection: unknown; nicDefault?: boolean }): ConfirmPlan {
   return checkConfirm(v, { kind: t.kind, soak: soakOf(t.verify), connection: t.connection, nicDefault: t.nicDefault === true });
 }
 
-/** Whether a resource may need its -confirm child, from its arguments as given (Outputs count as set). */
+/** Whether a resource may need a confirm (the -restore child's create is wired), from its arguments as given (Outputs count as set). */
 export function confirmMayRun(kind: "sysctl" | "nic", a: { confirm?: unknown; channels?: unknown; rings?: unknown; features?: unknown; preset?: unknown }): boolean {
   const c = a.confirm as { timeoutSeconds?: unknown } | false | undefined | null;
   if (c === false) return false;

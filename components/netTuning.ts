@@ -102,7 +102,7 @@ export interface NetTuningArgs {
   verify?: pulumi.Input<VerifyArgs>;
   /**
    * A confirmed apply (safe rollout): the host arms a revert before the change and puts the values back after
-   * `timeoutSeconds` unless a second SSH session (the `-confirm` child, right after the apply) confirms; the sysctl.d
+   * `timeoutSeconds` unless a second SSH session (the `-restore` child's create, right after the apply) confirms; the sysctl.d
    * file is written only at the confirm, so a reboot before it boots into the old values. A plan the host reverted is
    * held (refused) until it changes. The timeout must cover the verify gate's soak plus the connection's dial budget
    * (dialErrorLimit × perDialTimeout, 150 s by default), e.g. `{ timeoutSeconds: 300 }`. Defaults to none (off).

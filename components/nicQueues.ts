@@ -86,7 +86,7 @@ export interface NicQueuesArgs extends NicSettingsArgs {
   verify?: pulumi.Input<VerifyArgs>;
   /**
    * A confirmed apply (safe rollout): the host arms a revert before the change and puts the values back after
-   * `timeoutSeconds` unless a second SSH session (the `-confirm` child, right after the apply) confirms; the unit or
+   * `timeoutSeconds` unless a second SSH session (the `-restore` child's create, right after the apply) confirms; the unit or
    * rc.local block is written only at the confirm, so a reboot before it boots into the old values. A plan the host
    * reverted is held (refused) until it changes. The timeout must cover the verify gate's soak plus the connection's
    * dial budget (dialErrorLimit × perDialTimeout, 150 s by default). Defaults to on when `channels`, `rings`,

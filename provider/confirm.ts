@@ -4,7 +4,7 @@
  *
  * On the host (provider/host/sh/runtime.sh `nt_confirm_*`, `nt_revert_main`): an apply that changes a value arms a
  * revert before the first change (a transient systemd timer, else a detached process), changes the values, and writes
- * no file; the -confirm child, a second SSH session, runs the engine with operation `confirm`, which commits the files
+ * no file; the confirm, a second SSH session (the -restore child's create), runs the engine with operation `confirm:…`, which commits the files
  * and disarms the revert. Without the confirm the host puts the values back at the deadline.
  */
 import { z } from "zod";
@@ -52,7 +52,7 @@ export interface ConfirmPlan {
   problems: string[];
   /** The plan lines: `@confirm N`, `@confirm off`, or none (off for NetTuning; NicQueues' default on the host). */
   lines: string[];
-  /** Whether an apply of this plan may wait for a confirm (the -confirm child is registered). */
+  /** Whether an apply of this plan may wait for a confirm. */
   on: boolean;
 }
 

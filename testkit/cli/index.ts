@@ -333,7 +333,7 @@ export function sessionKind(command: string): SessionKind {
   if (/sftp-server/.test(command)) return "sftp";
   if (/\/bin\/sh -s live live/.test(command)) return "live-read";
   if (/ net-tuning (sysctl|nic) apply-/.test(command)) return "apply";
-  if (/ (sysctl|nic) confirm'/.test(command)) return "confirm";
+  if (/ (sysctl|nic) confirm:/.test(command)) return "confirm";
   if (/net-tuning-in\./.test(command)) return "restore";
   return "other";
 }

@@ -2,7 +2,8 @@
  * The confirmed apply (issue #34, "Confirmed apply") under the real `pulumi` CLI on a lab host (no systemd: the
  * detached reverter). Nothing on the host is faked: the network is cut by setting the machine-side veth down, the
  * engine is killed with SIGKILL, and the revert is the engine's own reverter. The only hook holds the stand-in command
- * provider before it dials the -confirm child (NT_STANDIN_HOLD), so that the link goes down between the two sessions.
+ * provider before it dials the confirm (the -restore child's create or update: NT_STANDIN_HOLD), so that the link goes
+ * down between the two sessions.
  *  - a timeout shorter than the dial budget is refused at preview (no session);
  *  - the confirm arrives: values applied, the sysctl.d file written by the confirm, no reverter left, 1 session more;
  *  - the network cut before the confirm: `up` fails with "not confirmed: the host reverts at <time>", the host
@@ -37,6 +38,7 @@ useLab("cliconfirm", 1, async (hs) => {
 const SOMAX = "net.core.somaxconn";
 const FILE = "/etc/sysctl.d/90-net-tuning-web.conf";
 const PEND = "/var/lib/pulumi-net-tuning/sysctl";
+const resources = (e: { json: { deployment: { resources?: { urn: string }[] } } }) => (e.json.deployment.resources ?? []).map((r) => r.urn);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** A short dial budget (2 × 5 s = 10 s), so that short timeouts pass the preview's check. */
 const DIAL = { dialErrorLimit: 2, perDialTimeout: 5 };
@@ -93,9 +95,11 @@ describe(`confirmed apply, real pulumi CLI + ${providerLabel()}`, () => {
     expect((await host.exec(`ls -d ${PEND}/*.pending 2>/dev/null || true`)).stdout.trim()).toBe("");
     expect(await reverters()).toBe("");
     expect(countKinds(await sessions(host))).toEqual({ "live-read": 1, sftp: 1, apply: 1, confirm: 1 });
-    // the state the confirm adds: the resources without it
-    const confirmState = JSON.stringify((await p.export(true)).json.deployment.resources?.filter((x) => /-confirm$/.test(x.urn)) ?? [], null, 4).length;
-    console.log(`checkpoint bytes of the -confirm child (pulumi stack export --show-secrets, pretty-printed as the CLI stores it): ${confirmState} B`);
+    // the state the confirm adds: the -restore child's create, addPreviousOutputInEnv and stdout, inputs and outputs
+    const restore = (await p.export(true)).json.deployment.resources?.find((x) => /web-restore$/.test(x.urn)) as unknown as { inputs: Record<string, unknown>; outputs: Record<string, unknown> };
+    const fields = (o: Record<string, unknown>) => JSON.stringify({ create: o.create, addPreviousOutputInEnv: o.addPreviousOutputInEnv, stdout: o.stdout, stderr: o.stderr }, null, 4).length;
+    console.log(`checkpoint bytes the confirm adds to web-restore (pulumi stack export --show-secrets, pretty-printed as the CLI stores it): inputs ${fields(restore.inputs)} B, outputs ${fields(restore.outputs)} B`);
+    expect(resources(await p.export(true)).filter((u) => /-confirm$/.test(u))).toEqual([]);
   });
 
   test("NicQueues: a feature change waits for a confirm by default (no plan line), a txqueuelen change alone commits in its one session", async () => {
@@ -132,7 +136,7 @@ describe(`confirmed apply, real pulumi CLI + ${providerLabel()}`, () => {
     await declare(p, web({ timeoutSeconds: 20 }, { [SOMAX]: 2222 }));
     await clearSessions(host);
     const fileBefore = await fileOf(host, FILE);
-    const upping = p.up({ skipPreview: true, env: { NT_STANDIN_HOLD: `-confirm=${hold}` } });
+    const upping = p.up({ skipPreview: true, env: { NT_STANDIN_HOLD: `-restore=${hold}` } });
     // the apply armed the revert and ended (its session is logged, the value changed); the confirm is held
     let armed = false;
     for (let i = 0; i < 600 && !armed; i++) {
@@ -228,7 +232,7 @@ describe(`confirmed apply, real pulumi CLI + ${providerLabel()}`, () => {
     const hold = path.join(os.tmpdir(), `nt-hold3-${process.pid}`);
     fs.writeFileSync(hold, "");
     await declare(p, decl);
-    const upping = p.up({ skipPreview: true, env: { NT_STANDIN_HOLD: `-confirm=${hold}` } });
+    const upping = p.up({ skipPreview: true, env: { NT_STANDIN_HOLD: `-restore=${hold}` } });
     let armed = false;
     for (let i = 0; i < 600 && !armed; i++) {
       await sleep(100);
@@ -280,7 +284,7 @@ describe(`confirmed apply, real pulumi CLI + ${providerLabel()}`, () => {
     const hold = path.join(os.tmpdir(), `nt-hold2-${process.pid}`);
     fs.writeFileSync(hold, "");
     await declare(p, { web: { kind: "sysctl", args: { sysctls: { [SOMAX]: 5555 }, confirm: { timeoutSeconds: 30 } }, secrets: { [`sysctls.${SOMAX}`]: 5555 } } });
-    const upping = p.up({ skipPreview: true, env: { NT_STANDIN_HOLD: `-confirm=${hold}` } });
+    const upping = p.up({ skipPreview: true, env: { NT_STANDIN_HOLD: `-restore=${hold}` } });
     let armed = false;
     for (let i = 0; i < 600 && !armed; i++) {
       await sleep(100);

@@ -14,7 +14,7 @@ const { registered, resources } = mockCommands(ARMED);
 settleAfterAll();
 
 import { checkConfirm, confirmOf, dialBudget, utc } from "../../provider/confirm";
-import { confirmCommand, confirmStdin } from "../../provider/host/programs";
+import { confirmCommand } from "../../provider/host/programs";
 import { parseReport } from "../../provider/report";
 import { NetTuning } from "../../components/netTuning";
 import { NicQueues } from "../../components/nicQueues";
@@ -61,51 +61,54 @@ test("NicQueues: on by default with channels, rings or features, decided on the 
   expect(nic({ timeoutSeconds: 200 }, false)).toEqual({ problems: [], lines: ["@confirm 200"], on: true });
 });
 
-test("the report's confirm line, the UTC time, the -confirm command and stdin", () => {
+test("the report's confirm line, the UTC time, the confirm's command", () => {
   const r = parseReport(ARMED);
   expect(confirmOf(r.extra)).toEqual({ token: "0123abcd", deadline: 1796594412 });
   expect(confirmOf(parseReport(SYSCTL_REPORT.report).extra)).toBeUndefined();
   expect(utc(1796594412)).toBe("2026-12-06T22:00:12Z");
-  expect(confirmStdin("proj.dev.web-1234", "0123abcd")).toBe("@confirm proj.dev.web-1234 0123abcd\n");
-  expect(() => confirmStdin("a b", "0123")).toThrow();
-  const cmd = confirmCommand("sysctl");
-  expect(cmd).toMatch(/^\/bin\/sh -c 'e=\/usr\/local\/lib\/pulumi-net-tuning\/engine-[0-9a-f]{64}\.sh;\[ -O \$e \]\|\|.*exec \/bin\/sh \$e sysctl confirm'$/);
+  expect(() => confirmCommand("sysctl", "a b", "0123")).toThrow();
+  expect(() => confirmCommand("sysctl", "proj.dev.web-1234", "0123;x")).toThrow();
+  const cmd = confirmCommand("sysctl", "proj.dev.web-1234", "0123abcd");
+  expect(cmd).toMatch(/^\/bin\/sh -c 'e=\/usr\/local\/lib\/pulumi-net-tuning\/engine-[0-9a-f]{64}\.sh;\[ -O \$e \]\|\|.*exec \/bin\/sh \$e sysctl confirm:proj\.dev\.web-1234:0123abcd'$/);
   expect(cmd.length).toBeLessThan(300); // stored twice per resource
-  expect(confirmCommand("nic", undefined, "sudo")).toMatch(/^if \[ -O \/ \];then set -- exec;else set -- sudo -n;fi;"\$@" \/bin\/sh -c /);
+  expect(confirmCommand("nic", "proj.dev.q-1", "0123abcd", undefined, "sudo")).toMatch(/^if \[ -O \/ \];then set -- exec;else set -- sudo -n;fi;"\$@" \/bin\/sh -c /);
 });
 
-describe("the -confirm child under mocks", () => {
-  test("NetTuning with confirm: -confirm depends on -apply, runs the confirm after an armed apply; its plan has the line", async () => {
+describe("the confirm under mocks: the -restore child's create", () => {
+  test("NetTuning with confirm: after an armed apply, -restore (depends on -apply) gets the confirm as its create; the plan has the line; no child more", async () => {
     const t = new NetTuning("webc", { connection: another(), sysctls: { "net.core.somaxconn": 4096 }, confirm: { timeoutSeconds: 300 } });
     const apply = await registered("webc-apply");
-    const confirm = await registered("webc-confirm");
+    const restore = await registered("webc-restore");
     expect(apply.inputs.stdin).toMatch(/\n@confirm 300\n@content\n/);
-    expect(confirm.type).toBe("command:remote:Command");
-    expect(confirm.inputs.create).toBe(confirmCommand("sysctl"));
-    expect(confirm.inputs.stdin).toMatch(/^@confirm proj\.dev\.webc-[0-9a-f]+ 0123abcd\n$/);
-    expect(confirm.inputs.update).toBeUndefined();
-    expect(confirm.inputs.delete).toBeUndefined();
+    expect(restore.inputs.create).toMatch(/ sysctl confirm:proj\.dev\.webc-[0-9a-f]+:0123abcd'$/);
+    expect(restore.inputs.create).toBe(confirmCommand("sysctl", restore.inputs.create.split("confirm:")[1].split(":")[0], "0123abcd"));
+    expect(restore.inputs.addPreviousOutputInEnv).toBe(false);
+    expect(restore.inputs.update).toBeUndefined();
+    expect(restore.inputs.delete).toMatch(/net-tuning-in/);
     expect(await promiseOf(t.applied)).toBeDefined();
+    expect(resources.filter((r) => /-confirm$/.test(r.name))).toEqual([]);
   });
 
-  test("no confirm: no child, no line (NetTuning by default, NicQueues without channels/rings/features or with timeoutSeconds 0)", async () => {
+  test("no confirm: -restore as before (delete only), no line (NetTuning by default, NicQueues without channels/rings/features or with timeoutSeconds 0)", async () => {
     new NetTuning("webn", { connection: another(), sysctls: { "net.core.somaxconn": 4096 } });
     new NicQueues("nqn", { connection: another(), interface: "eth0", txQueueLength: 2000 });
     new NicQueues("nqo", { connection: another(), interface: "eth0", channels: { combined: 2 }, confirm: { timeoutSeconds: 0 } });
     expect((await registered("webn-apply")).inputs.stdin).not.toContain("@confirm");
     expect((await registered("nqn-apply")).inputs.stdin).not.toContain("@confirm");
     expect((await registered("nqo-apply")).inputs.stdin).toContain("\n@confirm off\n");
-    await new Promise((r) => setTimeout(r, 200));
-    expect(resources.filter((r) => /^(webn|nqn|nqo)-confirm$/.test(r.name))).toEqual([]);
+    for (const n of ["webn", "nqn", "nqo"]) {
+      const r = await registered(`${n}-restore`);
+      expect([n, r.inputs.create, r.inputs.addPreviousOutputInEnv]).toEqual([n, undefined, undefined]);
+    }
   });
 
-  test("NicQueues with channels: the child by default, the plan without a confirm line (byte for byte as before)", async () => {
+  test("NicQueues with channels: on by default, the plan without a confirm line (byte for byte as before); a report that armed nothing sets no command", async () => {
     new NicQueues("nqd", { connection: another(), interface: "eth0", channels: { combined: 2 } });
     expect((await registered("nqd-apply")).inputs.stdin).not.toContain("@confirm");
-    const c = await registered("nqd-confirm");
+    const r = await registered("nqd-restore");
     // the mock host's report (a NicQueues in a file of NetTuning reports) armed nothing: no command, nothing runs
-    expect(c.inputs.create).toBeUndefined();
-    expect(c.inputs.stdin).toBeUndefined();
+    expect(r.inputs.create).toBeUndefined();
+    expect(r.inputs.addPreviousOutputInEnv).toBeUndefined();
   });
 
   test("a timeout below the dial budget fails the program before anything is registered", () => {

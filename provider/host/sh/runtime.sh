@@ -995,7 +995,7 @@ nt_gate_cleanup() { # the soak's sleep (interrupted) and lock marker
 #      command line: the engine file, the kind and "revert:<owner id>:<token>";
 #   2. changes the values (the verify gate soaks here);
 #   3. writes no file, no final journal, no converged record: its report says "confirm<TAB>token<TAB>deadline" and
-#      the -confirm child (a second session: the engine with operation "confirm", stdin "@confirm <owner id> <token>")
+#      the confirm (a second session, the -restore child's create: the engine with operation "confirm:<id>:<token>")
 #      runs the saved plan again under the lock (no value changes), commits the files, the journal and the record,
 #      and disarms the reverter.
 # The reverter, at the deadline, under the lock, if the token is still armed: sets each changed key back (newest
@@ -1146,7 +1146,11 @@ nt_confirm_check() {
   if [ -n "$ntc_k" ] && [ "$ntc_k" = "$NT_CONFIRMING" ]; then
     nt_die 7 "not confirmed: the host $NT_HOSTNAME reverted this apply at $(nt_utc "$ntc_w") (its confirm came too late); the plan is held until it changes"
   fi
-  nt_die 7 "not confirmed on $NT_HOSTNAME: nothing of this apply is armed any more (another apply of this resource came after it, or it was destroyed); run pulumi up again"
+  # an earlier apply's token (a later apply re-armed or committed, or the -restore child's inputs changed otherwise, e.g.
+  # a package upgrade): nothing to confirm
+  nt_msg "nothing to confirm on $NT_HOSTNAME: the apply of token $NT_CONFIRMING is no longer armed (a later apply of this resource took over)"
+  nt_cleanup
+  exit 0
 }
 
 # The reverter (engine operation "revert:<owner id>:<token>", started by nt_confirm_spawn; never from a session).
@@ -1441,11 +1445,11 @@ nt_apply_main() {
 nt_report() { # JOURNAL
   : > "$NT_TMP/conv.applied"
   nt_report_body "$1" > "$NT_TMP/report"
-  # a confirm (operation "confirm") prints its header, warnings and one line: Pulumi stores this stdout in the -confirm
-  # child, and the apply's report already holds the values and originals
+  # a confirm (operation "confirm:…") prints no report (Pulumi would store it in the -restore child; the apply's report
+  # holds the values and originals): its warnings go to stderr
   { while IFS= read -r nt_l; do
-      [ -z "$NT_CONFIRMING" ] || case $nt_l in 'net-tuning-report '* | warning"$NT_TAB"*) ;; end) printf 'confirmed\t%s\n' "$NT_CONFIRMING" ;; *) continue ;; esac
-      printf '%s\n' "$nt_l"
+      if [ -z "$NT_CONFIRMING" ]; then printf '%s\n' "$nt_l"
+      else case $nt_l in warning"$NT_TAB"*) printf 'net-tuning: warning: %s\n' "${nt_l#warning"$NT_TAB"}" >&2 ;; esac; fi
     done < "$NT_TMP/report"; } 2>/dev/null
   return 0
 }
