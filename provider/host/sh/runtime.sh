@@ -987,7 +987,7 @@ nt_gate_cleanup() { # the soak's sleep (interrupted) and lock marker
 # channel, ring or feature arms a revert of max(120, soak + 150) s (components/confirm.ts writes the line when the
 # connection's dial budget needs more). A run that arms (it changes a runtime value):
 #   1. after the journal of originals and before the first change: the pending directory $NT_STATE/<owner id>.pending
-#      (root's, 0700): "armed" (token, deadline, plan sum, repair token, timeout), "plan" (this run's plan, for the
+#      (root's, 0700): "armed" (token, deadline, plan sum, repair token, timeout, generation), "plan" (this run's plan, for the
 #      confirm), "journal.before" or "journal.none" (the journal as it was before the first unconfirmed run),
 #      "changes" (key<TAB>value before the change, appended before each change), "by.TOKEN" (pid of the reverter, or
 #      the systemd timer's unit); then the reverter: a transient systemd timer (systemd-run --on-active) where systemd
@@ -1064,7 +1064,7 @@ nt_confirm_arm() {
   NT_CDEADLINE=$((ntc_now + NT_CTIME))
   ntc_sum=${NT_PLAN_SUM:--}
   { cp "$NT_TMP/plan" "$NT_PEND/plan.new" && mv -f "$NT_PEND/plan.new" "$NT_PEND/plan" &&
-      printf '%s\t%s\t%s\t%s\t%s\n' "$NT_CTOKEN" "$NT_CDEADLINE" "$ntc_sum" "${NT_REPAIR:-0}" "$NT_CTIME" > "$NT_PEND/armed.new" &&
+      printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$NT_CTOKEN" "$NT_CDEADLINE" "$ntc_sum" "${NT_REPAIR:-0}" "$NT_CTIME" "$NT_GEN" > "$NT_PEND/armed.new" &&
       mv -f "$NT_PEND/armed.new" "$NT_PEND/armed"; } || nt_die 1 "cannot write to $NT_PEND on $NT_HOSTNAME; nothing was changed"
   nt_confirm_spawn
   umask 022
@@ -1138,9 +1138,12 @@ nt_confirm_hold() {
 # The confirm (NT_CONFIRMING = the token), under the lock: the token must be armed.
 nt_confirm_check() {
   NT_PEND=$NT_STATE/$NT_OWNER_ID.pending
-  ntc_t='' ntc_d='' ntc_s='' ntc_r=''
-  [ -f "$NT_PEND/armed" ] && IFS="$NT_TAB" read -r ntc_t ntc_d ntc_s ntc_r _ < "$NT_PEND/armed"
-  [ -n "$ntc_t" ] && [ "$ntc_t" = "$NT_CONFIRMING" ] && { NT_REPAIR=$ntc_r; return 0; }
+  ntc_t='' ntc_d='' ntc_s='' ntc_r='' ntc_g=''
+  [ -f "$NT_PEND/armed" ] && IFS="$NT_TAB" read -r ntc_t ntc_d ntc_s ntc_r _ ntc_g < "$NT_PEND/armed"
+  # the apply's repair token and generation: the confirm commits what the apply reported (a create that took over a
+  # journal of an uncommitted generation started a new one; its -restore plan names it)
+  case $ntc_g in *[!A-Za-z0-9-]*) ntc_g='' ;; esac
+  [ -n "$ntc_t" ] && [ "$ntc_t" = "$NT_CONFIRMING" ] && { NT_REPAIR=$ntc_r; NT_CONFIRM_GEN=$ntc_g; return 0; }
   ntc_w='' ntc_k=''
   [ -f "$NT_STATE/$NT_OWNER_ID.reverted" ] && IFS="$NT_TAB" read -r _ ntc_w _ ntc_k _ < "$NT_STATE/$NT_OWNER_ID.reverted"
   if [ -n "$ntc_k" ] && [ "$ntc_k" = "$NT_CONFIRMING" ]; then
@@ -1357,6 +1360,7 @@ nt_apply_main() {
     fi
   fi
   if [ "$NT_APPLY_MODE" = create ] || [ -z "$NT_J_GEN" ]; then nt_new_generation; else NT_GEN=$NT_J_GEN; fi
+  [ -z "${NT_CONFIRM_GEN:-}" ] || NT_GEN=$NT_CONFIRM_GEN # a confirm: the apply's generation
   # taking over another committed generation: pending until the commit below (a new journal needs no marker)
   NT_JHEAD=$NT_GEN
   [ -n "$NT_J_GEN" ] && [ "$NT_GEN" != "$NT_J_GEN" ] && NT_JHEAD="pending:$NT_GEN$NT_TAB$NT_J_GEN"
