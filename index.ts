@@ -13,6 +13,7 @@ export { NicQueues, Persistence } from "./components/nicQueues";
 export type { NicQueuesArgs, NicSettingsArgs, NicRings, NicChannels, NicCoalesce, NicRps, NicIrqAffinity } from "./components/nicQueues";
 export { Become } from "./components/validation";
 export type { VerifyArgs } from "./components/verify";
+export type { ConfirmArgs } from "./components/confirm";
 export type { Verification, VerificationReading } from "./provider/counters/gate";
 export type { ProfileSpec, PresetSpec } from "./provider/sizing/spec";
 export {

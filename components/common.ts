@@ -1,6 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { engine } from "../provider/host/engine";
-import { engineCommand, engineStdin, HostKind, restoreCommand, restoreStdin } from "../provider/host/programs";
+import { confirmCommand, engineCommand, engineStdin, HostKind, restoreCommand, restoreStdin } from "../provider/host/programs";
+import { confirmOf, utc } from "../provider/confirm";
 import { engineDelivery, MOVE_KEYS } from "./delivery";
 import { ConnectionInput, registeredConnection, RemoteCommand } from "./remote";
 import { adviceLabel, adviseAll } from "./advice";
@@ -133,6 +134,11 @@ interface ChildArgs {
    * report is one too.
    */
   secret?: boolean;
+  /**
+   * An apply may wait for a confirm (`confirm`, or NicQueues' default: provider/confirm.ts): the `-restore` child's
+   * create is wired to the report's `confirm` line (confirmOf$). It runs only after an apply whose report says a revert is armed.
+   */
+  confirm?: boolean;
 }
 /** `value` as a secret when `secret` is true (a plain value stays plain otherwise: no Output). */
 function secretIf(secret: boolean | undefined, value: string | pulumi.Output<string>): string | pulumi.Output<string> {
@@ -248,10 +254,13 @@ function registerChildren(
     applyInput(a.stdout, (out) => (args.planOf && out ? a.stdin.apply((planText) => complete(out, planText)) : complete(out, undefined)));
   const apply = live ? makeApply(live.token, live.keepStoredToken) : makeApply();
   const report = reportOfApply(apply);
+  const confirm = args.confirm ? confirmOf$(parent, name, kind, owner, report, commandOf, e) : undefined;
   new RemoteCommand(
     `${name}-restore`,
     {
       connection,
+      // the confirm of an apply that armed a revert (issue #34): see confirmOf$
+      ...(confirm ? { create: confirm.create, addPreviousOutputInEnv: confirm.noEnv } : {}),
       delete: commandOf((b, h) => restoreCommand(delivery.token, b, h)),
       stdin: applyInput(report, (r) => {
         const stdinOf = (p: string) => restoreStdin(kind, withGeneration(p, r), hostCompresses(r), e);
@@ -264,6 +273,48 @@ function registerChildren(
     childOptions(parent, { dependsOn: [apply] }),
   );
   return report;
+}
+
+
+/**
+ * The confirm (issue #34, "Confirmed apply"): a second SSH session after an apply whose report says a revert is armed
+ * (its `confirm` line). It is the `-restore` child's `create`, set only then: the child is created right after
+ * `-apply` (it depends on it), and an armed update changes its inputs, so pulumi-command runs `create` (an update
+ * without `update`); without a confirm line it has no command and nothing runs, as before. So a confirm costs no child of
+ * its own (a Command's connection alone is 1 KB in state, twice): the command (some 300 characters, twice) and its
+ * short stdout. The engine's operation `confirm:<owner id>:<token>` commits the files and disarms the revert; an earlier
+ * apply's token (a later one took over) confirms nothing and exits 0. When it fails (host unreachable, or reverted), the
+ * update fails; the time the host reverts at is logged when the apply's report arrives, before the confirm dials.
+ */
+function confirmOf$(
+  parent: pulumi.ComponentResource,
+  name: string,
+  kind: HostKind,
+  owner: Owner,
+  report: pulumi.Output<HostReport>,
+  commandOf: <T>(f: (b: "sudo" | undefined, h: boolean) => T) => T | pulumi.Output<T>,
+  e: ReturnType<typeof engine>,
+): { create: pulumi.Output<string>; noEnv: pulumi.Output<boolean> } {
+  const pending = report.apply((r) => confirmOf(r.extra));
+  // Said when the apply's report arrives, before the confirm dials: an engine that aborts the update when the confirm
+  // fails no longer shows a message logged after that failure (measured under pulumi v3.248.0).
+  const resource = kind === "sysctl" ? "NetTuning" : "NicQueues";
+  pending.apply((c) => {
+    // (not for a report of an earlier run whose deadline passed: the apply did not run in this update)
+    if (c && !pulumi.runtime.isDryRun() && c.deadline * 1000 > Date.now()) {
+      void pulumi.log.info(
+        `${resource} "${name}": applied, not confirmed yet: its files are written by the confirm (${name}-restore's create, the next step). ` +
+          `If it fails: not confirmed: the host reverts at ${utc(c.deadline)} (UTC); a reboot before then boots into the old values, ` +
+          `and once the host is back the next preview and up report whether it reverted (a reverted plan is held until it changes)`,
+        parent,
+      );
+    }
+  });
+  return {
+    create: applyInput(pending, (c) => (c ? commandOf((b) => confirmCommand(kind, owner.id, c.token, e, b)) : undefined) as string),
+    // (the previous stdout in the environment: refused by a default sshd, with a warning)
+    noEnv: pending.apply((c) => (c ? false : undefined) as boolean),
+  };
 }
 
 /**

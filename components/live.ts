@@ -4,6 +4,7 @@
  * LIVE_READ_TIMEOUT_MS), logs live → declared on the resource and drift as a warning, and hands the `-apply` child
  * its repair token (see ARCHITECTURE.md, "Live previews and drift").
  */
+import { utc } from "../provider/confirm";
 import * as pulumi from "@pulumi/pulumi";
 import { endpoint, HostKeySeen, LIVE_READ_TIMEOUT_MS, readOverSshLimited, ReadConnection } from "../provider/live/ssh";
 import { algorithmsFor, hostKeyProblem, parseHostKey } from "../provider/live/hostKey";
@@ -302,13 +303,22 @@ async function liveReadUnsafe(
   const shown = renderLive(resource, host, compareLive(plan.value, section), drift, section.recordState, { redact });
   void pulumi.log.info(shown.info, parent);
   if (shown.warn) void pulumi.log.warn(shown.warn, parent);
+  const held = section.reverted !== undefined && planText !== undefined && planSum(planText) === section.reverted.plan;
+  if (section.reverted) {
+    void pulumi.log.warn(
+      `${resource}: ${host} reverted an unconfirmed apply at ${utc(section.reverted.at)} (UTC): its confirm did not arrive in time. ` +
+        (held ? `This plan is that plan: it is held (up refuses it) until it changes` : `This plan differs from it: up applies it`),
+      parent,
+    );
+  }
   const live: Record<string, string> = {};
   for (const k of Object.keys(section.values).sort()) live[k] = section.values[k];
   return {
     status: "read",
     token: repairToken(section, drift, planText === undefined ? undefined : planSum(planText)),
     // a record this user cannot read: drift is not checked, so the stored token stays (no change by itself)
-    keepStoredToken: section.recordState === "unreadable",
+    // a plan the host reverted is held: no repair proposed either (its apply would be refused, exit 7)
+    keepStoredToken: section.recordState === "unreadable" || held,
     live,
     drift: Object.fromEntries(drift.map((d) => [d.key, { applied: d.applied, live: d.live }])),
     secret,

@@ -13,6 +13,7 @@ import { isPlain } from "./plain";
 import { claimOnHost, SOCK_FLOW_KEY } from "./conflicts";
 import { Become, commonProblems, inputError, problemsOf } from "./validation";
 import { verificationOf, verifyPlan, type VerifyArgs } from "./verify";
+import { confirmMayRun, confirmPlan, type ConfirmArgs } from "./confirm";
 import type { Verification } from "../provider/counters/gate";
 
 /**
@@ -100,10 +101,18 @@ export interface NetTuningArgs {
    * Ethtool statistics are named `ethtool.<interface>.<stat>`. Defaults to none (no gate, no cost).
    */
   verify?: pulumi.Input<VerifyArgs>;
+  /**
+   * A confirmed apply (safe rollout): the host arms a revert before the change and puts the values back after
+   * `timeoutSeconds` unless a second SSH session (the `-restore` child's create, right after the apply) confirms; the sysctl.d
+   * file is written only at the confirm, so a reboot before it boots into the old values. A plan the host reverted is
+   * held (refused) until it changes. The timeout must cover the verify gate's soak plus the connection's dial budget
+   * (dialErrorLimit × perDialTimeout, 150 s by default), e.g. `{ timeoutSeconds: 300 }`. Defaults to none (off).
+   */
+  confirm?: pulumi.Input<ConfirmArgs>;
 }
 
 /** Argument names, for property paths in errors. */
-const ARG_NAMES = ["connection", "sysctls", "profile", "profiles", "fileName", "persist", "restoreOnDelete", "become", "bootOverride", "acknowledge", "adopt", "verify"] as const;
+const ARG_NAMES = ["connection", "sysctls", "profile", "profiles", "fileName", "persist", "restoreOnDelete", "become", "bootOverride", "acknowledge", "adopt", "verify", "confirm"] as const;
 /** Every argument name the component takes (livePreview is not part of the plan). */
 const ALL_ARGS: readonly string[] = [...ARG_NAMES, "livePreview"];
 
@@ -133,6 +142,8 @@ function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<(t
   if (typeof sysctls !== "object" || Array.isArray(sysctls)) problems.push(`sysctls must be a map of sysctl key to value, e.g. { "net.core.somaxconn": 4096 }`);
   const gate = verifyPlan(v.verify, { kind: "sysctl" });
   problems.push(...gate.problems);
+  const confirm = confirmPlan(v.confirm, { kind: "sysctl", verify: v.verify, connection: v.connection });
+  problems.push(...confirm.problems);
   const ack = v.acknowledge ?? [];
   const ackOk = Array.isArray(ack) && ack.every((k) => typeof k === "string");
   let plan: SysctlPlan | undefined;
@@ -149,7 +160,7 @@ function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<(t
         acknowledge: ackOk ? (ack as string[]) : undefined,
         adopt: v.adopt,
         secretKeys: Array.isArray(v.secretKeys) ? (v.secretKeys as string[]) : [],
-        verifyLines: gate.lines,
+        verifyLines: [...gate.lines, ...confirm.lines],
       });
     }).filter((p) => !(resolved.problems.length > 0 && p.startsWith("no sysctls"))),
   );
@@ -226,10 +237,10 @@ export class NetTuning extends pulumi.ComponentResource {
     const owner = ownerFor(name);
     const a = (args ?? {}) as NetTuningArgs;
     // the keys whose values are Pulumi secrets (one Output for them all; none, plainly, for plain sysctls)
-    const values = [a.sysctls, a.profile, a.profiles, a.fileName, a.persist, a.restoreOnDelete, a.become, a.bootOverride, a.acknowledge, a.adopt, a.verify, secretKeysOf(a.sysctls)] as const;
+    const values = [a.sysctls, a.profile, a.profiles, a.fileName, a.persist, a.restoreOnDelete, a.become, a.bootOverride, a.acknowledge, a.adopt, a.verify, a.confirm, secretKeysOf(a.sysctls)] as const;
     const named = (v: readonly unknown[]) => {
-      const [sysctls, profile, profiles, fileName, persist, restoreOnDelete, become, bootOverride, acknowledge, adopt, verify, secretKeys] = v;
-      return { connection: a.connection, sysctls, profile, profiles, fileName, persist, restoreOnDelete, become, bootOverride, acknowledge, adopt, verify, secretKeys };
+      const [sysctls, profile, profiles, fileName, persist, restoreOnDelete, become, bootOverride, acknowledge, adopt, verify, confirm, secretKeys] = v;
+      return { connection: a.connection, sysctls, profile, profiles, fileName, persist, restoreOnDelete, become, bootOverride, acknowledge, adopt, verify, confirm, secretKeys };
     };
     // what adoption takes over, as a diagnostic of the preview (the plan's @adopt lines say it in the diff)
     const logPlan = (p: SysctlPlan) => {
@@ -269,7 +280,7 @@ export class NetTuning extends pulumi.ComponentResource {
       const live = liveReadIfOn(this, `NetTuning "${name}"`, "sysctl", owner.id, a.connection, p.values, a.livePreview, { secretKeys: known?.secretKeys, plan: p.stdin });
       // a plan not known yet (a preview) counts as secret: nothing of a preview is stored
       const secret = known ? known.secretKeys.length > 0 : true;
-      const report = applyAndRestore(this, name, "sysctl", { connection: a.connection, become, planOf: planValues, validated: early !== undefined, secret }, p.stdin, (r, stdinOf) =>
+      const report = applyAndRestore(this, name, "sysctl", { connection: a.connection, become, planOf: planValues, validated: early !== undefined, secret, confirm: confirmMayRun("sysctl", a) }, p.stdin, (r, stdinOf) =>
         early && typeof restoreOnDelete === "boolean"
           ? restoreText(r, early.filePath, restoreOnDelete, stdinOf)
           : pulumi.all([p.filePath, restoreOnDelete]).apply(([filePath, restore]) => restoreText(r, filePath, restore, stdinOf)),

@@ -15,6 +15,7 @@ import { Become, commonProblems, inputError, problemsOf } from "./validation";
 import { BootOverride } from "./netTuning";
 import { verificationOf, verifyPlan, type VerifyArgs } from "./verify";
 import type { Verification } from "../provider/counters/gate";
+import { confirmMayRun, confirmPlan, type ConfirmArgs } from "./confirm";
 
 // The settings' interfaces are generated from the NIC spec (provider/nic/spec.ts) by `npm run gen`.
 export type { NicChannels, NicCoalesce, NicIrqAffinity, NicRings, NicRps, NicSettingsArgs } from "./nicArgs.generated";
@@ -84,6 +85,17 @@ export interface NicQueuesArgs extends NicSettingsArgs {
    * `ethtool.<stat>` is this interface's `ethtool -S` statistic. Defaults to none (no gate, no cost).
    */
   verify?: pulumi.Input<VerifyArgs>;
+  /**
+   * A confirmed apply (safe rollout): the host arms a revert before the change and puts the values back after
+   * `timeoutSeconds` unless a second SSH session (the `-restore` child's create, right after the apply) confirms; the unit or
+   * rc.local block is written only at the confirm, so a reboot before it boots into the old values. A plan the host
+   * reverted is held (refused) until it changes. The timeout must cover the verify gate's soak plus the connection's
+   * dial budget (dialErrorLimit × perDialTimeout, 150 s by default). Defaults to on when `channels`, `rings`,
+   * `features` or a `preset` are declared: an apply that changes a channel, ring or feature (they can reset the link)
+   * waits for a confirm of max(120, soak + 150) s (more when the connection's dial budget needs it); an apply that
+   * changes only other settings commits at once. `{ timeoutSeconds: 0 }` turns it off; a timeout confirms any change.
+   */
+  confirm?: pulumi.Input<ConfirmArgs>;
 }
 
 /**
@@ -92,7 +104,7 @@ export interface NicQueuesArgs extends NicSettingsArgs {
  */
 export const SETTINGS: readonly (keyof NicQueuesArgs)[] = ["interface", ...(NIC_SETTING_ARGS as readonly (keyof NicSettingsArgs)[]), "persistence"];
 /** The arguments that are not NIC settings (checked here, not by planNic). */
-const OTHER_ARGS = ["become", "restoreOnDelete", "preset", "bootOverride", "adoptRcLocalLines", "verify"] as const;
+const OTHER_ARGS = ["become", "restoreOnDelete", "preset", "bootOverride", "adoptRcLocalLines", "verify", "confirm"] as const;
 /** Argument names, for property paths in errors. */
 const ARG_NAMES: readonly string[] = ["connection", ...SETTINGS, ...OTHER_ARGS];
 /** Every argument name the component takes (livePreview is not part of the plan). */
@@ -117,6 +129,9 @@ function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<st
   problems.push(...boot.problems, ...rc.problems);
   const gate = verifyPlan(v.verify, { kind: "nic", iface: plan?.request.interface ?? "<interface>" });
   problems.push(...gate.problems);
+  const nicDefault = ["channels", "rings", "features", "preset"].some((k) => v[k] !== undefined && v[k] !== null);
+  const confirm = confirmPlan(v.confirm, { kind: "nic", verify: v.verify, connection: v.connection, nicDefault });
+  problems.push(...confirm.problems);
   // (claimed only by a resource whose plan is valid: a refused one claims nothing)
   problems.push(
     ...claimOnHost(
@@ -133,7 +148,7 @@ function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<st
     ),
   );
   if (problems.length > 0 || !plan) throw inputError(`NicQueues "${name}"`, problems, ALL_ARGS);
-  return { ...plan, stdin: `${plan.stdin}${[...boot.lines, ...rc.lines, ...gate.lines].map((l) => `${l}\n`).join("")}` };
+  return { ...plan, stdin: `${plan.stdin}${[...boot.lines, ...rc.lines, ...gate.lines, ...confirm.lines].map((l) => `${l}\n`).join("")}` };
 }
 
 /**
@@ -202,7 +217,7 @@ export class NicQueues extends pulumi.ComponentResource {
     const wired = whenValid(checked, (plan) => {
       const p = plan as NicPlan & pulumi.Output<NicPlan>; // a value (early) or the Output (its properties lifted)
       const live = liveReadIfOn(this, `NicQueues "${name}"`, "nic", owner.id, a.connection, p.settings, a.livePreview, { plan: p.stdin });
-      const report = applyAndRestore(this, name, "nic", { connection: a.connection, become, validated: early !== undefined }, p.stdin, (r) =>
+      const report = applyAndRestore(this, name, "nic", { connection: a.connection, become, validated: early !== undefined, confirm: confirmMayRun("nic", a) }, p.stdin, (r) =>
         early && typeof restoreOnDelete === "boolean"
           ? restoreText(r, early.request.interface, restoreOnDelete)
           : pulumi.all([p.request.interface, restoreOnDelete]).apply(([iface, restore]) => restoreText(r, iface, restore)),

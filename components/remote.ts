@@ -53,7 +53,7 @@ export interface RemoteCommandArgs {
   update?: pulumi.Input<string>;
   delete?: pulumi.Input<string>;
   stdin?: pulumi.Input<string>;
-  addPreviousOutputInEnv?: boolean;
+  addPreviousOutputInEnv?: pulumi.Input<boolean>;
   logging?: "stdout" | "stderr" | "stdoutAndStderr" | "none";
 }
 

@@ -393,3 +393,19 @@ export function liveProgram(): string {
     ].join("\n");
   });
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// The confirm of a confirmed apply (issue #34; provider/confirm.ts): its command (the -restore child's create).
+
+/**
+ * The confirm's command (the -restore child's `create`, set only after an apply that armed a revert: pulumi-command
+ * runs `create` for an update without `update`): runs the engine the apply just ran (installed, root's: its directory
+ * and file owned by root, as the apply bootstrap checks) with operation `confirm:<owner id>:<token>`; as root,
+ * `sudo -n` with become "sudo". Its stdin (the restore stdin) is not read. Short (stored twice in state).
+ */
+export function confirmCommand(kind: HostKind, ownerId: string, token: string, e: Engine = engine(), become?: Become): string {
+  if (!/^[A-Za-z0-9._-]+$/.test(ownerId) || !/^[0-9a-f-]{1,64}$/.test(token)) throw new Error(`pulumi-net-tuning: invalid confirm ${ownerId} ${token}`);
+  const f = `${ENGINE_INSTALL_DIR}/${e.fileName}`;
+  const run = `/bin/sh -c 'e=${f};[ -O $e ]||{ echo "net-tuning on $(uname -n): $e missing or not root'"'"'s">&2;exit 6;};exec /bin/sh $e ${kind} confirm:${ownerId}:${token}'`;
+  return become === "sudo" ? withSudo(run) : run;
+}

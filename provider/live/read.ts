@@ -98,6 +98,11 @@ export interface LiveSection {
   shown: Record<string, string>;
   /** Feature or coalescing keys that `ethtool -k` / `-c` answered without (`absent<TAB>key`; also unreadable). */
   absent: string[];
+  /**
+   * A revert of an unconfirmed apply of this resource (`reverted<TAB>seconds since 1970<TAB>plan sum`, issue #34): read
+   * from the engine's state directory, so only by a read as root.
+   */
+  reverted?: { at: number; plan: string };
   /** Facts of the host after keys this kernel lacks (`host<TAB>name<TAB>value`): `kernel` (uname -r), `netns` ("1": not the initial network namespace). */
   host: Record<string, string>;
 }
@@ -143,6 +148,7 @@ export function parseLiveRead(stdout: string): Record<string, LiveSection> {
       else if (f[0] === "unsupported" && f.length >= 4 && f[1] && f[2]) s.unsupported[`${f[1]}/${f[2]}`] = f.slice(3).join("\t");
       else if (f[0] === "shown" && f.length >= 3 && f[1]) s.shown[f[1]] = f.slice(2).join("\t");
       else if (f[0] === "absent" && f[1]) s.absent.push(f[1]);
+      else if (f[0] === "reverted" && /^\d{1,12}$/.test(f[1] ?? "") && /^[0-9a-f]{64}$/.test(f[2] ?? "")) s.reverted = { at: Number(f[1]), plan: f[2] };
     }
   }
   return out;

@@ -32,6 +32,7 @@
  * the real plugin run with NT_COMMAND_PROVIDER=/path/to/pulumi-resource-command instead (testkit/cli/index.ts).
  */
 import * as crypto from "crypto";
+import * as fs from "fs";
 import * as path from "path";
 import { main, Provider } from "@pulumi/pulumi/provider";
 import { Connection, copyToRemote, defaultSshTuning, RunOutcome, runCommand } from "../harness/ssh";
@@ -117,7 +118,21 @@ async function logDials(urn: string, conn: Connection, dials: number): Promise<v
 
 // ------------------------------------------------------------------------------------------------ operations
 
+/**
+ * A test's hold before a command's dial (tests/cli/confirm.test.ts: the network is cut between an apply and its
+ * confirm): NT_STANDIN_HOLD="<name suffix of the URN>=<file>" waits while that file exists (at most 120 s). Only in
+ * the stand-in: nothing on the host is faked, the command is only dialed later.
+ */
+async function holdBefore(urn: string): Promise<void> {
+  const h = process.env.NT_STANDIN_HOLD;
+  if (!h || !h.includes("=")) return;
+  const [suffix, file] = [h.slice(0, h.indexOf("=")), h.slice(h.indexOf("=") + 1)];
+  if (!urn.endsWith(suffix)) return;
+  for (let i = 0; i < 1200 && fs.existsSync(file); i++) await new Promise((r) => setTimeout(r, 100));
+}
+
 async function run(urn: string, props: Props, cmd: string, prev: { stdout?: unknown; stderr?: unknown }): Promise<{ stdout: string; stderr: string }> {
+  await holdBefore(urn);
   const p = reveal(props) as Props;
   const out: RunOutcome = await runCommand({
     connection: p.connection as Connection,

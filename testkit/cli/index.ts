@@ -248,8 +248,8 @@ export class CliProject {
   }
 
   /** `pulumi up --yes` (with its preview, so the program runs twice) or, with skipPreview, `--skip-preview` (once). */
-  up(opts: { skipPreview?: boolean; extra?: string[] } = {}): Promise<CliResult> {
-    return this.withProgram(["up", "--yes", "--non-interactive", "--stack", this.stack, ...(opts.skipPreview ? ["--skip-preview"] : []), ...(opts.extra ?? [])]);
+  up(opts: { skipPreview?: boolean; extra?: string[]; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
+    return this.withProgram(["up", "--yes", "--non-interactive", "--stack", this.stack, ...(opts.skipPreview ? ["--skip-preview"] : []), ...(opts.extra ?? [])], 600_000, [], opts.env ?? {});
   }
 
   refresh(): Promise<CliResult> {
@@ -336,7 +336,7 @@ exec /bin/bash "$@"
   if (r.code !== 0 || r.stdout.trim() !== "2") throw new Error(`logSessions: cannot install the session shell: ${r.stderr}${r.stdout}`);
 }
 
-export type SessionKind = "live-read" | "apply" | "restore" | "sftp" | "other";
+export type SessionKind = "live-read" | "apply" | "confirm" | "restore" | "sftp" | "other";
 export interface Session {
   user: string;
   kind: SessionKind;
@@ -348,6 +348,7 @@ export function sessionKind(command: string): SessionKind {
   if (/sftp-server/.test(command)) return "sftp";
   if (/\/bin\/sh -s live live/.test(command)) return "live-read";
   if (/ net-tuning (sysctl|nic) apply-/.test(command)) return "apply";
+  if (/ (sysctl|nic) confirm:/.test(command)) return "confirm";
   if (/net-tuning-in\./.test(command)) return "restore";
   return "other";
 }

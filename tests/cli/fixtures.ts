@@ -18,6 +18,7 @@ const connection = {
   port: cfg.requireNumber("port"),
   user: cfg.require("user"),
   privateKey: cfg.requireSecret("privateKey"),
+  ...(cfg.getObject("dial") || {}), // dialErrorLimit / perDialTimeout when a test sets them
 };
 const out = {};
 for (const [name, r] of Object.entries(JSON.parse(cfg.require("resources")))) {

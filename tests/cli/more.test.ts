@@ -46,7 +46,8 @@ describe(`real pulumi CLI + ${providerLabel()}`, () => {
     await clearSessions(host);
     const up = await p.up({ skipPreview: true });
     expect(up.code).toBe(0);
-    expect(countKinds(await sessions(host))).toEqual({ "live-read": 1, sftp: 1, apply: 1 });
+    // + the confirm: a feature change is confirmed by default (issue #34, docs/safe-rollout.md)
+    expect(countKinds(await sessions(host))).toEqual({ "live-read": 1, sftp: 1, apply: 1, confirm: 1 });
     const nicAfter = await nicState(host);
     expect(nicAfter).toMatch(/^3000\n/);
     expect(nicAfter).toMatch(/generic-receive-offload: on/);

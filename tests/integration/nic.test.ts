@@ -61,8 +61,9 @@ describe("NicQueues on a lab host (veth eth0, 4 queues, 2 CPUs)", () => {
       rps: { cpus: "all", flowEntriesPerQueue: 4096 },
     };
     const r1 = ok(await stack.up(program(host, "nq", v1)));
-    // create: the engine delivery (one SFTP session) and the apply
-    expect(r1.sessions.total).toBe(2);
+    // create: the engine delivery (one SFTP session), the apply and its confirm (a channel and feature change is
+    // confirmed by default, issue #34)
+    expect(r1.sessions.total).toBe(3);
     expect(r1.copies).toHaveLength(1);
     expect(await feature(host, "generic-receive-offload")).toBe("on");
     expect(await feature(host, "tcp-segmentation-offload")).toBe("off");
@@ -124,7 +125,7 @@ describe("NicQueues on a lab host (veth eth0, 4 queues, 2 CPUs)", () => {
 
     // Update: drop txQueueLength and tso (restored in the same run), channels back up to 4 (RPS on 4 queues).
     const r3 = ok(await stack.up(program(host, "nq", { persistence: "rc.local", channels: { rx: 4 }, features: { gro: true }, rps: { cpus: [1] } })));
-    expect(r3.sessions.total).toBe(1);
+    expect(r3.sessions.total).toBe(2); // the apply and its confirm (channels change)
     expect(await q(host, "tx_queue_len")).toBe("1000");
     expect(await feature(host, "tcp-segmentation-offload")).toBe("on");
     expect(await channels(host)).toBe("4");

@@ -70,7 +70,8 @@ describe("NicQueues", () => {
     expect(probe.code).toBe(0);
     expect(probe.stdout.split("Current hardware settings:")[1]).toMatch(/RX:\s+3\n\s*TX:\s+3/);
     const stack = newStack("chan");
-    const program = nicProgram(host, "ch", { persistence: "none", channels: { rx: 2, tx: 2 } });
+    // confirm off: the repair in one session (a channel change is confirmed by default since issue #34: a second one)
+    const program = nicProgram(host, "ch", { persistence: "none", channels: { rx: 2, tx: 2 }, confirm: { timeoutSeconds: 0 } });
     const first = await withLogs(() => stack.preview(program));
     expect(first.info.join("\n")).toContain(`  ${i}/channel.rx: 3 → 2`);
     ok(await stack.up(program));

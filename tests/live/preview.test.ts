@@ -310,7 +310,8 @@ describe("NicQueues", () => {
     });
     expect(p.warn.join("\n")).toContain(`  ${host.iface}/txqueuelen: 1357 (last applied) → 999 (on the host now)`);
     const u = ok(await stack.up(program));
-    expect(u.runs.map((x) => [x.name, x.op])).toEqual([["nq-apply", "update"]]);
+    // and the confirm (a feature change is confirmed by default, issue #34): the -restore child's create
+    expect(u.runs.map((x) => [x.name, x.op])).toEqual([["nq-apply", "update"], ["nq-restore", "update"]]);
     expect((await host.exec(`cat /sys/class/net/${host.iface}/tx_queue_len`)).stdout.trim()).toBe("1357");
     const clean = await logged(() => stack.preview(program));
     expect(stepOf(ok(clean.r), "nq-apply")).toBe("same");

@@ -159,9 +159,9 @@ describe("GetSchema", () => {
   test("every documented argument and output, with its type and a description", () => {
     const nt = schema.resources["net-tuning:index:NetTuning"];
     const nq = schema.resources["net-tuning:index:NicQueues"];
-    expect(Object.keys(nt.inputProperties).sort()).toEqual(["acknowledge", "adopt", "become", "bootOverride", "connection", "fileName", "livePreview", "persist", "profile", "profiles", "restoreOnDelete", "sysctls", "verify"]);
+    expect(Object.keys(nt.inputProperties).sort()).toEqual(["acknowledge", "adopt", "become", "bootOverride", "confirm", "connection", "fileName", "livePreview", "persist", "profile", "profiles", "restoreOnDelete", "sysctls", "verify"]);
     expect(Object.keys(nq.inputProperties).sort()).toEqual(
-      ["adoptRcLocalLines", "become", "bootOverride", "channels", "coalesce", "connection", "features", "interface", "irqAffinity", "livePreview", "persistence", "preset", "restoreOnDelete", "rings", "rps", "txQueueLength", "verify"],
+      ["adoptRcLocalLines", "become", "bootOverride", "channels", "coalesce", "confirm", "connection", "features", "interface", "irqAffinity", "livePreview", "persistence", "preset", "restoreOnDelete", "rings", "rps", "txQueueLength", "verify"],
     );
     expect(nt.requiredInputs).toEqual(["connection"]);
     expect(nq.requiredInputs.sort()).toEqual(["connection", "interface"]);
@@ -188,6 +188,10 @@ describe("GetSchema", () => {
     expect(Object.keys(t["net-tuning:index:VerifyArgs"].properties).sort()).toEqual(["maxIncrease", "maxLevel", "soakSeconds"]);
     expect(t["net-tuning:index:VerifyArgs"].properties.maxIncrease).toMatchObject({ type: "object", additionalProperties: { type: "number" } });
     expect(nq.properties.verification.$ref).toBe("#/types/net-tuning:index:Verification");
+    // the confirmed apply (issue #34): a named type with one required number (0 turns it off: no unions in a schema)
+    for (const r of [nt, nq]) expect(r.inputProperties.confirm.$ref).toBe("#/types/net-tuning:index:ConfirmArgs");
+    expect(t["net-tuning:index:ConfirmArgs"].properties.timeoutSeconds).toMatchObject({ type: "number" });
+    expect(t["net-tuning:index:ConfirmArgs"].required).toEqual(["timeoutSeconds"]);
     expect(Object.keys(t["net-tuning:index:ConnectionArgs"].properties)).toEqual(expect.arrayContaining(["host", "port", "user", "privateKey", "proxy"]));
   });
 });

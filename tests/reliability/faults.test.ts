@@ -385,7 +385,9 @@ test("a lock file that cannot be opened: exit 1 naming it, nothing changed (dash
 });
 
 describe("NicQueues killed mid-apply (paused by the test hook after the channel change)", () => {
-  const NIC = { interface: "eth0", persistence: "rc.local" as const, channels: { rx: 2 }, features: { gro: true }, txQueueLength: 3000 };
+  // confirm off: the pause after step 3 is the channel change (with the default confirm of a channel change, issue #34,
+  // step 3 arms the revert)
+  const NIC = { interface: "eth0", persistence: "rc.local" as const, channels: { rx: 2 }, features: { gro: true }, txQueueLength: 3000, confirm: { timeoutSeconds: 0 } };
   async function nicState(host: LabHost): Promise<string> {
     return sh(host, "ethtool -l eth0 | sed -n '/^Current/,$p'; ethtool -k eth0 | grep generic-receive; cat /sys/class/net/eth0/tx_queue_len");
   }

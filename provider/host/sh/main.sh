@@ -28,7 +28,7 @@
 # shellcheck shell=sh
 
 nt_engine_exit() {
-  if [ "$1" = 0 ] && command -v gzip >/dev/null 2>&1 && command -v base64 >/dev/null 2>&1; then
+  if [ "$1" = 0 ] && [ "${NT_ENGINE_OP%%:*}" != confirm ] && command -v gzip >/dev/null 2>&1 && command -v base64 >/dev/null 2>&1; then
     printf 'host\tgzip base64\n' 2>/dev/null || :
   fi
 }
@@ -46,12 +46,19 @@ nt_engine_main() {
     NT_RESTORED_BY="engine ${0##*/}"
     nt_restore_main
   fi
+  case "$NT_ENGINE_OP" in
+    # the reverter of a confirmed apply (runtime.sh nt_confirm_spawn): never from a session
+    revert:*:*)
+      case "$NT_ENGINE_KIND" in sysctl) nt_kind_sysctl ;; nic) nt_kind_nic ;; *) exit 5 ;; esac
+      nt_ops=${NT_ENGINE_OP#revert:}
+      nt_revert_main "${nt_ops%%:*}" "${nt_ops#*:}" ;;
+  esac
   case "$NT_ENGINE_OP" in *@*) NT_REPAIR=${NT_ENGINE_OP#*@}; NT_ENGINE_OP=${NT_ENGINE_OP%%@*} ;; esac
   trap 'nt_engine_exit $?' EXIT
 
   case "$NT_ENGINE_OP" in
     apply-create) NT_APPLY_MODE=create ;;
-    apply-update) NT_APPLY_MODE=update ;;
+    apply-update | confirm:*:*) NT_APPLY_MODE=update ;;
     *) printf 'net-tuning: engine called with operation "%s" (expected apply-create or apply-update)\n' "$NT_ENGINE_OP" >&2; exit 5 ;;
   esac
   export NT_APPLY_MODE
@@ -62,5 +69,29 @@ nt_engine_main() {
     nic) nt_kind_nic ;;
     *) printf 'net-tuning: engine called for kind "%s" (expected sysctl or nic)\n' "$NT_ENGINE_KIND" >&2; exit 5 ;;
   esac
+  case $NT_ENGINE_OP in confirm:*) nt_confirm_main "${NT_ENGINE_OP#confirm:}" ;; esac
   nt_apply_main
+}
+
+# The confirm of a confirmed apply (operation "confirm:<owner id>:<token>", the -restore child's create after an apply
+# that armed a revert; its stdin is not read): the apply's saved plan run again (runtime.sh nt_confirm_check, under the
+# lock: the token must still be armed), which commits.
+nt_confirm_main() {
+  ntc_w=@confirm ntc_id=${1%%:*} ntc_tok=${1#*:}
+  case $ntc_id in '' | *[!A-Za-z0-9._-]*) ntc_w=bad ;; esac
+  case $ntc_tok in '' | *[!0-9a-f-]*) ntc_w=bad ;; esac
+  case $ntc_w in
+    @confirm) NT_CONFIRMING=$ntc_tok
+      ntc_p=$NT_ROOT/$NT_ENGINE_KIND/$ntc_id.pending
+      ntc_s=''
+      if [ -f "$ntc_p/plan" ] && IFS="$NT_TAB" read -r _ _ ntc_s _ < "$ntc_p/armed" 2>/dev/null; then
+        { cat "$ntc_p/plan" && printf '@end %s\n' "$ntc_s"; } | nt_apply_main
+        exit $?
+      fi
+      # nothing armed: nt_confirm_check says why (reverted, or superseded)
+      NT_OWNER_ID=$ntc_id NT_KIND=$NT_ENGINE_KIND NT_STATE=$NT_ROOT/$NT_ENGINE_KIND
+      nt_init; nt_lock; nt_confirm_check ;;
+  esac
+  printf 'net-tuning: the confirm expects the operation confirm:<owner id>:<token>\n' >&2
+  exit 5
 }

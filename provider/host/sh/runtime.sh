@@ -44,6 +44,9 @@ NT_JOURNAL_TOUCHED=0
 NT_UNDO_FAILED=''
 NT_STEP=0
 NT_HOOK_ON=0
+# the confirm of an apply (operation "confirm": its token), and the lock's wait in half-seconds
+NT_CONFIRMING=''
+NT_LOCK_WAIT=120
 # Test-only hooks (fault injection in the lab): inert unless this file exists, is owned by root and writable by root only.
 NT_HOOKS=/etc/pulumi-net-tuning-test-hooks
 
@@ -292,6 +295,7 @@ nt_parse_plan() {
           engine) ;; # the -restore plan's first line: read by the restore bootstrap (provider/host/programs.ts)
           generation) case "$nt_value" in ''|*[!A-Za-z0-9-]*) nt_die 5 "invalid generation '$nt_value'" ;; esac; NT_RESTORE_GEN=$nt_value ;;
           verify-*) nt_gate_directive "$nt_name" "$nt_value" || nt_die 5 "invalid plan line @$nt_name $nt_value" ;;
+          confirm) nt_confirm_directive "$nt_value" || nt_die 5 "invalid plan line @confirm $nt_value" ;;
           *) kind_directive "$nt_name" "$nt_value" || nt_die 5 "unknown plan directive @$nt_name (plan written by a newer pulumi-net-tuning?)" ;;
         esac ;;
       ''|'#'*) ;;
@@ -326,11 +330,11 @@ nt_lock() {
   # A failing redirection of the special builtin exec ends dash without a word: try it on a regular builtin first.
   true 2>/dev/null >>"$NT_LOCKFILE" || nt_die 1 "cannot open the lock file $NT_LOCKFILE on $NT_HOSTNAME"
   exec 9>>"$NT_LOCKFILE"
-  nt_i=0; nt_max=120
+  nt_i=0; nt_max=$NT_LOCK_WAIT
   until flock -n 9 2>/dev/null; do
     nt_i=$((nt_i + 1))
     # a holder soaking (verify gate) holds the lock for its soak: wait for it too, once, while that run lives
-    if [ "$nt_i" -gt "$nt_max" ] && [ "$nt_max" = 120 ] && { read -r nt_sp nt_ss < /run/pulumi-net-tuning.soak; } 2>/dev/null &&
+    if [ "$nt_i" -gt "$nt_max" ] && [ "$nt_max" = "$NT_LOCK_WAIT" ] && { read -r nt_sp nt_ss < /run/pulumi-net-tuning.soak; } 2>/dev/null &&
       [ -d "/proc/$nt_sp" ]; then
       case $nt_ss in [1-9] | [1-9][0-9] | [1-9][0-9][0-9]) nt_max=$((nt_max + 2 * nt_ss)) ;; esac
     fi
@@ -751,6 +755,7 @@ nt_rollback() {
     fi
   fi
   if command -v kind_rollback >/dev/null 2>&1; then kind_rollback; fi
+  nt_confirm_rollback
   NT_PHASE=rolledback
 }
 
@@ -977,12 +982,242 @@ nt_gate_cleanup() { # the soak's sleep (interrupted) and lock marker
   NT_SLEEP='' NT_SOAKMARK=''
 }
 
+# ---------------------------------------------------------------------------------------- confirmed apply (issue #34)
+# Plan line "@confirm SECONDS" (1..86400) or "@confirm off"; none: off, except for the nic kind, where a change of a
+# channel, ring or feature arms a revert of max(120, soak + 150) s (components/confirm.ts writes the line when the
+# connection's dial budget needs more). A run that arms (it changes a runtime value):
+#   1. after the journal of originals and before the first change: the pending directory $NT_STATE/<owner id>.pending
+#      (root's, 0700): "armed" (token, deadline, plan sum, repair token, timeout, generation), "plan" (this run's plan, for the
+#      confirm), "journal.before" or "journal.none" (the journal as it was before the first unconfirmed run),
+#      "changes" (key<TAB>value before the change, appended before each change), "by.TOKEN" (pid of the reverter, or
+#      the systemd timer's unit); then the reverter: a transient systemd timer (systemd-run --on-active) where systemd
+#      runs, else a detached process (setsid, or nohup) that sleeps until the deadline. Neither has a value on its
+#      command line: the engine file, the kind and "revert:<owner id>:<token>";
+#   2. changes the values (the verify gate soaks here);
+#   3. writes no file, no final journal, no converged record: its report says "confirm<TAB>token<TAB>deadline" and
+#      the confirm (a second session, the -restore child's create: the engine with operation "confirm:<id>:<token>")
+#      runs the saved plan again under the lock (no value changes), commits the files, the journal and the record,
+#      and disarms the reverter.
+# The reverter, at the deadline, under the lock, if the token is still armed: sets each changed key back (newest
+# first, read back), puts the journal back as it was before, writes "$NT_STATE/<owner id>.reverted" (root's, 0600:
+# "net-tuning-reverted v1<TAB>time<TAB>plan sum<TAB>token<TAB>keys not put back") and removes the pending directory.
+# An apply of the same plan sum is then refused (exit 7, "held") until the plan changes; the live read reports it.
+# A second apply while armed keeps the pending directory (its originals and journal.before) and re-arms with a new
+# token; a run that commits (confirm or no revert needed) and a restore disarm it.
+nt_confirm_directive() { # VALUE; 1 when malformed
+  case $1 in
+    off) NT_CONFIRM=off ;;
+    [1-9] | [1-9][0-9] | [1-9][0-9][0-9] | [1-9][0-9][0-9][0-9] | [1-9][0-9][0-9][0-9][0-9]) [ "$1" -le 86400 ] || return 1; NT_CONFIRM=$1 ;;
+    *) return 1 ;;
+  esac
+}
+# nt_confirm_needed: 0 when this run arms a revert (NT_CTIME = its timeout, s): a value it changes (for the nic
+# kind's default: a channel, ring or feature)
+nt_confirm_needed() {
+  NT_CTIME=''
+  [ -z "$NT_CONFIRMING" ] || return 1
+  case $NT_CONFIRM in
+    off) return 1 ;;
+    '') [ "$NT_KIND" = nic ] || return 1
+      NT_CTIME=$((${NT_GATE_SOAK:-0} + 150)); [ "$NT_CTIME" -ge 120 ] || NT_CTIME=120 ;;
+    *) NT_CTIME=$NT_CONFIRM ;;
+  esac
+  ntc_r=1
+  nt_lines desired; nt_ifs=$IFS; IFS=$NT_NL; set -f
+  for nt_l in $NT_LINES; do IFS=$nt_ifs; set +f; nt_kv "$nt_l"
+    [ -n "$NT_CONFIRM" ] || case $nt_k in channel.* | */channel.* | ring.* | */ring.* | feature.* | */feature.*) ;; *) continue ;; esac
+    nt_get live "$nt_k"; kind_expect "$nt_k" "$nt_v"
+    nt_same "$NT_EXPECT" "$NT_FOUND" "$nt_k" || { ntc_r=0; break; }
+  done; IFS=$nt_ifs; set +f
+  [ "$ntc_r" = 1 ] && [ -n "$NT_CONFIRM" ] || return "$ntc_r"
+  # the keys this resource no longer declares go back to their originals: a change too
+  nt_lines journal.new; nt_ifs=$IFS; IFS=$NT_NL; set -f
+  for nt_l in $NT_LINES; do IFS=$nt_ifs; set +f; nt_kv "$nt_l"
+    nt_get desired "$nt_k" && continue
+    nt_get live "$nt_k"; kind_expect "$nt_k" "$nt_v"
+    nt_same "$NT_EXPECT" "$NT_FOUND" "$nt_k" || { ntc_r=0; break; }
+  done; IFS=$nt_ifs; set +f
+  return "$ntc_r"
+}
+nt_confirm_arm() {
+  NT_PEND=$NT_STATE/$NT_OWNER_ID.pending
+  [ -f "$0" ] || nt_die 1 "cannot arm a revert on $NT_HOSTNAME: the engine is not run from its file; nothing was changed"
+  umask 077 # every file of the pending directory is root's alone (the plan may hold secret values)
+  if [ -d "$NT_PEND" ] && [ ! -L "$NT_PEND" ] && [ -f "$NT_PEND/changes" ]; then
+    # an earlier run of this resource is still unconfirmed: its originals and journal stay, its reverter goes
+    nt_confirm_stop
+  else
+    rm -rf "$NT_PEND" 2>/dev/null
+    mkdir "$NT_PEND" || nt_die 1 "cannot create $NT_PEND on $NT_HOSTNAME; nothing was changed"
+    NT_PEND_NEW=1
+    ntc_j=; [ -f "$NT_TMP/journal.before" ] && ntc_j=1
+    { if [ -n "$ntc_j" ]; then cp -p "$NT_TMP/journal.before" "$NT_PEND/journal.before"; else : > "$NT_PEND/journal.none"; fi; } ||
+      nt_die 1 "cannot write to $NT_PEND on $NT_HOSTNAME; nothing was changed"
+    : > "$NT_PEND/changes" || nt_die 1 "cannot write to $NT_PEND on $NT_HOSTNAME; nothing was changed"
+  fi
+  NT_CTOKEN=''
+  { IFS= read -r NT_CTOKEN < /proc/sys/kernel/random/uuid; } 2>/dev/null
+  case $NT_CTOKEN in *-*-*-*-*) ;; *) NT_CTOKEN="$$-$(date +%s%N)" ;; esac
+  NT_CTOKEN=$(printf %s "$NT_CTOKEN" | tr -dc 0-9a-f) || :
+  [ -n "$NT_CTOKEN" ] || NT_CTOKEN=$$
+  ntc_now=$(date +%s) || nt_die 1 "cannot read the clock on $NT_HOSTNAME; nothing was changed"
+  NT_CDEADLINE=$((ntc_now + NT_CTIME))
+  ntc_sum=${NT_PLAN_SUM:--}
+  { cp "$NT_TMP/plan" "$NT_PEND/plan.new" && mv -f "$NT_PEND/plan.new" "$NT_PEND/plan" &&
+      printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$NT_CTOKEN" "$NT_CDEADLINE" "$ntc_sum" "${NT_REPAIR:-0}" "$NT_CTIME" "$NT_GEN" > "$NT_PEND/armed.new" &&
+      mv -f "$NT_PEND/armed.new" "$NT_PEND/armed"; } || nt_die 1 "cannot write to $NT_PEND on $NT_HOSTNAME; nothing was changed"
+  nt_confirm_spawn
+  umask 022
+  NT_ARMED=1
+  nt_step "arm revert"
+}
+# Starts the reverter of token NT_CTOKEN (by.TOKEN names it for nt_confirm_stop).
+nt_confirm_spawn() {
+  ntc_op=revert:$NT_OWNER_ID:$NT_CTOKEN
+  if [ -d /run/systemd/system ] && command -v systemd-run >/dev/null 2>&1 && [ -z "${NT_CONFIRM_NO_SYSTEMD:-}" ]; then
+    ntc_u=net-tuning-revert-$NT_OWNER_ID-$NT_CTOKEN
+    if systemd-run --quiet --unit="$ntc_u" --on-active="$NT_CTIME" --timer-property=AccuracySec=1s /bin/sh "$0" "$NT_KIND" "$ntc_op" > /dev/null 2>&1 9>&-; then
+      printf 'timer\t%s\n' "$ntc_u" > "$NT_PEND/by.$NT_CTOKEN" || nt_die 1 "cannot write to $NT_PEND on $NT_HOSTNAME"
+      return 0
+    fi
+  fi
+  # detached: its own session (setsid: no SIGHUP when the SSH session ends; it ignores HUP anyway), no descriptor of
+  # this session (stdin/stdout/stderr, the lock's fd 9), so the session can end
+  if command -v setsid > /dev/null 2>&1; then
+    setsid /bin/sh "$0" "$NT_KIND" "$ntc_op" < /dev/null > /dev/null 2>&1 9>&- &
+    ntc_how=group
+  else
+    nohup /bin/sh "$0" "$NT_KIND" "$ntc_op" < /dev/null > /dev/null 2>&1 9>&- &
+    ntc_how=pid
+  fi
+  printf '%s\t%s\n' "$ntc_how" "$!" > "$NT_PEND/by.$NT_CTOKEN" || nt_die 1 "cannot write to $NT_PEND on $NT_HOSTNAME"
+}
+# Stops every reverter of NT_PEND (by.* files; a reverter that fires anyway finds its token no longer armed).
+nt_confirm_stop() {
+  for ntc_f in "$NT_PEND"/by.*; do
+    [ -f "$ntc_f" ] || continue
+    IFS="$NT_TAB" read -r ntc_how ntc_what < "$ntc_f" 2>/dev/null || :
+    case $ntc_how:$ntc_what in
+      timer:net-tuning-revert-*) systemctl stop "$ntc_what.timer" > /dev/null 2>&1 || : ;;
+      group:[1-9]*) case $ntc_what in *[!0-9]*) ;; *) kill -TERM "-$ntc_what" 2>/dev/null || kill -TERM "$ntc_what" 2>/dev/null ;; esac ;;
+      pid:[1-9]*) case $ntc_what in *[!0-9]*) ;; *) kill -TERM "$ntc_what" 2>/dev/null ;; esac ;;
+    esac
+    rm -f "$ntc_f"
+  done
+  return 0
+}
+# After a commit (confirm, or a run that needs none) or a restore: no revert any more.
+nt_confirm_drop() {
+  NT_PEND=$NT_STATE/$NT_OWNER_ID.pending
+  [ -d "$NT_PEND" ] || return 0
+  rm -f "$NT_PEND/armed" # a reverter waiting for the lock finds nothing armed
+  nt_confirm_stop
+  rm -rf "$NT_PEND" 2>/dev/null || nt_warn "could not remove $NT_PEND on $NT_HOSTNAME"
+  return 0
+}
+# A rollback of a run that armed: a pending directory this run made goes with its reverter.
+nt_confirm_rollback() {
+  [ "${NT_ARMED:-0}" = 1 ] || return 0
+  NT_ARMED=0
+  [ "${NT_PEND_NEW:-0}" = 1 ] || return 0
+  nt_confirm_drop
+}
+nt_utc() { date -u -d "@$1" '+%Y-%m-%dT%H:%M:%SZ' 2>/dev/null || printf '%s s after 1970 UTC' "$1"; }
+# Before any change: a plan whose run was reverted is held (exit 7) until it changes; the record of another plan goes.
+nt_confirm_hold() {
+  NT_REVERTED=$NT_STATE/$NT_OWNER_ID.reverted
+  [ -f "$NT_REVERTED" ] || return 0
+  ntc_t='' ntc_s=''
+  IFS="$NT_TAB" read -r _ ntc_t ntc_s _ < "$NT_REVERTED" 2>/dev/null || :
+  if [ -n "$NT_CONFIRMING" ]; then return 0; fi
+  if [ "$ntc_s" = "${NT_PLAN_SUM:-}" ]; then
+    nt_die 7 "held on $NT_HOSTNAME: this plan was applied without a confirm and the host reverted it at $(nt_utc "$ntc_t"); nothing was changed. Change the plan to apply again (pulumi-net-tuning does not retry a plan that lost its host's connection)"
+  fi
+  rm -f "$NT_REVERTED"
+}
+# The confirm (NT_CONFIRMING = the token), under the lock: the token must be armed.
+nt_confirm_check() {
+  NT_PEND=$NT_STATE/$NT_OWNER_ID.pending
+  ntc_t='' ntc_d='' ntc_s='' ntc_r='' ntc_g=''
+  [ -f "$NT_PEND/armed" ] && IFS="$NT_TAB" read -r ntc_t ntc_d ntc_s ntc_r _ ntc_g < "$NT_PEND/armed"
+  # the apply's repair token and generation: the confirm commits what the apply reported (a create that took over a
+  # journal of an uncommitted generation started a new one; its -restore plan names it)
+  case $ntc_g in *[!A-Za-z0-9-]*) ntc_g='' ;; esac
+  [ -n "$ntc_t" ] && [ "$ntc_t" = "$NT_CONFIRMING" ] && { NT_REPAIR=$ntc_r; NT_CONFIRM_GEN=$ntc_g; return 0; }
+  ntc_w='' ntc_k=''
+  [ -f "$NT_STATE/$NT_OWNER_ID.reverted" ] && IFS="$NT_TAB" read -r _ ntc_w _ ntc_k _ < "$NT_STATE/$NT_OWNER_ID.reverted"
+  if [ -n "$ntc_k" ] && [ "$ntc_k" = "$NT_CONFIRMING" ]; then
+    nt_die 7 "not confirmed: the host $NT_HOSTNAME reverted this apply at $(nt_utc "$ntc_w") (its confirm came too late); the plan is held until it changes"
+  fi
+  # an earlier apply's token (a later apply re-armed or committed, or the -restore child's inputs changed otherwise, e.g.
+  # a package upgrade): nothing to confirm
+  nt_msg "nothing to confirm on $NT_HOSTNAME: the apply of token $NT_CONFIRMING is no longer armed (a later apply of this resource took over)"
+  nt_cleanup
+  exit 0
+}
+
+# The reverter (engine operation "revert:<owner id>:<token>", started by nt_confirm_spawn; never from a session).
+nt_revert_main() {
+  ntr_id=$1; ntr_tok=$2
+  case $ntr_id in '' | *[!A-Za-z0-9._-]*) exit 5 ;; esac
+  case $ntr_tok in '' | *[!0-9a-f-]*) exit 5 ;; esac
+  trap '' HUP PIPE
+  NT_STATE=$NT_ROOT/$NT_ENGINE_KIND
+  NT_PEND=$NT_STATE/$ntr_id.pending
+  ntr_t='' ntr_d='' ntr_s=''
+  { IFS="$NT_TAB" read -r ntr_t ntr_d ntr_s _ < "$NT_PEND/armed"; } 2>/dev/null
+  [ "$ntr_t" = "$ntr_tok" ] || exit 0
+  case $ntr_d in '' | *[!0-9]*) exit 5 ;; esac
+  # the process writes its own pid (setsid may fork), for nt_confirm_stop
+  [ -f "$NT_PEND/by.$ntr_tok" ] && { IFS="$NT_TAB" read -r ntr_how _ < "$NT_PEND/by.$ntr_tok"; } 2>/dev/null &&
+    [ "${ntr_how:-}" = group ] && printf 'group\t%s\n' "$$" > "$NT_PEND/by.$ntr_tok"
+  ntr_i=0
+  while ntr_now=$(date +%s) && [ "$ntr_now" -lt "$ntr_d" ] && [ "$ntr_i" -lt 50 ]; do
+    sleep $((ntr_d - ntr_now)); ntr_i=$((ntr_i + 1))
+  done
+  nt_init
+  NT_GATE_SPEC='' NT_GATE_SOAK='' NT_GATE_FILES='' NT_GATE_IFS='' NT_CONFIRM='' NT_CONFIRMING=''
+  NT_PHASE=revert
+  nt_parse_plan < "$NT_PEND/plan" 2>/dev/null
+  [ "$NT_OWNER_ID" = "$ntr_id" ] || nt_die 5 "revert: the pending plan of $ntr_id names another owner"
+  # a confirm or a soak may hold the lock: wait for them (20 min at most)
+  NT_LOCK_WAIT=2400
+  nt_lock
+  ntr_t=''
+  { IFS="$NT_TAB" read -r ntr_t _ < "$NT_PEND/armed"; } 2>/dev/null
+  if [ "$ntr_t" != "$ntr_tok" ]; then nt_cleanup; exit 0; fi # confirmed (or re-armed) meanwhile
+  if [ ! -e "$NT_JOURNAL" ]; then rm -rf "$NT_PEND"; nt_cleanup; exit 0; fi # destroyed meanwhile
+  ntr_rev=''
+  while IFS= read -r ntr_l; do ntr_rev=$ntr_l$NT_NL$ntr_rev; done < "$NT_PEND/changes"
+  ntr_failed=''
+  nt_ifs=$IFS; IFS=$NT_NL; set -f
+  for ntr_l in $ntr_rev; do IFS=$nt_ifs; set +f
+    nt_k=${ntr_l%%"$NT_TAB"*}; nt_v=${ntr_l#*"$NT_TAB"}
+    kind_expect "$nt_k" "$nt_v"
+    if kind_get "$nt_k" && nt_same "$NT_EXPECT" "$NT_GOT" "$nt_k"; then continue; fi
+    if kind_set "$nt_k" "$nt_v" && kind_get "$nt_k" && nt_same "$NT_EXPECT" "$NT_GOT" "$nt_k"; then continue; fi
+    ntr_failed="$ntr_failed $nt_k"
+  done; IFS=$nt_ifs; set +f
+  if [ -f "$NT_PEND/journal.before" ]; then
+    cp -p "$NT_PEND/journal.before" "$NT_JOURNAL.net-tuning-undo" && mv -f "$NT_JOURNAL.net-tuning-undo" "$NT_JOURNAL" || ntr_failed="$ntr_failed journal"
+  elif [ -z "$ntr_failed" ]; then
+    rm -f "$NT_JOURNAL" "${NT_JOURNAL%.orig}.owner"
+  fi
+  { umask 077; printf 'net-tuning-reverted v1\t%s\t%s\t%s\t%s\n' "$(date +%s)" "$ntr_s" "$ntr_tok" "${ntr_failed# }" > "$NT_STATE/$ntr_id.reverted"; umask 022; }
+  rm -rf "$NT_PEND"
+  nt_step "reverted"
+  nt_cleanup
+  exit 0
+}
+
 # ---------------------------------------------------------------------------------------- apply
 # One setting: change only if it differs, then read it back. Records the change for rollback first.
 nt_apply_one() { # KEY VALUE LIVE
   kind_expect "$1" "$2"
   if nt_same "$NT_EXPECT" "$3" "$1"; then nt_got "$1" "$3"; return 0; fi
   NT_CHANGED=$NT_CHANGED$1$NT_TAB$3$NT_NL # in memory only: the rollback reads it (nt_rollback)
+  # armed: the reverter's copy, on disk before the change
+  [ "$NT_ARMED" = 0 ] || printf '%s\t%s\n' "$1" "$3" >> "$NT_PEND/changes" || nt_die 1 "cannot write to $NT_PEND on $NT_HOSTNAME before changing $1"
   if ! kind_set "$1" "$2"; then
     # First pass: a refusal may depend on another key of this run (ip_local_port_range needs
     # ip_unprivileged_port_start lowered first): retry it once after the others.
@@ -1060,10 +1295,14 @@ nt_apply_main() {
   # the interfaces whose `ethtool -S` is read, REPORT the report's "verify" lines; NT_UNDONE what a rollback put back
   # (read back); NT_SLEEP the soak's sleep while it runs; NT_SOAKMARK /run/pulumi-net-tuning.soak while this run soaks.
   NT_GATE_SPEC='' NT_GATE_SOAK='' NT_GATE_FILES='' NT_GATE_IFS='' NT_GATE_REPORT='' NT_UNDONE='' NT_SLEEP='' NT_SOAKMARK=''
+  # the confirmed apply: NT_CONFIRM from "@confirm" (nt_confirm_directive), NT_ARMED once this run armed a revert
+  NT_CONFIRM='' NT_ARMED=0 NT_PEND_NEW=0 NT_CTOKEN='' NT_CDEADLINE=''
   nt_init
   nt_index desired # empty here, kept in step by nt_want while the plan is read (no read of the file)
   nt_read_stdin framed
   [ -z "$NT_GATE_SPEC$NT_GATE_SOAK" ] || { [ -n "$NT_GATE_SPEC" ] && [ -n "$NT_GATE_SOAK" ]; } || nt_die 5 "a verify gate needs @verify-soak and a limit"
+  # the confirm runs the plan again after the apply's gate passed: no second soak
+  [ -z "$NT_CONFIRMING" ] || NT_GATE_SPEC='' NT_GATE_SOAK=''
   nt_index readback # the read-back forms (sysctl @readback lines; final once the plan is read)
   nt_lock
   NT_PHASE=preflight
@@ -1086,6 +1325,8 @@ nt_apply_main() {
     esac
     nt_die 2 "the journal of original values of this resource ($NT_JOURNAL) is missing on $NT_HOSTNAME although it was applied there before (host rebuilt, or /var/lib/pulumi-net-tuning removed): the values found now may be its own, so they are not recorded as originals; nothing was changed. Restore the originals kept in Pulumi state, then create it again: pulumi destroy --target $nt_c --target-dependents, then pulumi up"
   fi
+  # a confirm: its token must still be armed; else a plan the host reverted is held
+  if [ -n "$NT_CONFIRMING" ]; then nt_confirm_check; else nt_confirm_hold; fi
   # Snapshot: live values of every desired and every journalled key (a batch kind: before the preflight, which
   # uses it; others: after it, since their preflight resolves the desired settings).
   : > "$NT_TMP/got"; : > "$NT_TMP/verify"; nt_index got # kept in step by nt_got
@@ -1119,6 +1360,7 @@ nt_apply_main() {
     fi
   fi
   if [ "$NT_APPLY_MODE" = create ] || [ -z "$NT_J_GEN" ]; then nt_new_generation; else NT_GEN=$NT_J_GEN; fi
+  [ -z "${NT_CONFIRM_GEN:-}" ] || NT_GEN=$NT_CONFIRM_GEN # a confirm: the apply's generation
   # taking over another committed generation: pending until the commit below (a new journal needs no marker)
   NT_JHEAD=$NT_GEN
   [ -n "$NT_J_GEN" ] && [ "$NT_GEN" != "$NT_J_GEN" ] && NT_JHEAD="pending:$NT_GEN$NT_TAB$NT_J_GEN"
@@ -1151,6 +1393,8 @@ nt_apply_main() {
     nt_step "owner file"
   fi
   nt_journal_write "$NT_TMP/journal.new" "$NT_TMP/arts.all" "before the changes" lines # j.keys and live values: key<TAB>value
+  # a confirmed apply arms its revert before the first change (nothing armed when no value changes)
+  if nt_confirm_needed; then nt_confirm_arm; fi
   : > "$NT_TMP/deferred"
   NT_DEFER=1
   nt_lines desired; nt_ifs=$IFS; IFS=$NT_NL; set -f
@@ -1177,10 +1421,20 @@ nt_apply_main() {
   printf '%s' "$nt_jt" >> "$NT_TMP/journal.final" || nt_tmp_full
   nt_verify_batch
   [ -z "$NT_GATE_SPEC" ] || nt_gate_soak # before the commit: a failed gate rolls back runtime values only
+  # armed: no file, no final journal, no record until the confirm (a reboot before it boots into the old values)
+  if [ "$NT_ARMED" = 1 ]; then
+    NT_PHASE=finished
+    printf '%s' "$NT_GOTS" >> "$NT_TMP/got" || nt_tmp_full
+    case $NT_IXS in *" $NT_TMP/got:"*) ;; *) nt_index got ;; esac
+    nt_report "$NT_TMP/journal.final"
+    nt_cleanup
+    exit 0
+  fi
   nt_commit_files
   NT_JHEAD=$NT_GEN # the commit: this generation owns the machine from here on
   nt_journal_write "$NT_TMP/journal.final" "$NT_TMP/arts.new" "after the commit" lines
   kind_after_commit
+  nt_confirm_drop # confirmed (or committed by a run that needs no confirm): no revert
   NT_PHASE=finished
   printf '%s' "$NT_GOTS" >> "$NT_TMP/got" || nt_tmp_full
   case $NT_IXS in *" $NT_TMP/got:"*) ;; *) nt_index got ;; esac # the report's values (final)
@@ -1195,7 +1449,12 @@ nt_apply_main() {
 nt_report() { # JOURNAL
   : > "$NT_TMP/conv.applied"
   nt_report_body "$1" > "$NT_TMP/report"
-  { while IFS= read -r nt_l; do printf '%s\n' "$nt_l"; done < "$NT_TMP/report"; } 2>/dev/null
+  # a confirm (operation "confirm:…") prints no report (Pulumi would store it in the -restore child; the apply's report
+  # holds the values and originals): its warnings go to stderr
+  { while IFS= read -r nt_l; do
+      if [ -z "$NT_CONFIRMING" ]; then printf '%s\n' "$nt_l"
+      else case $nt_l in warning"$NT_TAB"*) printf 'net-tuning: warning: %s\n' "${nt_l#warning"$NT_TAB"}" >&2 ;; esac; fi
+    done < "$NT_TMP/report"; } 2>/dev/null
   return 0
 }
 
@@ -1235,6 +1494,7 @@ nt_report_body() {
   done; IFS=$nt_ifs; set +f
   while IFS= read -r nt_w; do printf 'warning\t%s\n' "$nt_w"; done < "$NT_TMP/warnings"
   [ -z "$NT_GATE_REPORT" ] || printf '%s' "$NT_GATE_REPORT"
+  [ "${NT_ARMED:-0}" = 0 ] || printf 'confirm\t%s\t%s\n' "$NT_CTOKEN" "$NT_CDEADLINE"
   if command -v kind_report >/dev/null 2>&1; then kind_report; fi
   printf 'end\n'
 }
@@ -1264,6 +1524,8 @@ nt_restore_main() {
     nt_cleanup
     exit 0
   fi
+  # an apply still waiting for its confirm: its reverter goes (the journal holds the originals), and a revert's record
+  nt_confirm_drop; rm -f "$NT_STATE/$NT_OWNER_ID.reverted"
   { while IFS= read -r nt_l; do printf '%s\n' "$nt_l"; done < "$NT_TMP/j.keys"; } > "$NT_TMP/origs" || nt_die 1 "cannot copy the journal to $NT_TMP on $NT_HOSTNAME (/tmp full?); nothing was restored"
   if [ "$NT_J_FORMAT" = none ]; then
     nt_warn "the host's journal $NT_JOURNAL is missing; restoring the originals kept in Pulumi state"
@@ -1585,6 +1847,9 @@ nt_live_main() {
     else
       printf '!no-record\n'
     fi
+    # a revert of an unconfirmed apply (root's state dir: a read as root only): "reverted<TAB>time<TAB>plan sum"
+    ntl_rv=$NT_ROOT/$ntl_kind/$ntl_id.reverted
+    if [ -f "$ntl_rv" ] && [ -r "$ntl_rv" ] && IFS="$NT_TAB" read -r _ ntl_t ntl_s _ < "$ntl_rv"; then printf 'reverted\t%s\t%s\n' "$ntl_t" "$ntl_s"; fi
     set -f
     # shellcheck disable=SC2086 # keys are words (validated by the component, checked again here)
     set -- $ntl_keys $ntl_recorded
