@@ -141,7 +141,7 @@ async function main(): Promise<void> {
       }
       if (parts.has("state")) {
         results.state = [];
-        for (const who of ["root", "sudo"] as const) results.state.push(await stateBench(h0, who, say));
+        for (const who of ["root", "sudo"] as const) for (const v of ["confirm off", "default"] as const) results.state.push(await stateBench(h0, who, say, v));
         save();
       }
       if (parts.has("fleet")) {

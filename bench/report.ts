@@ -1,5 +1,5 @@
 /** Renders bench results as markdown tables and the ratio summary printed last. */
-import { STATE_FIELDS } from "./state";
+import { HostState, STATE_FIELDS } from "./state";
 import type { BenchResults } from "./index";
 import { APPROACHES, Approach, FleetSample } from "./fleet";
 import { COST_VARIANTS, CostSample } from "./hostcost";
@@ -160,17 +160,18 @@ export function report(res: BenchResults): { markdown: string; ratios: string } 
   if (res.state.length && "resources" in res.state[0]) {
     md.push("## 4. State per host: NetTuning (40 keys) + NicQueues, inputs + outputs of every child (harness state after the create)", "");
     md.push(`| connection | resource | child | ${STATE_FIELDS.join(" | ")} | child total |`, `|---|---|---|${STATE_FIELDS.map(() => "---|").join("")}---|`);
+    const tag = (h: HostState) => `${h.who}, ${h.variant ?? "confirm off"}`;
     for (const h of res.state) {
       for (const r of h.resources) {
-        for (const c of r.children) md.push(`| ${h.who} | ${r.resource} | ${c.name} | ${STATE_FIELDS.map((f) => c.fields[f]).join(" | ")} | ${c.totalBytes} |`);
-        if (r.resource !== "host") md.push(`| ${h.who} | ${r.resource} | component outputs | ${STATE_FIELDS.map(() => "").join(" | ")} | ${r.componentBytes} |`);
+        for (const c of r.children) md.push(`| ${tag(h)} | ${r.resource} | ${c.name} | ${STATE_FIELDS.map((f) => c.fields[f]).join(" | ")} | ${c.totalBytes} |`);
+        if (r.resource !== "host") md.push(`| ${tag(h)} | ${r.resource} | component outputs | ${STATE_FIELDS.map(() => "").join(" | ")} | ${r.componentBytes} |`);
       }
     }
     md.push("", "| connection | per host, plain JSON | per host, connection stored encrypted (as a secret) | largest string input of a child |", "|---|---|---|---|");
     for (const h of res.state) {
       const big = h.resources.map((r) => r.largestInput).sort((x, y) => y.bytes - x.bytes)[0];
-      md.push(`| ${h.who} | ${(h.totalBytes / 1024).toFixed(1)} KiB | ${(h.checkpointBytes / 1024).toFixed(1)} KiB | ${big.bytes} B (${big.child} ${big.field}) |`);
-      ratios.push(`state per host (${h.who}): ${(h.totalBytes / 1024).toFixed(1)} KiB plain, ${(h.checkpointBytes / 1024).toFixed(1)} KiB with the connection encrypted; largest string input ${big.bytes} B`);
+      md.push(`| ${tag(h)} | ${(h.totalBytes / 1024).toFixed(1)} KiB | ${(h.checkpointBytes / 1024).toFixed(1)} KiB | ${big.bytes} B (${big.child} ${big.field}) |`);
+      ratios.push(`state per host (${tag(h)}): ${(h.totalBytes / 1024).toFixed(1)} KiB plain, ${(h.checkpointBytes / 1024).toFixed(1)} KiB with the connection encrypted; largest string input ${big.bytes} B`);
     }
     md.push("", "Fields: bytes of the JSON of each property, inputs and outputs together (a Command's outputs repeat its inputs). `program` = the -restore stdin's gzip|base64 stream after its `@restore` line (`@engine`, the identifying lines, the originals, `@generation` and the fallback restore program together, when the host has both tools; else the plain fallback program after `@program`); `originals` = the plain lines before it (`@restore`; the whole restore plan when stored plain); `engine` = the CopyToRemote asset (path + sha256) and remotePath. Resource `host`: the engine delivery shared by both resources (a stack-level resource, one per stack and address).", "");
   }
