@@ -17,7 +17,8 @@
  *   then EOF; stdout/stderr outputs have one trailing "\n" trimmed; a failure reads
  *   `<Process exited with status N>: running "<cmd>":\n<combined stdout+stderr>`.
  * Rules implemented (engine):
- * - Diff: deep compare of all inputs (after ignoreChanges); a change of `triggers` (the provider marks
+ * - Diff: deep compare of all inputs (after ignoreChanges) and of which inputs are secret (a value that only
+ *   becomes a secret is an update, checked against the real engine); a change of `triggers` (the provider marks
  *   it replaceOnChanges; the SDK also sends `triggers[*]`) or of a `replaceOnChanges` path → replace,
  *   else update. `connection` is a secret input (the provider's schema): the engine sees it change as a
  *   whole, so a host change is an in-place update, `replaceOnChanges: ["connection"]` replaces, and a path
@@ -69,6 +70,15 @@ export const STACK_TYPE = "pulumi:pulumi:Stack";
 
 export type Op = "create" | "update" | "delete";
 
+/**
+ * The engine's "same": equal plain inputs and the same inputs secret. A value that only becomes (or stops being) a
+ * secret is an update in the real engine, with the stand-in and with pulumi-resource-command v1.2.1 alike (a -restore
+ * whose stdin turns secret when its plan gains a secret key: tests/cli/harness.test.ts found it).
+ */
+function sameInputs(old: StateEntry, inputs: Record<string, unknown>, secretInputs: string[]): boolean {
+  return deepEqual(old.inputs, inputs) && JSON.stringify(old.secretInputs ?? []) === JSON.stringify([...secretInputs].sort());
+}
+
 export interface StateEntry {
   urn: string;
   type: string;
@@ -78,6 +88,8 @@ export interface StateEntry {
   parent: string;
   /** Plain inputs (secrets unwrapped). */
   inputs: Record<string, unknown>;
+  /** The top-level inputs that were secret, sorted (a change of secretness alone is an update: see {@link sameInputs}). */
+  secretInputs?: string[];
   /** Plain outputs (inputs + stdout/stderr for Commands). */
   outputs: Record<string, unknown>;
   /** Outputs as handed to the SDK (secret wrappers kept). */
@@ -497,7 +509,7 @@ export class Stack {
   private entryFrom(r: RegisteredResource, id: string, rawOutputs: Record<string, unknown>): StateEntry {
     return {
       urn: r.urn, type: r.type, name: r.name, id, custom: r.custom, parent: r.parent,
-      inputs: r.inputs, outputs: plain(rawOutputs) as Record<string, unknown>, rawOutputs,
+      inputs: r.inputs, secretInputs: [...r.secretInputs].sort(), outputs: plain(rawOutputs) as Record<string, unknown>, rawOutputs,
       options: r.options, dependencies: depsOf(r), propertyDependencies: r.propertyDependencies,
     };
   }
@@ -572,7 +584,7 @@ export class Stack {
 
   private async onOther(ctx: RunCtx, r: RegisteredResource, newEntries: Map<string, StateEntry>): Promise<RegisterReply> {
     const old = this.state.get(r.urn);
-    const kind: StepKind = !old ? "create" : deepEqual(old.inputs, r.inputs) ? "same" : "update";
+    const kind: StepKind = !old ? "create" : sameInputs(old, r.inputs, r.secretInputs) ? "same" : "update";
     const id = old?.id ?? (r.custom ? `${r.name}-${Math.random().toString(16).slice(2, 10)}` : "");
     const state = { ...r.rawInputs };
     newEntries.set(r.urn, this.entryFrom(r, id, state));
@@ -632,7 +644,7 @@ export class Stack {
       return reply;
     }
     const forced = ctx.forceReplace?.has(r.urn) ?? false;
-    if (!forced && deepEqual(byHash(old.inputs), byHash(r.inputs))) {
+    if (!forced && sameInputs({ ...old, inputs: byHash(old.inputs) }, byHash(r.inputs), r.secretInputs)) {
       this.step(ctx, r.urn, r.type, "same");
       if (!preview) newEntries.set(r.urn, { ...old, options: r.options, dependencies: depsOf(r), propertyDependencies: r.propertyDependencies, parent: r.parent });
       return { id: old.id, state: old.rawOutputs };
@@ -695,7 +707,7 @@ export class Stack {
       r = { ...r, inputs: compared, rawInputs: Object.fromEntries(Object.entries(compared).map(([k, v]) => [k, r.secretInputs.includes(k) ? secret(v) : v])) };
     }
     const forced = ctx.forceReplace?.has(r.urn) ?? false;
-    if (!forced && deepEqual(old.inputs, compared)) {
+    if (!forced && sameInputs(old, compared, r.secretInputs)) {
       this.step(ctx, r.urn, r.type, "same");
       if (!preview) newEntries.set(r.urn, { ...old, options: r.options, dependencies: depsOf(r), propertyDependencies: r.propertyDependencies, parent: r.parent });
       return { id: old.id, state: old.rawOutputs };

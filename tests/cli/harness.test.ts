@@ -6,6 +6,7 @@
  * failure. A disagreement fails the test; the table of both sides is printed either way (bench/results/real-cli.md
  * keeps one).
  */
+import * as pulumi from "@pulumi/pulumi";
 import { CliProject, clearSessions, countKinds, logSessions, providerLabel, sessions, toolchain } from "../../testkit/cli";
 import { Stack, UpResult } from "../../testkit/harness";
 import type { LabHost } from "../../testkit/lab";
@@ -82,7 +83,16 @@ function harnessProgram(host: LabHost, port: number, decl: Record<string, Declar
     const c = { ...host.connection("root"), port };
     const out: Record<string, unknown> = {};
     for (const [name, r] of Object.entries(decl)) {
-      const res = r.kind === "nic" ? new NicQueues(name, { connection: c, ...(r.args as object) } as never) : new NetTuning(name, { connection: c, ...(r.args as object) } as never);
+      // "outputs" / "secrets": those arguments (or one entry, "sysctls.KEY") through pulumi.output / pulumi.secret,
+      // as tests/cli/fixtures PROGRAM does for the CLI's side
+      const args: Record<string, unknown> = { ...r.args };
+      for (const [how, wrap] of [[r.outputs, pulumi.output], [r.secrets, pulumi.secret]] as const) {
+        for (const [k, v] of Object.entries(how ?? {})) {
+          const [a, b] = k.split(/\.(.*)/);
+          args[a] = b ? { ...((args[a] as object) ?? {}), [b]: wrap(v) } : wrap(v);
+        }
+      }
+      const res = r.kind === "nic" ? new NicQueues(name, { connection: c, ...args } as never) : new NetTuning(name, { connection: c, ...args } as never);
       out[name] = { applied: res.applied, previous: res.previous };
     }
     return out;
@@ -105,6 +115,13 @@ const scenarios: ((h: LabHost) => Scenario)[] = [
   (h) => ({ what: "create", decl: base(h) }),
   (h) => ({ what: "nothing changed", decl: base(h) }),
   (h) => ({ what: "one value changed", decl: base(h, 23) }),
+  (h) => ({
+    what: "the same values, one through an Output and one as a secret (the plan gains its @secret line)",
+    decl: { web: { ...WEB({}), outputs: { [`sysctls.${FIN}`]: 23 }, secrets: { [`sysctls.${SOMAX}`]: 8192 } }, nq: NIC(h) },
+  }),
+  (h) => ({ what: "the secret's value changed", decl: { web: { ...WEB({}), outputs: { [`sysctls.${FIN}`]: 23 }, secrets: { [`sysctls.${SOMAX}`]: 8300 } }, nq: NIC(h) } }),
+  (h) => ({ what: "a NIC feature changed (confirmed by default: the -restore child's create, a second session)", decl: { ...base(h, 23), nq: { kind: "nic", args: { ...NIC(h).args, features: { gro: false } } } } }),
+  (h) => ({ what: "back to plain values", decl: base(h, 23) }),
   (h) => ({ what: "move to another address of the machine (port 2222)", decl: base(h, 23), port: 2222 }),
   (h) => ({ what: "file renamed", decl: base(h, 23, { fileName: "91-renamed.conf" }), port: 2222 }),
   (h) => ({
