@@ -185,7 +185,13 @@ export function nicLifecycle(vm: () => VmHost, { project = "vm", rebootAfterDele
           }, "sudo"),
         ),
       );
-      expect(r.sessions.total).toBe(2); // the engine delivery (SFTP) and the apply
+      // the engine delivery (SFTP), the apply and its confirm: a ring and feature change is confirmed by default, here
+      // through a transient systemd timer (systemd-run), stopped by the confirm
+      expect(r.sessions.total).toBe(3);
+      expect(await sh(vm(), "systemctl list-timers --all --no-legend 'net-tuning-revert-*' | wc -l")).toBe("0");
+      // the revert was armed as a transient timer (not the detached process) and the confirm stopped it
+      const timers = await sh(vm(), `journalctl --no-pager -q -o cat | grep -E '^(Started|Stopped) net-tuning-revert-${project}\\.nic-${persistence}\\.edge-${persistence}-' | cut -d' ' -f1 | sort | uniq -c | tr -s ' '`);
+      expect(timers.trim().split("\n").map((l) => l.trim().split(" ")[1])).toEqual(["Started", "Stopped"]);
       const unit = `/etc/systemd/system/net-tuning-nic-${i}.service`;
       if (persistence === "systemd") {
         expect(r.outputs!.persistedAs).toBe(unit);
