@@ -189,8 +189,10 @@ export function nicLifecycle(vm: () => VmHost, { project = "vm", rebootAfterDele
       // through a transient systemd timer (systemd-run), stopped by the confirm
       expect(r.sessions.total).toBe(3);
       expect(await sh(vm(), "systemctl list-timers --all --no-legend 'net-tuning-revert-*' | wc -l")).toBe("0");
-      // the revert was armed as a transient timer (not the detached process) and the confirm stopped it
-      const timers = await sh(vm(), `journalctl --no-pager -q -o cat | grep -E '^(Started|Stopped) net-tuning-revert-${project}\\.nic-${persistence}\\.edge-${persistence}-' | cut -d' ' -f1 | sort | uniq -c | tr -s ' '`);
+      // the revert was armed as a transient timer (not the detached process) and the confirm stopped it; systemd logs
+      // "Started UNIT - DESCRIPTION" (249 and later) or "Started DESCRIPTION" (bullseye's 247): the description is
+      // the command line, which names the operation revert:<owner id>:<token>
+      const timers = await sh(vm(), `journalctl --no-pager -q -o cat | grep -E '^(Started|Stopped) .*revert:${project}\\.nic-${persistence}\\.edge-${persistence}-' | cut -d' ' -f1 | sort | uniq -c | tr -s ' '`);
       expect(timers.trim().split("\n").map((l) => l.trim().split(" ")[1])).toEqual(["Started", "Stopped"]);
       const unit = `/etc/systemd/system/net-tuning-nic-${i}.service`;
       if (persistence === "systemd") {
