@@ -4,7 +4,7 @@
  * plan line and defaults are provider/confirm.ts; the confirm (the -restore child's create) is components/common.ts `confirmOf$`.
  */
 import type * as pulumi from "@pulumi/pulumi";
-import { checkConfirm, type ConfirmPlan } from "../provider/confirm";
+import { checkConfirm, NIC_CONFIRM_GROUPS, type ConfirmPlan } from "../provider/confirm";
 
 /**
  * A confirmed apply: the host arms a revert before the change and puts the values back after `timeoutSeconds` unless
@@ -37,5 +37,6 @@ export function confirmMayRun(kind: "sysctl" | "nic", a: { confirm?: unknown; ch
   if (c === false) return false;
   if (typeof c === "object" && c !== null && !("then" in c) && c.timeoutSeconds === 0) return false;
   if (c !== undefined && c !== null) return true;
-  return kind === "nic" && [a.channels, a.rings, a.features, a.preset].some((x) => x !== undefined && x !== null);
+  // a preset may bring any of the groups
+  return kind === "nic" && [...NIC_CONFIRM_GROUPS.map((g) => a[g]), a.preset].some((x) => x !== undefined && x !== null);
 }

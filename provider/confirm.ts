@@ -11,6 +11,8 @@ import { z } from "zod";
 
 /** pulumi-command's dial defaults (provider/pkg/provider/remote/connection.go v1.2.1): dialErrorLimit, perDialTimeout (s). */
 export const DIAL_DEFAULTS = { dialErrorLimit: 10, perDialTimeout: 15 } as const;
+/** The dial budget of a connection with pulumi-command's defaults (s). */
+const DEFAULT_DIAL_BUDGET = DIAL_DEFAULTS.dialErrorLimit * DIAL_DEFAULTS.perDialTimeout;
 /** NicQueues' default when it changes channels, rings or features: 120 s, raised to soak + the default dial budget. */
 export const NIC_CONFIRM_SECONDS = 120;
 /** The longest timeout: a day. */
@@ -33,7 +35,7 @@ const ConfirmSchema = z.union([
 export function dialBudget(connection: unknown, proxy = true): number | undefined {
   // not a plain object (a Pulumi Output, whose every property is another Output): the defaults
   const plain = typeof connection === "object" && connection !== null && Object.getPrototypeOf(connection) === Object.prototype;
-  if (!plain) return DIAL_DEFAULTS.dialErrorLimit * DIAL_DEFAULTS.perDialTimeout;
+  if (!plain) return DEFAULT_DIAL_BUDGET;
   const c = connection as { dialErrorLimit?: unknown; perDialTimeout?: unknown; proxy?: unknown };
   const num = (v: unknown, d: number) => (typeof v === "number" && Number.isFinite(v) ? v : d);
   const limit = num(c.dialErrorLimit, DIAL_DEFAULTS.dialErrorLimit);
@@ -69,7 +71,7 @@ export function checkConfirm(v: unknown, t: { kind: "sysctl" | "nic"; soak: numb
   if (v === undefined || v === null) {
     if (t.kind !== "nic" || !t.nicDefault) return { problems: [], lines: [], on: false };
     // the host's default is max(120, soak + 150): a line only when this connection needs more (plans stay as they were)
-    const hostDefault = Math.max(NIC_CONFIRM_SECONDS, t.soak + DIAL_DEFAULTS.dialErrorLimit * DIAL_DEFAULTS.perDialTimeout);
+    const hostDefault = Math.max(NIC_CONFIRM_SECONDS, t.soak + DEFAULT_DIAL_BUDGET);
     if (min === undefined) {
       return { problems: [`confirm: this connection dials forever (dialErrorLimit -1), so no confirm timeout can cover it; NicQueues confirms a change of channels, rings or features by default: set dialErrorLimit, or confirm: { timeoutSeconds: 0 } to apply without a confirm`], lines: [], on: false };
     }
