@@ -60,13 +60,18 @@ export function adviseAll(resource: pulumi.Resource, label: string, warnings: re
   }
 }
 
+/** The class a resource kind is declared with, as messages name it. */
+export function resourceClass(kind: "sysctl" | "nic"): "NetTuning" | "NicQueues" {
+  return kind === "sysctl" ? "NetTuning" : "NicQueues";
+}
+
 /**
  * How a grouped line names a resource: `NetTuning "web-1"`, with ` (HOST)` when the connection's host is a plain value
  * (an Output's host would need an Output of its own: the line names the resource only).
  */
 export function adviceLabel(kind: "sysctl" | "nic", name: string, connection: unknown): string {
   const host = typeof connection === "object" && connection !== null ? (connection as { host?: unknown }).host : undefined;
-  return `${kind === "sysctl" ? "NetTuning" : "NicQueues"} "${name}"${typeof host === "string" && host !== "" ? ` (${host})` : ""}`;
+  return `${resourceClass(kind)} "${name}"${typeof host === "string" && host !== "" ? ` (${host})` : ""}`;
 }
 
 /** The line of an advice several resources gave: the count, each resource, then the advice. */

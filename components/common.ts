@@ -4,7 +4,7 @@ import { confirmCommand, engineCommand, engineStdin, HostKind, restoreCommand, r
 import { confirmOf, utc } from "../provider/confirm";
 import { engineDelivery, MOVE_KEYS } from "./delivery";
 import { ConnectionInput, registeredConnection, RemoteCommand } from "./remote";
-import { adviceLabel, adviseAll } from "./advice";
+import { adviceLabel, adviseAll, resourceClass } from "./advice";
 import { isPlain } from "./plain";
 import { Owner, ownerOf } from "../provider/owner";
 import { completeReport, hostCompresses, HostReport, parseReport } from "../provider/report";
@@ -184,7 +184,7 @@ export function applyAndRestore(
   return pulumi.output(
     live.then((l) => {
       if (!l.refused?.length) return registerChildren(parent, name, kind, args, applyPlan, restorePlan, owner, l);
-      reportOnce(parent, name, inputError(`${kind === "sysctl" ? "NetTuning" : "NicQueues"} "${name}"`, l.refused, kind === "sysctl" ? ["sysctls", "connection"] : ["channels", "rings", "features", "coalesce", "connection"]));
+      reportOnce(parent, name, inputError(`${resourceClass(kind)} "${name}"`, l.refused, kind === "sysctl" ? ["sysctls", "connection"] : ["channels", "rings", "features", "coalesce", "connection"]));
       return EMPTY_REPORT;
     }),
   );
@@ -298,7 +298,7 @@ function confirmOf$(
   const pending = report.apply((r) => confirmOf(r.extra));
   // Said when the apply's report arrives, before the confirm dials: an engine that aborts the update when the confirm
   // fails no longer shows a message logged after that failure (measured under pulumi v3.248.0).
-  const resource = kind === "sysctl" ? "NetTuning" : "NicQueues";
+  const resource = resourceClass(kind);
   pending.apply((c) => {
     // (not for a report of an earlier run whose deadline passed: the apply did not run in this update)
     if (c && !pulumi.runtime.isDryRun() && c.deadline * 1000 > Date.now()) {
