@@ -14,6 +14,8 @@ export type { NicQueuesArgs, NicSettingsArgs, NicRings, NicChannels, NicCoalesce
 export { Become } from "./components/validation";
 export type { VerifyArgs } from "./components/verify";
 export type { ConfirmArgs } from "./components/confirm";
+export { rollout } from "./components/rollout";
+export type { Rollout, RolloutOptions, RolloutContext, RolloutSummary, HostStatus } from "./components/rollout";
 export type { Verification, VerificationReading } from "./provider/counters/gate";
 export type { ProfileSpec, PresetSpec } from "./provider/sizing/spec";
 export {

@@ -12,6 +12,8 @@ import { InputError } from "../provider/errors";
 import { becomeOf, connectionProblems, inputError, unknownArgProblems } from "./validation";
 import { liveOutputs, livePreviewProblem, type LiveOutcome } from "./live";
 import { NO_TOKEN } from "../provider/live/read";
+import type { HostStatus, RolloutMark, RolloutResult } from "./rollout";
+import { createHash } from "crypto";
 
 /** `connection` exactly as @pulumi/command takes it (bastion/proxy included). */
 export type { ConnectionInput } from "./remote";
@@ -139,6 +141,12 @@ interface ChildArgs {
    * create is wired to the report's `confirm` line (confirmOf$). It runs only after an apply whose report says a revert is armed.
    */
   confirm?: boolean;
+  /**
+   * The resource is part of a rollout (components/rollout.ts): its engine delivery waits for the previous wave's budget
+   * check, a confirm the host answers "reverted" reports the status `unconfirmed` instead of failing, and the
+   * resource's result (status, stamp, reason) is handed to the rollout.
+   */
+  rollout?: RolloutMark;
 }
 /** `value` as a secret when `secret` is true (a plain value stays plain otherwise: no Output). */
 function secretIf(secret: boolean | undefined, value: string | pulumi.Output<string>): string | pulumi.Output<string> {
@@ -217,7 +225,7 @@ function registerChildren(
   const e = engine();
   // the connection as the children register it, made once for the resource's children (and its delivery)
   const connection = registeredConnection(args.connection);
-  const delivery = engineDelivery(parent, owner, args.connection, connection, home, args.validated ? undefined : pulumi.output(applyPlan));
+  const delivery = engineDelivery(parent, owner, args.connection, connection, home, args.validated ? undefined : pulumi.output(applyPlan), args.rollout?.after);
   const becomeAndHome: ["sudo" | undefined, boolean] | pulumi.Output<["sudo" | undefined, boolean]> = plainOr([become, home] as const, () => pulumi.all([become, home]), ([b, h]) => [b, h]);
   const commandOf = <T>(f: (b: "sudo" | undefined, h: boolean) => T): T | pulumi.Output<T> =>
     pulumi.Output.isInstance(becomeAndHome) ? becomeAndHome.apply(([b, h]) => f(b, h)) : f(becomeAndHome[0], becomeAndHome[1]);
@@ -246,7 +254,8 @@ function registerChildren(
   // Nested applies, not pulumi.all (a third of its promises); the stdin only for a kind whose plan completes it.
   const complete = (out: string, planText: string | undefined) => {
     const parsed = reportOf(out, `${name}-apply`);
-    const r = completeReport(parsed, args.planOf && out ? args.planOf(planText ?? "") : undefined);
+    // a kept report (a failed run inside a rollout prints the last commit's report): completed from its own plan
+    const r = completeReport(parsed, parsed.reportPlan ?? (args.planOf && out ? args.planOf(planText ?? "") : undefined));
     warnAll(parent, adviceLabel(kind, name, args.connection), r.warnings);
     return r;
   };
@@ -254,8 +263,8 @@ function registerChildren(
     applyInput(a.stdout, (out) => (args.planOf && out ? a.stdin.apply((planText) => complete(out, planText)) : complete(out, undefined)));
   const apply = live ? makeApply(live.token, live.keepStoredToken) : makeApply();
   const report = reportOfApply(apply);
-  const confirm = args.confirm ? confirmOf$(parent, name, kind, owner, report, commandOf, e) : undefined;
-  new RemoteCommand(
+  const confirm = args.confirm ? confirmOf$(parent, name, kind, owner, report, commandOf, e, args.rollout !== undefined) : undefined;
+  const restore = new RemoteCommand(
     `${name}-restore`,
     {
       connection,
@@ -272,7 +281,26 @@ function registerChildren(
     },
     childOptions(parent, { dependsOn: [apply] }),
   );
+  args.rollout?.settle?.(rolloutResult(report, apply, restore));
   return report;
+}
+
+/**
+ * A rollout resource's result for its budget check: the status the host reported (runtime.sh nt_tolerate: `status`
+ * after the report; a confirm that found the host reverted: `status unconfirmed` from the -restore child), the first
+ * line of the host's message, and a stamp of this run (a digest of both children's output: a host run again changes it).
+ */
+function rolloutResult(report: pulumi.Output<HostReport>, apply: RemoteCommand, restore: RemoteCommand): pulumi.Output<RolloutResult> {
+  return pulumi.all([report, apply.stdout, apply.stderr, restore.stdout]).apply(([r, out, err, confirmed]) => {
+    const unconfirmed = /(^|\n)status\tunconfirmed(\n|$)/.test(confirmed ?? "");
+    const status: HostStatus = unconfirmed ? "unconfirmed" : (r.status ?? "applied");
+    // the host's message: its first problem when it lists some (a preflight refusal), else its first line
+    const lines = (err ?? "").split("\n");
+    const problem = lines.find((l) => l.startsWith("  - "));
+    const reason = status === "applied" ? "" : (problem ? problem.slice(4) : (lines.find((l) => l.startsWith("net-tuning: ")) ?? lines[0] ?? "").replace(/^net-tuning: /, ""));
+    const stamp = createHash("sha256").update(`${out ?? ""}\u0000${confirmed ?? ""}`).digest("hex").slice(0, 12);
+    return { status, stamp, reason };
+  });
 }
 
 
@@ -294,6 +322,7 @@ function confirmOf$(
   report: pulumi.Output<HostReport>,
   commandOf: <T>(f: (b: "sudo" | undefined, h: boolean) => T) => T | pulumi.Output<T>,
   e: ReturnType<typeof engine>,
+  inRollout = false,
 ): { create: pulumi.Output<string>; noEnv: pulumi.Output<boolean> } {
   const pending = report.apply((r) => confirmOf(r.extra));
   // Said when the apply's report arrives, before the confirm dials: an engine that aborts the update when the confirm
@@ -311,7 +340,7 @@ function confirmOf$(
     }
   });
   return {
-    create: applyInput(pending, (c) => (c ? commandOf((b) => confirmCommand(kind, owner.id, c.token, e, b)) : undefined) as string),
+    create: applyInput(pending, (c) => (c ? commandOf((b) => confirmCommand(kind, owner.id, c.token, e, b, inRollout)) : undefined) as string),
     // (the previous stdout in the environment: refused by a default sshd, with a warning)
     noEnv: pending.apply((c) => (c ? false : undefined) as boolean),
   };

@@ -100,6 +100,8 @@ export function engineDelivery(
   registered: RegisteredConnection,
   home: boolean | pulumi.Output<boolean>,
   waitFor?: pulumi.Output<unknown>,
+  /** A rollout's previous budget check (components/rollout.ts): the host is touched only after it passed. */
+  after?: pulumi.Resource,
 ): Delivery {
   const key = typeof home === "boolean" ? addressKey(connection) : undefined;
   const id = key === undefined ? undefined : `${key}\u0000${home}`;
@@ -115,7 +117,7 @@ export function engineDelivery(
     deliveryName(token),
     { connection: registered, source: new pulumi.asset.FileAsset(enginePath(engine())), remotePath },
     // the name of a shared delivery changes with the address; a resource's own keeps its name, so a move replaces it
-    { ...(shared ? {} : { replaceOnChanges: MOVE_KEYS }), ...(provider ? { provider } : {}) },
+    { ...(shared ? {} : { replaceOnChanges: MOVE_KEYS }), ...(provider ? { provider } : {}), ...(after ? { dependsOn: [after] } : {}) },
   );
   const d: Delivery = { resource, token, shared };
   if (id !== undefined) map.set(id, d);

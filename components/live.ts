@@ -62,6 +62,11 @@ export interface LivePlan {
   secretKeys?: readonly string[];
   /** The plan's text (the -apply stdin without its frame): its sha256 is compared with the host's record of the last apply. */
   plan?: pulumi.Input<string>;
+  /**
+   * Inside a rollout, during an update: resolves once the previous wave's budget check passed (components/rollout.ts);
+   * the read waits for it, so a host of a wave after a halt is not read either.
+   */
+  after?: Promise<unknown>;
 }
 
 // eslint-disable-next-line @typescript-eslint/no-var-requires
@@ -260,8 +265,9 @@ async function liveReadUnsafe(
   connection: ConnectionInput,
   declared: pulumi.Output<Record<string, string>>,
   livePreview: pulumi.Input<boolean | undefined>,
-  { secretKeys, plan: planInput }: LivePlan = {},
+  { secretKeys, plan: planInput, after }: LivePlan = {},
 ): Promise<LiveOutcome> {
+  if (after) await after;
   // secretness of the declaration, known even when its value is not (unknown-secret); where the plan names its
   // secret keys (the catalogue's, values given as Pulumi secrets: a declaration is secret because of them), only
   // their values are redacted

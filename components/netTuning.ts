@@ -15,6 +15,7 @@ import { Become, commonProblems, inputError, problemsOf } from "./validation";
 import { verificationOf, verifyPlan, type VerifyArgs } from "./verify";
 import { confirmMayRun, confirmPlan, type ConfirmArgs } from "./confirm";
 import type { Verification } from "../provider/counters/gate";
+import { deferRolloutResult, ON_FAILURE_REPORT, rolloutOf, type HostStatus } from "./rollout";
 
 /**
  * What NetTuning does when a file applied later at boot (a later /etc/sysctl.d file, /etc/sysctl.conf) sets one of
@@ -132,7 +133,7 @@ function secretKeysOf(sysctls: unknown): string[] | pulumi.Output<string[]> {
   const entries = Object.entries(sysctls).filter(([, v]) => !isPlain(v));
   return pulumi.all(entries.map(([k, v]) => pulumi.isSecret(pulumi.output(v as pulumi.Input<unknown>)).then((s) => (s ? k : "")))).apply((ks) => ks.filter((k) => k !== ""));
 }
-function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<(typeof ARG_NAMES)[number], unknown> & { secretKeys?: unknown }, extra: string[] = []): Checked {
+function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<(typeof ARG_NAMES)[number], unknown> & { secretKeys?: unknown }, extra: string[] = [], rolloutLines: string[] = []): Checked {
   const problems = commonProblems({ become: v.become, booleans: { persist: v.persist, restoreOnDelete: v.restoreOnDelete } });
   problems.push(...extra);
   const sysctls = v.sysctls ?? {};
@@ -160,7 +161,7 @@ function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<(t
         acknowledge: ackOk ? (ack as string[]) : undefined,
         adopt: v.adopt,
         secretKeys: Array.isArray(v.secretKeys) ? (v.secretKeys as string[]) : [],
-        verifyLines: [...gate.lines, ...confirm.lines],
+        verifyLines: [...gate.lines, ...confirm.lines, ...rolloutLines],
       });
     }).filter((p) => !(resolved.problems.length > 0 && p.startsWith("no sysctls"))),
   );
@@ -230,12 +231,23 @@ export class NetTuning extends pulumi.ComponentResource {
   public readonly hostKeyFingerprint!: pulumi.Output<string | undefined>;
   /** The verify gate's readings (before, right after the change, after the soak) and verdict in the last apply; undefined without `verify`. */
   public readonly verification!: pulumi.Output<Verification | undefined>;
+  /**
+   * What happened on the host in the last run: `"applied"`; inside a rollout (created with the `ctx.opts` of
+   * `rollout`) also `"refused"` (the host's checks refused it, nothing changed), `"failed"` (rolled back), `"rolledBack"`
+   * (by the verify gate) or `"unconfirmed"` (the host reverted it: its confirm did not arrive). Outside a rollout a
+   * failure fails the resource instead. Not stored in state (the -apply child's report holds it).
+   */
+  public readonly status!: pulumi.Output<string>;
 
   constructor(name: string, args: NetTuningArgs, opts?: pulumi.ComponentResourceOptions) {
     // Args are deliberately not passed to super(): connection may hold secrets and component args are stored in state.
     super("net-tuning:index:NetTuning", name, {}, opts);
     const owner = ownerFor(name);
     const a = (args ?? {}) as NetTuningArgs;
+    const mark = rolloutOf(opts);
+    // inside a rollout: the result its budget check reads (settled once the children are wired)
+    const deferred = mark ? deferRolloutResult(this) : undefined;
+    const rollout = mark ? { ...mark, settle: deferred!.settle } : undefined;
     // the keys whose values are Pulumi secrets (one Output for them all; none, plainly, for plain sysctls)
     const values = [a.sysctls, a.profile, a.profiles, a.fileName, a.persist, a.restoreOnDelete, a.become, a.bootOverride, a.acknowledge, a.adopt, a.verify, a.confirm, secretKeysOf(a.sysctls)] as const;
     const named = (v: readonly unknown[]) => {
@@ -257,7 +269,7 @@ export class NetTuning extends pulumi.ComponentResource {
     // the children get plain values, not Outputs of them: the same registered inputs, fewer Output chains per resource
     // (each costs some 20 to 60 promises; 1,000 hosts show them). Values known only later are validated in one Output,
     // once, and the children are registered only once it is valid (an invalid one is one error: checkArgs).
-    const checked = checkArgs(this, name, `NetTuning "${name}"`, a, ALL_ARGS, [...values], (v, extra) => validate(name, owner, named(v), extra), logPlan);
+    const checked = checkArgs(this, name, `NetTuning "${name}"`, a, ALL_ARGS, [...values], (v, extra) => validate(name, owner, named(v), extra, rollout ? [ON_FAILURE_REPORT] : []), logPlan);
     const early = checked.early;
     const { become, restoreOnDelete } = becomeAndRestore(a);
     // adopted files' bytes stay in Pulumi state while the -restore stdin stays within 8 KiB (fitAdopted); the others
@@ -277,10 +289,10 @@ export class NetTuning extends pulumi.ComponentResource {
     };
     const wired = whenValid(checked, (plan, known) => {
       const p = plan as SysctlPlan & pulumi.Output<SysctlPlan>; // a value (early) or the Output (its properties lifted)
-      const live = liveReadIfOn(this, `NetTuning "${name}"`, "sysctl", owner.id, a.connection, p.values, a.livePreview, { secretKeys: known?.secretKeys, plan: p.stdin });
+      const live = liveReadIfOn(this, `NetTuning "${name}"`, "sysctl", owner.id, a.connection, p.values, a.livePreview, { secretKeys: known?.secretKeys, plan: p.stdin, after: rollout?.passed });
       // a plan not known yet (a preview) counts as secret: nothing of a preview is stored
       const secret = known ? known.secretKeys.length > 0 : true;
-      const report = applyAndRestore(this, name, "sysctl", { connection: a.connection, become, planOf: planValues, validated: early !== undefined, secret, confirm: confirmMayRun("sysctl", a) }, p.stdin, (r, stdinOf) =>
+      const report = applyAndRestore(this, name, "sysctl", { connection: a.connection, become, planOf: planValues, validated: early !== undefined, secret, confirm: confirmMayRun("sysctl", a), rollout }, p.stdin, (r, stdinOf) =>
         early && typeof restoreOnDelete === "boolean"
           ? restoreText(r, early.filePath, restoreOnDelete, stdinOf)
           : pulumi.all([p.filePath, restoreOnDelete]).apply(([filePath, restore]) => restoreText(r, filePath, restore, stdinOf)),
@@ -309,6 +321,7 @@ export class NetTuning extends pulumi.ComponentResource {
     lazyOutput(this, "filePath", () => pulumi.output(filePath));
     lazyOutput(this, "acknowledged", () => pulumi.output(acknowledged));
     lazyOutput(this, "verification", () => report.apply((r) => verificationOf(r)));
+    lazyOutput(this, "status", () => (deferred ? deferred.result.apply((r) => r.status) : report.apply((r): HostStatus => r.status ?? "applied")));
     const endpoint = outputsOfEveryResource(this, a.connection, liveValue, driftValue, hostKeyValue);
     this.registerOutputs({ endpoint, filePath, warnings: this.warnings, acknowledged, live: liveValue, drift: driftValue, hostKeyFingerprint: hostKeyValue });
   }

@@ -15,6 +15,7 @@ import { Become, commonProblems, inputError, problemsOf } from "./validation";
 import { BootOverride } from "./netTuning";
 import { verificationOf, verifyPlan, type VerifyArgs } from "./verify";
 import type { Verification } from "../provider/counters/gate";
+import { deferRolloutResult, ON_FAILURE_REPORT, rolloutOf, type HostStatus } from "./rollout";
 import { confirmMayRun, confirmPlan, type ConfirmArgs } from "./confirm";
 
 // The settings' interfaces are generated from the NIC spec (provider/nic/spec.ts) by `npm run gen`.
@@ -111,7 +112,7 @@ const ARG_NAMES: readonly string[] = ["connection", ...SETTINGS, ...OTHER_ARGS];
 const ALL_ARGS: readonly string[] = [...ARG_NAMES, "livePreview"];
 
 /** Every problem of the resolved arguments, or the plan. */
-function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<string, unknown>, extra: string[] = []): NicPlan {
+function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<string, unknown>, extra: string[] = [], rolloutLines: string[] = []): NicPlan {
   const problems = commonProblems({ become: v.become, booleans: { restoreOnDelete: v.restoreOnDelete } });
   problems.push(...extra);
   const preset = resolvePreset(v.preset);
@@ -148,7 +149,7 @@ function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<st
     ),
   );
   if (problems.length > 0 || !plan) throw inputError(`NicQueues "${name}"`, problems, ALL_ARGS);
-  return { ...plan, stdin: `${plan.stdin}${[...boot.lines, ...rc.lines, ...gate.lines, ...confirm.lines].map((l) => `${l}\n`).join("")}` };
+  return { ...plan, stdin: `${plan.stdin}${[...boot.lines, ...rc.lines, ...gate.lines, ...confirm.lines, ...rolloutLines].map((l) => `${l}\n`).join("")}` };
 }
 
 /**
@@ -182,12 +183,22 @@ export class NicQueues extends pulumi.ComponentResource {
   public readonly hostKeyFingerprint!: pulumi.Output<string | undefined>;
   /** The verify gate's readings (before, right after the change, after the soak) and verdict in the last apply; undefined without `verify`. */
   public readonly verification!: pulumi.Output<Verification | undefined>;
+  /**
+   * What happened on the host in the last run: `"applied"`; inside a rollout (created with the `ctx.opts` of
+   * `rollout`) also `"refused"`, `"failed"`, `"rolledBack"` or `"unconfirmed"` (see NetTuning's `status`). Outside a
+   * rollout a failure fails the resource instead.
+   */
+  public readonly status!: pulumi.Output<string>;
 
   constructor(name: string, args: NicQueuesArgs, opts?: pulumi.ComponentResourceOptions) {
     // Args are deliberately not passed to super(): connection may hold secrets and component args are stored in state.
     super("net-tuning:index:NicQueues", name, {}, opts);
     const owner = ownerFor(name);
     const a = (args ?? {}) as NicQueuesArgs;
+    const mark = rolloutOf(opts);
+    // inside a rollout: the result its budget check reads (settled once the children are wired)
+    const deferred = mark ? deferRolloutResult(this) : undefined;
+    const rollout = mark ? { ...mark, settle: deferred!.settle } : undefined;
     const names = [...SETTINGS, ...OTHER_ARGS];
     const values: unknown[] = names.map((k) => a[k]);
     const named = (v: unknown[]): Record<string, unknown> => {
@@ -210,14 +221,14 @@ export class NicQueues extends pulumi.ComponentResource {
     };
     // Plain arguments (`early`): validated now and wired with plain values; values known only later: validated once,
     // the children registered only once valid (see NetTuning and checkArgs).
-    const checked = checkArgs(this, name, `NicQueues "${name}"`, a, ALL_ARGS, values, (v, extra) => validate(name, owner, named(v), extra), logPlan);
+    const checked = checkArgs(this, name, `NicQueues "${name}"`, a, ALL_ARGS, values, (v, extra) => validate(name, owner, named(v), extra, rollout ? [ON_FAILURE_REPORT] : []), logPlan);
     const early = checked.early;
     const { become, restoreOnDelete } = becomeAndRestore(a);
     const restoreText = (r: HostReport, iface: string, restore: boolean) => renderNicRestoreStdin(owner, iface, r.previous, restore) + rcAdoptedRestoreNote(r.extra["rc-adopted"]);
     const wired = whenValid(checked, (plan) => {
       const p = plan as NicPlan & pulumi.Output<NicPlan>; // a value (early) or the Output (its properties lifted)
-      const live = liveReadIfOn(this, `NicQueues "${name}"`, "nic", owner.id, a.connection, p.settings, a.livePreview, { plan: p.stdin });
-      const report = applyAndRestore(this, name, "nic", { connection: a.connection, become, validated: early !== undefined, confirm: confirmMayRun("nic", a) }, p.stdin, (r) =>
+      const live = liveReadIfOn(this, `NicQueues "${name}"`, "nic", owner.id, a.connection, p.settings, a.livePreview, { plan: p.stdin, after: rollout?.passed });
+      const report = applyAndRestore(this, name, "nic", { connection: a.connection, become, validated: early !== undefined, confirm: confirmMayRun("nic", a), rollout }, p.stdin, (r) =>
         early && typeof restoreOnDelete === "boolean"
           ? restoreText(r, early.request.interface, restoreOnDelete)
           : pulumi.all([p.request.interface, restoreOnDelete]).apply(([iface, restore]) => restoreText(r, iface, restore)),
@@ -235,6 +246,7 @@ export class NicQueues extends pulumi.ComponentResource {
     lazyOutput(this, "applied", refusalGate(this, () => report.applied));
     lazyOutput(this, "previous", () => report.previous);
     lazyOutput(this, "verification", () => report.apply((r) => verificationOf(r, true)));
+    lazyOutput(this, "status", () => (deferred ? deferred.result.apply((r) => r.status) : report.apply((r): HostStatus => r.status ?? "applied")));
     const endpoint = outputsOfEveryResource(this, a.connection, liveValue, driftValue, hostKeyValue);
     this.registerOutputs({ endpoint, persistedAs: this.persistedAs, warnings: this.warnings, live: liveValue, drift: driftValue, hostKeyFingerprint: hostKeyValue });
   }

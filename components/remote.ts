@@ -34,7 +34,7 @@ export function registeredConnection(c: ConnectionInput): RegisteredConnection {
 }
 
 /** The package's options for its remote resources, merged as its classes merge them. */
-function packageOptions(opts: pulumi.CustomResourceOptions | undefined): pulumi.CustomResourceOptions {
+export function packageOptions(opts: pulumi.CustomResourceOptions | undefined): pulumi.CustomResourceOptions {
   let o = pulumi.mergeOptions({ version: COMMAND_VERSION }, opts ?? {});
   o = pulumi.mergeOptions(o, { additionalSecretOutputs: ["connection"] });
   return pulumi.mergeOptions(o, { replaceOnChanges: ["triggers[*]"] });
@@ -60,10 +60,11 @@ export interface RemoteCommandArgs {
 /** A `command:remote:Command` with an Output for each key set in its arguments, plus `stdout`. */
 export class RemoteCommand extends pulumi.CustomResource {
   declare readonly stdout: pulumi.Output<string>;
+  declare readonly stderr: pulumi.Output<string>;
   declare readonly stdin: pulumi.Output<string | undefined>;
 
   constructor(name: string, args: RemoteCommandArgs, opts?: pulumi.CustomResourceOptions) {
-    super("command:remote:Command", name, { ...defined(args), stdout: undefined }, packageOptions(opts));
+    super("command:remote:Command", name, { ...defined(args), stdout: undefined, stderr: undefined }, packageOptions(opts));
   }
 }
 

@@ -19,7 +19,19 @@ export interface HostReport {
   appliedKeys?: string[];
   /** The verify gate's lines (`verify<TAB>…`, the rest of each line; provider/counters/gate.ts gateResult), when gated. */
   verify?: string[];
+  /**
+   * Inside a rollout (plan line `@on-failure report`), a run that failed but left the host as it was: what happened
+   * (the `status` line after `end`). The report is then the one of the resource's last commit (runtime.sh nt_tolerate).
+   */
+  status?: "refused" | "failed" | "rolledBack" | "unconfirmed";
+  /**
+   * The plan of the run that printed a kept report (its `plan-value` lines, in plan order): a report printed again by
+   * a later run (`status`) is completed from them, not from that later run's plan.
+   */
+  reportPlan?: { keys: string[]; values: Record<string, string> };
 }
+
+const STATUSES = new Set(["refused", "failed", "rolledBack", "unconfirmed"]);
 
 /** Whether the host reported gzip and base64: its -restore stdin (and adopted bytes in it) are stored compressed. */
 export function hostCompresses(r: HostReport): boolean {
@@ -38,6 +50,10 @@ export function parseReport(stdout: string): HostReport {
   for (const line of lines.slice(end + 1)) {
     const [tag, ...rest] = line.split("\t");
     if (tag === "host") report.hostTools = rest.join("\t").split(" ").filter(Boolean);
+    else if (tag === "status") {
+      if (!STATUSES.has(rest[0] ?? "")) throw new Error(`pulumi-net-tuning: the host program reported an unknown status ${JSON.stringify(rest[0])}`);
+      report.status = rest[0] as HostReport["status"];
+    }
   }
   for (const line of lines.slice(start + 1)) {
     if (line === "end") break;
@@ -47,6 +63,11 @@ export function parseReport(stdout: string): HostReport {
     else if (tag === "unread") (report.unread ??= []).push(rest.join("\t"));
     else if (tag === "warning") report.warnings.push(rest.join("\t"));
     else if (tag === "verify") (report.verify ??= []).push(rest.join("\t"));
+    else if (tag === "plan-value") {
+      const p = (report.reportPlan ??= { keys: [], values: {} });
+      p.keys.push(rest[0]);
+      p.values[rest[0]] = rest.slice(1).join("\t");
+    }
     else if (tag) report.extra[tag] = rest.join("\t");
   }
   return report;

@@ -64,8 +64,11 @@ export interface ConvergedRecord {
 /** One resource's part of the answer. */
 export interface LiveSection {
   record?: ConvergedRecord;
-  /** none: no record; gone: no record, but the owner's journal exists (applied here before: the record was removed). */
-  recordState: "ok" | "none" | "gone" | "unreadable";
+  /**
+   * none: no record; gone: no record, but the owner's journal exists (applied here before: the record was removed);
+   * failed: no record, but a first apply inside a rollout failed here (runtime.sh nt_tolerate's marker): run it again.
+   */
+  recordState: "ok" | "none" | "gone" | "unreadable" | "failed";
   /** key → value on the host now (whitespace collapsed). */
   values: Record<string, string>;
   /** Keys the host lacks (sysctl: no /proc/sys file). */
@@ -128,6 +131,7 @@ export function parseLiveRead(stdout: string): Record<string, LiveSection> {
     } else if (line === "!record-unreadable") s.recordState = "unreadable";
     else if (line === "!no-record") s.recordState = "none";
     else if (line === "!no-record journal") s.recordState = "gone";
+    else if (line === "!no-record failed") s.recordState = "failed";
     else if (line.startsWith("|") && s.record) {
       const f = line.slice(1).split("\t");
       if (f[0] === "plan" && /^[0-9a-f]{64}$/.test(f[1] ?? "")) s.record.plan = f[1];
@@ -204,10 +208,13 @@ export function driftOf(s: LiveSection): DriftItem[] {
  *   inputs on a failed update, checked against the real provider, testkit/cli/README.md.) A token derived from the
  *   record would be the one the state already holds: random, so the apply runs; it records the token, and the next
  *   preview proposes it again;
+ * - a first apply that failed inside a rollout (recordState "failed": it exited 0 with a status, so the state holds its
+ *   plan): a fresh random token, so the next `up` runs it again (a failed update needs nothing: its record names the
+ *   old plan);
  * - no record and no journal (never applied here: a create), or a record this user cannot read: "0".
  */
 export function repairToken(s: LiveSection, drift: DriftItem[] = driftOf(s), plan?: string): string {
-  if (!s.record) return s.recordState === "gone" ? randomBytes(8).toString("hex") : NO_TOKEN;
+  if (!s.record) return s.recordState === "gone" || s.recordState === "failed" ? randomBytes(8).toString("hex") : NO_TOKEN;
   if (plan !== undefined && s.record.plan !== undefined && s.record.plan !== plan) return randomBytes(8).toString("hex");
   if (drift.length === 0) return s.record.token;
   const text = [s.record.token, ...drift.map((d) => `${d.key}\t${d.live}`).sort()].join("\n");
@@ -281,6 +288,7 @@ export function renderLive(
   for (const u of c.unknown) lines.push(`  ${u.key}: ${u.why}`);
   if (recordState === "unreadable") lines.push(`  the record of the last apply (${CONVERGED_DIR}) is not readable by this user: drift is not checked`);
   // a record removed (by hand, a host restored from an image) while the journal of originals stayed
+  if (recordState === "failed") lines.push(`  its first apply failed on this host inside a rollout (nothing was changed): pulumi up runs it again`);
   if (recordState === "gone") lines.push(`  the record of this resource's last apply is gone from the host (${CONVERGED_DIR}), its journal of originals is there: pulumi up applies it in full`);
   if (drift.length === 0) return { info: lines.join("\n") };
   const w = [`${resource} on ${host}: drift since its last apply: ${drift.length} setting${drift.length === 1 ? "" : "s"} or file${drift.length === 1 ? "" : "s"} changed on the host; pulumi up puts the declared state back`];

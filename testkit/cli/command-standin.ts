@@ -31,6 +31,7 @@
  * How this was checked against the real provider built from a snapshot: testkit/cli/README.md. The tests that need
  * the real plugin run with NT_COMMAND_PROVIDER=/path/to/pulumi-resource-command instead (testkit/cli/index.ts).
  */
+import { spawn } from "child_process";
 import * as crypto from "crypto";
 import * as fs from "fs";
 import * as path from "path";
@@ -43,6 +44,7 @@ const ARCHIVE_SIG = "0def7320c3a5731c473e5ecbe6d01bc7";
 const SIG = "4dabf18193072939515e22adb298388d";
 const COMMAND = "command:remote:Command";
 const COPY = "command:remote:CopyToRemote";
+const LOCAL = "command:local:Command";
 
 type Props = Record<string, unknown>;
 
@@ -154,6 +156,39 @@ async function run(urn: string, props: Props, cmd: string, prev: { stdout?: unkn
   return { stdout: out.stdout, stderr: out.stderr };
 }
 
+/**
+ * A `command:local:Command` as pulumi-command v1.2.1 runs it (provider/pkg/provider/local/commandOutputs.go `run`): the
+ * interpreter (default /bin/sh -c) with the command as its last argument, in the program's directory, the provider's
+ * environment plus `environment` and (unless addPreviousOutputInEnv is false) the previous stdout/stderr when not
+ * empty; the output logged line by line as `logging` says; a failure is `exit status N: running "<command>":` and the
+ * output (stdout and stderr as they came); stdout and stderr stored with one trailing newline trimmed.
+ */
+async function runLocal(urn: string, props: Props, cmd: string, prev: { stdout?: unknown; stderr?: unknown }): Promise<{ stdout: string; stderr: string }> {
+  const p = reveal(props) as Props;
+  const interp = Array.isArray(p.interpreter) && p.interpreter.length > 0 ? (p.interpreter as string[]) : ["/bin/sh", "-c"];
+  const env: NodeJS.ProcessEnv = { ...process.env, ...((p.environment as Record<string, string> | undefined) ?? {}) };
+  if (p.addPreviousOutputInEnv !== false) {
+    if (typeof prev.stdout === "string" && prev.stdout !== "") env.PULUMI_COMMAND_STDOUT = prev.stdout;
+    if (typeof prev.stderr === "string" && prev.stderr !== "") env.PULUMI_COMMAND_STDERR = prev.stderr;
+  }
+  const out = await new Promise<{ code: number | null; stdout: string; stderr: string; both: string }>((resolve) => {
+    const c = spawn(interp[0], [...interp.slice(1), cmd], { cwd: typeof p.dir === "string" ? p.dir : process.cwd(), env, stdio: [typeof p.stdin === "string" && p.stdin ? "pipe" : "ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    let both = "";
+    c.stdout!.on("data", (d) => ((stdout += d.toString()), (both += d.toString())));
+    c.stderr!.on("data", (d) => ((stderr += d.toString()), (both += d.toString())));
+    if (c.stdin && typeof p.stdin === "string") c.stdin.end(p.stdin);
+    c.on("error", (e) => resolve({ code: 127, stdout, stderr: `${stderr}${e.message}`, both: `${both}${e.message}` }));
+    c.on("close", (code) => resolve({ code, stdout, stderr, both }));
+  });
+  const logging = typeof p.logging === "string" ? p.logging : "stdoutAndStderr";
+  const logged = logging === "stdoutAndStderr" ? out.both : logging === "stdout" ? out.stdout : logging === "stderr" ? out.stderr : "";
+  for (const line of scanLines(logged)) await log(urn, "info", line, true);
+  if (out.code !== 0) throw new Error(`exit status ${out.code}: running ${JSON.stringify(cmd)}:\n${out.both}`);
+  return { stdout: out.stdout.replace(/\n$/, ""), stderr: out.stderr.replace(/\n$/, "") };
+}
+
 async function copy(urn: string, props: Props): Promise<void> {
   const p = reveal(props) as Props;
   const src = p.source as Props | undefined;
@@ -195,10 +230,11 @@ const provider: Provider = {
       await copy(urn, inputs);
       return { id: hex8(), outs: inputs };
     }
-    if (typeOf(urn) !== COMMAND) throw new Error(`stand-in: unknown resource type ${typeOf(urn)}`);
+    if (typeOf(urn) !== COMMAND && typeOf(urn) !== LOCAL) throw new Error(`stand-in: unknown resource type ${typeOf(urn)}`);
     const id = `${urn.split("::").pop()}${hex8()}`;
     const create = (reveal(inputs) as Props).create;
-    const res = typeof create === "string" ? await run(urn, inputs, create, {}) : { stdout: "", stderr: "" };
+    const runner = typeOf(urn) === LOCAL ? runLocal : run;
+    const res = typeof create === "string" ? await runner(urn, inputs, create, {}) : { stdout: "", stderr: "" };
     return { id, outs: { ...inputs, ...res } };
   },
   async update(_id, urn, olds, news) {
@@ -209,13 +245,14 @@ const provider: Provider = {
     const n = reveal(news) as Props;
     const cmd = typeof n.update === "string" ? n.update : typeof n.create === "string" ? n.create : undefined;
     const prev = { stdout: (reveal(olds) as Props).stdout, stderr: (reveal(olds) as Props).stderr };
-    const res = cmd === undefined ? { stdout: String(prev.stdout ?? ""), stderr: String(prev.stderr ?? "") } : await run(urn, news, cmd, prev);
+    const runner = typeOf(urn) === LOCAL ? runLocal : run;
+    const res = cmd === undefined ? { stdout: String(prev.stdout ?? ""), stderr: String(prev.stderr ?? "") } : await runner(urn, news, cmd, prev);
     return { outs: { ...news, ...res } };
   },
   async delete(_id, urn, props) {
-    if (typeOf(urn) !== COMMAND) return;
+    if (typeOf(urn) !== COMMAND && typeOf(urn) !== LOCAL) return;
     const p = reveal(props) as Props;
-    if (typeof p.delete === "string") await run(urn, props, p.delete, { stdout: p.stdout, stderr: p.stderr });
+    if (typeof p.delete === "string") await (typeOf(urn) === LOCAL ? runLocal : run)(urn, props, p.delete, { stdout: p.stdout, stderr: p.stderr });
   },
 };
 
@@ -297,7 +334,7 @@ type DiffCall = {
   };
 };
 /** The keys of the inputs (a state's other keys are outputs): for an engine that sends no old inputs. */
-const INPUT_KEYS = ["triggers", "create", "update", "delete", "stdin", "logging", "connection", "environment", "addPreviousOutputInEnv", "source", "remotePath"];
+const INPUT_KEYS = ["triggers", "create", "update", "delete", "stdin", "logging", "connection", "environment", "addPreviousOutputInEnv", "source", "remotePath", "interpreter", "dir"];
 
 /** infer's Diff (no CustomDiff): the detailed diff, the changed keys, a replace for the path `triggers` only. */
 function diffHandler(call: DiffCall, callback: (err: unknown, resp?: unknown) => void): void {

@@ -126,8 +126,59 @@ nt_die() {
   else
     nt_msg "$*"
   fi
+  case $nt_code in 1 | 4) nt_s=failed ;; 2) nt_s=refused ;; 7) nt_s=unconfirmed ;; *) nt_s='' ;; esac
+  if [ -n "$nt_s" ] && nt_tolerate "$nt_s"; then nt_code=0; fi
   nt_cleanup
   exit "$nt_code"
+}
+
+# ---------------------------------------------------------------------------------------- rollout (issue #34)
+# Plan line "@on-failure report" (components/rollout.ts: a resource inside a rollout): a run that failed but left the
+# host exactly as it was before it (a preflight refusal, a complete rollback, a failed verify gate, a held plan) exits
+# 0 and prints the report of this resource's last commit (kept in $NT_STATE/<owner id>.last, 0600, by nt_last_write)
+# followed by "status<TAB>failed|refused|rolledBack|unconfirmed". Its message still goes to stderr. So Pulumi records
+# a result and goes on (the rollout's budget check counts it), and the -restore child's originals are computed from
+# the same report as before (nothing lost). Not tolerated (the run fails as outside a rollout): a rollback that could
+# not undo everything, a confirm, an update with no kept report (none was written since the resource joined a
+# rollout), a create that finds a journal but no kept report. A create with nothing on the host reports an empty
+# report and leaves the marker <owner id>.failed, which the live read reports, so the next `up` runs it again (an
+# update finds its record's plan differs from the declared one).
+nt_tolerate() { # STATUS
+  [ "${NT_ON_FAILURE:-}" = report ] && [ -z "${NT_UNDO_FAILED:-}" ] && [ -z "$NT_CONFIRMING" ] || return 1
+  case ${NT_PHASE:-} in restore* | revert) return 1 ;; esac
+  [ -n "${NT_STATE:-}" ] && [ -n "${NT_OWNER_ID:-}" ] || return 1
+  ntt_f=$NT_STATE/$NT_OWNER_ID.last ntt_r=''
+  if [ -f "$ntt_f" ]; then
+    ntt_first='' ntt_last=''
+    while IFS= read -r ntt_l; do [ -n "$ntt_first" ] || ntt_first=$ntt_l; ntt_last=$ntt_l; ntt_r=$ntt_r$ntt_l$NT_NL; done < "$ntt_f" || return 1
+    # (a kept report cut short is not printed: the run fails as outside a rollout)
+    [ "$ntt_first" = 'net-tuning-report v1' ] && [ "$ntt_last" = end ] || return 1
+  elif [ "${NT_APPLY_MODE:-}" = create ] && [ ! -e "$NT_JOURNAL" ] && [ -d "$NT_STATE" ]; then
+    { : > "$NT_STATE/$NT_OWNER_ID.failed"; } 2>/dev/null || return 1
+    ntt_r="net-tuning-report v1${NT_NL}end$NT_NL"
+  else
+    return 1
+  fi
+  printf '%sstatus\t%s\n' "$ntt_r" "$1" 2>/dev/null
+  return 0
+}
+# After a commit in a rollout: the report nt_tolerate prints when a later run fails (without its warnings, gate and
+# confirm lines, which belong to this run; with the plan's values for a report that leaves out those read back as
+# planned: "plan-value" lines, so the component completes it without this run's plan).
+nt_last_write() {
+  { while IFS= read -r nt_l; do
+      case $nt_l in end) break ;; warning"$NT_TAB"* | verify"$NT_TAB"* | confirm"$NT_TAB"*) continue ;; esac
+      printf '%s\n' "$nt_l"
+    done < "$NT_TMP/report"
+    if [ "${NT_REPORT_SAME:-}" = omit ]; then
+      nt_lines desired; nt_ifs=$IFS; IFS=$NT_NL; set -f
+      for nt_l in $NT_LINES; do IFS=$nt_ifs; set +f; nt_kv "$nt_l"; printf 'plan-value\t%s\t%s\n' "$nt_k" "$nt_v"; done
+      IFS=$nt_ifs; set +f
+    fi
+    printf 'end\n'
+  } > "$NT_TMP/last" || nt_tmp_full
+  nt_write_atomic "$NT_STATE/$NT_OWNER_ID.last" "$NT_TMP/last" 0600 || nt_warn "cannot write $NT_STATE/$NT_OWNER_ID.last on $NT_HOSTNAME: a later failed run of this resource in its rollout fails its update instead of reporting a status"
+  [ ! -e "$NT_STATE/$NT_OWNER_ID.failed" ] || rm -f "$NT_STATE/$NT_OWNER_ID.failed"
 }
 
 nt_restored_so_far() {
@@ -296,6 +347,7 @@ nt_parse_plan() {
           generation) case "$nt_value" in ''|*[!A-Za-z0-9-]*) nt_die 5 "invalid generation '$nt_value'" ;; esac; NT_RESTORE_GEN=$nt_value ;;
           verify-*) nt_gate_directive "$nt_name" "$nt_value" || nt_die 5 "invalid plan line @$nt_name $nt_value" ;;
           confirm) nt_confirm_directive "$nt_value" || nt_die 5 "invalid plan line @confirm $nt_value" ;;
+          on-failure) [ "$nt_value" = report ] || nt_die 5 "invalid plan line @on-failure $nt_value"; NT_ON_FAILURE=report ;;
           *) kind_directive "$nt_name" "$nt_value" || nt_die 5 "unknown plan directive @$nt_name (plan written by a newer pulumi-net-tuning?)" ;;
         esac ;;
       ''|'#'*) ;;
@@ -340,8 +392,10 @@ nt_lock() {
     fi
     if [ "$nt_i" -gt "$nt_max" ]; then
       nt_msg "another pulumi-net-tuning run holds $NT_LOCKFILE on $NT_HOSTNAME for more than $((nt_max / 2)) s; nothing was changed: retry later"
+      nt_rc=4
+      if nt_tolerate failed; then nt_rc=0; fi
       nt_cleanup
-      exit 4
+      exit $nt_rc
     fi
     sleep 0.5 2>/dev/null || sleep 1
   done
@@ -388,8 +442,10 @@ nt_problems_exit() {
   [ "$NT_PROBLEMS" = 0 ] && return 0
   nt_msg "preflight refused the change on $NT_HOSTNAME ($(uname -r)): $NT_PROBLEMS problem(s), nothing was changed:"
   { while IFS= read -r nt_l; do printf "%s\n" "$nt_l"; done < "$NT_TMP/problems"; } >&2
+  nt_rc=2
+  if nt_tolerate refused; then nt_rc=0; fi
   nt_cleanup
-  exit 2
+  exit $nt_rc
 }
 
 # nt_want KEY VALUE: adds a desired setting (and keeps the index of $NT_TMP/desired, once built, in step). A kind that
@@ -973,8 +1029,10 @@ nt_gate_fail() {
   nt_outcome
   [ -n "$NT_UNDO_FAILED" ] || NT_OUTCOME="the change was rolled back on $NT_HOSTNAME:${NT_UNDONE%,} (each read back); nothing was persisted (no file written, the journal as before)"
   nt_msg "verify gate failed on $NT_HOSTNAME after a soak of $NT_GATE_SOAK s:${ntg_bad%;}$NT_NL$(printf '  %-32s %14s %14s %14s  %s' name before after limit verdict)$ntg_t$NT_NL$NT_OUTCOME"
+  ntg_rc=1
+  if nt_tolerate rolledBack; then ntg_rc=0; fi
   nt_cleanup
-  exit 1
+  exit $ntg_rc
 }
 nt_gate_cleanup() { # the soak's sleep (interrupted) and lock marker
   [ -z "$NT_SLEEP" ] || kill "$NT_SLEEP" 2>/dev/null
@@ -1297,6 +1355,7 @@ nt_apply_main() {
   NT_GATE_SPEC='' NT_GATE_SOAK='' NT_GATE_FILES='' NT_GATE_IFS='' NT_GATE_REPORT='' NT_UNDONE='' NT_SLEEP='' NT_SOAKMARK=''
   # the confirmed apply: NT_CONFIRM from "@confirm" (nt_confirm_directive), NT_ARMED once this run armed a revert
   NT_CONFIRM='' NT_ARMED=0 NT_PEND_NEW=0 NT_CTOKEN='' NT_CDEADLINE=''
+  NT_ON_FAILURE='' # "report" inside a rollout (nt_tolerate)
   nt_init
   nt_index desired # empty here, kept in step by nt_want while the plan is read (no read of the file)
   nt_read_stdin framed
@@ -1314,6 +1373,9 @@ nt_apply_main() {
   # An update means this resource was applied here before: without its journal (host rebuilt, /var/lib/pulumi-net-tuning
   # removed) the values found now may be its own, and recording them as originals would make a delete leave the host
   # tuned. The originals are in Pulumi state (the -restore child): the recovery restores them, then creates anew.
+  # (a first apply that failed inside a rollout left its marker and nothing else: its next run, an update for Pulumi, is
+  # that create again: nt_tolerate)
+  if [ "$NT_APPLY_MODE" = update ] && [ "$NT_J_FORMAT" = none ] && [ -f "$NT_STATE/$NT_OWNER_ID.failed" ]; then NT_APPLY_MODE=create; fi
   if [ "$NT_APPLY_MODE" = update ] && [ "$NT_J_FORMAT" = none ]; then
     # the exact command that finds this resource's URN (provider/host/programs.ts urnLookup): the owner label is
     # project/stack/name, the type follows from the kind (after "::", or after "$" when it is a child of a component
@@ -1439,6 +1501,7 @@ nt_apply_main() {
   printf '%s' "$NT_GOTS" >> "$NT_TMP/got" || nt_tmp_full
   case $NT_IXS in *" $NT_TMP/got:"*) ;; *) nt_index got ;; esac # the report's values (final)
   nt_report "$NT_TMP/journal.final"
+  [ "$NT_ON_FAILURE" != report ] || nt_last_write
   nt_converged_write
   nt_cleanup
   exit 0
@@ -1525,7 +1588,7 @@ nt_restore_main() {
     exit 0
   fi
   # an apply still waiting for its confirm: its reverter goes (the journal holds the originals), and a revert's record
-  nt_confirm_drop; rm -f "$NT_STATE/$NT_OWNER_ID.reverted"
+  nt_confirm_drop; rm -f "$NT_STATE/$NT_OWNER_ID.reverted" "$NT_STATE/$NT_OWNER_ID.last" "$NT_STATE/$NT_OWNER_ID.failed"
   { while IFS= read -r nt_l; do printf '%s\n' "$nt_l"; done < "$NT_TMP/j.keys"; } > "$NT_TMP/origs" || nt_die 1 "cannot copy the journal to $NT_TMP on $NT_HOSTNAME (/tmp full?); nothing was restored"
   if [ "$NT_J_FORMAT" = none ]; then
     nt_warn "the host's journal $NT_JOURNAL is missing; restoring the originals kept in Pulumi state"
@@ -1844,6 +1907,9 @@ nt_live_main() {
       # no record, but this owner's journal of originals: applied here before, its record removed (a read as root; the
       # 0700 state dir hides the journal from other users, whose read then says no record, like before any apply)
       printf '!no-record journal\n'
+    elif [ -e "$NT_ROOT/$ntl_kind/$ntl_id.failed" ]; then
+      # a first create that failed inside a rollout (nt_tolerate; a read as root): the next `up` runs it again
+      printf '!no-record failed\n'
     else
       printf '!no-record\n'
     fi

@@ -1,0 +1,179 @@
+/**
+ * The rollout helper (issue #34, "Rollout helper") under the real `pulumi` CLI on 10 lab hosts: a canary of 1, waves
+ * of 3, a failure budget of 1. Nothing is faked on the hosts: host 4 refuses the change (a later sysctl.d file sets the
+ * key to another value: its boot-order check) and host 6 fails it (a read-only /etc/sysctl.d: the file cannot be
+ * written, the engine rolls the value back).
+ *  - the first `up` applies the canary and wave 1 (host 4 refused: 1 failure, within the budget), wave 2 (host 6 failed:
+ *    2 failures), and its budget check halts: `up` fails, the log names every host's status, the hosts of wave 3 see no
+ *    SSH session; hosts 4 and 6 hold their original values;
+ *  - a second `up` runs hosts 4 and 6 again (they fail again), halts again, and wave 3 stays untouched;
+ *  - `resume` with the halt's id goes on: wave 3 applied, statuses in the stack outputs;
+ *  - hosts 4 and 6 fixed: the next `up` applies them (a first apply that failed is run again);
+ *  - an update that fails on an applied host (host 2) keeps its originals: destroy puts every host back as it was.
+ */
+import { CliProject, clearSessions, countKinds, logSessions, providerLabel, sessions, toolchain } from "../../testkit/cli";
+import type { LabHost } from "../../testkit/lab";
+import { useLab } from "../../testkit/jest";
+
+jest.setTimeout(900_000);
+
+const N = 10;
+let hosts: LabHost[] = [];
+useLab("clirollout", N, async (hs) => {
+  toolchain();
+  hosts = hs;
+  for (const h of hosts) await logSessions(h);
+});
+
+const PROGRAM = `"use strict";
+const pulumi = require("@pulumi/pulumi");
+const { NetTuning, rollout } = require("net-tuning");
+const cfg = new pulumi.Config();
+const privateKey = cfg.requireSecret("privateKey");
+const hosts = JSON.parse(cfg.require("hosts"));
+const verify = cfg.getObject("verify") || {}; // host name → a verify gate for that host
+const r = rollout(hosts, JSON.parse(cfg.require("rollout")), (h, ctx) =>
+  new NetTuning("web-" + h.name, {
+    connection: { host: h.host, port: h.port, user: h.user, privateKey },
+    sysctls: { "net.core.somaxconn": cfg.requireNumber("somaxconn") },
+    ...(verify[h.name] ? { verify: verify[h.name] } : {}),
+  }, ctx.opts));
+module.exports = { waves: r.waves, statuses: r.statuses, summary: r.summary };
+`;
+
+const SOMAX = "/proc/sys/net/core/somaxconn";
+const OVERRIDE = "/etc/sysctl.d/99-zz-local.conf";
+const label = (i: number) => `h${i + 1}`;
+const somax = async (h: LabHost) => (await h.exec(`cat ${SOMAX}`)).stdout.trim();
+/** What a destroy must give back on a host: the value, /etc/sysctl.d, the engine's state and records. */
+async function snapshot(h: LabHost): Promise<string> {
+  return (await h.exec(`cat ${SOMAX}; find /etc/sysctl.d -mindepth 1 -printf '%p %m %s\\n' | sort; cat /etc/sysctl.d/* 2>/dev/null | cksum; find /var/lib/pulumi-net-tuning /var/lib/pulumi-net-tuning-converged -name '*web*' 2>/dev/null | sort`)).stdout;
+}
+const readOnlySysctlD = (h: LabHost) => h.exec("mount --bind /etc/sysctl.d /etc/sysctl.d && mount -o remount,bind,ro /etc/sysctl.d");
+const writableSysctlD = (h: LabHost) => h.exec("umount /etc/sysctl.d");
+async function applySessions(): Promise<number[]> {
+  const out: number[] = [];
+  for (const h of hosts) out.push((await sessions(h)).filter((s) => s.kind !== "live-read").length);
+  return out;
+}
+async function clearAll(): Promise<void> {
+  for (const h of hosts) await clearSessions(h);
+}
+
+describe(`rollout helper, 10 hosts, real pulumi CLI + ${providerLabel()}`, () => {
+  let p: CliProject;
+  let originals: string[];
+  let before: string[];
+  let haltId = "";
+
+  beforeAll(async () => {
+    originals = await Promise.all(hosts.map(somax));
+    // host 4 holds a later sysctl.d file of its own (kept: not ours), host 6 a read-only /etc/sysctl.d
+    expect((await hosts[3].exec(`printf 'net.core.somaxconn = 777\\n' > ${OVERRIDE}`)).code).toBe(0);
+    before = await Promise.all(hosts.map(snapshot));
+    expect((await readOnlySysctlD(hosts[5])).code).toBe(0);
+    const c = hosts[0].connection("root");
+    p = new CliProject({
+      name: "rollout",
+      program: PROGRAM,
+      config: {
+        hosts: JSON.stringify(hosts.map((h, i) => ({ name: label(i), ...(({ host, port, user }) => ({ host, port, user }))(h.connection("root")) }))),
+        rollout: JSON.stringify({ canary: 1, waveSize: 3, maxFailures: 1, bakeSeconds: 1 }),
+        somaxconn: "2222",
+      },
+      secrets: { privateKey: c.privateKey },
+    });
+    await p.init();
+    await clearAll();
+  });
+  afterAll(async () => {
+    await writableSysctlD(hosts[5]).catch(() => undefined);
+    await writableSysctlD(hosts[1]).catch(() => undefined);
+    if (p) {
+      await p.destroy().catch(() => undefined);
+      p.remove();
+    }
+  });
+
+  it("halts after the wave that exceeds the fleet's budget; later waves see no session", async () => {
+    const r = await p.up({ skipPreview: true });
+    const out = r.stdout + r.stderr;
+    expect(r.code).not.toBe(0);
+    expect(out).toContain(`rollout "rollout" halted after wave 2: 2 host(s) not applied, the budget is 1 (maxFailures). Later waves were not started.`);
+    // every host named with its status, wave by wave
+    expect(out).toMatch(/canary {2}h1 {2}applied/);
+    expect(out).toMatch(/wave 1 {2}h4 {2}refused {2}.*99-zz-local\.conf/);
+    expect(out).toMatch(/wave 2 {2}h6 {2}failed {2}/);
+    for (const h of ["h2", "h3", "h5", "h7"]) expect(out).toMatch(new RegExp(`wave [12]  ${h}  applied`));
+    for (const h of ["h8", "h9", "h10"]) expect(out).toMatch(new RegExp(`wave 3  ${h}  not started`));
+    haltId = /resume: "(wave-2-[0-9a-f]{8})"/.exec(out)?.[1] ?? "";
+    expect(haltId).not.toBe("");
+    const now = await Promise.all(hosts.map(somax));
+    expect(now).toEqual(hosts.map((_, i) => ([0, 1, 2, 4, 6].includes(i) ? "2222" : originals[i])));
+    const s = await applySessions();
+    expect(s.slice(7)).toEqual([0, 0, 0]); // wave 3: not even a live read or an engine copy
+    for (const i of [7, 8, 9]) expect(await sessions(hosts[i])).toEqual([]);
+    for (const i of [3, 5]) expect(await snapshot(hosts[i])).toContain(`${originals[i]}\n`);
+  });
+
+  it("a second up runs the failed hosts again, halts again, and leaves wave 3 untouched", async () => {
+    await clearAll();
+    const r = await p.up({ skipPreview: true });
+    expect(r.code).not.toBe(0);
+    expect(r.stdout + r.stderr).toContain(`set resume: "${haltId}"`);
+    const applies = (await Promise.all(hosts.map(sessions))).map((l) => countKinds(l).apply ?? 0);
+    // hosts 4 and 6 (their first apply failed: the live read finds the marker) run again; the applied ones do not
+    expect(applies).toEqual([0, 0, 0, 1, 0, 1, 0, 0, 0, 0]);
+    for (const i of [7, 8, 9]) expect(await sessions(hosts[i])).toEqual([]);
+    expect(await Promise.all(hosts.slice(7).map(somax))).toEqual(originals.slice(7));
+  });
+
+  it("resume with the halt's id goes on; the statuses are stack outputs", async () => {
+    await p.setConfig("rollout", JSON.stringify({ canary: 1, waveSize: 3, maxFailures: 1, bakeSeconds: 1, resume: haltId }));
+    const r = await p.up({ skipPreview: true });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`rollout "rollout": every wave ran`);
+    expect(await Promise.all(hosts.slice(7).map(somax))).toEqual(["2222", "2222", "2222"]);
+    const o = await p.outputs();
+    expect(o.statuses).toEqual(Object.fromEntries(hosts.map((_, i) => [label(i), i === 3 ? "refused" : i === 5 ? "failed" : "applied"])));
+    expect(o.waves).toEqual([["h1"], ["h2", "h3", "h4"], ["h5", "h6", "h7"], ["h8", "h9", "h10"]]);
+  });
+
+  it("hosts fixed: the next up applies them", async () => {
+    expect((await hosts[3].exec(`rm ${OVERRIDE}`)).code).toBe(0);
+    expect((await writableSysctlD(hosts[5])).code).toBe(0);
+    await clearAll();
+    const r = await p.up({ skipPreview: true });
+    expect(r.code).toBe(0);
+    expect(await Promise.all(hosts.map(somax))).toEqual(hosts.map(() => "2222"));
+    expect((await p.outputs()).statuses).toEqual(Object.fromEntries(hosts.map((_, i) => [label(i), "applied"])));
+    expect(await applySessions()).toEqual([0, 0, 0, 1, 0, 1, 0, 0, 0, 0]);
+    // the checks after the waves that changed a host run again and bake; the canary's does not
+    expect(r.stdout).not.toMatch(/rollout-check-canary updat/);
+    for (const w of [1, 2]) {
+      const m = new RegExp(`rollout-check-wave-${w} updated \\((\\d+(?:\\.\\d+)?)(m?s)\\)`).exec(r.stdout);
+      expect(m).not.toBeNull();
+      expect(Number(m![1]) * (m![2] === "ms" ? 0.001 : 1)).toBeGreaterThanOrEqual(1);
+    }
+  });
+
+  it("an update that fails on one host and is rolled back by its gate on another keeps their originals; destroy gives every host back", async () => {
+    expect((await readOnlySysctlD(hosts[1])).code).toBe(0);
+    // host 3: a gate no host passes (its own SSH session is an established TCP connection): rolled back by the gate
+    await p.setConfig("verify", JSON.stringify({ h3: { soakSeconds: 1, maxLevel: { "Tcp.CurrEstab": 0 } } }));
+    await p.setConfig("rollout", JSON.stringify({ canary: 1, waveSize: 3, maxFailures: 2, bakeSeconds: 1 }));
+    await p.setConfig("somaxconn", "3333");
+    const r = await p.up({ skipPreview: true });
+    if (r.code !== 0) throw new Error(`up failed:\n${r.stdout}\n${r.stderr}`); // two failures: within the budget
+    expect(await Promise.all(hosts.map(somax))).toEqual(hosts.map((_, i) => (i === 1 || i === 2 ? "2222" : "3333")));
+    const st = (await p.outputs()).statuses as Record<string, string>;
+    expect([st.h2, st.h3]).toEqual(["failed", "rolledBack"]);
+    expect(r.stdout).toContain("verify gate failed on");
+    expect((await writableSysctlD(hosts[1])).code).toBe(0);
+    // host 4's own file back as it was at the start
+    expect((await hosts[3].exec(`printf 'net.core.somaxconn = 777\\n' > ${OVERRIDE}`)).code).toBe(0);
+    const d = await p.destroy();
+    expect(d.code).toBe(0);
+    expect(await Promise.all(hosts.map(snapshot))).toEqual(before);
+  });
+});
