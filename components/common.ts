@@ -291,11 +291,12 @@ function registerChildren(
  * line of the host's message, and a stamp of this run (a digest of both children's output: a host run again changes it).
  */
 function rolloutResult(report: pulumi.Output<HostReport>, apply: RemoteCommand, restore: RemoteCommand): pulumi.Output<RolloutResult> {
-  return pulumi.all([report, apply.stdout, apply.stderr, restore.stdout]).apply(([r, out, err, confirmed]) => {
+  return pulumi.all([report, apply.stdout, apply.stderr, restore.stdout, restore.stderr]).apply(([r, out, err, confirmed, confirmErr]) => {
     const unconfirmed = /(^|\n)status\tunconfirmed(\n|$)/.test(confirmed ?? "");
     const status: HostStatus = unconfirmed ? "unconfirmed" : (r.status ?? "applied");
-    // the host's message: its first problem when it lists some (a preflight refusal), else its first line
-    const lines = (err ?? "").split("\n");
+    // the host's message (the confirm's when it found the host reverted): its first problem when it lists some (a
+    // preflight refusal), else its first line
+    const lines = ((unconfirmed ? confirmErr : err) ?? "").split("\n");
     const problem = lines.find((l) => l.startsWith("  - "));
     const reason = status === "applied" ? "" : (problem ? problem.slice(4) : (lines.find((l) => l.startsWith("net-tuning: ")) ?? lines[0] ?? "").replace(/^net-tuning: /, ""));
     const stamp = createHash("sha256").update(`${out ?? ""}\u0000${confirmed ?? ""}`).digest("hex").slice(0, 12);

@@ -142,7 +142,7 @@ export function planWaves<T>(hosts: readonly T[], canary: number, size: number):
   return waves;
 }
 
-/** A halt's id: the wave and a digest of the failed hosts it counted (the `resume` that excuses exactly them). */
+/** A halt's id: the wave's index and a digest of the failed hosts it counted (the `resume` that excuses exactly them). */
 export function haltId(wave: number, failed: readonly string[]): string {
   return `wave-${wave}-${createHash("sha256").update([...failed].sort().join("\n")).digest("hex").slice(0, 8)}`;
 }
@@ -160,19 +160,26 @@ export interface HostResult {
  * excused by `resume` (the id of a halt at wave i excuses the failures of waves 0..i when they are exactly the ones it
  * counted), against the budget.
  */
-export function verdict(results: readonly HostResult[], wave: number, budget: number, resume?: string): { halt: boolean; id: string; counted: HostResult[]; excused: HostResult[] } {
+export function verdict(results: readonly HostResult[], wave: number, budget: number, resume?: string, hasCanary = true): { halt: boolean; id: string; counted: HostResult[]; excused: HostResult[] } {
+  // ids number the waves as messages do (waveName): from 0 with a canary, from 1 without
+  const first = hasCanary ? 0 : 1;
   const failed = results.filter((r) => r.wave <= wave && r.status !== "applied");
   let excused: HostResult[] = [];
   for (let i = 0; i <= wave && resume; i++) {
     const upTo = failed.filter((r) => r.wave <= i);
-    if (upTo.length > 0 && haltId(i, upTo.map((r) => r.label)) === resume) excused = upTo;
+    if (upTo.length > 0 && haltId(i + first, upTo.map((r) => r.label)) === resume) excused = upTo;
   }
   const counted = failed.filter((r) => !excused.includes(r));
-  return { halt: counted.length > budget, id: haltId(wave, failed.map((r) => r.label)), counted, excused };
+  return { halt: counted.length > budget, id: haltId(wave + first, failed.map((r) => r.label)), counted, excused };
 }
 
-/** The summary table: one line per host, wave by wave (`notStarted` for the waves after `wave`). */
-export function summaryTable(waves: readonly string[][], results: readonly HostResult[], wave: number): string {
+/** A wave's name in messages: "canary" for the first when there is one, else "wave N" counted from 1 after it. */
+export function waveName(w: number, hasCanary: boolean): string {
+  return hasCanary ? (w === 0 ? "canary" : `wave ${w}`) : `wave ${w + 1}`;
+}
+
+/** The summary table: one line per host, wave by wave (`not started` for the waves after `wave`). */
+export function summaryTable(waves: readonly string[][], results: readonly HostResult[], wave: number, hasCanary = true): string {
   const by = new Map(results.map((r) => [r.label, r]));
   const lines: string[] = [];
   waves.forEach((hosts, w) => {
@@ -180,7 +187,7 @@ export function summaryTable(waves: readonly string[][], results: readonly HostR
       const r = by.get(h);
       const status = w > wave ? "not started" : (r?.status ?? "unknown");
       const why = r && r.status !== "applied" && r.reason ? `  ${r.reason.split("\n")[0].slice(0, 240)}` : "";
-      lines.push(`  ${w === 0 ? "canary" : `wave ${w}`}  ${h}  ${status}${why}`);
+      lines.push(`  ${waveName(w, hasCanary)}  ${h}  ${status}${why}`);
     }
   });
   return lines.join("\n");
@@ -264,16 +271,16 @@ export function rollout<H>(hosts: readonly H[], options: RolloutOptions, make: (
       soFar.push(result);
     }
     const now = pulumi.all([...soFar]);
-    const checkName = `${name}-check-${w === 0 && canary > 0 ? "canary" : `wave-${w}`}`;
+    const checkName = `${name}-check-${waveName(w, canary > 0).replace(" ", "-")}`;
     const decided = now.apply((rs): { create: string; environment?: Record<string, string> } => {
-      const v = verdict(rs, w, budget, o.resume);
+      const v = verdict(rs, w, budget, o.resume, canary > 0);
       const stamp = createHash("sha256").update(rs.map((r) => `${r.label}\t${r.status}\t${r.stamp}`).join("\n")).digest("hex").slice(0, 16);
-      const table = summaryTable(waveLabels, rs, v.halt ? w : waves.length);
+      const table = summaryTable(waveLabels, rs, v.halt ? w : waves.length, canary > 0);
       if (v.halt) {
         const msg =
-          `rollout "${name}" halted after ${w === 0 && canary > 0 ? "the canary" : `wave ${w}`}: ${v.counted.length} host(s) not applied, the budget is ${budget} (maxFailures)` +
+          `rollout "${name}" halted after ${w === 0 && canary > 0 ? "the canary" : waveName(w, canary > 0)}: ${v.counted.length} host(s) not applied, the budget is ${budget} (maxFailures)` +
           `${v.excused.length ? ` (${v.excused.length} excused by resume)` : ""}. Later waves were not started.\n${table}\n` +
-          `Each \`pulumi up\` runs the failed hosts again and halts here while they fail. To go on anyway, set resume: "${v.id}".`;
+          `Each \`pulumi up\` runs the failed hosts again (a plan a host reverted is held until it changes) and halts here while they fail. To go on anyway, set resume: "${v.id}".`;
         // (a failed create stores nothing: the next `up` runs this check again)
         return { create: HALT, environment: { NET_TUNING_ROLLOUT_HALT: msg } };
       }

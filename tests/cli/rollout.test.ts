@@ -14,6 +14,9 @@
 import { CliProject, clearSessions, countKinds, logSessions, providerLabel, sessions, toolchain } from "../../testkit/cli";
 import type { LabHost } from "../../testkit/lab";
 import { useLab } from "../../testkit/jest";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
 
 jest.setTimeout(900_000);
 
@@ -32,11 +35,13 @@ const cfg = new pulumi.Config();
 const privateKey = cfg.requireSecret("privateKey");
 const hosts = JSON.parse(cfg.require("hosts"));
 const verify = cfg.getObject("verify") || {}; // host name → a verify gate for that host
+const confirm = cfg.getObject("confirm") || {}; // host name → a confirm for that host
 const r = rollout(hosts, JSON.parse(cfg.require("rollout")), (h, ctx) =>
   new NetTuning("web-" + h.name, {
-    connection: { host: h.host, port: h.port, user: h.user, privateKey },
+    connection: { host: h.host, port: h.port, user: h.user, privateKey, ...(cfg.getObject("dial") || {}) },
     sysctls: { "net.core.somaxconn": cfg.requireNumber("somaxconn") },
     ...(verify[h.name] ? { verify: verify[h.name] } : {}),
+    ...(confirm[h.name] ? { confirm: confirm[h.name] } : {}),
   }, ctx.opts));
 module.exports = { waves: r.waves, statuses: r.statuses, summary: r.summary };
 `;
@@ -175,5 +180,50 @@ describe(`rollout helper, 10 hosts, real pulumi CLI + ${providerLabel()}`, () =>
     const d = await p.destroy();
     expect(d.code).toBe(0);
     expect(await Promise.all(hosts.map(snapshot))).toEqual(before);
+  });
+
+  it("a confirm that arrives after the host reverted: status unconfirmed, the budget check halts; the next up holds the plan", async () => {
+    // one host (h10) in a rollout of its own; the confirm held by the stand-in until the host reverted by itself
+    const h = hosts[9];
+    const was = await somax(h);
+    const snap = await snapshot(h);
+    const one = hosts.map((x, i) => ({ name: label(i), ...(({ host, port, user }) => ({ host, port, user }))(x.connection("root")) })).slice(9);
+    await p.setConfig("hosts", JSON.stringify(one));
+    await p.setConfig("verify", "{}");
+    await p.setConfig("dial", JSON.stringify({ dialErrorLimit: 2, perDialTimeout: 5 }));
+    await p.setConfig("confirm", JSON.stringify({ h10: { timeoutSeconds: 12 } }));
+    await p.setConfig("rollout", JSON.stringify({ canary: 0, waveSize: 1 }));
+    await p.setConfig("somaxconn", "4444");
+    const hold = path.join(os.tmpdir(), `nt-rollout-hold-${process.pid}`);
+    fs.writeFileSync(hold, "");
+    const upping = p.up({ skipPreview: true, env: { NT_STANDIN_HOLD: `web-h10-restore=${hold}` } });
+    // applied and armed, then reverted by the host itself at the deadline
+    let applied = false;
+    for (let i = 0; i < 600 && !applied; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      applied = (await somax(h)) === "4444";
+    }
+    expect(applied).toBe(true);
+    let reverted = false;
+    for (let i = 0; i < 300 && !reverted; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      reverted = (await somax(h)) === was;
+    }
+    expect(reverted).toBe(true);
+    fs.rmSync(hold);
+    const r = await upping;
+    const out = r.stdout + r.stderr;
+    expect(r.code).not.toBe(0);
+    expect(out).toMatch(/rollout "rollout" halted after wave 1: 1 host\(s\) not applied, the budget is 0/);
+    expect(out).toMatch(/wave 1 {2}h10 {2}unconfirmed {2}not confirmed: the host \S+ reverted this apply at/);
+    expect(await somax(h)).toBe(was);
+    // the next up: the host holds the reverted plan (no change), the status stays, the check halts again
+    const again = await p.up({ skipPreview: true });
+    expect(again.code).not.toBe(0);
+    expect(again.stdout + again.stderr).toMatch(/wave 1 {2}h10 {2}unconfirmed/);
+    expect(await somax(h)).toBe(was);
+    const d = await p.destroy();
+    expect(d.code).toBe(0);
+    expect(await snapshot(h)).toBe(snap);
   });
 });
