@@ -299,6 +299,36 @@ describe(`examples as installed projects, real pulumi CLI + ${providerLabel()}`,
     p.remove();
   });
 
+  test("fleet-rollout on two hosts (a canary and one wave): preview --diff shows the budget checks; up applies host by host, gated; destroy restores both", async () => {
+    const befores = await Promise.all(hosts.map((h) => snapshot(h)));
+    const originals = await Promise.all(hosts.map((h) => values(h, ["net.core.somaxconn"])));
+    const p = await project("fleet-rollout", { soakSeconds: "1", bakeSeconds: "1", somaxconn: "3000" }, { privateKey: hosts[0].root.privateKey });
+    await setList(p, "servers", hosts.map((h) => h.address));
+    await sessionsOn(...hosts);
+    const pv = await p.preview({ diff: true });
+    expect([pv.code, explain(pv)]).toEqual([0, expect.any(String)]);
+    expect(creates(pv.stdout + pv.stderr)).toEqual({
+      "pulumi:pulumi:Stack": 1, "net-tuning:index:NetTuning": 2, "command:remote:CopyToRemote": 2, "command:remote:Command": 4, "command:local:Command": 2,
+    });
+    expect(pv.stdout).toMatch(/\+ command:local:Command: \(create\)\n\s+\[urn=urn:pulumi:lab::net-tuning-fleet-rollout::command:local:Command::rollout-check-canary\]/);
+    expect(await sessionsOn(...hosts)).toEqual([{ "live-read": 1 }, { "live-read": 1 }]);
+    const up = await p.up({ skipPreview: true });
+    expect([up.code, explain(up)]).toEqual([0, expect.any(String)]);
+    expect(up.stdout).toContain(`rollout "rollout": every wave ran`);
+    // the canary's check ran before the second host's engine was copied
+    expect(up.stdout.indexOf("rollout-check-canary created")).toBeLessThan(up.stdout.indexOf(`net-tuning-engine-${hosts[1].address}`));
+    expect(await p.outputs()).toMatchObject({ statuses: Object.fromEntries(hosts.map((h) => [h.address, "applied"])), waves: [[hosts[0].address], [hosts[1].address]] });
+    for (const h of hosts) expect(await values(h, ["net.core.somaxconn", "net.ipv4.tcp_max_syn_backlog"])).toEqual({ "net.core.somaxconn": "3000", "net.ipv4.tcp_max_syn_backlog": "6000" });
+    expect(await sessionsOn(...hosts)).toEqual([{ "live-read": 1, sftp: 1, apply: 1 }, { "live-read": 1, sftp: 1, apply: 1 }]);
+    const d = await p.destroy();
+    expect([d.code, explain(d)]).toEqual([0, expect.any(String)]);
+    for (let i = 0; i < hosts.length; i++) {
+      expect(await values(hosts[i], ["net.core.somaxconn"])).toEqual(originals[i]);
+      expect(await snapshot(hosts[i])).toBe(befores[i]);
+    }
+    p.remove();
+  });
+
   test("nvme-tcp (Scenario C): preview --diff plans the throughput profile on one host and refuses the latency profile's host-wide qdisc on the other", async () => {
     const [h0, h1] = hosts;
     const befores = await Promise.all(hosts.map((h) => snapshot(h)));

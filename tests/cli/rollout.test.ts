@@ -61,6 +61,11 @@ async function applySessions(): Promise<number[]> {
   for (const h of hosts) out.push((await sessions(h)).filter((s) => s.kind !== "live-read").length);
   return out;
 }
+/** NT_DOCS_OUT=<dir>: each run's CLI output written there (for docs/safe-rollout.md), named by the test's step. */
+function keep(step: string, r: { stdout: string; stderr: string }): void {
+  const dir = process.env.NT_DOCS_OUT;
+  if (dir) fs.writeFileSync(path.join(dir, `${step}.txt`), `${r.stdout}${r.stderr ? `\n--- stderr\n${r.stderr}` : ""}`);
+}
 async function clearAll(): Promise<void> {
   for (const h of hosts) await clearSessions(h);
 }
@@ -102,6 +107,7 @@ describe(`rollout helper, 10 hosts, real pulumi CLI + ${providerLabel()}`, () =>
 
   it("halts after the wave that exceeds the fleet's budget; later waves see no session", async () => {
     const r = await p.up({ skipPreview: true });
+    keep("1-halt", r);
     const out = r.stdout + r.stderr;
     expect(r.code).not.toBe(0);
     expect(out).toContain(`rollout "rollout" halted after wave 2: 2 host(s) not applied, the budget is 1 (maxFailures). Later waves were not started.`);
@@ -124,6 +130,7 @@ describe(`rollout helper, 10 hosts, real pulumi CLI + ${providerLabel()}`, () =>
   it("a second up runs the failed hosts again, halts again, and leaves wave 3 untouched", async () => {
     await clearAll();
     const r = await p.up({ skipPreview: true });
+    keep("2-halt-again", r);
     expect(r.code).not.toBe(0);
     expect(r.stdout + r.stderr).toContain(`set resume: "${haltId}"`);
     const applies = (await Promise.all(hosts.map(sessions))).map((l) => countKinds(l).apply ?? 0);
@@ -136,12 +143,20 @@ describe(`rollout helper, 10 hosts, real pulumi CLI + ${providerLabel()}`, () =>
   it("resume with the halt's id goes on; the statuses are stack outputs", async () => {
     await p.setConfig("rollout", JSON.stringify({ canary: 1, waveSize: 3, maxFailures: 1, bakeSeconds: 1, resume: haltId }));
     const r = await p.up({ skipPreview: true });
+    keep("3-resume", r);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(`rollout "rollout": every wave ran`);
     expect(await Promise.all(hosts.slice(7).map(somax))).toEqual(["2222", "2222", "2222"]);
     const o = await p.outputs();
     expect(o.statuses).toEqual(Object.fromEntries(hosts.map((_, i) => [label(i), i === 3 ? "refused" : i === 5 ? "failed" : "applied"])));
     expect(o.waves).toEqual([["h1"], ["h2", "h3", "h4"], ["h5", "h6", "h7"], ["h8", "h9", "h10"]]);
+    // state: a budget check per wave, small: its create is a comment and a timer (a halted one stores nothing), its
+    // dependencies the resources of its own wave only (not every host so far: components/rollout.ts detached)
+    const e = await p.export();
+    const checks = (e.json.deployment.resources ?? []).filter((x) => (x as { type?: string }).type === "command:local:Command").map((x) => JSON.stringify(x).length);
+    console.log(`rollout state: ${checks.length} budget checks, ${checks.join(", ")} bytes each (export JSON)`);
+    expect(checks.length).toBe(4);
+    checks.forEach((b, w) => expect(b).toBeLessThan(1300 + 250 * (w === 0 ? 1 : 3)));
   });
 
   it("hosts fixed: the next up applies them", async () => {
@@ -168,7 +183,10 @@ describe(`rollout helper, 10 hosts, real pulumi CLI + ${providerLabel()}`, () =>
     await p.setConfig("verify", JSON.stringify({ h3: { soakSeconds: 1, maxLevel: { "Tcp.CurrEstab": 0 } } }));
     await p.setConfig("rollout", JSON.stringify({ canary: 1, waveSize: 3, maxFailures: 2, bakeSeconds: 1 }));
     await p.setConfig("somaxconn", "3333");
+    const pv = await p.preview({ diff: true });
+    keep("5-preview", pv);
     const r = await p.up({ skipPreview: true });
+    keep("5-gate", r);
     if (r.code !== 0) throw new Error(`up failed:\n${r.stdout}\n${r.stderr}`); // two failures: within the budget
     expect(await Promise.all(hosts.map(somax))).toEqual(hosts.map((_, i) => (i === 1 || i === 2 ? "2222" : "3333")));
     const st = (await p.outputs()).statuses as Record<string, string>;

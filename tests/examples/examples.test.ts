@@ -244,6 +244,38 @@ describe("examples/web-fleet (Scenario B)", () => {
   });
 });
 
+describe("examples/fleet-rollout (safe rollout)", () => {
+  const P = "net-tuning-fleet-rollout";
+  const servers = Array.from({ length: 10 }, (_, i) => `203.0.113.${21 + i}`);
+
+  test("a canary and three waves: each wave's resources and engine deliveries wait for the previous budget check", async () => {
+    const c = await run("fleet-rollout", P, { servers, privateKey: KEY, soakSeconds: 30, bakeSeconds: 120 });
+    expect(c.error).toBeUndefined();
+    expect(c.outputs!.waves).toEqual([servers.slice(0, 1), servers.slice(1, 5), servers.slice(5, 9), servers.slice(9)]);
+    const checks = c.resources.filter((r) => r.type === "command:local:Command");
+    expect(checks.map((r) => r.name)).toEqual(["rollout-check-canary", "rollout-check-wave-1", "rollout-check-wave-2", "rollout-check-wave-3"]);
+    for (const k of checks) expect(k.inputs.interpreter).toEqual(["node", "-e"]);
+    (c.outputs!.waves as string[][]).forEach((wave, w) => {
+      for (const address of wave) {
+        const tuning = c.find(`web-${address}`);
+        const delivery = c.resources.find((r) => r.urn === c.find(`web-${address}-apply`).options.dependsOn[0])!;
+        const after = w === 0 ? [] : [checks[w - 1].urn];
+        expect(tuning.options.dependsOn).toEqual(after);
+        expect(delivery.options.dependsOn).toEqual(after);
+        // the wave's own check depends on it
+        expect(checks[w].options.dependsOn).toContain(tuning.urn);
+        const file = plan(c.find(`web-${address}-apply`));
+        for (const line of ["@on-failure report", "@verify-soak 30", "@verify-max-increase TcpExt.ListenOverflows 0", "@verify-max-increase TcpExt.ListenDrops 0", "net.core.somaxconn = 4096", "net.ipv4.tcp_max_syn_backlog = 8192"]) {
+          expect(file).toContain(`${line}\n`);
+        }
+      }
+    });
+    // every host applied (under mocks): each check bakes 120 s
+    for (const k of checks) expect(k.inputs.create).toMatch(/^\/\*[0-9a-f]{16}\*\/setTimeout\(\(\)=>\{\},120000\)$/);
+    expect(c.outputs!.statuses).toEqual(Object.fromEntries(servers.map((s) => [s, "applied"])));
+  });
+});
+
 describe("examples/nvme-tcp (Scenario C)", () => {
   const P = "net-tuning-nvme-tcp";
   test("latency group: autocorking 0, BBR + fq; throughput group: autocorking 1, larger send buffers", async () => {
