@@ -9,7 +9,10 @@
  *  - a second `up` runs hosts 4 and 6 again (they fail again), halts again, and wave 3 stays untouched;
  *  - `resume` with the halt's id goes on: wave 3 applied, statuses in the stack outputs;
  *  - hosts 4 and 6 fixed: the next `up` applies them (a first apply that failed is run again);
- *  - an update that fails on an applied host (host 2) keeps its originals: destroy puts every host back as it was.
+ *  - an update that fails on an applied host (host 2) and a gated rollback (host 3) keep their originals: destroy puts
+ *    every host back as it was;
+ *  - a confirm that arrives after the host reverted: status unconfirmed, a halt, the plan held;
+ *  - a host with a NicQueues that fails (read-only rc.local) and a NetTuning that applies: the host counts as failed.
  */
 import { CliProject, clearSessions, countKinds, logSessions, providerLabel, sessions, toolchain } from "../../testkit/cli";
 import type { LabHost } from "../../testkit/lab";
@@ -30,19 +33,21 @@ useLab("clirollout", N, async (hs) => {
 
 const PROGRAM = `"use strict";
 const pulumi = require("@pulumi/pulumi");
-const { NetTuning, rollout } = require("net-tuning");
+const { NetTuning, NicQueues, rollout } = require("net-tuning");
 const cfg = new pulumi.Config();
 const privateKey = cfg.requireSecret("privateKey");
 const hosts = JSON.parse(cfg.require("hosts"));
 const verify = cfg.getObject("verify") || {}; // host name → a verify gate for that host
 const confirm = cfg.getObject("confirm") || {}; // host name → a confirm for that host
-const r = rollout(hosts, JSON.parse(cfg.require("rollout")), (h, ctx) =>
+const nic = cfg.getObject("nic") || {}; // host name → NicQueues arguments for that host (besides its NetTuning)
+const r = rollout(hosts, JSON.parse(cfg.require("rollout")), (h, ctx) => [
+  ...(nic[h.name] ? [new NicQueues("nic-" + h.name, { connection: { host: h.host, port: h.port, user: h.user, privateKey }, ...nic[h.name] }, ctx.opts)] : []),
   new NetTuning("web-" + h.name, {
     connection: { host: h.host, port: h.port, user: h.user, privateKey, ...(cfg.getObject("dial") || {}) },
     sysctls: { "net.core.somaxconn": cfg.requireNumber("somaxconn") },
     ...(verify[h.name] ? { verify: verify[h.name] } : {}),
     ...(confirm[h.name] ? { confirm: confirm[h.name] } : {}),
-  }, ctx.opts));
+  }, ctx.opts)]);
 module.exports = { waves: r.waves, statuses: r.statuses, summary: r.summary };
 `;
 
@@ -99,6 +104,7 @@ describe(`rollout helper, 10 hosts, real pulumi CLI + ${providerLabel()}`, () =>
   afterAll(async () => {
     await writableSysctlD(hosts[5]).catch(() => undefined);
     await writableSysctlD(hosts[1]).catch(() => undefined);
+    await hosts[8].exec("umount /etc/rc.local 2>/dev/null; true").catch(() => undefined);
     if (p) {
       await p.destroy().catch(() => undefined);
       p.remove();
@@ -243,5 +249,34 @@ describe(`rollout helper, 10 hosts, real pulumi CLI + ${providerLabel()}`, () =>
     const d = await p.destroy();
     expect(d.code).toBe(0);
     expect(await snapshot(h)).toBe(snap);
+  });
+
+  it("a host with a NetTuning and a NicQueues: its status is the worse of the two; fixed, the next up applies both", async () => {
+    const h = hosts[8];
+    const snap = await snapshot(h);
+    const txq = (await h.exec(`cat /sys/class/net/${h.iface}/tx_queue_len`)).stdout.trim();
+    const one = [{ name: "h9", ...(({ host, port, user }) => ({ host, port, user }))(h.connection("root")) }];
+    await p.setConfig("hosts", JSON.stringify(one));
+    await p.setConfig("confirm", "{}");
+    await p.setConfig("nic", JSON.stringify({ h9: { interface: h.iface, txQueueLength: 2345 } }));
+    await p.setConfig("rollout", JSON.stringify({ canary: 1, waveSize: 1 }));
+    await p.setConfig("somaxconn", "5555");
+    // NicQueues persists in rc.local (no systemd on a lab host): a read-only /etc/rc.local makes it fail and roll back
+    expect((await h.exec("touch /etc/rc.local && mount --bind /etc/rc.local /etc/rc.local && mount -o remount,bind,ro /etc/rc.local")).code).toBe(0);
+    const r = await p.up({ skipPreview: true });
+    expect(r.code).not.toBe(0);
+    expect(r.stdout + r.stderr).toMatch(/halted after the canary: 1 host\(s\) not applied, the budget is 0/);
+    expect(r.stdout + r.stderr).toMatch(/canary {2}h9 {2}failed {2}.*rc\.local/);
+    expect((await h.exec(`cat /sys/class/net/${h.iface}/tx_queue_len`)).stdout.trim()).toBe(txq); // rolled back
+    expect(await somax(h)).toBe("5555"); // its NetTuning applied
+    expect((await h.exec("umount /etc/rc.local && rm /etc/rc.local")).code).toBe(0);
+    const ok = await p.up({ skipPreview: true });
+    if (ok.code !== 0) throw new Error(`up failed:\n${ok.stdout}\n${ok.stderr}`);
+    expect((await h.exec(`cat /sys/class/net/${h.iface}/tx_queue_len`)).stdout.trim()).toBe("2345");
+    expect((await p.outputs()).statuses).toEqual({ h9: "applied" });
+    const d = await p.destroy();
+    expect(d.code).toBe(0);
+    expect(await snapshot(h)).toBe(snap);
+    expect((await h.exec(`cat /sys/class/net/${h.iface}/tx_queue_len`)).stdout.trim()).toBe(txq);
   });
 });
