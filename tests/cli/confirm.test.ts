@@ -9,7 +9,8 @@
  *  - the network cut before the confirm: `up` fails with "not confirmed: the host reverts at <time>", the host
  *    reverts within the timeout + 5 s, the file was never written; once the link is back the next preview reports
  *    the revert and the next `up` holds (0 apply sessions); a changed plan applies again;
- *  - SIGKILL of the engine during the verify gate's soak: the revert still comes, destroy leaves the host as before.
+ *  - SIGKILL of the engine during the verify gate's soak: the revert still comes, destroy leaves the host as before;
+ *  - SIGKILL of `pulumi up` itself while it waits for the confirm: the revert comes, the next up reports and holds.
  */
 import { CliProject, clearSessions, countKinds, logSessions, providerLabel, sessions, toolchain } from "../../testkit/cli";
 import type { LabHost } from "../../testkit/lab";
@@ -221,6 +222,63 @@ describe(`confirmed apply, real pulumi CLI + ${providerLabel()}`, () => {
     expect(back - deadline).toBeLessThan(5_000);
     expect(await fileOf(host, FILE)).toBe(wasFile);
     expect(await reverters()).toBe("");
+    const d = await p.destroy();
+    expect(d.code).toBe(0);
+    expect(await values(host, [SOMAX])).toEqual({ [SOMAX]: original });
+    expect(await snapshot()).toBe(before);
+  });
+
+  test("SIGKILL of `pulumi up` itself while it waits for the confirm: the host reverts within timeout + 5 s, nothing persisted; the next up reports it and holds; destroy leaves the host as before", async () => {
+    spawnSync("ip", ["link", "set", veth, "up"]);
+    await p.setConfig("dial", JSON.stringify(DIAL));
+    await declare(p, web({ timeoutSeconds: 20 }, { [SOMAX]: 3333 }));
+    expect((await p.up({ skipPreview: true })).code).toBe(0);
+    const file = await fileOf(host, FILE);
+    const hold = path.join(os.tmpdir(), `nt-hold4-${process.pid}`);
+    fs.writeFileSync(hold, "");
+    await declare(p, web({ timeoutSeconds: 20 }, { [SOMAX]: 8888 }));
+    const upping = p.up({ skipPreview: true, env: { NT_STANDIN_HOLD: `-restore=${hold}` } });
+    let armed = false;
+    for (let i = 0; i < 600 && !armed; i++) {
+      await sleep(100);
+      armed = (await host.exec(`[ -f ${PEND}/*.pending/armed ] && cat /proc/sys/net/core/somaxconn`)).stdout.trim() === "8888";
+    }
+    expect(armed).toBe(true);
+    const deadline = Number((await host.exec(`cut -f2 ${PEND}/*.pending/armed`)).stdout.trim()) * 1000;
+    // every process of this run (the CLI, its language host and providers: they work in the project's directory)
+    const ours = fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d) && Number(d) !== process.pid).filter((d) => {
+      try {
+        return fs.readlinkSync(`/proc/${d}/cwd`) === p.dir;
+      } catch {
+        return false;
+      }
+    });
+    expect(ours.length).toBeGreaterThan(0);
+    for (const d of ours) spawnSync("kill", ["-KILL", d]);
+    const r = await upping;
+    expect(r.code).not.toBe(0);
+    fs.rmSync(hold, { force: true });
+    let back = 0;
+    for (let i = 0; i < 600 && !back; i++) {
+      if ((await values(host, [SOMAX]))[SOMAX] === "3333") back = Date.now();
+      else await sleep(200);
+    }
+    expect(back).toBeGreaterThan(0);
+    console.log(`after SIGKILL of pulumi up: reverted ${((back - deadline) / 1000).toFixed(1)} s after the deadline`);
+    expect(back - deadline).toBeLessThan(5_000);
+    expect(await fileOf(host, FILE)).toBe(file); // never written
+    expect(await reverters()).toBe("");
+    // the killed CLI left its lock (the file backend): `pulumi cancel`, as its message says; the state keeps the update
+    // it had not finished as a pending operation; the next up goes on, and the host holds the reverted plan
+    const locked = await p.up({ skipPreview: true });
+    expect(locked.code).not.toBe(0);
+    expect(locked.stdout + locked.stderr).toContain("the stack is currently locked");
+    const cancel = await p.cli(["cancel", "--yes", "--stack", p.stack]);
+    expect([cancel.code, cancel.stdout + cancel.stderr]).toEqual([0, expect.any(String)]);
+    const next = await p.up({ skipPreview: true });
+    console.log(`up after SIGKILL:\n${next.stdout}${next.stderr}`);
+    expect(next.stdout + next.stderr).toMatch(/reverted this apply at \d{4}-|held on /);
+    expect(await values(host, [SOMAX])).toEqual({ [SOMAX]: "3333" });
     const d = await p.destroy();
     expect(d.code).toBe(0);
     expect(await values(host, [SOMAX])).toEqual({ [SOMAX]: original });
