@@ -192,7 +192,14 @@ export function applyAndRestore(
   return pulumi.output(
     live.then((l) => {
       if (!l.refused?.length) return registerChildren(parent, name, kind, args, applyPlan, restorePlan, owner, l);
-      reportOnce(parent, name, inputError(`${resourceClass(kind)} "${name}"`, l.refused, kind === "sysctl" ? ["sysctls", "connection"] : ["channels", "rings", "features", "coalesce", "connection"]));
+      const error = inputError(`${resourceClass(kind)} "${name}"`, l.refused, kind === "sysctl" ? ["sysctls", "connection"] : ["channels", "rings", "features", "coalesce", "connection"]);
+      // Inside a rollout the host's refusal is a status, not a failure of the whole program: the preview warns, and
+      // `up` runs the apply, whose preflight refuses it (nothing changed) and reports "refused" to the budget check.
+      if (args.rollout) {
+        void pulumi.log.warn(`${error.message}\n(inside a rollout: the host will refuse this change and count as "refused")`, parent);
+        return registerChildren(parent, name, kind, args, applyPlan, restorePlan, owner, l);
+      }
+      reportOnce(parent, name, error);
       return EMPTY_REPORT;
     }),
   );

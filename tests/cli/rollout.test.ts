@@ -44,7 +44,7 @@ const r = rollout(hosts, JSON.parse(cfg.require("rollout")), (h, ctx) => [
   ...(nic[h.name] ? [new NicQueues("nic-" + h.name, { connection: { host: h.host, port: h.port, user: h.user, privateKey }, ...nic[h.name] }, ctx.opts)] : []),
   new NetTuning("web-" + h.name, {
     connection: { host: h.host, port: h.port, user: h.user, privateKey, ...(cfg.getObject("dial") || {}) },
-    sysctls: { "net.core.somaxconn": cfg.requireNumber("somaxconn") },
+    sysctls: { "net.core.somaxconn": cfg.requireNumber("somaxconn"), ...((cfg.getObject("extra") || {})[h.name] || {}) },
     ...(verify[h.name] ? { verify: verify[h.name] } : {}),
     ...(confirm[h.name] ? { confirm: confirm[h.name] } : {}),
   }, ctx.opts)]);
@@ -278,5 +278,27 @@ describe(`rollout helper, 10 hosts, real pulumi CLI + ${providerLabel()}`, () =>
     expect(d.code).toBe(0);
     expect(await snapshot(h)).toBe(snap);
     expect((await h.exec(`cat /sys/class/net/${h.iface}/tx_queue_len`)).stdout.trim()).toBe(txq);
+  });
+
+  it("a host whose live read finds what its preflight refuses: the preview warns instead of failing, up counts it as refused", async () => {
+    // h8 is a network namespace: the host-wide net.core.netdev_max_backlog is absent there
+    const h = hosts[7];
+    const snap = await snapshot(h);
+    const one = [{ name: "h8", ...(({ host, port, user }) => ({ host, port, user }))(h.connection("root")) }];
+    await p.setConfig("hosts", JSON.stringify(one));
+    await p.setConfig("nic", "{}");
+    await p.setConfig("extra", JSON.stringify({ h8: { "net.core.netdev_max_backlog": 30000 } }));
+    await p.setConfig("rollout", JSON.stringify({ canary: 0, waveSize: 1, maxFailures: 1 }));
+    const pv = await p.preview();
+    expect([pv.code, pv.stdout + pv.stderr]).toEqual([0, expect.stringContaining('(inside a rollout: the host will refuse this change and count as "refused")')]);
+    expect(pv.stdout + pv.stderr).toContain("net.core.netdev_max_backlog");
+    const r = await p.up({ skipPreview: true });
+    if (r.code !== 0) throw new Error(`up failed:\n${r.stdout}\n${r.stderr}`); // one failure: within the budget
+    expect((await p.outputs()).statuses).toEqual({ h8: "refused" });
+    expect(r.stdout).toMatch(/wave 1 {2}h8 {2}refused {2}.*net\.core\.netdev_max_backlog/);
+    expect(await somax(h)).toBe(originals[7]); // nothing changed
+    const d = await p.destroy();
+    expect(d.code).toBe(0);
+    expect(await snapshot(h)).toBe(snap);
   });
 });
