@@ -199,9 +199,13 @@ describe("docs recipes", () => {
     try {
       for (const b of ts) {
         const js = tsc.transpileModule(b.code, { compilerOptions: { module: tsc.ModuleKind.CommonJS, target: tsc.ScriptTarget.ES2022 } }).outputText;
-        const keys = [...b.code.matchAll(/\.(require|get)(Secret)?(Number|Object|Boolean)?\("(\w+)"\)/g)].map((m) => m[4]);
+        const found = [...b.code.matchAll(/\.(require|get)(Secret)?(Number|Object|Boolean)?(?:<[^>]*>)?\("(\w+)"\)/g)];
+        const keys = found.map((m) => m[4]);
+        const objects = new Set(found.filter((m) => m[3] === "Object").map((m) => m[4]));
         const project = "recipe";
-        const config = Object.fromEntries(keys.map((k) => [`${project}:${k}`, /key/i.test(k) ? "-----BEGIN OPENSSH PRIVATE KEY-----\nRECIPE\n" : k === "host" ? "203.0.113.10" : "ops"]));
+        const value = (k: string) => (/key/i.test(k) ? "-----BEGIN OPENSSH PRIVATE KEY-----\nRECIPE\n" : k === "host" ? "203.0.113.10" : objects.has(k) ? '["203.0.113.21","203.0.113.22","203.0.113.23"]' : "ops");
+        // (a rollout's `resume` is set only after a halt: absent, as in a first run)
+        const config = Object.fromEntries(keys.filter((k) => k !== "resume").map((k) => [`${project}:${k}`, value(k)]));
         const req = (id: string): unknown => require(id === "net-tuning" ? path.join(REPO, "index") : id);
         const program = async () => {
           const mod: { exports: Record<string, unknown> } = { exports: {} };
