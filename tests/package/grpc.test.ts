@@ -166,9 +166,10 @@ describe("GetSchema", () => {
     expect(nt.requiredInputs).toEqual(["connection"]);
     expect(nq.requiredInputs.sort()).toEqual(["connection", "interface"]);
     // endpoint: the non-secret user@host:port of both (issue #33); hostKeyFingerprint: the key the live read was shown
-    // (#32); verification: the verify gate's readings and verdict (#34)
-    expect(Object.keys(nt.properties).sort()).toEqual(["acknowledged", "applied", "drift", "endpoint", "fileContent", "filePath", "hostKeyFingerprint", "live", "previous", "verification", "warnings"]);
-    expect(Object.keys(nq.properties).sort()).toEqual(["applied", "drift", "endpoint", "hostKeyFingerprint", "live", "persistedAs", "previous", "verification", "warnings"]);
+    // (#32); verification: the verify gate's readings and verdict (#34); status: the last run's outcome (#34: always
+    // "applied" outside a TypeScript rollout)
+    expect(Object.keys(nt.properties).sort()).toEqual(["acknowledged", "applied", "drift", "endpoint", "fileContent", "filePath", "hostKeyFingerprint", "live", "previous", "status", "verification", "warnings"]);
+    expect(Object.keys(nq.properties).sort()).toEqual(["applied", "drift", "endpoint", "hostKeyFingerprint", "live", "persistedAs", "previous", "status", "verification", "warnings"]);
     for (const r of [nt, nq]) for (const [k, p] of Object.entries<any>({ ...r.inputProperties, ...r.properties })) expect([k, (p.description ?? "").length > 20]).toEqual([k, true]);
     expect(nt.inputProperties.sysctls).toMatchObject({ type: "object", additionalProperties: { $ref: "pulumi.json#/Any" } });
     expect(nt.inputProperties.profile.$ref).toBe("#/types/net-tuning:index:ProfileSpec");
