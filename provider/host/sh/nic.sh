@@ -844,7 +844,17 @@ nn_sd_escape_awk() {
     END { for (i = 1; i <= n; i++) { c = substr(s, i, 1); if (c ~ /[A-Za-z0-9_:]/ || (c == "." && i > 1)) o = o c; else o = o "\\x" h[i] } print o }'
 }
 
-nn_is_ours() { [ -f "$1" ] && grep -qxF "# pulumi-net-tuning owner: $NT_OWNER" "$1"; }
+# nn_is_ours FILE: FILE has the line "# pulumi-net-tuning owner: $NT_OWNER" (our unit, boot script or a file of ours;
+# read in the shell)
+nn_is_ours() {
+  [ -f "$1" ] || return 1
+  nno_l=''
+  while IFS= read -r nno_l || [ -n "$nno_l" ]; do
+    [ "$nno_l" != "# pulumi-net-tuning owner: $NT_OWNER" ] || return 0
+    nno_l=''
+  done 2>/dev/null < "$1"
+  return 1
+}
 
 # nn_boot_lines: the commands that re-apply the desired settings (resolved values) at boot, one per desired line
 # "KEY<TAB>VALUE" (KEY IF/GROUP.NAME, IF/txqueuelen or net.core.rps_sock_flow_entries; the -K argument of a feature
@@ -988,7 +998,31 @@ nn_rc_is_exit() {
   case $nrx_r in '' | *[!\ \	]*) return 1 ;; esac
 }
 
-nn_rclocal_has_block() { [ -f "$NN_RCLOCAL" ] && grep -qxF "$NN_BEGIN" "$NN_RCLOCAL"; }
+nn_rclocal_has_block() { nn_rc_scan; [ "$NN_RC_BEGIN" = 1 ]; }
+
+# nn_rc_scan: what this resource needs to know of $NN_RCLOCAL, in one read (the shell's; kept for that path: rc.local
+# is written only at the commit, kind_after_commit and kind_after_restore forget it): NN_RC_BEGIN / NN_RC_END = 1 when
+# a line is exactly this resource's BEGIN / END line; NN_RC_OTHERS = the BEGIN lines of other resources for this
+# interface (last word), one a line; NN_RC_PRIOR = what follows "# rc.local before this block: " on the first such
+# line inside this resource's block ('' when none). Absent file: 0 and ''.
+NN_RC_AT=''
+nn_rc_scan() {
+  [ -n "$NN_RC_AT" ] && [ "$NN_RC_AT" = "$NN_RCLOCAL" ] && return 0
+  NN_RC_AT=$NN_RCLOCAL NN_RC_BEGIN=0 NN_RC_END=0 NN_RC_OTHERS='' NN_RC_PRIOR=''
+  [ -f "$NN_RCLOCAL" ] || return 0
+  nrs_in=0 nrs_pf=0 nrs_l=''
+  while IFS= read -r nrs_l || [ -n "$nrs_l" ]; do
+    if [ "$nrs_l" = "$NN_BEGIN" ]; then NN_RC_BEGIN=1 nrs_in=1
+    else
+      case $nrs_l in '# BEGIN pulumi-net-tuning '*) [ "${nrs_l##* }" != "$NN_IF" ] || NN_RC_OTHERS=$NN_RC_OTHERS$nrs_l$NT_NL ;; esac
+      if [ "$nrs_l" = "$NN_END" ]; then NN_RC_END=1 nrs_in=0
+      elif [ "$nrs_in" = 1 ] && [ "$nrs_pf" = 0 ]; then
+        case $nrs_l in '# rc.local before this block: '*) NN_RC_PRIOR=${nrs_l#'# rc.local before this block: '} nrs_pf=1 ;; esac
+      fi
+    fi
+    nrs_l=''
+  done 2>/dev/null < "$NN_RCLOCAL"
+}
 
 nn_resolve_mode() {
   case "$NN_PERSIST" in
@@ -1005,14 +1039,12 @@ nn_check_persistence() {
     fi
   done
   if [ -f "$NN_RCLOCAL" ]; then
-    grep '^# BEGIN pulumi-net-tuning ' "$NN_RCLOCAL" | while IFS= read -r nn_l; do
-      [ "$nn_l" = "$NN_BEGIN" ] && continue
-      [ "${nn_l##* }" = "$NN_IF" ] && printf '%s\n' "$nn_l"
-    done > "$NT_TMP/rcowners"
-    while IFS= read -r nn_l; do
+    nn_rc_scan
+    nn_ifs=$IFS; IFS=$NT_NL; set -f
+    for nn_l in $NN_RC_OTHERS; do IFS=$nn_ifs; set +f
       nt_problem "persistence: $NN_RCLOCAL already holds a block for $NN_IF of another resource ('$nn_l'): one NicQueues per interface"
-    done < "$NT_TMP/rcowners"
-    if grep -qxF "$NN_BEGIN" "$NN_RCLOCAL" && ! grep -qxF "$NN_END" "$NN_RCLOCAL"; then
+    done; IFS=$nn_ifs; set +f
+    if [ "$NN_RC_BEGIN" = 1 ] && [ "$NN_RC_END" = 0 ]; then
       nt_problem "persistence: $NN_RCLOCAL has '$NN_BEGIN' without its END line: repair the file by hand"
     fi
   fi
@@ -1070,7 +1102,7 @@ kind_files() {
   fi
   if [ "$NN_MODE" = rc.local ]; then
     NN_PRIOR=absent
-    if nn_rclocal_has_block; then NN_PRIOR=$(nn_block_prior); [ -n "$NN_PRIOR" ] || NN_PRIOR="mode 755"
+    if nn_rclocal_has_block; then NN_PRIOR=$NN_RC_PRIOR; [ -n "$NN_PRIOR" ] || NN_PRIOR="mode 755"
     elif [ -f "$NN_RCLOCAL" ]; then
       NN_PRIOR="mode $(stat -c %a "$NN_RCLOCAL" 2>/dev/null || echo 755), cksum $(cksum < "$NN_RCLOCAL"), modified $(stat -c %y "$NN_RCLOCAL" 2>/dev/null)"
     fi
@@ -1083,19 +1115,13 @@ kind_files() {
   return 0
 }
 
-# What rc.local was before our block: "absent" or "mode NNN" (recorded in the block, so it survives updates).
-nn_block_prior() {
-  awk -v b="$NN_BEGIN" -v e="$NN_END" '$0 == b { in_b = 1; next } $0 == e { in_b = 0 }
-    in_b && index($0, "# rc.local before this block: ") == 1 { print substr($0, 31); exit }' "$NN_RCLOCAL"
-}
-
 # Stages rc.local without our block, with the mode it had before (and its modification time when the content is
 # byte-identical to what it was: NN_TOUCH, applied after the commit); a file we created that now holds only our
 # "#!/bin/sh -e" / "exit 0" frame is removed.
 nn_rclocal_unblock() {
   NN_RC_N=$((${NN_RC_N:-0} + 1)); nn_rc_out=$NT_TMP/rclocal.u$NN_RC_N
   : > "$NT_TMP/noblock"
-  nn_prior=$(nn_block_prior)
+  nn_rc_scan; nn_prior=$NN_RC_PRIOR # what rc.local was before our block ("absent", "mode NNN, …"; recorded in it)
   nn_rclocal_edit "$NN_RCLOCAL" "$nn_rc_out" "$NT_TMP/noblock" "$NN_BEGIN" "$NN_END" || nt_die 1 "cannot edit $NN_RCLOCAL"
   printf '#!/bin/sh -e\nexit 0\n' > "$NT_TMP/rclocal.skel"
   if [ "$nn_prior" = absent ] && cmp -s "$nn_rc_out" "$NT_TMP/rclocal.skel"; then
@@ -1158,6 +1184,7 @@ nn_rmdir_empty_wants() {
 }
 
 kind_after_commit() {
+  NN_RC_AT='' # rc.local may have changed (nn_rc_scan)
   nn_touch_rclocal
   nn_rmdir_empty_wants
   if [ "$NN_MODE" = systemd ] && { [ ! -L "$NN_WANTS" ] || [ ! -L "$NN_DEVWANTS" ]; }; then
@@ -1218,6 +1245,7 @@ kind_restore_files() {
 }
 
 kind_after_restore() {
+  NN_RC_AT='' # rc.local may have changed (nn_rc_scan)
   nn_touch_rclocal
   nn_rmdir_empty_wants
   nn_rc_adopt_restore
