@@ -80,81 +80,31 @@ nn_apply_directive() {
 kind_content() { nt_die 5 "a nic plan has no @content"; }
 
 # ---------------------------------------------------------------------------------------- parsers
-# ethtool's text output parsed into "key<TAB>value" lines, in the shell (no process): nn_pt_sections, nn_pt_features
-# and nn_pt_coalesce take the text as an argument and set NN_PARSED; nn_parse_sections / nn_parse_features /
-# nn_parse_coalesce are the same as filters (stdin to stdout; the live read pipes ethtool into them). Formats of
-# ethtool 4.8 (ioctl) through 6.x (netlink): "RX:\t\t4096", "n/a" for unsupported values, "Adaptive RX: off  TX: off",
-# "name: on [fixed]", "rx-frame-low" shown for the -C argument "rx-frames-low". Blanks are spaces and tabs.
-
-# -g and -l: max.rx, cur.rx, max.rx-mini, …, max.combined, cur.other (the name before the first ":" in lowercase,
-# spaces as "-"; the value after it without the blanks around it), for the lines after "Pre-set maximums:" and
-# "Current hardware settings:"
-nn_pt_sections() {
-  NN_PARSED='' nnp_s=''
+# nn_pt OPT TEXT: NN_PARSED = TEXT, what `ethtool OPT` printed (-g, -l, -k or -c), as "key<TAB>value" lines, in the
+# shell (no process); nn_parse_sections (-g, -l), nn_parse_features (-k) and nn_parse_coalesce (-c) are the same as
+# filters, stdin to stdout (the live read pipes ethtool into them). Formats of ethtool 4.8 (ioctl) through 6.x
+# (netlink): "RX:\t\t4096", "n/a" for unsupported values, "Adaptive RX: off  TX: off", "name: on [fixed]",
+# "rx-frame-low" shown for the -C argument "rx-frames-low". Keys and values: what comes before and after a line's
+# first ":", the value without the blanks (spaces, tabs) around it.
+#   -g, -l  max.rx, cur.rx, max.rx-mini, …, max.combined, cur.other: the lines after "Pre-set maximums:" and
+#           "Current hardware settings:", the name in lowercase with its spaces as "-"
+#   -k      name<TAB>on|off<TAB>1 when [fixed] else 0 (sub-features too: indented, given unindented), for the lines
+#           whose value starts with the word on or off
+#   -c      adaptive-rx, adaptive-tx, cqe-mode-rx, cqe-mode-tx (the words of their lines), and every line named with
+#           [a-z][a-z0-9-]* (the -C argument names: "-frame-low"/"-frame-high" as "-frames-…")
+nn_pt() {
+  NN_PARSED='' nnp_s='' nnp_o=$1
   nnp_ifs=$IFS; IFS=$NT_NL; set -f
-  for nnp_l in $1; do
-    case $nnp_l in
-      'Pre-set maximums:'*) nnp_s=max; continue ;;
-      'Current hardware settings:'*) nnp_s=cur; continue ;;
-      *:*) [ -n "$nnp_s" ] || continue ;;
-      *) continue ;;
-    esac
-    nnp_k=${nnp_l%%:*}; nnp_v=${nnp_l#*:}
-    nnp_v=${nnp_v#"${nnp_v%%[! 	]*}"}; nnp_v=${nnp_v%"${nnp_v##*[! 	]}"}
-    case $nnp_k in
-      RX) nnp_k=rx ;; TX) nnp_k=tx ;; Combined) nnp_k=combined ;; Other) nnp_k=other ;;
-      'RX Mini') nnp_k=rx-mini ;; 'RX Jumbo') nnp_k=rx-jumbo ;;
-      *[A-Z\ ]*) nn_lower "$nnp_k"; nnp_k=$NN_LOW ;;
-    esac
-    NN_PARSED=$NN_PARSED$nnp_s.$nnp_k$NT_TAB$nnp_v$NT_NL
-  done
-  IFS=$nnp_ifs; set +f
-}
-
-# nn_lower TEXT: NN_LOW = TEXT with A-Z in lowercase and every space as "-"
-nn_lower() {
-  NN_LOW='' nnw_r=$1
-  while [ -n "$nnw_r" ]; do
-    nnw_c=${nnw_r%"${nnw_r#?}"}; nnw_r=${nnw_r#?}
-    case $nnw_c in
-      [!A-Z\ ]) ;; ' ') nnw_c=- ;;
-      A) nnw_c=a ;; B) nnw_c=b ;; C) nnw_c=c ;; D) nnw_c=d ;; E) nnw_c=e ;; F) nnw_c=f ;; G) nnw_c=g ;; H) nnw_c=h ;;
-      I) nnw_c=i ;; J) nnw_c=j ;; K) nnw_c=k ;; L) nnw_c=l ;; M) nnw_c=m ;; N) nnw_c=n ;; O) nnw_c=o ;; P) nnw_c=p ;;
-      Q) nnw_c=q ;; R) nnw_c=r ;; S) nnw_c=s ;; T) nnw_c=t ;; U) nnw_c=u ;; V) nnw_c=v ;; W) nnw_c=w ;; X) nnw_c=x ;;
-      Y) nnw_c=y ;; Z) nnw_c=z ;;
-    esac
-    NN_LOW=$NN_LOW$nnw_c
-  done
-}
-
-# -k: name<TAB>on|off<TAB>1 when [fixed] else 0 (sub-features too: indented, shown unindented), for the lines with a
-# ":" whose value starts with the word on or off
-nn_pt_features() {
-  NN_PARSED=''
-  nnp_ifs=$IFS; IFS=$NT_NL; set -f
-  for nnp_l in $1; do
-    case $nnp_l in 'Features for '*) continue ;; *:*) ;; *) continue ;; esac
-    nnp_l=${nnp_l#"${nnp_l%%[! 	]*}"}
-    nnp_k=${nnp_l%%:*}; nnp_v=${nnp_l#*:}
-    nnp_v=${nnp_v#"${nnp_v%%[! 	]*}"}
-    case $nnp_v in on | on[\ \	]*) nnp_w=on ;; off | off[\ \	]*) nnp_w=off ;; *) continue ;; esac
-    case $nnp_v in *'[fixed]'*) nnp_f=1 ;; *) nnp_f=0 ;; esac
-    NN_PARSED=$NN_PARSED$nnp_k$NT_TAB$nnp_w$NT_TAB$nnp_f$NT_NL
-  done
-  IFS=$nnp_ifs; set +f
-}
-
-# -c: adaptive-rx, adaptive-tx, rx-usecs, …, rx-frames-low (the -C argument names)
-nn_pt_coalesce() {
-  NN_PARSED=''
-  nnp_ifs=$IFS; IFS=$NT_NL; set -f
-  for nnp_l in $1; do
-    case $nnp_l in
-      'Coalesce parameters for '*) continue ;;
-      'Adaptive RX:'* | 'CQE mode RX:'*)
-        # the words of the line (blank-separated): "Adaptive RX: off  TX: off", "CQE mode RX: n/a  TX: n/a"
+  for nnp_l in $2; do
+    case $nnp_l in *:*) ;; *) continue ;; esac
+    case $nnp_o$nnp_l in
+      -[gl]'Pre-set maximums:'*) nnp_s=max.; continue ;;
+      -[gl]'Current hardware settings:'*) nnp_s=cur.; continue ;;
+      -k'Features for '* | -c'Coalesce parameters for '*) continue ;;
+      -k*) nnp_l=${nnp_l#"${nnp_l%%[! 	]*}"} ;;
+      -c'Adaptive RX:'* | -c'CQE mode RX:'*)
         IFS=' 	'
-        # shellcheck disable=SC2086 # split into words on purpose
+        # shellcheck disable=SC2086 # its words
         set -- $nnp_l
         IFS=$NT_NL
         case $nnp_l in
@@ -162,29 +112,46 @@ nn_pt_coalesce() {
           *) NN_PARSED=${NN_PARSED}cqe-mode-rx$NT_TAB${4-}${NT_NL}cqe-mode-tx$NT_TAB${6-}$NT_NL ;;
         esac
         continue ;;
-      [a-z]*:*) ;;
-      *) continue ;;
+      -c[a-z]*) ;;
+      -c*) continue ;;
+      *) [ -n "$nnp_s" ] || continue ;;
     esac
-    nnp_k=${nnp_l%%:*}
-    case $nnp_k in *[!a-z0-9-]*) continue ;; esac
-    nnp_v=${nnp_l#*:}
-    nnp_v=${nnp_v#"${nnp_v%%[! 	]*}"}; nnp_v=${nnp_v%"${nnp_v##*[! 	]}"}
-    case $nnp_k in *-frame-low | *-frame-high) nnp_k=${nnp_k%%-frame-*}-frames-${nnp_k#*-frame-} ;; esac
-    NN_PARSED=$NN_PARSED$nnp_k$NT_TAB$nnp_v$NT_NL
+    nnp_k=${nnp_l%%:*}; nnp_v=${nnp_l#*:}
+    nnp_v=${nnp_v#"${nnp_v%%[! 	]*}"}
+    case $nnp_o in
+      -k)
+        case $nnp_v in on | on[\ \	]*) nnp_w=on ;; off | off[\ \	]*) nnp_w=off ;; *) continue ;; esac
+        case $nnp_v in *'[fixed]'*) nnp_w=$nnp_w${NT_TAB}1 ;; *) nnp_w=$nnp_w${NT_TAB}0 ;; esac
+        NN_PARSED=$NN_PARSED$nnp_k$NT_TAB$nnp_w$NT_NL; continue ;;
+      -c) case $nnp_k in *[!a-z0-9-]*) continue ;; *-frame-low | *-frame-high) nnp_k=${nnp_k%%-frame-*}-frames-${nnp_k#*-frame-} ;; esac ;;
+      *) case $nnp_k in *[A-Z\ ]*) nn_lower "$nnp_k"; nnp_k=$NN_LOW ;; esac ;;
+    esac
+    NN_PARSED=$NN_PARSED$nnp_s$nnp_k$NT_TAB${nnp_v%"${nnp_v##*[! 	]}"}$NT_NL
   done
   IFS=$nnp_ifs; set +f
 }
 
-# The filters: stdin (whole lines, and a last line without its newline) parsed, printed
-nn_parse_stdin() { # nn_pt_sections | nn_pt_features | nn_pt_coalesce
+# nn_lower TEXT: NN_LOW = TEXT with A-Z in lowercase (the letter after it in NN_AZ) and every space as "-"
+NN_AZ=AaBbCcDdEeFfGgHhIiJjKkLlMmNnOoPpQqRrSsTtUuVvWwXxYyZz
+nn_lower() {
+  NN_LOW='' nnw_r=$1
+  while [ -n "$nnw_r" ]; do
+    nnw_c=${nnw_r%"${nnw_r#?}"}; nnw_r=${nnw_r#?}
+    case $nnw_c in ' ') nnw_c=- ;; [A-Z]) nnw_c=${NN_AZ#*"$nnw_c"}; nnw_c=${nnw_c%"${nnw_c#?}"} ;; esac
+    NN_LOW=$NN_LOW$nnw_c
+  done
+}
+
+# The filters: stdin (whole lines, and a last line without its newline) parsed by nn_pt OPT, printed
+nn_parse_stdin() {
   nnp_t=''
   while IFS= read -r nnp_l || [ -n "$nnp_l" ]; do nnp_t=$nnp_t$nnp_l$NT_NL; done
-  "$1" "$nnp_t"
+  nn_pt "$1" "$nnp_t"
   printf '%s' "$NN_PARSED"
 }
-nn_parse_sections() { nn_parse_stdin nn_pt_sections; }
-nn_parse_features() { nn_parse_stdin nn_pt_features; }
-nn_parse_coalesce() { nn_parse_stdin nn_pt_coalesce; }
+nn_parse_sections() { nn_parse_stdin -g; }
+nn_parse_features() { nn_parse_stdin -k; }
+nn_parse_coalesce() { nn_parse_stdin -c; }
 
 # ethtool -i: the driver name (for messages): the first word after "driver:" (one process: the shell parses)
 nn_driver() {
@@ -316,7 +283,7 @@ nn_split_key() { # KEY -> NN_KIF (interface or ''), NN_SUB
   esac
 }
 
-# nn_ethtool OPT IF [ERRFILE]: NN_ET = `ethtool OPT IF` (-g, -l, -k or -c) parsed (nn_pt_*), its stderr in ERRFILE
+# nn_ethtool OPT IF [ERRFILE]: NN_ET = `ethtool OPT IF` (-g, -l, -k or -c) parsed (nn_pt), its stderr in ERRFILE
 # (default: none). ONE ethtool process per option and interface for every read until an ethtool set on that interface
 # (kind_set calls nn_ethtool_forget): the preflight's answer is the snapshot's, a value read back after a set is the
 # report's. 1 when ethtool fails (NN_ETS = its exit status; a failure is not kept).
@@ -329,14 +296,13 @@ nn_ethtool() {
   NN_ETS=0
   nne_t=$(ethtool "$1" "$2" 2>"${3:-/dev/null}") || NN_ETS=$?
   [ "$NN_ETS" = 0 ] || return 1
-  case $nne_o in g | l) nn_pt_sections "$nne_t" ;; k) nn_pt_features "$nne_t" ;; *) nn_pt_coalesce "$nne_t" ;; esac
-  NN_ET=$NN_PARSED
+  nn_pt "$1" "$nne_t"; NN_ET=$NN_PARSED
   eval "NNE_IF_$nne_o=\$2 NNE_OUT_$nne_o=\$NN_ET"
 }
 # shellcheck disable=SC2034 # read through eval (nn_ethtool)
 nn_ethtool_forget() { NNE_IF_g='' NNE_IF_l='' NNE_IF_k='' NNE_IF_c=''; }
 
-# nn_field TEXT NAME: NN_F = the rest of the first line of TEXT (nn_pt_* lines) whose first field is NAME (its second
+# nn_field TEXT NAME: NN_F = the rest of the first line of TEXT (nn_pt lines) whose first field is NAME (its second
 # field and after); 1 when no line has it
 nn_field() {
   NN_F=''
@@ -558,12 +524,8 @@ nn_camel() {
   while :; do
     case $nnc_r in *-*) nnc_r=${nnc_r#*-} ;; *) break ;; esac
     nnc_p=${nnc_r%%-*}; nnc_c=${nnc_p%"${nnc_p#?}"}
-    case $nnc_c in
-      a) nnc_c=A ;; b) nnc_c=B ;; c) nnc_c=C ;; d) nnc_c=D ;; e) nnc_c=E ;; f) nnc_c=F ;; g) nnc_c=G ;; h) nnc_c=H ;;
-      i) nnc_c=I ;; j) nnc_c=J ;; k) nnc_c=K ;; l) nnc_c=L ;; m) nnc_c=M ;; n) nnc_c=N ;; o) nnc_c=O ;; p) nnc_c=P ;;
-      q) nnc_c=Q ;; r) nnc_c=R ;; s) nnc_c=S ;; t) nnc_c=T ;; u) nnc_c=U ;; v) nnc_c=V ;; w) nnc_c=W ;; x) nnc_c=X ;;
-      y) nnc_c=Y ;; z) nnc_c=Z ;;
-    esac
+    # a-z in uppercase: the letter before it in NN_AZ
+    case $nnc_c in [a-z]) nnc_c=${NN_AZ%"${NN_AZ#*"$nnc_c"}"}; nnc_c=${nnc_c%?}; nnc_c=${nnc_c#"${nnc_c%?}"} ;; esac
     NN_CAMEL=$NN_CAMEL$nnc_c${nnc_p#?}
   done
 }
@@ -631,7 +593,7 @@ nn_check_features() {
     return 0
   fi
   while IFS="$NT_TAB" read -r nn_n nn_v; do
-    # the first line of this feature: "on|off<TAB>0|1" (nn_pt_features), as "on 0"
+    # the first line of this feature: "on|off<TAB>0|1" (nn_pt -k), as "on 0"
     nn_line=''; nn_field "$NN_ET" "$nn_n" && nn_line="${NN_F%%"$NT_TAB"*} ${NN_F#*"$NT_TAB"}"
     if [ -z "$nn_line" ]; then
       nn_drv; nn_msg_feature_absent "$nn_n" "$NN_IF" "$NN_DRIVER"; nt_problem "$NN_MSG"
