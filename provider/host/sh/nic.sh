@@ -9,6 +9,7 @@ NN_RPS_CPUS=''
 NN_RPS_FLOW=''
 NN_RPS_BELOW=0
 NN_IRQ_CPUS=''
+NN_DRIVER=''
 NN_LINKED=0
 # The characters an original may have to be stored in Pulumi state (provider/nic/plan.ts ORIG_VALUE; compared by
 # tests/unit/origChars.test.ts): a setting whose value on the host has any other is refused before anything changes.
@@ -79,47 +80,78 @@ nn_apply_directive() {
 kind_content() { nt_die 5 "a nic plan has no @content"; }
 
 # ---------------------------------------------------------------------------------------- parsers
-# Each reads ethtool's text output on stdin and prints "key<TAB>value" lines. Formats of ethtool 4.8 (ioctl)
-# through 6.x (netlink): "RX:\t\t4096", "n/a" for unsupported values, "Adaptive RX: off  TX: off",
-# "name: on [fixed]", "rx-frame-low" shown for the -C argument "rx-frames-low".
-
-# -g and -l: max.rx, cur.rx, max.rx-mini, …, max.combined, cur.other
-nn_parse_sections() {
-  awk -v tab="$NT_TAB" '
-    /^Pre-set maximums:/ { s = "max"; next }
-    /^Current hardware settings:/ { s = "cur"; next }
-    s != "" && /:/ {
-      k = $0; sub(/:.*/, "", k); v = $0; sub(/^[^:]*:[ \t]*/, "", v); sub(/[ \t]+$/, "", v)
-      k = tolower(k); gsub(/ /, "-", k)
-      print s "." k tab v
-    }'
+# nn_pt OPT TEXT: NN_PARSED = TEXT, what `ethtool OPT` printed (-g, -l, -k or -c), as "key<TAB>value" lines, in the
+# shell (no process); nn_parse_sections (-g, -l), nn_parse_features (-k) and nn_parse_coalesce (-c) are the same as
+# filters, stdin to stdout (the live read pipes ethtool into them). Formats of ethtool 4.8 (ioctl) through 6.x
+# (netlink): "RX:\t\t4096", "n/a" for unsupported values, "Adaptive RX: off  TX: off", "name: on [fixed]",
+# "rx-frame-low" shown for the -C argument "rx-frames-low". Keys and values: what comes before and after a line's
+# first ":", the value without the blanks (spaces, tabs) around it.
+#   -g, -l  max.rx, cur.rx, max.rx-mini, …, max.combined, cur.other: the lines after "Pre-set maximums:" and
+#           "Current hardware settings:", the name in lowercase with its spaces as "-"
+#   -k      name<TAB>on|off<TAB>1 when [fixed] else 0 (sub-features too: indented, given unindented), for the lines
+#           whose value starts with the word on or off
+#   -c      adaptive-rx, adaptive-tx, cqe-mode-rx, cqe-mode-tx (the words of their lines), and every line named with
+#           [a-z][a-z0-9-]* (the -C argument names: "-frame-low"/"-frame-high" as "-frames-…")
+nn_pt() {
+  NN_PARSED='' nnp_s='' nnp_o=$1
+  nnp_ifs=$IFS; IFS=$NT_NL; set -f
+  for nnp_l in $2; do
+    case $nnp_l in *:*) ;; *) continue ;; esac
+    case $nnp_o$nnp_l in
+      -[gl]'Pre-set maximums:'*) nnp_s=max.; continue ;;
+      -[gl]'Current hardware settings:'*) nnp_s=cur.; continue ;;
+      -k'Features for '* | -c'Coalesce parameters for '*) continue ;;
+      -k*) nnp_l=${nnp_l#"${nnp_l%%[! 	]*}"} ;;
+      -c'Adaptive RX:'* | -c'CQE mode RX:'*)
+        IFS=' 	'
+        # shellcheck disable=SC2086 # its words
+        set -- $nnp_l
+        IFS=$NT_NL
+        case $nnp_l in
+          A*) NN_PARSED=${NN_PARSED}adaptive-rx$NT_TAB${3-}${NT_NL}adaptive-tx$NT_TAB${5-}$NT_NL ;;
+          *) NN_PARSED=${NN_PARSED}cqe-mode-rx$NT_TAB${4-}${NT_NL}cqe-mode-tx$NT_TAB${6-}$NT_NL ;;
+        esac
+        continue ;;
+      -c[a-z]*) ;;
+      -c*) continue ;;
+      *) [ -n "$nnp_s" ] || continue ;;
+    esac
+    nnp_k=${nnp_l%%:*}; nnp_v=${nnp_l#*:}
+    nnp_v=${nnp_v#"${nnp_v%%[! 	]*}"}
+    case $nnp_o in
+      -k)
+        case $nnp_v in on | on[\ \	]*) nnp_w=on ;; off | off[\ \	]*) nnp_w=off ;; *) continue ;; esac
+        case $nnp_v in *'[fixed]'*) nnp_w=$nnp_w${NT_TAB}1 ;; *) nnp_w=$nnp_w${NT_TAB}0 ;; esac
+        NN_PARSED=$NN_PARSED$nnp_k$NT_TAB$nnp_w$NT_NL; continue ;;
+      -c) case $nnp_k in *[!a-z0-9-]*) continue ;; *-frame-low | *-frame-high) nnp_k=${nnp_k%%-frame-*}-frames-${nnp_k#*-frame-} ;; esac ;;
+      *) case $nnp_k in *[A-Z\ ]*) nn_lower "$nnp_k"; nnp_k=$NN_LOW ;; esac ;;
+    esac
+    NN_PARSED=$NN_PARSED$nnp_s$nnp_k$NT_TAB${nnp_v%"${nnp_v##*[! 	]}"}$NT_NL
+  done
+  IFS=$nnp_ifs; set +f
 }
 
-# -k: name<TAB>on|off<TAB>1 when [fixed] else 0 (sub-features too, unindented)
-nn_parse_features() {
-  awk -v tab="$NT_TAB" '
-    /^Features for / { next }
-    /:/ {
-      l = $0; sub(/^[ \t]+/, "", l)
-      k = l; sub(/:.*/, "", k); v = l; sub(/^[^:]*:[ \t]*/, "", v)
-      fixed = (v ~ /\[fixed\]/) ? 1 : 0
-      split(v, a, " ")
-      if (a[1] == "on" || a[1] == "off") print k tab a[1] tab fixed
-    }'
+# nn_lower TEXT: NN_LOW = TEXT with A-Z in lowercase (the letter after it in NN_AZ) and every space as "-"
+NN_AZ=AaBbCcDdEeFfGgHhIiJjKkLlMmNnOoPpQqRrSsTtUuVvWwXxYyZz
+nn_lower() {
+  NN_LOW='' nnw_r=$1
+  while [ -n "$nnw_r" ]; do
+    nnw_c=${nnw_r%"${nnw_r#?}"}; nnw_r=${nnw_r#?}
+    case $nnw_c in ' ') nnw_c=- ;; [A-Z]) nnw_c=${NN_AZ#*"$nnw_c"}; nnw_c=${nnw_c%"${nnw_c#?}"} ;; esac
+    NN_LOW=$NN_LOW$nnw_c
+  done
 }
 
-# -c: adaptive-rx, adaptive-tx, rx-usecs, …, rx-frames-low (the -C argument names)
-nn_parse_coalesce() {
-  awk -v tab="$NT_TAB" '
-    /^Coalesce parameters for / { next }
-    /^Adaptive RX:/ { print "adaptive-rx" tab $3; print "adaptive-tx" tab $5; next }
-    /^CQE mode RX:/ { print "cqe-mode-rx" tab $4; print "cqe-mode-tx" tab $6; next }
-    /^[a-z][a-z0-9-]*:/ {
-      k = $0; sub(/:.*/, "", k); v = $0; sub(/^[^:]*:[ \t]*/, "", v); sub(/[ \t]+$/, "", v)
-      if (k ~ /-frame-(low|high)$/) sub(/-frame-/, "-frames-", k)
-      print k tab v
-    }'
+# The filters: stdin (whole lines, and a last line without its newline) parsed by nn_pt OPT, printed
+nn_parse_stdin() {
+  nnp_t=''
+  while IFS= read -r nnp_l || [ -n "$nnp_l" ]; do nnp_t=$nnp_t$nnp_l$NT_NL; done
+  nn_pt "$1" "$nnp_t"
+  printf '%s' "$NN_PARSED"
 }
+nn_parse_sections() { nn_parse_stdin -g; }
+nn_parse_features() { nn_parse_stdin -k; }
+nn_parse_coalesce() { nn_parse_stdin -c; }
 
 # ethtool -i: the driver name (for messages): the first word after "driver:" (one process: the shell parses)
 nn_driver() {
@@ -145,8 +177,57 @@ nn_cpulist_expand() {
   printf '%s\n' "$1" | awk -F, '{ for (i = 1; i <= NF; i++) { n = split($i, r, "-"); lo = r[1] + 0; hi = (n > 1) ? r[2] + 0 : lo; for (c = lo; c <= hi; c++) print c } }'
 }
 
-# nn_mask_from_list LIST: the canonical mask of the CPUs in LIST
-nn_mask_from_list() {
+# nn_cpulist_shell LIST: for a plain LIST (every item N or N-M, decimal without leading zeros, at most 4 digits) in
+# the shell: NN_NCPU = the number of CPUs as nn_cpulist_expand prints them (a CPU named twice counts twice), NN_MASK =
+# the canonical mask of its CPUs (hex digits of 4 CPUs each, then nn_mask_norm); 1 for any other list (awk does those)
+nn_cpulist_shell() {
+  NN_NCPU=0 NN_MASK=0 nncp_top=-1 nncp_pass=1
+  while [ "$nncp_pass" -le 2 ]; do
+    nncp_r=$1,
+    while [ -n "$nncp_r" ]; do
+      nncp_i=${nncp_r%%,*}; nncp_r=${nncp_r#*,}
+      case $nncp_i in *-*) nncp_a=${nncp_i%%-*} nncp_b=${nncp_i#*-} ;; *) nncp_a=$nncp_i nncp_b=$nncp_i ;; esac
+      for nncp_n in "$nncp_a" "$nncp_b"; do
+        case $nncp_n in 0 | [1-9] | [1-9][0-9] | [1-9][0-9][0-9] | [1-9][0-9][0-9][0-9]) ;; *) return 1 ;; esac
+      done
+      [ "$nncp_b" -ge "$nncp_a" ] || continue
+      if [ "$nncp_pass" = 1 ]; then
+        NN_NCPU=$((NN_NCPU + nncp_b - nncp_a + 1))
+        [ $((nncp_b / 4)) -le "$nncp_top" ] || nncp_top=$((nncp_b / 4))
+        continue
+      fi
+      # the bits of CPUs a..b in each hex digit d (CPUs 4d..4d+3)
+      nncp_d=$((nncp_a / 4))
+      while [ "$nncp_d" -le $((nncp_b / 4)) ]; do
+        nncp_f=$((nncp_a - 4 * nncp_d)); [ "$nncp_f" -ge 0 ] || nncp_f=0
+        nncp_t=$((nncp_b - 4 * nncp_d)); [ "$nncp_t" -le 3 ] || nncp_t=3
+        eval "nncp_x$nncp_d=\$((nncp_x$nncp_d | (((1 << (nncp_t - nncp_f + 1)) - 1) << nncp_f)))"
+        nncp_d=$((nncp_d + 1))
+      done
+    done
+    if [ "$nncp_pass" = 1 ]; then
+      nncp_d=0; while [ "$nncp_d" -le "$nncp_top" ]; do eval "nncp_x$nncp_d=0"; nncp_d=$((nncp_d + 1)); done
+    fi
+    nncp_pass=$((nncp_pass + 1))
+  done
+  nncp_h=0 nncp_d=$nncp_top
+  while [ "$nncp_d" -ge 0 ]; do
+    eval "nncp_v=\$nncp_x$nncp_d"
+    # shellcheck disable=SC2154 # nncp_v is assigned by the eval
+    case $nncp_v in 10) nncp_v=a ;; 11) nncp_v=b ;; 12) nncp_v=c ;; 13) nncp_v=d ;; 14) nncp_v=e ;; 15) nncp_v=f ;; esac
+    nncp_h=$nncp_h$nncp_v; nncp_d=$((nncp_d - 1))
+  done
+  nn_mask_norm "$nncp_h"; NN_MASK=$NN_NORM
+}
+
+# nn_mask_of LIST: NN_MASK = the canonical mask of the CPUs in LIST; nn_cpu_count LIST: NN_NCPU = how many CPUs
+# nn_cpulist_expand prints for LIST. In the shell for a plain list (nn_cpulist_shell), else awk.
+nn_mask_of() { nn_cpulist_shell "$1" || NN_MASK=$(nn_mask_awk "$1"); }
+nn_cpu_count() { nn_cpulist_shell "$1" || NN_NCPU=$(nn_cpulist_expand "$1" | wc -l); }
+
+# nn_mask_from_list LIST: prints the canonical mask of the CPUs in LIST
+nn_mask_from_list() { nn_mask_of "$1"; printf '%s\n' "$NN_MASK"; }
+nn_mask_awk() {
   nn_cpulist_expand "$1" | awk '
     BEGIN { max = 0 }
     { c = $1 + 0; if (!(c in seen)) { seen[c] = 1; w = int(c / 32); word[w] += 2 ^ (c % 32); if (w > max) max = w } }
@@ -202,23 +283,49 @@ nn_split_key() { # KEY -> NN_KIF (interface or ''), NN_SUB
   esac
 }
 
-# nn_ethtool_value OPT PARSER IF FIELD: sets NT_GOT to FIELD of `ethtool OPT IF`; 1 = absent (no such interface, or
-# ethtool shows no such field or "n/a"), 2 = ethtool missing or failed on an existing interface (NT_ERR says which)
+# nn_ethtool OPT IF [ERRFILE]: NN_ET = `ethtool OPT IF` (-g, -l, -k or -c) parsed (nn_pt), its stderr in ERRFILE
+# (default: none). ONE ethtool process per option and interface for every read until an ethtool set on that interface
+# (kind_set calls nn_ethtool_forget): the preflight's answer is the snapshot's, a value read back after a set is the
+# report's. 1 when ethtool fails (NN_ETS = its exit status; a failure is not kept).
+NNE_IF_g='' NNE_IF_l='' NNE_IF_k='' NNE_IF_c=''
+nn_ethtool() {
+  nne_o=${1#-}
+  eval "nne_at=\$NNE_IF_$nne_o"
+  # shellcheck disable=SC2154 # nne_at is assigned by the eval
+  if [ -n "$2" ] && [ "$nne_at" = "$2" ]; then eval "NN_ET=\$NNE_OUT_$nne_o"; return 0; fi
+  NN_ETS=0
+  nne_t=$(ethtool "$1" "$2" 2>"${3:-/dev/null}") || NN_ETS=$?
+  [ "$NN_ETS" = 0 ] || return 1
+  nn_pt "$1" "$nne_t"; NN_ET=$NN_PARSED
+  eval "NNE_IF_$nne_o=\$2 NNE_OUT_$nne_o=\$NN_ET"
+}
+# shellcheck disable=SC2034 # read through eval (nn_ethtool)
+nn_ethtool_forget() { NNE_IF_g='' NNE_IF_l='' NNE_IF_k='' NNE_IF_c=''; }
+
+# nn_field TEXT NAME: NN_F = the rest of the first line of TEXT (nn_pt lines) whose first field is NAME (its second
+# field and after); 1 when no line has it
+nn_field() {
+  NN_F=''
+  nnf_ifs=$IFS; IFS=$NT_NL; set -f
+  for nnf_l in $1; do
+    case $nnf_l in "$2$NT_TAB"*) NN_F=${nnf_l#"$2$NT_TAB"}; IFS=$nnf_ifs; set +f; return 0 ;; "$2") IFS=$nnf_ifs; set +f; return 0 ;; esac
+  done
+  IFS=$nnf_ifs; set +f
+  return 1
+}
+
+# nn_ethtool_value OPT IF FIELD: sets NT_GOT to FIELD of `ethtool OPT IF` (nn_ethtool: one process per option and
+# interface until a set); 1 = absent (no such interface, or ethtool shows no such field or "n/a"), 2 = ethtool missing
+# or failed on an existing interface (NT_ERR says which)
 nn_ethtool_value() {
-  nn_out=$(ethtool "$1" "$3" 2>/dev/null) || {
-    nn_c=$?
-    [ -d "$NN_SYS/$3" ] || return 1
-    NT_ERR="ethtool $1 $3 failed (exit $nn_c)"
-    [ "$nn_c" != 127 ] || NT_ERR="ethtool is not installed (install the ethtool package)"
+  NT_GOT=''
+  nn_ethtool "$1" "$2" || {
+    [ -d "$NN_SYS/$2" ] || return 1
+    NT_ERR="ethtool $1 $2 failed (exit $NN_ETS)"
+    [ "$NN_ETS" != 127 ] || NT_ERR="ethtool is not installed (install the ethtool package)"
     return 2
   }
-  # the first line whose first tab-separated field is FIELD: its second field (a loop here, no awk process)
-  nn_out=$(printf '%s\n' "$nn_out" | "$2"); NT_GOT=''
-  nn_ifs=$IFS; IFS=$NT_NL; set -f
-  for nn_l in $nn_out; do
-    case $nn_l in "$4") break ;; "$4$NT_TAB"*) NT_GOT=${nn_l#"$4$NT_TAB"}; NT_GOT=${NT_GOT%%"$NT_TAB"*}; break ;; esac
-  done
-  IFS=$nn_ifs; set +f
+  nn_field "$NN_ET" "$3" && NT_GOT=${NN_F%%"$NT_TAB"*}
   [ -n "$NT_GOT" ] && [ "$NT_GOT" != n/a ]
 }
 
@@ -236,10 +343,10 @@ kind_get() {
     net.core.rps_sock_flow_entries)
       [ -r /proc/sys/net/core/rps_sock_flow_entries ] || return 1
       NT_GOT=$(cat /proc/sys/net/core/rps_sock_flow_entries 2>/dev/null) ;;
-    channel.*) nn_ethtool_value -l nn_parse_sections "$NN_KIF" "cur.${NN_SUB#channel.}"; return ;;
-    ring.*) nn_ethtool_value -g nn_parse_sections "$NN_KIF" "cur.${NN_SUB#ring.}"; return ;;
-    feature.*) nn_ethtool_value -k nn_parse_features "$NN_KIF" "${NN_SUB#feature.}"; return ;;
-    coalesce.*) nn_ethtool_value -c nn_parse_coalesce "$NN_KIF" "${NN_SUB#coalesce.}"; return ;;
+    channel.*) nn_ethtool_value -l "$NN_KIF" "cur.${NN_SUB#channel.}"; return ;;
+    ring.*) nn_ethtool_value -g "$NN_KIF" "cur.${NN_SUB#ring.}"; return ;;
+    feature.*) nn_ethtool_value -k "$NN_KIF" "${NN_SUB#feature.}"; return ;;
+    coalesce.*) nn_ethtool_value -c "$NN_KIF" "${NN_SUB#coalesce.}"; return ;;
     txqueuelen) nn_cat "$NN_SYS/$NN_KIF/tx_queue_len" ;;
     rps.rx-*|rfs.rx-*)
       nn_q=$NN_SYS/$NN_KIF/queues/${NN_SUB#r?s.}
@@ -366,9 +473,11 @@ kind_set() {
   case "$2" in ''|*[!A-Za-z0-9,.-]*) NT_ERR="invalid value '$2'"; return 1 ;; esac
   case "$NN_SUB" in
     net.core.rps_sock_flow_entries) nn_write /proc/sys/net/core/rps_sock_flow_entries "$2" ;;
-    channel.*) nn_run ethtool -L "$NN_KIF" "${NN_SUB#channel.}" "$2" ;;
-    ring.*) nn_run ethtool -G "$NN_KIF" "${NN_SUB#ring.}" "$2" ;;
+    # an ethtool set: every ethtool answer read before it is read again (a driver may change more than the setting)
+    channel.*) nn_ethtool_forget; nn_run ethtool -L "$NN_KIF" "${NN_SUB#channel.}" "$2" ;;
+    ring.*) nn_ethtool_forget; nn_run ethtool -G "$NN_KIF" "${NN_SUB#ring.}" "$2" ;;
     feature.*)
+      nn_ethtool_forget
       nn_feature_arg "${NN_SUB#feature.}"
       nn_run ethtool -K "$NN_KIF" "$NN_ARG" "$2" || return 1
       # -K reports partial success with exit 0 ("Actual changes: … [requested on]"): check this feature now.
@@ -377,8 +486,10 @@ kind_set() {
         NT_ERR="ethtool -K $NN_KIF $NN_ARG $2 left it $NT_GOT: $(printf '%s' "$nn_said" | tr '\n' ' ')"
         return 1
       fi ;;
-    coalesce.*) nn_run ethtool -C "$NN_KIF" "${NN_SUB#coalesce.}" "$2" ;;
-    txqueuelen) nn_run ip link set dev "$NN_KIF" txqueuelen "$2" ;;
+    coalesce.*) nn_ethtool_forget; nn_run ethtool -C "$NN_KIF" "${NN_SUB#coalesce.}" "$2" ;;
+    # the same kernel call as `ip link set dev IF txqueuelen N` (dev_change_tx_queue_len), without a process; the
+    # preflight checked that the file is writable
+    txqueuelen) nn_write "$NN_SYS/$NN_KIF/tx_queue_len" "$2" ;;
     rps.rx-*|rfs.rx-*)
       nn_q=$NN_SYS/$NN_KIF/queues/${NN_SUB#r?s.}
       nn_v=$2
@@ -406,22 +517,44 @@ kind_expect() {
 }
 
 # ---------------------------------------------------------------------------------------- preflight
-nn_camel() { printf '%s\n' "$1" | awk -F- '{ s = $1; for (i = 2; i <= NF; i++) s = s toupper(substr($i, 1, 1)) substr($i, 2); print s }'; }
+# nn_camel NAME: NN_CAMEL = NAME as the args spell it ("rx-usecs-irq" -> "rxUsecsIrq": each "-" dropped, the letter
+# after it in uppercase), in the shell
+nn_camel() {
+  NN_CAMEL=${1%%-*}; nnc_r=$1
+  while :; do
+    case $nnc_r in *-*) nnc_r=${nnc_r#*-} ;; *) break ;; esac
+    nnc_p=${nnc_r%%-*}; nnc_c=${nnc_p%"${nnc_p#?}"}
+    # a-z in uppercase: the letter before it in NN_AZ
+    case $nnc_c in [a-z]) nnc_c=${NN_AZ%"${NN_AZ#*"$nnc_c"}"}; nnc_c=${nnc_c%?}; nnc_c=${nnc_c#"${nnc_c%?}"} ;; esac
+    NN_CAMEL=$NN_CAMEL$nnc_c${nnc_p#?}
+  done
+}
 
-# nn_parsed OPT PARSER NAME: `ethtool OPT IF` parsed into $NT_TMP/NAME (and the tool's answer in NAME.err); 1 when it failed
+# nn_drv: NN_DRIVER, the interface's driver for a message or a driver's rule: one `ethtool -i`, only once one needs it
+nn_drv() { [ -n "$NN_DRIVER" ] || nn_driver "$NN_IF"; }
+
+# nn_parsed OPT NAME: `ethtool OPT IF` parsed (nn_ethtool) into $NT_TMP/NAME (and the tool's answer in NAME.err); 1 when
+# it failed
 nn_parsed() {
-  if ethtool "$1" "$NN_IF" > "$NT_TMP/$3.txt" 2> "$NT_TMP/$3.err"; then
-    "$2" < "$NT_TMP/$3.txt" > "$NT_TMP/$3"
+  if nn_ethtool "$1" "$NN_IF" "$NT_TMP/$2.err"; then
+    printf '%s' "$NN_ET" > "$NT_TMP/$2"
     return 0
   fi
-  : > "$NT_TMP/$3"
+  : > "$NT_TMP/$2"
   return 1
 }
 nn_said() { tr '\n' ' ' < "$NT_TMP/$1.err" | sed 's/ *$//'; }
 
-nn_requested() { # PREFIX: the requested settings with that prefix, "name<TAB>value", prefix removed
+nn_requested() { # PREFIX: the requested settings with that prefix, "name<TAB>value", prefix removed (the shell's read)
   [ -f "$NT_TMP/requested" ] || return 0
-  awk -F "$NT_TAB" -v p="$1" -v tab="$NT_TAB" 'index($1, p) == 1 { print substr($1, length(p) + 1) tab $2 }' "$NT_TMP/requested"
+  while IFS= read -r nnq_l; do
+    case $nnq_l in "$1"*) ;; *) continue ;; esac
+    nnq_l=${nnq_l#"$1"}
+    case $nnq_l in
+      *"$NT_TAB"*) nnq_v=${nnq_l#*"$NT_TAB"}; printf '%s\t%s\n' "${nnq_l%%"$NT_TAB"*}" "${nnq_v%%"$NT_TAB"*}" ;;
+      *) printf '%s\t\n' "$nnq_l" ;;
+    esac
+  done < "$NT_TMP/requested"
 }
 
 # nn_check_limits GROUP (channel, ring): the requested rings/channels within the driver's pre-set maximums, "max"
@@ -431,21 +564,21 @@ nn_check_limits() {
   nn_limit_group "$1"
   nn_requested "$1." > "$NT_TMP/req.$1"
   [ -s "$NT_TMP/req.$1" ] || return 0
-  if ! nn_parsed "$NN_LG_OPT" nn_parse_sections "$1"; then
-    nn_msg_nogroup "$NN_LG_ARG" "$NN_IF" "$NN_DRIVER" "$NN_LG_WHAT" "$NN_LG_OPT" "$(nn_said "$1")"; nt_problem "$NN_MSG"
+  if ! nn_parsed "$NN_LG_OPT" "$1"; then
+    nn_drv; nn_msg_nogroup "$NN_LG_ARG" "$NN_IF" "$NN_DRIVER" "$NN_LG_WHAT" "$NN_LG_OPT" "$(nn_said "$1")"; nt_problem "$NN_MSG"
     return 0
   fi
   while IFS="$NT_TAB" read -r nn_n nn_v; do
     nt_lookup "$NT_TMP/$1" "max.$nn_n"; nn_max=$NT_FOUND
     nt_lookup "$NT_TMP/$1" "cur.$nn_n"; nn_cur=$NT_FOUND
-    nn_ts="$NN_LG_ARG.$(nn_camel "$nn_n")"
+    nn_camel "$nn_n"; nn_ts=$NN_LG_ARG.$NN_CAMEL
     if [ -z "$nn_max" ] || [ "$nn_max" = n/a ] || [ -z "$nn_cur" ] || [ "$nn_cur" = n/a ] || { [ "$nn_max" = 0 ] && [ "$nn_cur" = 0 ]; }; then
-      nn_msg_nofield "$nn_ts" "$NN_IF" "$NN_DRIVER" "$NN_LG_OPT" "$nn_n" "$NN_LG_WHAT"; nt_problem "$NN_MSG"
+      nn_drv; nn_msg_nofield "$nn_ts" "$NN_IF" "$NN_DRIVER" "$NN_LG_OPT" "$nn_n" "$NN_LG_WHAT"; nt_problem "$NN_MSG"
       continue
     fi
     [ "$nn_v" = max ] && nn_v=$nn_max
     if [ "$nn_v" -gt "$nn_max" ]; then
-      nn_msg_exceeds "$nn_ts" "$nn_v" "$NN_IF" "$nn_max" "$NN_DRIVER" "$NN_LG_OPT" "$NN_LG_ORMAX"; nt_problem "$NN_MSG"
+      nn_drv; nn_msg_exceeds "$nn_ts" "$nn_v" "$NN_IF" "$nn_max" "$NN_DRIVER" "$NN_LG_OPT" "$NN_LG_ORMAX"; nt_problem "$NN_MSG"
       continue
     fi
     printf '%s\t%s\n' "$NN_IF/$1.$nn_n" "$nn_v" >> "$NT_TMP/want.$1"
@@ -455,19 +588,20 @@ nn_check_limits() {
 nn_check_features() {
   nn_requested feature. > "$NT_TMP/req.feature"
   [ -s "$NT_TMP/req.feature" ] || return 0
-  if ! nn_parsed -k nn_parse_features feature; then
+  if ! nn_parsed -k feature; then
     nn_msg_features_unreadable "$NN_IF" "$(nn_said feature)"; nt_problem "$NN_MSG"
     return 0
   fi
   while IFS="$NT_TAB" read -r nn_n nn_v; do
-    nn_line=$(awk -F "$NT_TAB" -v k="$nn_n" '$1 == k { print $2 " " $3; exit }' "$NT_TMP/feature")
+    # the first line of this feature: "on|off<TAB>0|1" (nn_pt -k), as "on 0"
+    nn_line=''; nn_field "$NN_ET" "$nn_n" && nn_line="${NN_F%%"$NT_TAB"*} ${NN_F#*"$NT_TAB"}"
     if [ -z "$nn_line" ]; then
-      nn_msg_feature_absent "$nn_n" "$NN_IF" "$NN_DRIVER"; nt_problem "$NN_MSG"
+      nn_drv; nn_msg_feature_absent "$nn_n" "$NN_IF" "$NN_DRIVER"; nt_problem "$NN_MSG"
       continue
     fi
     nn_cur=${nn_line% *}
     if [ "${nn_line#* }" = 1 ] && [ "$nn_cur" != "$nn_v" ]; then
-      nn_msg_feature_fixed "$nn_n" "$nn_cur" "$NN_IF" "$NN_DRIVER" "$nn_v"; nt_problem "$NN_MSG"
+      nn_drv; nn_msg_feature_fixed "$nn_n" "$nn_cur" "$NN_IF" "$NN_DRIVER" "$nn_v"; nt_problem "$NN_MSG"
       continue
     fi
     printf '%s\t%s\n' "$NN_IF/feature.$nn_n" "$nn_v" >> "$NT_TMP/want.feature"
@@ -477,27 +611,29 @@ nn_check_features() {
 nn_check_coalesce() {
   nn_requested coalesce. > "$NT_TMP/req.coalesce"
   [ -s "$NT_TMP/req.coalesce" ] || return 0
-  if ! nn_parsed -c nn_parse_coalesce coalesce; then
+  nn_drv # the driver's rules (nn_coalesce_range) and messages
+  if ! nn_parsed -c coalesce; then
     nn_msg_coalesce_none "$NN_IF" "$NN_DRIVER" "$(nn_said coalesce)"; nt_problem "$NN_MSG"
     return 0
   fi
   while IFS="$NT_TAB" read -r nn_n nn_v; do
     if ! nt_lookup "$NT_TMP/coalesce" "$nn_n" || [ "$NT_FOUND" = n/a ]; then
-      nn_msg_coalesce_nofield "coalesce.$(nn_camel "$nn_n")" "$nn_n" "$NN_IF" "$NN_DRIVER" "${NT_FOUND:-absent}"; nt_problem "$NN_MSG"
+      nn_camel "$nn_n"; nn_msg_coalesce_nofield "coalesce.$NN_CAMEL" "$nn_n" "$NN_IF" "$NN_DRIVER" "${NT_FOUND:-absent}"; nt_problem "$NN_MSG"
       continue
     fi
     # known driver ranges (provider/host/messages.ts COALESCE_DRIVER_RANGES): refused before anything changes
     nn_coalesce_range "$NN_DRIVER" "$nn_n" "$nn_v"
     if [ -n "$NN_ACCEPTS" ]; then
-      nn_msg_coalesce_range "coalesce.$(nn_camel "$nn_n")" "$nn_v" "$NN_DRIVER" "$NN_IF" "$NN_ACCEPTS"; nt_problem "$NN_MSG"
+      nn_camel "$nn_n"; nn_msg_coalesce_range "coalesce.$NN_CAMEL" "$nn_v" "$NN_DRIVER" "$NN_IF" "$NN_ACCEPTS"; nt_problem "$NN_MSG"
       continue
     fi
     printf '%s\t%s\n' "$NN_IF/coalesce.$nn_n" "$nn_v" >> "$NT_TMP/want.coalesce"
   done < "$NT_TMP/req.coalesce"
 }
 
-nn_rx_queues() { # the rx queue names there will be after channels are applied
-  nn_rxq=$(find "$NN_SYS/$NN_IF/queues" -maxdepth 1 -name 'rx-*' 2>/dev/null | wc -l)
+nn_rx_queues() { # the rx queue names there will be after channels are applied (NN_NRXQ: how many)
+  nn_rxq=0
+  for nn_q in "$NN_SYS/$NN_IF/queues"/rx-*; do [ -e "$nn_q" ] && nn_rxq=$((nn_rxq + 1)); done
   if [ -s "$NT_TMP/want.channel" ]; then
     nn_c=0; nn_r=0
     nt_lookup "$NT_TMP/channel" cur.combined && nn_uint "$NT_FOUND" && nn_c=$NT_FOUND
@@ -508,10 +644,11 @@ nn_rx_queues() { # the rx queue names there will be after channels are applied
   fi
   nn_i=0
   while [ "$nn_i" -lt "$nn_rxq" ]; do printf 'rx-%s\n' "$nn_i"; nn_i=$((nn_i + 1)); done
+  NN_NRXQ=$nn_rxq
 }
 
 nn_check_rps() {
-  nn_possible=$(cat "$NN_CPU/possible" 2>/dev/null)
+  nn_cat "$NN_CPU/possible"; nn_possible=$NT_GOT
   if nt_lookup "$NT_TMP/requested" net.core.rps_sock_flow_entries; then
     if [ -w /proc/sys/net/core/rps_sock_flow_entries ]; then
       printf '%s\t%s\n' net.core.rps_sock_flow_entries "$NT_FOUND" >> "$NT_TMP/want.rps"
@@ -520,7 +657,8 @@ nn_check_rps() {
     fi
   fi
   [ -n "$NN_RPS_CPUS" ] || return 0
-  if [ ! -d "$NN_SYS/$NN_IF/queues" ] || [ -z "$(find "$NN_SYS/$NN_IF/queues" -maxdepth 2 -name rps_cpus 2>/dev/null)" ]; then
+  nn_rpsf=0; for nn_q in "$NN_SYS/$NN_IF/queues"/*/rps_cpus; do [ -e "$nn_q" ] && { nn_rpsf=1; break; }; done
+  if [ "$nn_rpsf" = 0 ]; then
     nt_problem "rps: $NN_IF has no rps_cpus files (kernel built without CONFIG_RPS?); remove rps"
     return 0
   fi
@@ -533,13 +671,13 @@ nn_check_rps() {
     fi
   fi
   nn_rx_queues > "$NT_TMP/rxq"
-  nn_ncpu=$(nn_cpulist_expand "$nn_possible" | wc -l)
-  nn_nq=$(wc -l < "$NT_TMP/rxq")
+  nn_cpu_count "$nn_possible"; nn_ncpu=$NN_NCPU
+  nn_nq=$NN_NRXQ
   if [ "$NN_RPS_BELOW" = 1 ] && [ "$nn_nq" -ge "$nn_ncpu" ]; then
     nt_warn "rps skipped on $NN_IF: it has $nn_nq rx queues for $nn_ncpu CPUs, so hardware RSS already spreads the load (onlyWhenQueuesBelowCpus)"
     return 0
   fi
-  nn_mask=$(nn_mask_from_list "$nn_list")
+  nn_mask_of "$nn_list"; nn_mask=$NN_MASK
   while IFS= read -r nn_qn; do
     printf '%s\t%s\n' "$NN_IF/rps.$nn_qn" "$nn_mask" >> "$NT_TMP/want.rps"
   done < "$NT_TMP/rxq"
@@ -547,7 +685,10 @@ nn_check_rps() {
     while IFS= read -r nn_qn; do
       printf '%s\t%s\n' "$NN_IF/rfs.$nn_qn" "$NN_RPS_FLOW" >> "$NT_TMP/want.rps"
     done < "$NT_TMP/rxq"
-    if ! nt_lookup "$NT_TMP/requested" net.core.rps_sock_flow_entries && [ "$(cat /proc/sys/net/core/rps_sock_flow_entries 2>/dev/null || echo 0)" = 0 ]; then
+    # 0 or absent: its first character read (no process; a /proc/sys file answers only the read at offset 0, the
+    # first byte, and a positive count never starts with 0)
+    nn_sfe=''; { IFS= read -r nn_sfe || :; } 2>/dev/null < /proc/sys/net/core/rps_sock_flow_entries
+    if ! nt_lookup "$NT_TMP/requested" net.core.rps_sock_flow_entries && case $nn_sfe in '' | 0 | 0[!0-9]*) true ;; *) false ;; esac; then
       nt_warn "rps.flowEntriesPerQueue: RFS also needs net.core.rps_sock_flow_entries > 0 (it is 0 or absent here); set rps.sockFlowEntries on the host"
     fi
   fi
@@ -569,6 +710,7 @@ nn_check_irq() {
   [ -n "$NN_IRQ_CPUS" ] || return 0
   nn_irqs > "$NT_TMP/irqs"
   if [ ! -s "$NT_TMP/irqs" ]; then
+    nn_drv
     nt_problem "irqAffinity: $NN_IF (driver $NN_DRIVER) has no IRQs of its own (a virtual interface such as veth, bridge or a VLAN has none; its MSI IRQs are in $NN_SYS/$NN_IF/device/msi_irqs on real NICs); remove irqAffinity or set it on the physical NIC"
     return 0
   fi
@@ -590,7 +732,7 @@ nn_check_irq() {
       continue
     fi
     nn_cpu=$(sed -n "$((nn_i % nn_n + 1))p" "$NT_TMP/irqcpus")
-    printf '%s\t%s\n' "$NN_IF/irq.$nn_irq" "$(nn_mask_from_list "$nn_cpu")" >> "$NT_TMP/want.irq"
+    nn_mask_of "$nn_cpu"; printf '%s\t%s\n' "$NN_IF/irq.$nn_irq" "$NN_MASK" >> "$NT_TMP/want.irq"
     nn_i=$((nn_i + 1))
   done < "$NT_TMP/irqs"
   if nn_irqbalance_running; then
@@ -629,12 +771,14 @@ nn_check_other_owners() {
 
 # ---------------------------------------------------------------------------------------- persistence
 nn_paths() {
-  nn_unitname=$(printf '%s' "$NN_IF" | tr '@+' '__')
+  # the unit's name: "@" and "+" as "_"
+  nn_unitname=$NN_IF
+  while :; do case $nn_unitname in *[@+]*) nn_unitname=${nn_unitname%%[@+]*}_${nn_unitname#*[@+]} ;; *) break ;; esac; done
   NN_UNIT=/etc/systemd/system/net-tuning-nic-$nn_unitname.service
   NN_SCRIPT=/usr/local/libexec/net-tuning/nic-$NN_IF.sh
   NN_WANTS=/etc/systemd/system/multi-user.target.wants/net-tuning-nic-$nn_unitname.service
   # the device's wants link: systemd starts the unit again whenever the interface (re)appears (hotplug, driver reload)
-  NN_DEV="sys-subsystem-net-devices-$(nn_systemd_escape "$NN_IF").device"
+  nn_sd_escape "$NN_IF"; NN_DEV="sys-subsystem-net-devices-$NN_ESC.device"
   NN_DEVWANTS=/etc/systemd/system/$NN_DEV.wants/net-tuning-nic-$nn_unitname.service
   if [ -d /etc/rc.d ]; then NN_RCLOCAL=/etc/rc.d/rc.local; else NN_RCLOCAL=/etc/rc.local; fi
   if [ -L "$NN_RCLOCAL" ]; then NN_RCLOCAL=$(readlink -f "$NN_RCLOCAL"); fi
@@ -642,41 +786,72 @@ nn_paths() {
   NN_END="# END pulumi-net-tuning $NT_OWNER $NN_IF"
 }
 
-# systemd's escaping of an interface name in its device unit name (sys-subsystem-net-devices-<escaped>.device)
-nn_systemd_escape() {
+# systemd's escaping of an interface name in its device unit name (sys-subsystem-net-devices-<escaped>.device):
+# NN_ESC; in the shell for a name of the characters NicQueues accepts (nn_valid_if), else od and awk
+nn_sd_escape() {
+  NN_ESC='' nne_r=$1
+  case $1 in *[!A-Za-z0-9._@+-]*) NN_ESC=$(nn_sd_escape_awk "$1"); return 0 ;; esac
+  while [ -n "$nne_r" ]; do
+    nne_c=${nne_r%"${nne_r#?}"}; nne_r=${nne_r#?}
+    case $nne_c in
+      -) nne_c='\x2d' ;; @) nne_c='\x40' ;; +) nne_c='\x2b' ;;
+      .) [ -n "$NN_ESC" ] || nne_c='\x2e' ;;
+    esac
+    NN_ESC=$NN_ESC$nne_c
+  done
+}
+nn_systemd_escape() { nn_sd_escape "$1"; printf '%s\n' "$NN_ESC"; }
+nn_sd_escape_awk() {
   printf '%s' "$1" | od -An -v -tx1 | awk -v s="$1" '{ for (i = 1; i <= NF; i++) h[++n] = $i }
     END { for (i = 1; i <= n; i++) { c = substr(s, i, 1); if (c ~ /[A-Za-z0-9_:]/ || (c == "." && i > 1)) o = o c; else o = o "\\x" h[i] } print o }'
 }
 
-nn_is_ours() { [ -f "$1" ] && grep -qxF "# pulumi-net-tuning owner: $NT_OWNER" "$1"; }
-
-# nn_boot_lines: the commands that re-apply the desired settings (resolved values) at boot
-nn_boot_lines() {
-  # ethtool -K short names: NN_FEATURE_ARGS (LONG=SHORT, generated from the NIC spec in nicspec.sh)
-  awk -F "$NT_TAB" -v q="'" -v fa="$NN_FEATURE_ARGS" '
-    BEGIN { nf = split(fa, fp, " "); for (i = 1; i <= nf; i++) { e = index(fp[i], "="); m[substr(fp[i], 1, e - 1)] = substr(fp[i], e + 1) } }
-    function arg(n) { return (n in m) ? m[n] : n }
-    {
-      k = $1; v = $2
-      if (k == "net.core.rps_sock_flow_entries") { print "nt_nic_write /proc/sys/net/core/rps_sock_flow_entries " q v q; next }
-      i = index(k, "/"); ifn = substr(k, 1, i - 1); s = substr(k, i + 1); d = index(s, "."); t = substr(s, 1, d - 1); n = substr(s, d + 1)
-      if (s == "txqueuelen") print "nt_nic_run ip link set dev " q ifn q " txqueuelen " v
-      else if (t == "channel") print "nt_nic_run ethtool -L " q ifn q " " n " " v
-      else if (t == "ring") print "nt_nic_run ethtool -G " q ifn q " " n " " v
-      else if (t == "feature") print "nt_nic_run ethtool -K " q ifn q " " arg(n) " " v
-      else if (t == "coalesce") print "nt_nic_run ethtool -C " q ifn q " " n " " v
-      else if (t == "rps" && v != "-") print "nt_nic_write " q "/sys/class/net/" ifn "/queues/" n "/rps_cpus" q " " q v q
-      else if (t == "rfs" && v != "-") print "nt_nic_write " q "/sys/class/net/" ifn "/queues/" n "/rps_flow_cnt" q " " q v q
-      else if (t == "irq") print "nt_nic_write " q "/proc/irq/" n "/smp_affinity" q " " q v q
-    }' "$NT_TMP/desired"
+# nn_is_ours FILE: FILE has the line "# pulumi-net-tuning owner: $NT_OWNER" (our unit, boot script or a file of ours;
+# read in the shell)
+nn_is_ours() {
+  [ -f "$1" ] || return 1
+  nno_l=''
+  while IFS= read -r nno_l || [ -n "$nno_l" ]; do
+    [ "$nno_l" != "# pulumi-net-tuning owner: $NT_OWNER" ] || return 0
+    nno_l=''
+  done 2>/dev/null < "$1"
+  return 1
 }
 
-nn_boot_functions() {
-  cat <<'EOF'
-nt_nic_run() { nt_s=0; nt_o=$("$@" 2>&1) || nt_s=$?; case "$nt_o" in *"no "*" parameters changed"*) nt_s=0 ;; esac; [ "$nt_s" = 0 ] || [ "$nt_s" = 80 ] || { echo "pulumi-net-tuning: $* failed (exit $nt_s): $nt_o" >&2; nt_rc=1; }; }
-nt_nic_write() { { printf '%s\n' "$2" > "$1"; } 2>/dev/null || { echo "pulumi-net-tuning: writing $2 to $1 failed" >&2; nt_rc=1; }; }
-nt_rc=0
-EOF
+# nn_boot_lines: the commands that re-apply the desired settings (resolved values) at boot, one per desired line
+# "KEY<TAB>VALUE" (KEY IF/GROUP.NAME, IF/txqueuelen or net.core.rps_sock_flow_entries; the -K argument of a feature
+# from nn_feature_arg), in the shell
+nn_boot_lines() {
+  nnb_l=''
+  while IFS= read -r nnb_l || [ -n "$nnb_l" ]; do
+    nnb_k=${nnb_l%%"$NT_TAB"*}; nnb_v=${nnb_l#*"$NT_TAB"}; nnb_v=${nnb_v%%"$NT_TAB"*}
+    case $nnb_l in *"$NT_TAB"*) ;; *) nnb_v='' ;; esac
+    if [ "$nnb_k" = net.core.rps_sock_flow_entries ]; then
+      printf "nt_nic_write /proc/sys/net/core/rps_sock_flow_entries '%s'\n" "$nnb_v"; continue
+    fi
+    # IF/GROUP.NAME: i = the interface (none without "/"), s = after the "/", t = GROUP (none without "."), n = NAME
+    case $nnb_k in */*) nnb_i=${nnb_k%%/*} nnb_s=${nnb_k#*/} ;; *) nnb_i='' nnb_s=$nnb_k ;; esac
+    case $nnb_s in *.*) nnb_t=${nnb_s%%.*} nnb_n=${nnb_s#*.} ;; *) nnb_t='' nnb_n=$nnb_s ;; esac
+    if [ "$nnb_s" = txqueuelen ]; then printf "nt_nic_run ip link set dev '%s' txqueuelen %s\n" "$nnb_i" "$nnb_v"; continue; fi
+    case $nnb_t in
+      channel) printf "nt_nic_run ethtool -L '%s' %s %s\n" "$nnb_i" "$nnb_n" "$nnb_v" ;;
+      ring) printf "nt_nic_run ethtool -G '%s' %s %s\n" "$nnb_i" "$nnb_n" "$nnb_v" ;;
+      feature) nn_feature_arg "$nnb_n"; printf "nt_nic_run ethtool -K '%s' %s %s\n" "$nnb_i" "$NN_ARG" "$nnb_v" ;;
+      coalesce) printf "nt_nic_run ethtool -C '%s' %s %s\n" "$nnb_i" "$nnb_n" "$nnb_v" ;;
+      rps) [ "$nnb_v" = - ] || printf "nt_nic_write '/sys/class/net/%s/queues/%s/rps_cpus' '%s'\n" "$nnb_i" "$nnb_n" "$nnb_v" ;;
+      rfs) [ "$nnb_v" = - ] || printf "nt_nic_write '/sys/class/net/%s/queues/%s/rps_flow_cnt' '%s'\n" "$nnb_i" "$nnb_n" "$nnb_v" ;;
+      irq) printf "nt_nic_write '/proc/irq/%s/smp_affinity' '%s'\n" "$nnb_n" "$nnb_v" ;;
+    esac
+    nnb_l=''
+  done < "$NT_TMP/desired"
+}
+
+nn_boot_functions() { # (printf: a here-document would be a cat process)
+  # shellcheck disable=SC2016 # literal text of the generated script
+  printf '%s\n' \
+    'nt_nic_run() { nt_s=0; nt_o=$("$@" 2>&1) || nt_s=$?; case "$nt_o" in *"no "*" parameters changed"*) nt_s=0 ;; esac; [ "$nt_s" = 0 ] || [ "$nt_s" = 80 ] || { echo "pulumi-net-tuning: $* failed (exit $nt_s): $nt_o" >&2; nt_rc=1; }; }' \
+    'nt_nic_write() { { printf '"'"'%s\n'"'"' "$2" > "$1"; } 2>/dev/null || { echo "pulumi-net-tuning: writing $2 to $1 failed" >&2; nt_rc=1; }; }' \
+    'nt_rc=0'
 }
 
 nn_render_script() { # the boot script of systemd mode
@@ -725,48 +900,91 @@ nn_render_block() { # the rc.local block; NN_PRIOR = the file before the first b
 # nn_rclocal_edit IN OUT BLOCKFILE BEGIN END: OUT = IN with the BEGIN…END block replaced by BLOCKFILE's lines
 # (inserted before a final "exit 0" when absent; removed when BLOCKFILE is empty). Every byte outside the
 # block is kept, including a missing final newline. IN may be absent: a "#!/bin/sh -e" … "exit 0" file is made.
-# Returns 3 when IN holds a BEGIN line without its END.
+# Returns 3 when IN holds a BEGIN line without its END. In the shell (the read builtin): no process.
 nn_rclocal_edit() {
   nn_nl=1
-  if [ -s "$1" ]; then
-    [ "$(tail -c 1 "$1" | od -An -tx1 | tr -d ' \n')" = 0a ] || nn_nl=0
-    nn_in=$1
-  else
+  if [ -s "$1" ]; then nn_in=$1; else
     printf '#!/bin/sh -e\nexit 0\n' > "$NT_TMP/rclocal.skel"
     nn_in=$NT_TMP/rclocal.skel
   fi
-  awk -v begin="$4" -v end="$5" -v blockf="$3" -v nlend="$nn_nl" '
-    { line[++n] = $0 }
-    END {
-      nb = 0
-      while ((getline l < blockf) > 0) blk[++nb] = l
-      bs = 0; be = 0
-      for (i = 1; i <= n; i++) { if (!bs && line[i] == begin) bs = i; else if (bs && !be && line[i] == end) be = i }
-      if (bs && !be) exit 3
-      o = 0; last = 0
-      if (bs) {
-        for (i = 1; i < bs; i++) { out[++o] = line[i]; orig[o] = i }
-        for (j = 1; j <= nb; j++) out[++o] = blk[j]
-        for (i = be + 1; i <= n; i++) { out[++o] = line[i]; orig[o] = i }
-      } else {
-        at = n + 1
-        for (i = n; i >= 1; i--) {
-          if (line[i] ~ /^[ \t]*$/ || line[i] ~ /^[ \t]*#/) continue
-          if (line[i] ~ /^[ \t]*exit([ \t]+0)?[ \t]*;?[ \t]*$/) at = i
-          break
-        }
-        for (i = 1; i < at; i++) { out[++o] = line[i]; orig[o] = i }
-        for (j = 1; j <= nb; j++) out[++o] = blk[j]
-        for (i = at; i <= n; i++) { out[++o] = line[i]; orig[o] = i }
-      }
-      for (k = 1; k <= o; k++) {
-        if (k == o && orig[k] == n && !nlend) printf "%s", out[k]
-        else printf "%s\n", out[k]
-      }
-    }' "$nn_in" > "$2"
+  # IN's lines into nre_1 … nre_N (a last line without its newline: nn_nl=0); where the block starts and ends
+  nre_n=0 nre_bs=0 nre_be=0 nre_l=''
+  while IFS= read -r nre_l || { [ -n "$nre_l" ] && nn_nl=0; }; do
+    nre_n=$((nre_n + 1)); eval "nre_$nre_n=\$nre_l"
+    if [ "$nre_bs" = 0 ]; then [ "$nre_l" != "$4" ] || nre_bs=$nre_n
+    elif [ "$nre_be" = 0 ] && [ "$nre_l" = "$5" ]; then nre_be=$nre_n; fi
+    [ "$nn_nl" = 1 ] || break
+  done < "$nn_in"
+  [ "$nre_bs" = 0 ] || [ "$nre_be" != 0 ] || { : > "$2"; return 3; }
+  if [ "$nre_bs" = 0 ]; then
+    # no block yet: before the last command when it is "exit" or "exit 0" (blank and comment lines after it skipped)
+    nre_at=$((nre_n + 1)) nre_i=$nre_n
+    while [ "$nre_i" -ge 1 ]; do
+      eval "nre_t=\$nre_$nre_i"
+      # shellcheck disable=SC2154 # nre_t is assigned by the eval
+      nre_t=${nre_t#"${nre_t%%[! 	]*}"}
+      case $nre_t in '' | '#'*) nre_i=$((nre_i - 1)); continue ;; esac
+      nn_rc_is_exit "$nre_t" && nre_at=$nre_i
+      break
+    done
+    nre_bs=$nre_at nre_be=$((nre_at - 1))
+  fi
+  nre_b='' nre_l=''
+  while IFS= read -r nre_l || [ -n "$nre_l" ]; do nre_b=$nre_b$nre_l$NT_NL; nre_l=''; done < "$3"
+  # lines before the block, the block file's lines, the lines after it; IN's last line ends as it did when it is
+  # the last line written
+  {
+    nre_i=1
+    while [ "$nre_i" -lt "$nre_bs" ]; do
+      if [ "$nre_i" = "$nre_n" ] && [ "$nn_nl" = 0 ] && [ -z "$nre_b" ]; then eval "printf '%s' \"\$nre_$nre_i\""
+      else eval "printf '%s\n' \"\$nre_$nre_i\""; fi
+      nre_i=$((nre_i + 1))
+    done
+    printf '%s' "$nre_b"
+    nre_i=$((nre_be + 1))
+    while [ "$nre_i" -le "$nre_n" ]; do
+      if [ "$nre_i" = "$nre_n" ] && [ "$nn_nl" = 0 ]; then eval "printf '%s' \"\$nre_$nre_i\""
+      else eval "printf '%s\n' \"\$nre_$nre_i\""; fi
+      nre_i=$((nre_i + 1))
+    done
+  } > "$2"
 }
 
-nn_rclocal_has_block() { [ -f "$NN_RCLOCAL" ] && grep -qxF "$NN_BEGIN" "$NN_RCLOCAL"; }
+# nn_rc_is_exit LINE (no leading blanks): "exit" or "exit 0", blanks and one ";" after it allowed
+nn_rc_is_exit() {
+  case $1 in exit*) nrx_r=${1#exit} ;; *) return 1 ;; esac
+  nrx_r=${nrx_r%"${nrx_r##*[! 	]}"}
+  case $nrx_r in *';') nrx_r=${nrx_r%;} ;; esac
+  nrx_r=${nrx_r%"${nrx_r##*[! 	]}"}
+  case $nrx_r in '') return 0 ;; *0) nrx_r=${nrx_r%0} ;; *) return 1 ;; esac
+  case $nrx_r in '' | *[!\ \	]*) return 1 ;; esac
+}
+
+nn_rclocal_has_block() { nn_rc_scan; [ "$NN_RC_BEGIN" = 1 ]; }
+
+# nn_rc_scan: what this resource needs to know of $NN_RCLOCAL, in one read (the shell's; kept for that path: rc.local
+# is written only at the commit, kind_after_commit and kind_after_restore forget it): NN_RC_BEGIN / NN_RC_END = 1 when
+# a line is exactly this resource's BEGIN / END line; NN_RC_OTHERS = the BEGIN lines of other resources for this
+# interface (last word), one a line; NN_RC_PRIOR = what follows "# rc.local before this block: " on the first such
+# line inside this resource's block ('' when none). Absent file: 0 and ''.
+NN_RC_AT=''
+nn_rc_scan() {
+  [ -n "$NN_RC_AT" ] && [ "$NN_RC_AT" = "$NN_RCLOCAL" ] && return 0
+  NN_RC_AT=$NN_RCLOCAL NN_RC_BEGIN=0 NN_RC_END=0 NN_RC_OTHERS='' NN_RC_PRIOR=''
+  [ -f "$NN_RCLOCAL" ] || return 0
+  nrs_in=0 nrs_pf=0 nrs_l=''
+  while IFS= read -r nrs_l || [ -n "$nrs_l" ]; do
+    if [ "$nrs_l" = "$NN_BEGIN" ]; then NN_RC_BEGIN=1 nrs_in=1
+    else
+      case $nrs_l in '# BEGIN pulumi-net-tuning '*) [ "${nrs_l##* }" != "$NN_IF" ] || NN_RC_OTHERS=$NN_RC_OTHERS$nrs_l$NT_NL ;; esac
+      if [ "$nrs_l" = "$NN_END" ]; then NN_RC_END=1 nrs_in=0
+      elif [ "$nrs_in" = 1 ] && [ "$nrs_pf" = 0 ]; then
+        case $nrs_l in '# rc.local before this block: '*) NN_RC_PRIOR=${nrs_l#'# rc.local before this block: '} nrs_pf=1 ;; esac
+      fi
+    fi
+    nrs_l=''
+  done 2>/dev/null < "$NN_RCLOCAL"
+}
 
 nn_resolve_mode() {
   case "$NN_PERSIST" in
@@ -783,14 +1001,12 @@ nn_check_persistence() {
     fi
   done
   if [ -f "$NN_RCLOCAL" ]; then
-    grep '^# BEGIN pulumi-net-tuning ' "$NN_RCLOCAL" | while IFS= read -r nn_l; do
-      [ "$nn_l" = "$NN_BEGIN" ] && continue
-      [ "${nn_l##* }" = "$NN_IF" ] && printf '%s\n' "$nn_l"
-    done > "$NT_TMP/rcowners"
-    while IFS= read -r nn_l; do
+    nn_rc_scan
+    nn_ifs=$IFS; IFS=$NT_NL; set -f
+    for nn_l in $NN_RC_OTHERS; do IFS=$nn_ifs; set +f
       nt_problem "persistence: $NN_RCLOCAL already holds a block for $NN_IF of another resource ('$nn_l'): one NicQueues per interface"
-    done < "$NT_TMP/rcowners"
-    if grep -qxF "$NN_BEGIN" "$NN_RCLOCAL" && ! grep -qxF "$NN_END" "$NN_RCLOCAL"; then
+    done; IFS=$nn_ifs; set +f
+    if [ "$NN_RC_BEGIN" = 1 ] && [ "$NN_RC_END" = 0 ]; then
       nt_problem "persistence: $NN_RCLOCAL has '$NN_BEGIN' without its END line: repair the file by hand"
     fi
   fi
@@ -810,7 +1026,7 @@ kind_preflight() {
     return 0
   fi
   command -v ethtool >/dev/null 2>&1 || nt_problem "ethtool is not installed on $NT_HOSTNAME: install the ethtool package"
-  nn_driver "$NN_IF"
+  NN_DRIVER='' # read when a message or a driver's rule needs it (nn_drv)
   for nn_g in $NN_APPLY_ORDER; do : > "$NT_TMP/want.$nn_g"; done
   : > "$NT_TMP/channel"
   [ -f "$NT_TMP/requested" ] || : > "$NT_TMP/requested"
@@ -827,7 +1043,9 @@ kind_preflight() {
   nn_check_other_owners
   nn_check_persistence
   # The order changes are applied in (NIC spec): channels (queues) before rings before features/coalescing/RPS.
-  for nn_g in $NN_APPLY_ORDER; do cat "$NT_TMP/want.$nn_g"; done >> "$NT_TMP/desired"
+  for nn_g in $NN_APPLY_ORDER; do
+    while IFS= read -r nn_l; do printf '%s\n' "$nn_l"; done < "$NT_TMP/want.$nn_g"
+  done >> "$NT_TMP/desired"
   nt_index_drop desired # appended here, not through nt_want: nt_lookup reads the file until the apply indexes it again
   nn_boot_overrides
   [ -s "$NT_TMP/desired" ] || [ "$NT_PROBLEMS" != 0 ] || nt_problem "nothing to set on $NN_IF: every requested setting was skipped"
@@ -846,7 +1064,7 @@ kind_files() {
   fi
   if [ "$NN_MODE" = rc.local ]; then
     NN_PRIOR=absent
-    if nn_rclocal_has_block; then NN_PRIOR=$(nn_block_prior); [ -n "$NN_PRIOR" ] || NN_PRIOR="mode 755"
+    if nn_rclocal_has_block; then NN_PRIOR=$NN_RC_PRIOR; [ -n "$NN_PRIOR" ] || NN_PRIOR="mode 755"
     elif [ -f "$NN_RCLOCAL" ]; then
       NN_PRIOR="mode $(stat -c %a "$NN_RCLOCAL" 2>/dev/null || echo 755), cksum $(cksum < "$NN_RCLOCAL"), modified $(stat -c %y "$NN_RCLOCAL" 2>/dev/null)"
     fi
@@ -859,19 +1077,13 @@ kind_files() {
   return 0
 }
 
-# What rc.local was before our block: "absent" or "mode NNN" (recorded in the block, so it survives updates).
-nn_block_prior() {
-  awk -v b="$NN_BEGIN" -v e="$NN_END" '$0 == b { in_b = 1; next } $0 == e { in_b = 0 }
-    in_b && index($0, "# rc.local before this block: ") == 1 { print substr($0, 31); exit }' "$NN_RCLOCAL"
-}
-
 # Stages rc.local without our block, with the mode it had before (and its modification time when the content is
 # byte-identical to what it was: NN_TOUCH, applied after the commit); a file we created that now holds only our
 # "#!/bin/sh -e" / "exit 0" frame is removed.
 nn_rclocal_unblock() {
   NN_RC_N=$((${NN_RC_N:-0} + 1)); nn_rc_out=$NT_TMP/rclocal.u$NN_RC_N
   : > "$NT_TMP/noblock"
-  nn_prior=$(nn_block_prior)
+  nn_rc_scan; nn_prior=$NN_RC_PRIOR # what rc.local was before our block ("absent", "mode NNN, …"; recorded in it)
   nn_rclocal_edit "$NN_RCLOCAL" "$nn_rc_out" "$NT_TMP/noblock" "$NN_BEGIN" "$NN_END" || nt_die 1 "cannot edit $NN_RCLOCAL"
   printf '#!/bin/sh -e\nexit 0\n' > "$NT_TMP/rclocal.skel"
   if [ "$nn_prior" = absent ] && cmp -s "$nn_rc_out" "$NT_TMP/rclocal.skel"; then
@@ -934,6 +1146,7 @@ nn_rmdir_empty_wants() {
 }
 
 kind_after_commit() {
+  NN_RC_AT='' # rc.local may have changed (nn_rc_scan)
   nn_touch_rclocal
   nn_rmdir_empty_wants
   if [ "$NN_MODE" = systemd ] && { [ ! -L "$NN_WANTS" ] || [ ! -L "$NN_DEVWANTS" ]; }; then
@@ -994,6 +1207,7 @@ kind_restore_files() {
 }
 
 kind_after_restore() {
+  NN_RC_AT='' # rc.local may have changed (nn_rc_scan)
   nn_touch_rclocal
   nn_rmdir_empty_wants
   nn_rc_adopt_restore

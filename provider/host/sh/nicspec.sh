@@ -47,9 +47,6 @@ nn_feature_arg() {
   esac
 }
 
-# The same pairs as one word list, LONG=SHORT, for awk (nn_boot_lines).
-NN_FEATURE_ARGS='generic-receive-offload=gro generic-segmentation-offload=gso tcp-segmentation-offload=tso large-receive-offload=lro rx-checksumming=rx tx-checksumming=tx scatter-gather=sg receive-hashing=rxhash ntuple-filters=ntuple rx-vlan-offload=rxvlan tx-vlan-offload=txvlan udp-fragmentation-offload=ufo'
-
 # The order the host applies the groups in (channels first: they change the number of rx queues).
 NN_APPLY_ORDER='channel ring feature coalesce txq rps irq'
 
