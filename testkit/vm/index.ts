@@ -7,6 +7,8 @@
  *   `eth0` = e1000e (own user-mode subnet 10.0.2.0/24) and `eth1` = virtio-net (10.0.3.0/24,
  *   carrying SSH through `hostfwd=tcp:127.0.0.1:PORT-:22`). Both user-mode networks use
  *   `restrict=on`: the guest reaches nothing but the forwarded port.
+ * - A QMP monitor on a unix socket in the guest's run directory (`qmp()`), and `setSshLink(up)`: QEMU's `set_link` on
+ *   the netdev of the NIC that carries SSH, the cable pulled and plugged back in.
  * - Teardown: `stop()`; otherwise exit/signal handlers kill QEMU and remove the overlay, QEMU
  *   itself dies with its parent (PR_SET_PDEATHSIG through `setpriv`), and leftovers of dead
  *   processes are swept by the next `startVm()`.
@@ -56,6 +58,25 @@ export interface VmHost {
   stop(): Promise<void>;
   /** Duration of the last boot (QEMU start, or reboot request, until SSH answered). */
   bootMs: number;
+  /**
+   * One QMP command on the guest's QEMU monitor (a unix socket in its run directory): a new connection per call, the
+   * greeting, `qmp_capabilities`, then `execute` with `args`; resolves with its `return`, rejects with its `error`
+   * (class and description) or after `timeoutMs` (default 10 s). Asynchronous events are skipped.
+   */
+  qmp(execute: string, args?: Record<string, unknown>, timeoutMs?: number): Promise<unknown>;
+  /**
+   * The link of the NIC that carries SSH (virtio-net, `iface.virtio`) down or up: QMP `set_link` on its netdev, which
+   * QEMU passes to the NIC, so the guest's driver sees its carrier go (systemd-networkd logs `Lost carrier`) and every
+   * frame between the guest and the user-mode network is dropped. A TCP connect to the forwarded SSH port still
+   * succeeds meanwhile (QEMU's user-mode stack accepts it on the host side) but nothing answers: an SSH client waits
+   * for a banner that comes only once the link is up again (QEMU retransmits its SYN to the guest for up to 75 s).
+   * Down also drops the cached SSH connections. Up waits, bounded by NT_VM_SSH_TIMEOUT_MS, until SSH answers again
+   * (the guest may first renew its DHCP lease) and resolves with the milliseconds that took. Set it up again before
+   * `reboot()`; `reset()` starts a new QEMU with the link up.
+   */
+  setSshLink(up: boolean): Promise<number>;
+  /** True when the forwarded SSH port sends an SSH banner within `ms` (false while the link is down). */
+  sshAnswers(ms: number): Promise<boolean>;
 }
 
 export interface ImageInfo {
@@ -86,12 +107,16 @@ const BOOT_TIMEOUT_MS = envInt("NT_VM_BOOT_TIMEOUT_MS", 300_000);
 const SSH_TIMEOUT_MS = envInt("NT_VM_SSH_TIMEOUT_MS", 120_000);
 const DEFAULT_VCPUS = envInt("NT_VM_CPUS", 1);
 const MEMORY_MB = envInt("NT_VM_MEMORY_MB", 1024);
+/** Bound of one QMP command (connect, greeting, capabilities, command). */
+const QMP_TIMEOUT_MS = 10_000;
 
 /** Guest NIC layout; the image's initramfs makes eth0 = e1000e deterministic (see build-image.sh). */
 const NICS = {
-  e1000e: { mac: "52:54:00:4e:54:01", net: "10.0.2.0/24", name: "eth0", driver: "e1000e" },
-  virtio: { mac: "52:54:00:4e:54:02", net: "10.0.3.0/24", name: "eth1", driver: "virtio_net" },
+  e1000e: { mac: "52:54:00:4e:54:01", net: "10.0.2.0/24", name: "eth0", driver: "e1000e", netdev: "nic0" },
+  virtio: { mac: "52:54:00:4e:54:02", net: "10.0.3.0/24", name: "eth1", driver: "virtio_net", netdev: "nic1" },
 } as const;
+/** The netdev `setSshLink` sets down/up: the one with the SSH port forward. */
+const SSH_NETDEV = NICS.virtio.netdev;
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -311,6 +336,8 @@ class Vm implements VmHost {
   port = 0;
   iface: { e1000e: string; virtio: string } = { e1000e: NICS.e1000e.name, virtio: NICS.virtio.name };
   bootMs = 0;
+  /** The SSH NIC's link as setSshLink left it (QEMU starts with it up). */
+  private linkDown = false;
   private readonly keys: Record<Who, string>;
   private readonly hostKey: Buffer;
   private readonly live: Live;
@@ -340,6 +367,11 @@ class Vm implements VmHost {
 
   get runDir(): string {
     return this.live.runDir;
+  }
+
+  /** The QMP monitor's unix socket. */
+  get qmpPath(): string {
+    return path.join(this.runDir, "qmp.sock");
   }
 
   connection(who: Who = "root") {
@@ -495,6 +527,10 @@ class Vm implements VmHost {
   }
 
   private spawnQemu(overlay: string): void {
+    // sun_path holds 108 bytes: the run directory is short (<cache>/run/<pid>-XXXXXX), but NT_VM_CACHE may not be
+    if (Buffer.byteLength(this.qmpPath) > 100) throw new Error(`QMP socket path too long for a unix socket (${this.qmpPath}): use a shorter NT_VM_CACHE`);
+    fs.rmSync(this.qmpPath, { force: true });
+    this.linkDown = false;
     const serial = path.join(this.runDir, "serial.log");
     const args = [
       "--pdeathsig", "KILL", "--",
@@ -513,10 +549,12 @@ class Vm implements VmHost {
       "-initrd", path.join(this.imageDir, "initrd.img"),
       "-append", "root=/dev/vda rw console=ttyS0 net.ifnames=0 panic=5",
       "-drive", `file=${overlay},if=virtio,format=qcow2,cache=unsafe,discard=unmap`,
-      "-netdev", `user,id=nic0,restrict=on,net=${NICS.e1000e.net}`,
-      "-device", `e1000e,netdev=nic0,mac=${NICS.e1000e.mac}`,
-      "-netdev", `user,id=nic1,restrict=on,net=${NICS.virtio.net},hostfwd=tcp:127.0.0.1:${this.port}-:22`,
-      "-device", `virtio-net-pci,netdev=nic1,mac=${NICS.virtio.mac}`,
+      "-netdev", `user,id=${NICS.e1000e.netdev},restrict=on,net=${NICS.e1000e.net}`,
+      "-device", `e1000e,netdev=${NICS.e1000e.netdev},mac=${NICS.e1000e.mac}`,
+      "-netdev", `user,id=${SSH_NETDEV},restrict=on,net=${NICS.virtio.net},hostfwd=tcp:127.0.0.1:${this.port}-:22`,
+      "-device", `virtio-net-pci,netdev=${SSH_NETDEV},mac=${NICS.virtio.mac}`,
+      // the monitor (qmp(), setSshLink()): QEMU creates the socket (replacing a stale one), kill() removes it
+      "-qmp", `unix:${this.qmpPath},server=on,wait=off`,
     ];
     const proc = spawn("setpriv", args, { stdio: ["ignore", "ignore", "pipe"] });
     let err = "";
@@ -590,7 +628,69 @@ class Vm implements VmHost {
     this.iface = { e1000e, virtio };
   }
 
+  qmp(execute: string, args?: Record<string, unknown>, timeoutMs = QMP_TIMEOUT_MS): Promise<unknown> {
+    const where = `QMP ${execute} on ${this.qmpPath}`;
+    return new Promise((resolve, reject) => {
+      const sock = net.connect(this.qmpPath);
+      let buf = "";
+      let stage: "greeting" | "capabilities" | "command" = "greeting";
+      let settled = false;
+      const done = (err: Error | undefined, value?: unknown) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        sock.destroy();
+        if (err) reject(err);
+        else resolve(value);
+      };
+      const timer = setTimeout(() => done(new Error(`${where}: no answer within ${timeoutMs} ms (during ${stage})`)), timeoutMs);
+      const send = (msg: object) => sock.write(`${JSON.stringify(msg)}\n`);
+      sock.on("data", (d: Buffer) => {
+        buf += d.toString("utf8");
+        for (let nl = buf.indexOf("\n"); nl >= 0; nl = buf.indexOf("\n")) {
+          const line = buf.slice(0, nl).trim();
+          buf = buf.slice(nl + 1);
+          if (!line) continue;
+          let msg: { QMP?: unknown; event?: unknown; return?: unknown; error?: { class?: string; desc?: string } };
+          try {
+            msg = JSON.parse(line) as typeof msg;
+          } catch {
+            return done(new Error(`${where}: not a QMP message: ${line.slice(0, 200)}`));
+          }
+          if (msg.event !== undefined) continue; // asynchronous events (NIC_RX_FILTER_CHANGED, …)
+          if (msg.error) return done(new Error(`${where}: ${msg.error.class ?? "error"}: ${msg.error.desc ?? line}`));
+          if (stage === "greeting" && msg.QMP !== undefined) {
+            stage = "capabilities";
+            send({ execute: "qmp_capabilities" });
+          } else if (stage === "capabilities" && "return" in msg) {
+            stage = "command";
+            send(args ? { execute, arguments: args } : { execute });
+          } else if (stage === "command" && "return" in msg) {
+            return done(undefined, msg.return);
+          }
+        }
+      });
+      sock.on("error", (e) => done(new Error(`${where}: ${e.message}`)));
+      sock.on("close", () => done(new Error(`${where}: the monitor closed the connection (during ${stage})`)));
+    });
+  }
+
+  async setSshLink(up: boolean): Promise<number> {
+    const started = Date.now();
+    if (!up) this.dropConns(); // their packets would be dropped: a call would hang until its timeout
+    await this.qmp("set_link", { name: SSH_NETDEV, up });
+    this.linkDown = !up;
+    if (!up) return Date.now() - started;
+    await this.waitForSsh(started + SSH_TIMEOUT_MS, undefined);
+    return Date.now() - started;
+  }
+
+  sshAnswers(ms: number): Promise<boolean> {
+    return sshBanner(this.port, ms);
+  }
+
   async reboot(): Promise<void> {
+    if (this.linkDown) throw new Error("reboot(): the SSH NIC's link is down (setSshLink(false)): set it up first");
     const started = Date.now();
     const before = (await this.ssh("cat /proc/sys/kernel/random/boot_id")).stdout.trim();
     // Detach so the SSH session ends cleanly before systemd tears sshd down.
@@ -609,6 +709,7 @@ class Vm implements VmHost {
       await withTimeout(this.exited!, 10_000, "QEMU exit").catch(() => undefined);
     }
     this.live.proc = undefined;
+    fs.rmSync(this.qmpPath, { force: true });
   }
 
   async reset(): Promise<void> {
