@@ -285,6 +285,48 @@ describe(`confirmed apply, real pulumi CLI + ${providerLabel()}`, () => {
     expect(await snapshot()).toBe(before);
   });
 
+  test("a first apply (a create) whose confirm comes after the revert: held while its plan is the same; a changed plan applies (as a create: the revert took the journal it had made)", async () => {
+    spawnSync("ip", ["link", "set", veth, "up"]);
+    await p.setConfig("dial", JSON.stringify(DIAL));
+    expect((await p.destroy()).code).toBe(0); // (no resource left by an earlier test)
+    const first = (v: number): Record<string, Declared> => ({ first: { kind: "sysctl", args: { sysctls: { [SOMAX]: v }, confirm: { timeoutSeconds: 12 } } } });
+    const hold = path.join(os.tmpdir(), `nt-hold5-${process.pid}`);
+    fs.writeFileSync(hold, "");
+    await declare(p, first(9999));
+    const upping = p.up({ skipPreview: true, env: { NT_STANDIN_HOLD: `first-restore=${hold}` } });
+    let armed = false;
+    for (let i = 0; i < 600 && !armed; i++) {
+      await sleep(100);
+      armed = (await values(host, [SOMAX]))[SOMAX] === "9999";
+    }
+    expect(armed).toBe(true);
+    let back = false;
+    for (let i = 0; i < 300 && !back; i++) {
+      await sleep(100);
+      back = (await values(host, [SOMAX]))[SOMAX] === original;
+    }
+    expect(back).toBe(true);
+    fs.rmSync(hold, { force: true });
+    const r = await upping;
+    expect(r.code).not.toBe(0);
+    expect(r.stdout + r.stderr).toMatch(/not confirmed: the host \S+ reverted this apply at/);
+    // the same plan: held (no change)
+    const held = await p.up({ skipPreview: true });
+    expect(held.code).not.toBe(0);
+    expect(held.stdout + held.stderr).toMatch(/held on \S+: this plan was applied without a confirm and the host reverted it|reverted this apply at/);
+    expect(await values(host, [SOMAX])).toEqual({ [SOMAX]: original });
+    // a changed plan applies and is confirmed
+    await declare(p, first(9998));
+    const again = await p.up({ skipPreview: true });
+    if (again.code !== 0) throw new Error(`up failed:\n${again.stdout}\n${again.stderr}`);
+    expect(await values(host, [SOMAX])).toEqual({ [SOMAX]: "9998" });
+    expect(await fileOf(host, "/etc/sysctl.d/90-net-tuning-first.conf")).toMatch(/^net\.core\.somaxconn = 9998$/m);
+    const d = await p.destroy();
+    expect(d.code).toBe(0);
+    expect(await values(host, [SOMAX])).toEqual({ [SOMAX]: original });
+    expect(await snapshot()).toBe(before);
+  });
+
   /** `up` of `decl` with the link cut between the apply (armed, the value `armedValue` set) and its confirm. */
   async function unconfirmedUp(decl: Record<string, Declared>, armedValue: string): Promise<{ code: number; out: string }> {
     const hold = path.join(os.tmpdir(), `nt-hold3-${process.pid}`);
