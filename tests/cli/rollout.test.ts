@@ -51,6 +51,16 @@ const r = rollout(hosts, JSON.parse(cfg.require("rollout")), (h, ctx) => [
 module.exports = { waves: r.waves, statuses: r.statuses, summary: r.summary };
 `;
 
+/** The same NetTuning per host, outside a rollout (a resource that joins one later keeps its URN). */
+const PLAIN = `"use strict";
+const pulumi = require("@pulumi/pulumi");
+const { NetTuning } = require("net-tuning");
+const cfg = new pulumi.Config();
+const privateKey = cfg.requireSecret("privateKey");
+for (const h of JSON.parse(cfg.require("hosts"))) {
+  new NetTuning("web-" + h.name, { connection: { host: h.host, port: h.port, user: h.user, privateKey }, sysctls: { "net.core.somaxconn": cfg.requireNumber("somaxconn") } });
+}
+`;
 const SOMAX = "/proc/sys/net/core/somaxconn";
 const OVERRIDE = "/etc/sysctl.d/99-zz-local.conf";
 const label = (i: number) => `h${i + 1}`;
@@ -105,6 +115,7 @@ describe(`rollout helper, 10 hosts, real pulumi CLI + ${providerLabel()}`, () =>
     await writableSysctlD(hosts[5]).catch(() => undefined);
     await writableSysctlD(hosts[1]).catch(() => undefined);
     await hosts[8].exec("umount /etc/rc.local 2>/dev/null; true").catch(() => undefined);
+    await writableSysctlD(hosts[6]).catch(() => undefined);
     if (p) {
       await p.destroy().catch(() => undefined);
       p.remove();
@@ -297,6 +308,47 @@ describe(`rollout helper, 10 hosts, real pulumi CLI + ${providerLabel()}`, () =>
     expect((await p.outputs()).statuses).toEqual({ h8: "refused" });
     expect(r.stdout).toMatch(/wave 1 {2}h8 {2}refused {2}.*net\.core\.netdev_max_backlog/);
     expect(await somax(h)).toBe(originals[7]); // nothing changed
+    const d = await p.destroy();
+    expect(d.code).toBe(0);
+    expect(await snapshot(h)).toBe(snap);
+  });
+
+  it("not tolerated: an update whose host kept no report (the resource joined the rollout) or a cut one fails up as outside a rollout; nothing is lost", async () => {
+    const h = hosts[6];
+    const snap = await snapshot(h);
+    const one = [{ name: "h7", ...(({ host, port, user }) => ({ host, port, user }))(h.connection("root")) }];
+    await p.setConfig("hosts", JSON.stringify(one));
+    await p.setConfig("extra", "{}");
+    await p.setConfig("rollout", JSON.stringify({ canary: 0, waveSize: 1, maxFailures: 1 }));
+    await p.setConfig("somaxconn", "6000");
+    // applied outside a rollout first (same resource name: the same URN)
+    p.setProgram(PLAIN);
+    const plain = await p.up({ skipPreview: true });
+    if (plain.code !== 0) throw new Error(`up failed:\n${plain.stdout}\n${plain.stderr}`);
+    expect(await somax(h)).toBe("6000");
+    p.setProgram(PROGRAM);
+    expect((await readOnlySysctlD(h)).code).toBe(0);
+    await p.setConfig("somaxconn", "6001");
+    const first = await p.up({ skipPreview: true });
+    expect(first.code).not.toBe(0);
+    expect(first.stdout + first.stderr).toContain("cannot write /etc/sysctl.d/90-net-tuning-web-h7.conf");
+    expect(first.stdout + first.stderr).not.toContain("halted");
+    expect(await somax(h)).toBe("6000");
+    expect((await writableSysctlD(h)).code).toBe(0);
+    const ok = await p.up({ skipPreview: true });
+    if (ok.code !== 0) throw new Error(`up failed:\n${ok.stdout}\n${ok.stderr}`);
+    expect(await somax(h)).toBe("6001");
+    // the kept report cut short (its end line gone): not printed, the failure fails up
+    const last = "/var/lib/pulumi-net-tuning/sysctl/rollout.test.web-h7-*.last";
+    expect((await h.exec(`f=$(ls ${last}) && grep -c . "$f" && sed -i '$d' "$f" && tail -1 "$f"`)).stdout).not.toMatch(/end\n$/);
+    expect((await readOnlySysctlD(h)).code).toBe(0);
+    await p.setConfig("somaxconn", "6002");
+    const cut = await p.up({ skipPreview: true });
+    expect(cut.code).not.toBe(0);
+    expect(cut.stdout + cut.stderr).toContain("cannot write /etc/sysctl.d/90-net-tuning-web-h7.conf");
+    expect(cut.stdout + cut.stderr).not.toContain("halted");
+    expect(await somax(h)).toBe("6001");
+    expect((await writableSysctlD(h)).code).toBe(0);
     const d = await p.destroy();
     expect(d.code).toBe(0);
     expect(await snapshot(h)).toBe(snap);
