@@ -93,7 +93,10 @@ export interface RolloutContext {
   wave: number;
 }
 
-/** The outcome of a rollout, host by host (`notStarted`: hosts after a halt; only logged, as a failed `up` stores no outputs). */
+/**
+ * The outcome of a rollout that ran every wave, host by host. A halted `up` stores no outputs: its budget check's
+ * message lists every host instead, the ones of later waves as "not started".
+ */
 export interface RolloutSummary {
   applied: string[];
   /** label → status and the host's message, for every host not applied. */
