@@ -61,6 +61,32 @@ describe(`confirmed apply, real pulumi CLI + ${providerLabel()}`, () => {
     web: { kind: "sysctl", args: { sysctls, confirm, ...(verify ? { verify } : {}) } },
   });
 
+  /**
+   * `up` of `decl` with its confirm held by the stand-in (NT_STANDIN_HOLD on a file the caller removes), once the
+   * apply armed the revert and set `armedValue`. Returns the running `up` and the hold file.
+   */
+  async function armedUp(decl: Record<string, Declared>, armedValue: string, tag: string): Promise<{ upping: ReturnType<CliProject["up"]>; hold: string }> {
+    const hold = path.join(os.tmpdir(), `nt-hold-${tag}-${process.pid}`);
+    fs.writeFileSync(hold, "");
+    await declare(p, decl);
+    const upping = p.up({ skipPreview: true, env: { NT_STANDIN_HOLD: `-restore=${hold}` } });
+    let armed = false;
+    for (let i = 0; i < 600 && !armed; i++) {
+      await sleep(100);
+      armed = (await host.exec(`[ -f ${PEND}/*.pending/armed ] && cat /proc/sys/net/core/somaxconn`)).stdout.trim() === armedValue;
+    }
+    expect(armed).toBe(true);
+    return { upping, hold };
+  }
+
+  /** Destroys the stack and expects the host as before the file's first test: its value, files and state. */
+  async function destroyedAsBefore(): Promise<void> {
+    const d = await p.destroy();
+    expect(d.code).toBe(0);
+    expect(await values(host, [SOMAX])).toEqual({ [SOMAX]: original });
+    expect(await snapshot()).toBe(before);
+  }
+
   beforeAll(async () => {
     original = (await values(host, [SOMAX]))[SOMAX];
     before = await snapshot();
@@ -132,19 +158,10 @@ describe(`confirmed apply, real pulumi CLI + ${providerLabel()}`, () => {
   });
 
   test("the network cut before the confirm: up fails with the time, the host reverts within timeout + 5 s, nothing persisted; then held; a changed plan applies", async () => {
-    const hold = path.join(os.tmpdir(), `nt-hold-${process.pid}`);
-    fs.writeFileSync(hold, "");
-    await declare(p, web({ timeoutSeconds: 20 }, { [SOMAX]: 2222 }));
     await clearSessions(host);
     const fileBefore = await fileOf(host, FILE);
-    const upping = p.up({ skipPreview: true, env: { NT_STANDIN_HOLD: `-restore=${hold}` } });
     // the apply armed the revert and ended (its session is logged, the value changed); the confirm is held
-    let armed = false;
-    for (let i = 0; i < 600 && !armed; i++) {
-      await sleep(100);
-      armed = (await host.exec(`[ -f ${PEND}/*.pending/armed ] && cat /proc/sys/net/core/somaxconn`)).stdout.trim() === "2222";
-    }
-    expect(armed).toBe(true);
+    const { upping, hold } = await armedUp(web({ timeoutSeconds: 20 }, { [SOMAX]: 2222 }), "2222", "cut");
     await sleep(1500); // the apply's session ends (its report is read)
     expect(spawnSync("ip", ["link", "set", veth, "down"]).status).toBe(0);
     const downAt = Date.now();
@@ -222,10 +239,7 @@ describe(`confirmed apply, real pulumi CLI + ${providerLabel()}`, () => {
     expect(back - deadline).toBeLessThan(5_000);
     expect(await fileOf(host, FILE)).toBe(wasFile);
     expect(await reverters()).toBe("");
-    const d = await p.destroy();
-    expect(d.code).toBe(0);
-    expect(await values(host, [SOMAX])).toEqual({ [SOMAX]: original });
-    expect(await snapshot()).toBe(before);
+    await destroyedAsBefore();
   });
 
   test("SIGKILL of `pulumi up` itself while it waits for the confirm: the host reverts within timeout + 5 s, nothing persisted; the next up reports it and holds; destroy leaves the host as before", async () => {
@@ -234,16 +248,7 @@ describe(`confirmed apply, real pulumi CLI + ${providerLabel()}`, () => {
     await declare(p, web({ timeoutSeconds: 20 }, { [SOMAX]: 3333 }));
     expect((await p.up({ skipPreview: true })).code).toBe(0);
     const file = await fileOf(host, FILE);
-    const hold = path.join(os.tmpdir(), `nt-hold4-${process.pid}`);
-    fs.writeFileSync(hold, "");
-    await declare(p, web({ timeoutSeconds: 20 }, { [SOMAX]: 8888 }));
-    const upping = p.up({ skipPreview: true, env: { NT_STANDIN_HOLD: `-restore=${hold}` } });
-    let armed = false;
-    for (let i = 0; i < 600 && !armed; i++) {
-      await sleep(100);
-      armed = (await host.exec(`[ -f ${PEND}/*.pending/armed ] && cat /proc/sys/net/core/somaxconn`)).stdout.trim() === "8888";
-    }
-    expect(armed).toBe(true);
+    const { upping, hold } = await armedUp(web({ timeoutSeconds: 20 }, { [SOMAX]: 8888 }), "8888", "kill");
     const deadline = Number((await host.exec(`cut -f2 ${PEND}/*.pending/armed`)).stdout.trim()) * 1000;
     // every process of this run (the CLI, its language host and providers: they work in the project's directory)
     const ours = fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d) && Number(d) !== process.pid).filter((d) => {
@@ -279,10 +284,7 @@ describe(`confirmed apply, real pulumi CLI + ${providerLabel()}`, () => {
     console.log(`up after SIGKILL:\n${next.stdout}${next.stderr}`);
     expect(next.stdout + next.stderr).toMatch(/reverted this apply at \d{4}-|held on /);
     expect(await values(host, [SOMAX])).toEqual({ [SOMAX]: "3333" });
-    const d = await p.destroy();
-    expect(d.code).toBe(0);
-    expect(await values(host, [SOMAX])).toEqual({ [SOMAX]: original });
-    expect(await snapshot()).toBe(before);
+    await destroyedAsBefore();
   });
 
   test("a first apply (a create) whose confirm comes after the revert: held while its plan is the same; a changed plan applies (as a create: the revert took the journal it had made)", async () => {
@@ -321,30 +323,18 @@ describe(`confirmed apply, real pulumi CLI + ${providerLabel()}`, () => {
     if (again.code !== 0) throw new Error(`up failed:\n${again.stdout}\n${again.stderr}`);
     expect(await values(host, [SOMAX])).toEqual({ [SOMAX]: "9998" });
     expect(await fileOf(host, "/etc/sysctl.d/90-net-tuning-first.conf")).toMatch(/^net\.core\.somaxconn = 9998$/m);
-    const d = await p.destroy();
-    expect(d.code).toBe(0);
-    expect(await values(host, [SOMAX])).toEqual({ [SOMAX]: original });
-    expect(await snapshot()).toBe(before);
+    await destroyedAsBefore();
   });
 
   /** `up` of `decl` with the link cut between the apply (armed, the value `armedValue` set) and its confirm. */
   async function unconfirmedUp(decl: Record<string, Declared>, armedValue: string): Promise<{ code: number; out: string }> {
-    const hold = path.join(os.tmpdir(), `nt-hold3-${process.pid}`);
-    fs.writeFileSync(hold, "");
-    await declare(p, decl);
-    const upping = p.up({ skipPreview: true, env: { NT_STANDIN_HOLD: `-restore=${hold}` } });
-    let armed = false;
-    for (let i = 0; i < 600 && !armed; i++) {
-      await sleep(100);
-      armed = (await host.exec(`[ -f ${PEND}/*.pending/armed ] && cat /proc/sys/net/core/somaxconn`)).stdout.trim() === armedValue;
-    }
+    const { upping, hold } = await armedUp(decl, armedValue, "unconfirmed");
     await sleep(1500);
     expect(spawnSync("ip", ["link", "set", veth, "down"]).status).toBe(0);
     fs.rmSync(hold, { force: true });
     const r = await upping;
     expect(spawnSync("ip", ["link", "set", veth, "up"]).status).toBe(0);
     await sleep(1000);
-    expect(armed).toBe(true);
     return { code: r.code, out: r.stdout + r.stderr };
   }
 

@@ -81,6 +81,14 @@ function keep(step: string, r: { stdout: string; stderr: string }): void {
   const dir = process.env.NT_DOCS_OUT;
   if (dir) fs.writeFileSync(path.join(dir, `${step}.txt`), `${r.stdout}${r.stderr ? `\n--- stderr\n${r.stderr}` : ""}`);
 }
+/** Destroys the stack and expects `h` byte for byte as in `snap`. */
+async function destroyedAs(p: CliProject, h: LabHost, snap: string): Promise<void> {
+  const d = await p.destroy();
+  expect(d.code).toBe(0);
+  expect(await snapshot(h)).toBe(snap);
+}
+/** The `hosts` config of one host (the program's list, with h<i+1> as its name). */
+const oneHost = (i: number) => JSON.stringify([{ name: label(i), ...(({ host, port, user }) => ({ host, port, user }))(hosts[i].connection("root")) }]);
 async function clearAll(): Promise<void> {
   for (const h of hosts) await clearSessions(h);
 }
@@ -222,8 +230,7 @@ describe(`rollout helper, 10 hosts, real pulumi CLI + ${providerLabel()}`, () =>
     const h = hosts[9];
     const was = await somax(h);
     const snap = await snapshot(h);
-    const one = hosts.map((x, i) => ({ name: label(i), ...(({ host, port, user }) => ({ host, port, user }))(x.connection("root")) })).slice(9);
-    await p.setConfig("hosts", JSON.stringify(one));
+    await p.setConfig("hosts", oneHost(9));
     await p.setConfig("verify", "{}");
     await p.setConfig("dial", JSON.stringify({ dialErrorLimit: 2, perDialTimeout: 5 }));
     await p.setConfig("confirm", JSON.stringify({ h10: { timeoutSeconds: 12 } }));
@@ -257,17 +264,14 @@ describe(`rollout helper, 10 hosts, real pulumi CLI + ${providerLabel()}`, () =>
     expect(again.code).not.toBe(0);
     expect(again.stdout + again.stderr).toMatch(/wave 1 {2}h10 {2}unconfirmed/);
     expect(await somax(h)).toBe(was);
-    const d = await p.destroy();
-    expect(d.code).toBe(0);
-    expect(await snapshot(h)).toBe(snap);
+    await destroyedAs(p, h, snap);
   });
 
   it("a host with a NetTuning and a NicQueues: its status is the worse of the two; fixed, the next up applies both", async () => {
     const h = hosts[8];
     const snap = await snapshot(h);
     const txq = (await h.exec(`cat /sys/class/net/${h.iface}/tx_queue_len`)).stdout.trim();
-    const one = [{ name: "h9", ...(({ host, port, user }) => ({ host, port, user }))(h.connection("root")) }];
-    await p.setConfig("hosts", JSON.stringify(one));
+    await p.setConfig("hosts", oneHost(8));
     await p.setConfig("confirm", "{}");
     await p.setConfig("nic", JSON.stringify({ h9: { interface: h.iface, txQueueLength: 2345 } }));
     await p.setConfig("rollout", JSON.stringify({ canary: 1, waveSize: 1 }));
@@ -285,9 +289,7 @@ describe(`rollout helper, 10 hosts, real pulumi CLI + ${providerLabel()}`, () =>
     if (ok.code !== 0) throw new Error(`up failed:\n${ok.stdout}\n${ok.stderr}`);
     expect((await h.exec(`cat /sys/class/net/${h.iface}/tx_queue_len`)).stdout.trim()).toBe("2345");
     expect((await p.outputs()).statuses).toEqual({ h9: "applied" });
-    const d = await p.destroy();
-    expect(d.code).toBe(0);
-    expect(await snapshot(h)).toBe(snap);
+    await destroyedAs(p, h, snap);
     expect((await h.exec(`cat /sys/class/net/${h.iface}/tx_queue_len`)).stdout.trim()).toBe(txq);
   });
 
@@ -295,8 +297,7 @@ describe(`rollout helper, 10 hosts, real pulumi CLI + ${providerLabel()}`, () =>
     // h8 is a network namespace: the host-wide net.core.netdev_max_backlog is absent there
     const h = hosts[7];
     const snap = await snapshot(h);
-    const one = [{ name: "h8", ...(({ host, port, user }) => ({ host, port, user }))(h.connection("root")) }];
-    await p.setConfig("hosts", JSON.stringify(one));
+    await p.setConfig("hosts", oneHost(7));
     await p.setConfig("nic", "{}");
     await p.setConfig("extra", JSON.stringify({ h8: { "net.core.netdev_max_backlog": 30000 } }));
     await p.setConfig("rollout", JSON.stringify({ canary: 0, waveSize: 1, maxFailures: 1 }));
@@ -308,16 +309,13 @@ describe(`rollout helper, 10 hosts, real pulumi CLI + ${providerLabel()}`, () =>
     expect((await p.outputs()).statuses).toEqual({ h8: "refused" });
     expect(r.stdout).toMatch(/wave 1 {2}h8 {2}refused {2}.*net\.core\.netdev_max_backlog/);
     expect(await somax(h)).toBe(originals[7]); // nothing changed
-    const d = await p.destroy();
-    expect(d.code).toBe(0);
-    expect(await snapshot(h)).toBe(snap);
+    await destroyedAs(p, h, snap);
   });
 
   it("not tolerated: an update whose host kept no report (the resource joined the rollout) or a cut one fails up as outside a rollout; nothing is lost", async () => {
     const h = hosts[6];
     const snap = await snapshot(h);
-    const one = [{ name: "h7", ...(({ host, port, user }) => ({ host, port, user }))(h.connection("root")) }];
-    await p.setConfig("hosts", JSON.stringify(one));
+    await p.setConfig("hosts", oneHost(6));
     await p.setConfig("extra", "{}");
     await p.setConfig("rollout", JSON.stringify({ canary: 0, waveSize: 1, maxFailures: 1 }));
     await p.setConfig("somaxconn", "6000");
@@ -327,30 +325,25 @@ describe(`rollout helper, 10 hosts, real pulumi CLI + ${providerLabel()}`, () =>
     if (plain.code !== 0) throw new Error(`up failed:\n${plain.stdout}\n${plain.stderr}`);
     expect(await somax(h)).toBe("6000");
     p.setProgram(PROGRAM);
-    expect((await readOnlySysctlD(h)).code).toBe(0);
-    await p.setConfig("somaxconn", "6001");
-    const first = await p.up({ skipPreview: true });
-    expect(first.code).not.toBe(0);
-    expect(first.stdout + first.stderr).toContain("cannot write /etc/sysctl.d/90-net-tuning-web-h7.conf");
-    expect(first.stdout + first.stderr).not.toContain("halted");
-    expect(await somax(h)).toBe("6000");
-    expect((await writableSysctlD(h)).code).toBe(0);
+    // an update of `value` that fails on the read-only /etc/sysctl.d: up fails, not a halt; the host keeps `kept`
+    const failsOutright = async (value: string, kept: string) => {
+      expect((await readOnlySysctlD(h)).code).toBe(0);
+      await p.setConfig("somaxconn", value);
+      const r = await p.up({ skipPreview: true });
+      expect(r.code).not.toBe(0);
+      expect(r.stdout + r.stderr).toContain("cannot write /etc/sysctl.d/90-net-tuning-web-h7.conf");
+      expect(r.stdout + r.stderr).not.toContain("halted");
+      expect(await somax(h)).toBe(kept);
+      expect((await writableSysctlD(h)).code).toBe(0);
+    };
+    await failsOutright("6001", "6000");
     const ok = await p.up({ skipPreview: true });
     if (ok.code !== 0) throw new Error(`up failed:\n${ok.stdout}\n${ok.stderr}`);
     expect(await somax(h)).toBe("6001");
     // the kept report cut short (its end line gone): not printed, the failure fails up
     const last = "/var/lib/pulumi-net-tuning/sysctl/rollout.test.web-h7-*.last";
     expect((await h.exec(`f=$(ls ${last}) && grep -c . "$f" && sed -i '$d' "$f" && tail -1 "$f"`)).stdout).not.toMatch(/end\n$/);
-    expect((await readOnlySysctlD(h)).code).toBe(0);
-    await p.setConfig("somaxconn", "6002");
-    const cut = await p.up({ skipPreview: true });
-    expect(cut.code).not.toBe(0);
-    expect(cut.stdout + cut.stderr).toContain("cannot write /etc/sysctl.d/90-net-tuning-web-h7.conf");
-    expect(cut.stdout + cut.stderr).not.toContain("halted");
-    expect(await somax(h)).toBe("6001");
-    expect((await writableSysctlD(h)).code).toBe(0);
-    const d = await p.destroy();
-    expect(d.code).toBe(0);
-    expect(await snapshot(h)).toBe(snap);
+    await failsOutright("6002", "6001");
+    await destroyedAs(p, h, snap);
   });
 });
