@@ -12,7 +12,7 @@ import { InputError } from "../provider/errors";
 import { becomeOf, connectionProblems, inputError, unknownArgProblems } from "./validation";
 import { liveOutputs, livePreviewProblem, type LiveOutcome } from "./live";
 import { NO_TOKEN } from "../provider/live/read";
-import type { HostStatus, RolloutMark, RolloutResult } from "./rollout";
+import type { HostStatus, RolloutMember, RolloutResult } from "./rollout";
 import { createHash } from "crypto";
 
 /** `connection` exactly as @pulumi/command takes it (bastion/proxy included). */
@@ -146,7 +146,7 @@ interface ChildArgs {
    * check, a confirm the host answers "reverted" reports the status `unconfirmed` instead of failing, and the
    * resource's result (status, stamp, reason) is handed to the rollout.
    */
-  rollout?: RolloutMark;
+  rollout?: RolloutMember;
 }
 /** `value` as a secret when `secret` is true (a plain value stays plain otherwise: no Output). */
 function secretIf(secret: boolean | undefined, value: string | pulumi.Output<string>): string | pulumi.Output<string> {
@@ -288,7 +288,7 @@ function registerChildren(
     },
     childOptions(parent, { dependsOn: [apply] }),
   );
-  args.rollout?.settle?.(rolloutResult(report, apply, restore));
+  args.rollout?.settle(rolloutResult(report, apply, restore));
   return report;
 }
 

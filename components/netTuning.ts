@@ -15,7 +15,7 @@ import { Become, commonProblems, inputError, problemsOf } from "./validation";
 import { verificationOf, verifyPlan, type VerifyArgs } from "./verify";
 import { confirmMayRun, confirmPlan, type ConfirmArgs } from "./confirm";
 import type { Verification } from "../provider/counters/gate";
-import { deferRolloutResult, ON_FAILURE_REPORT, rolloutOf, type HostStatus } from "./rollout";
+import { joinRollout, statusOf } from "./rollout";
 
 /**
  * What NetTuning does when a file applied later at boot (a later /etc/sysctl.d file, /etc/sysctl.conf) sets one of
@@ -244,10 +244,7 @@ export class NetTuning extends pulumi.ComponentResource {
     super("net-tuning:index:NetTuning", name, {}, opts);
     const owner = ownerFor(name);
     const a = (args ?? {}) as NetTuningArgs;
-    const mark = rolloutOf(opts);
-    // inside a rollout: the result its budget check reads (settled once the children are wired)
-    const deferred = mark ? deferRolloutResult(this) : undefined;
-    const rollout = mark ? { ...mark, settle: deferred!.settle } : undefined;
+    const rollout = joinRollout(this, opts);
     // the keys whose values are Pulumi secrets (one Output for them all; none, plainly, for plain sysctls)
     const values = [a.sysctls, a.profile, a.profiles, a.fileName, a.persist, a.restoreOnDelete, a.become, a.bootOverride, a.acknowledge, a.adopt, a.verify, a.confirm, secretKeysOf(a.sysctls)] as const;
     const named = (v: readonly unknown[]) => {
@@ -269,7 +266,7 @@ export class NetTuning extends pulumi.ComponentResource {
     // the children get plain values, not Outputs of them: the same registered inputs, fewer Output chains per resource
     // (each costs some 20 to 60 promises; 1,000 hosts show them). Values known only later are validated in one Output,
     // once, and the children are registered only once it is valid (an invalid one is one error: checkArgs).
-    const checked = checkArgs(this, name, `NetTuning "${name}"`, a, ALL_ARGS, [...values], (v, extra) => validate(name, owner, named(v), extra, rollout ? [ON_FAILURE_REPORT] : []), logPlan);
+    const checked = checkArgs(this, name, `NetTuning "${name}"`, a, ALL_ARGS, [...values], (v, extra) => validate(name, owner, named(v), extra, rollout?.lines), logPlan);
     const early = checked.early;
     const { become, restoreOnDelete } = becomeAndRestore(a);
     // adopted files' bytes stay in Pulumi state while the -restore stdin stays within 8 KiB (fitAdopted); the others
@@ -321,7 +318,7 @@ export class NetTuning extends pulumi.ComponentResource {
     lazyOutput(this, "filePath", () => pulumi.output(filePath));
     lazyOutput(this, "acknowledged", () => pulumi.output(acknowledged));
     lazyOutput(this, "verification", () => report.apply((r) => verificationOf(r)));
-    lazyOutput(this, "status", () => (deferred ? deferred.result.apply((r) => r.status) : report.apply((r): HostStatus => r.status ?? "applied")));
+    lazyOutput(this, "status", () => statusOf(rollout, report));
     const endpoint = outputsOfEveryResource(this, a.connection, liveValue, driftValue, hostKeyValue);
     this.registerOutputs({ endpoint, filePath, warnings: this.warnings, acknowledged, live: liveValue, drift: driftValue, hostKeyFingerprint: hostKeyValue });
   }

@@ -15,7 +15,7 @@ import { Become, commonProblems, inputError, problemsOf } from "./validation";
 import { BootOverride } from "./netTuning";
 import { verificationOf, verifyPlan, type VerifyArgs } from "./verify";
 import type { Verification } from "../provider/counters/gate";
-import { deferRolloutResult, ON_FAILURE_REPORT, rolloutOf, type HostStatus } from "./rollout";
+import { joinRollout, statusOf } from "./rollout";
 import { confirmMayRun, confirmPlan, type ConfirmArgs } from "./confirm";
 
 // The settings' interfaces are generated from the NIC spec (provider/nic/spec.ts) by `npm run gen`.
@@ -195,10 +195,7 @@ export class NicQueues extends pulumi.ComponentResource {
     super("net-tuning:index:NicQueues", name, {}, opts);
     const owner = ownerFor(name);
     const a = (args ?? {}) as NicQueuesArgs;
-    const mark = rolloutOf(opts);
-    // inside a rollout: the result its budget check reads (settled once the children are wired)
-    const deferred = mark ? deferRolloutResult(this) : undefined;
-    const rollout = mark ? { ...mark, settle: deferred!.settle } : undefined;
+    const rollout = joinRollout(this, opts);
     const names = [...SETTINGS, ...OTHER_ARGS];
     const values: unknown[] = names.map((k) => a[k]);
     const named = (v: unknown[]): Record<string, unknown> => {
@@ -221,7 +218,7 @@ export class NicQueues extends pulumi.ComponentResource {
     };
     // Plain arguments (`early`): validated now and wired with plain values; values known only later: validated once,
     // the children registered only once valid (see NetTuning and checkArgs).
-    const checked = checkArgs(this, name, `NicQueues "${name}"`, a, ALL_ARGS, values, (v, extra) => validate(name, owner, named(v), extra, rollout ? [ON_FAILURE_REPORT] : []), logPlan);
+    const checked = checkArgs(this, name, `NicQueues "${name}"`, a, ALL_ARGS, values, (v, extra) => validate(name, owner, named(v), extra, rollout?.lines), logPlan);
     const early = checked.early;
     const { become, restoreOnDelete } = becomeAndRestore(a);
     const restoreText = (r: HostReport, iface: string, restore: boolean) => renderNicRestoreStdin(owner, iface, r.previous, restore) + rcAdoptedRestoreNote(r.extra["rc-adopted"]);
@@ -246,7 +243,7 @@ export class NicQueues extends pulumi.ComponentResource {
     lazyOutput(this, "applied", refusalGate(this, () => report.applied));
     lazyOutput(this, "previous", () => report.previous);
     lazyOutput(this, "verification", () => report.apply((r) => verificationOf(r, true)));
-    lazyOutput(this, "status", () => (deferred ? deferred.result.apply((r) => r.status) : report.apply((r): HostStatus => r.status ?? "applied")));
+    lazyOutput(this, "status", () => statusOf(rollout, report));
     const endpoint = outputsOfEveryResource(this, a.connection, liveValue, driftValue, hostKeyValue);
     this.registerOutputs({ endpoint, persistedAs: this.persistedAs, warnings: this.warnings, live: liveValue, drift: driftValue, hostKeyFingerprint: hostKeyValue });
   }

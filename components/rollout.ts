@@ -20,24 +20,14 @@ export type HostStatus = "applied" | "refused" | "failed" | "rolledBack" | "unco
 /** Every status but "applied", in the order a summary lists them. */
 const NOT_APPLIED: readonly HostStatus[] = ["refused", "failed", "rolledBack", "unconfirmed"];
 
-/** What a resource created for a rollout carries in its options (the component reads it: {@link rolloutOf}). */
-export interface RolloutMark {
-  /** Settles the resource's result (set by the component: {@link deferRolloutResult}). */
-  settle?: (o: pulumi.Output<RolloutResult>) => void;
+/** What a resource created for a rollout carries in its options (the component reads it: {@link joinRollout}). */
+interface RolloutMark {
   /** The budget check of the previous wave (none for the first wave): the host's engine delivery depends on it. */
   after?: pulumi.Resource;
   /** Resolves once that check passed, during an update (never when it fails): the host's live read waits for it. */
   passed?: Promise<unknown>;
 }
 const MARK = Symbol.for("pulumi-net-tuning.rollout");
-/** The plan line of a resource inside a rollout (runtime.sh nt_tolerate). */
-export const ON_FAILURE_REPORT = "@on-failure report";
-
-/** The rollout mark of a resource's options, if it was created by `make` with `ctx.opts`. */
-export function rolloutOf(opts: pulumi.ResourceOptions | undefined): RolloutMark | undefined {
-  const m = (opts as { [MARK]?: unknown } | undefined)?.[MARK];
-  return typeof m === "object" && m !== null ? (m as RolloutMark) : undefined;
-}
 
 /**
  * What a resource of a rollout tells its budget check, per resource (set by the components, read here): its status and
@@ -49,16 +39,30 @@ export interface RolloutResult {
   reason: string;
 }
 const results = new WeakMap<pulumi.Resource, pulumi.Output<RolloutResult>>();
-/**
- * Registers a rollout resource's result now (the rollout reads it right after `make` returns), to be settled once its
- * children are wired (after its live read): `settle` takes the Output of the result.
- */
-export function deferRolloutResult(r: pulumi.Resource): { result: pulumi.Output<RolloutResult>; settle: (o: pulumi.Output<RolloutResult>) => void } {
+
+/** A NetTuning or NicQueues created for a rollout (with `ctx.opts`): what its wiring needs. */
+export interface RolloutMember extends RolloutMark {
+  /** The plan lines it adds: `@on-failure report` (runtime.sh nt_tolerate). */
+  lines: string[];
+  /** Its result, registered now: the rollout reads it right after `make` returns. */
+  result: pulumi.Output<RolloutResult>;
+  /** Settles the result once the children are wired (after the live read). */
+  settle: (o: pulumi.Output<RolloutResult>) => void;
+}
+
+/** The rollout `r` joins when its options are a rollout's `ctx.opts`, else undefined (a resource on its own). */
+export function joinRollout(r: pulumi.Resource, opts: pulumi.ResourceOptions | undefined): RolloutMember | undefined {
+  const m = (opts as { [MARK]?: unknown } | undefined)?.[MARK];
+  if (typeof m !== "object" || m === null) return undefined;
   let settle!: (o: pulumi.Output<RolloutResult>) => void;
-  const p = new Promise<pulumi.Output<RolloutResult>>((resolve) => (settle = resolve));
-  const result = pulumi.output(p) as unknown as pulumi.Output<RolloutResult>;
+  const result = pulumi.output(new Promise<pulumi.Output<RolloutResult>>((resolve) => (settle = resolve))) as unknown as pulumi.Output<RolloutResult>;
   results.set(r, result);
-  return { result, settle };
+  return { ...(m as RolloutMark), lines: ["@on-failure report"], result, settle };
+}
+
+/** The `status` output of a resource: its rollout result's, or the report's (always "applied" outside a rollout). */
+export function statusOf(member: RolloutMember | undefined, report: pulumi.Output<{ status?: HostStatus }>): pulumi.Output<HostStatus> {
+  return member ? member.result.apply((r) => r.status) : report.apply((r) => r.status ?? "applied");
 }
 
 /** Options of {@link rollout}. */

@@ -110,6 +110,13 @@ function scanLines(text: string): string[] {
   return lines.map((l) => l.replace(/\r$/, ""));
 }
 
+/** The provider's log pipe: a command's stdout and/or stderr as its `logging` says (unset: both), line by line. */
+async function logOutput(urn: string, logging: unknown, out: { both: string; stdout: string; stderr: string }): Promise<void> {
+  const how = typeof logging === "string" ? logging : "stdoutAndStderr";
+  const logged = how === "stdoutAndStderr" ? out.both : how === "stdout" ? out.stdout : how === "stderr" ? out.stderr : "";
+  for (const line of scanLines(logged)) await log(urn, "info", line, true);
+}
+
 /** `Dial n/limit failed: retrying` for each failed dial that was retried (the direct connection only). */
 async function logDials(urn: string, conn: Connection, dials: number): Promise<void> {
   if (conn.proxy) return; // several dials per run with a proxy: not told apart by the harness's counter
@@ -148,10 +155,7 @@ async function run(urn: string, props: Props, cmd: string, prev: { stdout?: unkn
   await logDials(urn, p.connection as Connection, out.dials);
   for (const e of out.errors) await log(urn, "error", e, false);
   for (const w of out.warnings) await log(urn, "warning", w, false);
-  // the provider's log pipe: stdout and/or stderr as `logging` says (unset: both), line by line
-  const logging = typeof p.logging === "string" ? p.logging : "stdoutAndStderr";
-  const logged = logging === "stdoutAndStderr" ? out.combined : logging === "stdout" ? out.rawStdout : logging === "stderr" ? out.rawStderr : "";
-  for (const line of scanLines(logged)) await log(urn, "info", line, true);
+  await logOutput(urn, p.logging, { both: out.combined, stdout: out.rawStdout, stderr: out.rawStderr });
   if (!out.ok) throw new Error(out.error ?? "command failed");
   return { stdout: out.stdout, stderr: out.stderr };
 }
@@ -182,9 +186,7 @@ async function runLocal(urn: string, props: Props, cmd: string, prev: { stdout?:
     c.on("error", (e) => resolve({ code: 127, stdout, stderr: `${stderr}${e.message}`, both: `${both}${e.message}` }));
     c.on("close", (code) => resolve({ code, stdout, stderr, both }));
   });
-  const logging = typeof p.logging === "string" ? p.logging : "stdoutAndStderr";
-  const logged = logging === "stdoutAndStderr" ? out.both : logging === "stdout" ? out.stdout : logging === "stderr" ? out.stderr : "";
-  for (const line of scanLines(logged)) await log(urn, "info", line, true);
+  await logOutput(urn, p.logging, out);
   if (out.code !== 0) throw new Error(`exit status ${out.code}: running ${JSON.stringify(cmd)}:\n${out.both}`);
   return { stdout: out.stdout.replace(/\n$/, ""), stderr: out.stderr.replace(/\n$/, "") };
 }

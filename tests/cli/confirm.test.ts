@@ -79,6 +79,18 @@ describe(`confirmed apply, real pulumi CLI + ${providerLabel()}`, () => {
     return { upping, hold };
   }
 
+  /**
+   * The start of the tests that cut a confirm: the link up (after a failed test), the short dial budget, and 3333
+   * applied and confirmed. Returns the sysctl.d file it wrote.
+   */
+  async function confirmedStart(): Promise<string | null> {
+    spawnSync("ip", ["link", "set", veth, "up"]);
+    await p.setConfig("dial", JSON.stringify(DIAL));
+    await declare(p, web({ timeoutSeconds: 20 }, { [SOMAX]: 3333 }));
+    expect((await p.up({ skipPreview: true })).code).toBe(0);
+    return fileOf(host, FILE);
+  }
+
   /** Destroys the stack and expects the host as before the file's first test: its value, files and state. */
   async function destroyedAsBefore(): Promise<void> {
     const d = await p.destroy();
@@ -243,11 +255,7 @@ describe(`confirmed apply, real pulumi CLI + ${providerLabel()}`, () => {
   });
 
   test("SIGKILL of `pulumi up` itself while it waits for the confirm: the host reverts within timeout + 5 s, nothing persisted; the next up reports it and holds; destroy leaves the host as before", async () => {
-    spawnSync("ip", ["link", "set", veth, "up"]);
-    await p.setConfig("dial", JSON.stringify(DIAL));
-    await declare(p, web({ timeoutSeconds: 20 }, { [SOMAX]: 3333 }));
-    expect((await p.up({ skipPreview: true })).code).toBe(0);
-    const file = await fileOf(host, FILE);
+    const file = await confirmedStart();
     const { upping, hold } = await armedUp(web({ timeoutSeconds: 20 }, { [SOMAX]: 8888 }), "8888", "kill");
     const deadline = Number((await host.exec(`cut -f2 ${PEND}/*.pending/armed`)).stdout.trim()) * 1000;
     // every process of this run (the CLI, its language host and providers: they work in the project's directory)
@@ -339,11 +347,7 @@ describe(`confirmed apply, real pulumi CLI + ${providerLabel()}`, () => {
   }
 
   test("a second apply while the first is still armed keeps the first's originals: both unconfirmed, the host goes back to the value before the first", async () => {
-    spawnSync("ip", ["link", "set", veth, "up"]);
-    await p.setConfig("dial", JSON.stringify(DIAL));
-    await declare(p, web({ timeoutSeconds: 20 }, { [SOMAX]: 3333 }));
-    expect((await p.up({ skipPreview: true })).code).toBe(0);
-    const file = await fileOf(host, FILE);
+    const file = await confirmedStart();
     const first = await unconfirmedUp(web({ timeoutSeconds: 60 }, { [SOMAX]: 6666 }), "6666");
     expect(first.code).not.toBe(0);
     const second = await unconfirmedUp(web({ timeoutSeconds: 20 }, { [SOMAX]: 7777 }), "7777");
@@ -367,10 +371,7 @@ describe(`confirmed apply, real pulumi CLI + ${providerLabel()}`, () => {
   });
 
   test("destroy while armed: the -restore disarms and restores; nothing of a secret value is world-readable or on a command line; the deadline then passes with no revert", async () => {
-    spawnSync("ip", ["link", "set", veth, "up"]);
-    await p.setConfig("dial", JSON.stringify(DIAL));
-    await declare(p, web({ timeoutSeconds: 20 }, { [SOMAX]: 3333 }));
-    expect((await p.up({ skipPreview: true })).code).toBe(0);
+    await confirmedStart();
     const hold = path.join(os.tmpdir(), `nt-hold2-${process.pid}`);
     fs.writeFileSync(hold, "");
     await declare(p, { web: { kind: "sysctl", args: { sysctls: { [SOMAX]: 5555 }, confirm: { timeoutSeconds: 30 } }, secrets: { [`sysctls.${SOMAX}`]: 5555 } } });
