@@ -126,7 +126,15 @@ nt_die() {
   else
     nt_msg "$*"
   fi
-  case $nt_code in 1 | 4) nt_s=failed ;; 2) nt_s=refused ;; 7) nt_s=unconfirmed ;; *) nt_s='' ;; esac
+  nt_exit "$nt_code"
+}
+
+# nt_exit CODE [STATUS]: cleans up and exits CODE; inside a rollout, a failure that left the host as it was exits 0 and
+# reports STATUS instead (by default the code's: 1 and 4 failed, 2 refused, 7 unconfirmed; nt_tolerate).
+nt_exit() {
+  nt_s=${2:-}
+  [ -n "$nt_s" ] || case $1 in 1 | 4) nt_s=failed ;; 2) nt_s=refused ;; 7) nt_s=unconfirmed ;; esac
+  nt_code=$1
   if [ -n "$nt_s" ] && nt_tolerate "$nt_s"; then nt_code=0; fi
   nt_cleanup
   exit "$nt_code"
@@ -392,10 +400,7 @@ nt_lock() {
     fi
     if [ "$nt_i" -gt "$nt_max" ]; then
       nt_msg "another pulumi-net-tuning run holds $NT_LOCKFILE on $NT_HOSTNAME for more than $((nt_max / 2)) s; nothing was changed: retry later"
-      nt_rc=4
-      if nt_tolerate failed; then nt_rc=0; fi
-      nt_cleanup
-      exit $nt_rc
+      nt_exit 4
     fi
     sleep 0.5 2>/dev/null || sleep 1
   done
@@ -442,10 +447,7 @@ nt_problems_exit() {
   [ "$NT_PROBLEMS" = 0 ] && return 0
   nt_msg "preflight refused the change on $NT_HOSTNAME ($(uname -r)): $NT_PROBLEMS problem(s), nothing was changed:"
   { while IFS= read -r nt_l; do printf "%s\n" "$nt_l"; done < "$NT_TMP/problems"; } >&2
-  nt_rc=2
-  if nt_tolerate refused; then nt_rc=0; fi
-  nt_cleanup
-  exit $nt_rc
+  nt_exit 2
 }
 
 # nt_want KEY VALUE: adds a desired setting (and keeps the index of $NT_TMP/desired, once built, in step). A kind that
@@ -1029,10 +1031,7 @@ nt_gate_fail() {
   nt_outcome
   [ -n "$NT_UNDO_FAILED" ] || NT_OUTCOME="the change was rolled back on $NT_HOSTNAME:${NT_UNDONE%,} (each read back); nothing was persisted (no file written, the journal as before)"
   nt_msg "verify gate failed on $NT_HOSTNAME after a soak of $NT_GATE_SOAK s:${ntg_bad%;}$NT_NL$(printf '  %-32s %14s %14s %14s  %s' name before after limit verdict)$ntg_t$NT_NL$NT_OUTCOME"
-  ntg_rc=1
-  if nt_tolerate rolledBack; then ntg_rc=0; fi
-  nt_cleanup
-  exit $ntg_rc
+  nt_exit 1 rolledBack
 }
 nt_gate_cleanup() { # the soak's sleep (interrupted) and lock marker
   [ -z "$NT_SLEEP" ] || kill "$NT_SLEEP" 2>/dev/null
