@@ -186,13 +186,13 @@ export function waveName(w: number, hasCanary: boolean): string {
 }
 
 /** The summary table: one line per host, wave by wave (`not started` for the waves after `wave`). */
-export function summaryTable(waves: readonly string[][], results: readonly HostResult[], wave: number, hasCanary = true): string {
+export function summaryTable(waves: readonly string[][], results: readonly HostResult[], wave: number, hasCanary = true, excused: readonly HostResult[] = []): string {
   const by = new Map(results.map((r) => [r.label, r]));
   const lines: string[] = [];
   waves.forEach((hosts, w) => {
     for (const h of hosts) {
       const r = by.get(h);
-      const status = w > wave ? "not started" : (r?.status ?? "unknown");
+      const status = w > wave ? "not started" : `${r?.status ?? "unknown"}${r && excused.includes(r) ? " (excused by resume)" : ""}`;
       const why = r && r.status !== "applied" && r.reason ? `  ${r.reason.split("\n")[0].slice(0, 240)}` : "";
       lines.push(`  ${waveName(w, hasCanary)}  ${h}  ${status}${why}`);
     }
@@ -292,7 +292,7 @@ export function rollout<H>(hosts: readonly H[], options: RolloutOptions, make: (
     const decided = now.apply((rs): { create: string; environment?: Record<string, string>; table: string } => {
       const v = verdict(rs, w, budget, o.resume, canary > 0);
       const stamp = createHash("sha256").update(rs.map((r) => `${r.label}\t${r.status}\t${r.stamp}`).join("\n")).digest("hex").slice(0, 16);
-      const table = summaryTable(waveLabels, rs, v.halt ? w : waves.length, canary > 0);
+      const table = summaryTable(waveLabels, rs, v.halt ? w : waves.length, canary > 0, v.excused);
       if (v.halt) {
         const msg =
           `rollout "${name}" halted after ${w === 0 && canary > 0 ? "the canary" : waveName(w, canary > 0)}: ${v.counted.length} host(s) not applied, the budget is ${budget} (maxFailures)` +

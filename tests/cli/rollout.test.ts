@@ -171,6 +171,9 @@ describe(`rollout helper, 10 hosts, real pulumi CLI + ${providerLabel()}`, () =>
     keep("3-resume", r);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(`rollout "rollout": every wave ran`);
+    // the summary marks the two failures the resume excused
+    expect(r.stdout).toMatch(/wave 1 {2}h4 {2}refused \(excused by resume\) {2}net\.core\.somaxconn = 2222 is overridden at boot/);
+    expect(r.stdout).toMatch(/wave 2 {2}h6 {2}failed \(excused by resume\) {2}cannot write \/etc\/sysctl\.d\//);
     expect(await Promise.all(hosts.slice(7).map(somax))).toEqual(["2222", "2222", "2222"]);
     const o = await p.outputs();
     expect(o.statuses).toEqual(Object.fromEntries(hosts.map((_, i) => [label(i), i === 3 ? "refused" : i === 5 ? "failed" : "applied"])));

@@ -51,6 +51,13 @@ describe("the summary table", () => {
     const t = summaryTable([["h1"], ["h2", "h3"], ["h4"]], [r("h1", 0), r("h2", 1, "failed"), r("h3", 1)], 1);
     expect(t.split("\n")).toEqual(["  canary  h1  applied", "  wave 1  h2  failed  why h2", "  wave 1  h3  applied", "  wave 2  h4  not started"]);
   });
+  it("marks the failures a resume excused", () => {
+    const rs = [r("h1", 0), r("h2", 1, "failed"), r("h3", 1), r("h4", 2, "refused")];
+    const v = verdict(rs, 2, 0, haltId(1, ["h2"]));
+    expect([v.halt, v.excused.map((x) => x.label), v.counted.map((x) => x.label)]).toEqual([true, ["h2"], ["h4"]]);
+    const t = summaryTable([["h1"], ["h2", "h3"], ["h4"]], rs, 2, true, v.excused);
+    expect(t.split("\n")).toEqual(["  canary  h1  applied", "  wave 1  h2  failed (excused by resume)  why h2", "  wave 1  h3  applied", "  wave 2  h4  refused  why h4"]);
+  });
 });
 
 describe("bad options are refused before anything is created, naming the option and the fix", () => {
