@@ -156,20 +156,22 @@ export function urnLookup(name: string): string {
 }
 
 /**
- * The apply bootstrap (run as root by /bin/sh whatever the login shell): reads the plan's first line `@engine
- * <version> <sha256>` (exit 5 without it), refuses to go on unless root (exit 3; the builtin test `-O /`: the effective
- * user owns `/`), runs the installed engine `/usr/local/lib/pulumi-net-tuning/engine-<sha256>.sh`; when absent or empty,
- * copies the staged file into a root-owned temporary file in that root-owned directory (created 0755 by `umask 022`),
- * flushes it, checks the sha256 of THAT copy and renames it into place (atomic), so nothing ever runs from a path
- * another user can write (exit 6 naming the recovery command, `pulumi up --replace <URN of the delivery>` with the URN
- * looked up by {@link urnLookup}, when the copy is missing or differs; exit 6 when the directory or file is not root's).
- * Arguments: $1 kind, $2 operation, $3 the delivery token, $4 the staging directory when it is the SSH user's home. The
- * engine gets kind and operation, and the plan after that line on stdin. Process cost when the engine is installed:
- * none (the `sh -c` execs the engine). Written for size: the command holding it is stored 8 times per host (create and
- * update of two -apply children, inputs and outputs).
+ * The apply bootstrap (run as root by /bin/sh whatever the login shell), the second line of the apply's stdin
+ * ({@link engineStdin}; the command, {@link APPLY_RUN}, has read the first, `@engine <version> <sha256>`, into t v s,
+ * and evaluates this line): checks that line (exit 5 without it), refuses to go on unless root (exit 3; the builtin
+ * test `-O /`: the effective user owns `/`), runs the installed engine `/usr/local/lib/pulumi-net-tuning/engine-<sha256>.sh`;
+ * when absent or empty, copies the staged file into a root-owned temporary file in that root-owned directory (created
+ * 0755 by `umask 022`), flushes it, checks the sha256 of THAT copy and renames it into place (atomic), so nothing ever
+ * runs from a path another user can write (exit 6 naming the recovery command, `pulumi up --replace <URN of the
+ * delivery>` with the URN looked up by {@link urnLookup}, when the copy is missing or differs; exit 6 when the
+ * directory or file is not root's). Arguments: $1 kind, $2 operation, $3 the delivery token, $4 the staging directory
+ * when it is the SSH user's home. The engine gets kind and operation, and the plan after this line on stdin. Process
+ * cost when the engine is installed: none (the `sh -c` execs the engine). In the stdin, not the command: a command is
+ * stored four times per resource (create and update, inputs and outputs), the stdin twice, and pulumi-command repeats
+ * the command in every error it reports (issue #34's state budget, issue #31's readable errors).
  */
 export const ENGINE_BOOT =
-  `umask 022;m(){ echo "net-tuning on $(uname -n): $2">&2;exit $1;};read -r t v s;` +
+  `umask 022;m(){ echo "net-tuning on $(uname -n): $2">&2;exit $1;};` +
   `[ "$t:\${#s}:\${s%%[!0-9a-f]*}" = "@engine:64:$s" ]||m 5 "no @engine line";` +
   `[ -O / ]||m 3 "must run as root, not $(id -un): connect as root or set become: sudo";` +
   `d=${ENGINE_INSTALL_DIR};e=$d/engine-$s.sh;` +
@@ -177,6 +179,15 @@ export const ENGINE_BOOT =
   `[ -f "$f" ]&&mkdir -p $d&&cat "$f">$n&&sync&&[ "$(sha256sum<$n)" = "$s  -" ]&&mv -f $n $e||{ rm -f $n;` +
   `m 6 "no engine $v ($f missing or altered): run pulumi up --replace \\"\\$(${urnLookup(deliveryName("$3"))})\\"";};};` +
   `[ -O $d ]&&[ -O $e ]||m 6 "$e not owned by root";exec /bin/sh $e "$1" "$2"`;
+
+/**
+ * The program of an apply command (`sh -c`): reads the stdin's first line (`@engine <version> <sha256>`) into t v s and
+ * its second, {@link ENGINE_BOOT}, and evaluates that. `read` takes one line and no more (POSIX; dash and busybox sh,
+ * which buffer a script read from stdin, would not leave the rest of it to the engine: hence `sh -c`, not `sh -s`), so
+ * the engine execed by the bootstrap reads the plan from the third line on. A stdin without the `@engine` line, or cut
+ * before the end of its second line, runs nothing (exit 5); one cut later, the engine refuses (the plan's end line).
+ */
+export const APPLY_RUN = `read -r t v s&&[ "$t" = @engine ]&&IFS= read -r b&&eval "$b";echo "net-tuning: stdin cut or no @engine line; nothing was changed">&2;exit 5`;
 
 /**
  * With become "sudo": `run` under `sudo -n` unless already root; a password prompt or a denial is reported with
@@ -208,19 +219,21 @@ export function engineCommand(kind: HostKind, mode: ApplyMode, token: string, be
   if (repair !== undefined && !/^[0-9a-f]{1,64}$/.test(repair)) throw new Error(`pulumi-net-tuning: invalid repair token ${JSON.stringify(repair)}`);
   // a live preview's repair token rides on the operation (`apply-update@<token>`, recorded on the host); "0" = none
   const op = `apply-${mode}${repair !== undefined && repair !== "0" ? `@${repair}` : ""}`;
-  const run = `/bin/sh -c ${shQuote(ENGINE_BOOT)} net-tuning ${kind} ${op} ${token}${home ? ` "$HOME"/${ENGINE_STAGE_HOME}` : ""}`;
+  const run = `/bin/sh -c ${shQuote(APPLY_RUN)} net-tuning ${kind} ${op} ${token}${home ? ` "$HOME"/${ENGINE_STAGE_HOME}` : ""}`;
   return become === "sudo" ? withSudo(run) : run;
 }
 
 /**
- * The apply's stdin: `@engine <version> <sha256>`, then the plan (directives and the exact file), then the end line
- * `@end <sha256 of the plan>` ({@link endLine}). The engine refuses a plan without it, with another sum, or with
- * anything after it, before it changes anything: a session cut while the plan streams (even at a line boundary) is
- * never applied as a shorter plan.
+ * The apply's stdin: `@engine <version> <sha256>`, the bootstrap ({@link ENGINE_BOOT}, one line), then the plan
+ * (directives and the exact file), then the end line `@end <sha256 of the plan>` ({@link endLine}). The engine refuses
+ * a plan without it, with another sum, or with anything after it, before it changes anything: a session cut while the
+ * plan streams (even at a line boundary) is never applied as a shorter plan. The `@engine` line first: the bootstrap of
+ * an earlier version (in its command, kept when a live read fails during an upgrade: ARCHITECTURE.md, "Migration")
+ * reads it, installs this engine and runs it, which then skips the bootstrap line (runtime.sh nt_read_stdin).
  */
 export function engineStdin(plan: string, e: Engine = engine()): string {
   const body = planBody(plan);
-  return `${engineLine(e)}\n${body}${endLine(body)}`;
+  return `${engineLine(e)}\n${ENGINE_BOOT}\n${body}${endLine(body)}`;
 }
 
 const planBody = (plan: string) => (plan.endsWith("\n") ? plan : `${plan}\n`);
@@ -235,7 +248,7 @@ export function planSum(plan: string): string {
 
 /** The plan inside an apply's stdin (the inverse of {@link engineStdin}): for tests and readers of `pulumi stack export`. */
 export function planOfStdin(stdin: string): string {
-  return stdin.replace(/^@engine [^\n]*\n/, "").replace(END_LINE, "");
+  return stdin.replace(/^@engine [^\n]*\n/, "").replace(/^umask [^\n]*\n/, "").replace(END_LINE, "");
 }
 
 /** The end line {@link endLine} writes, at the end of a text. */

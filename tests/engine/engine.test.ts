@@ -7,6 +7,8 @@
 import { NetTuning, NetTuningArgs } from "../../components/netTuning";
 import { NicQueues } from "../../components/nicQueues";
 import { engine } from "../../provider/host/engine";
+import { ENGINE_BOOT } from "../../provider/host/programs";
+import { shQuote } from "../../provider/shell";
 import { COPY_TYPE, Stack, StateEntry } from "../../testkit/harness";
 import { Lab, LabHost, startLab, Who } from "../../testkit/lab";
 import { lookedUpUrn, ok, snapshot, sysctl, sysProgram } from "../../testkit/host";
@@ -288,9 +290,36 @@ describe("the apply bootstrap on a lab host (the exact command and stdin of a cr
     expect((await host.exec("ls -A /usr/local/lib/pulumi-net-tuning")).stdout).toBe("");
     expect((await host.exec("test -e /tmp/pwned")).code).not.toBe(0);
     expect(await sysctl(host, SOMAXCONN)).toBe(o);
-    const bad = await host.ssh(run.cmd, { stdin: run.stdin!.split("\n").slice(1).join("\n") });
-    expect(bad.code).toBe(5);
-    expect(bad.stderr).toBe(`net-tuning on ${(await host.exec("uname -n")).stdout.trim()}: no @engine line\n`);
+    // without its @engine line, or cut inside the bootstrap line: nothing runs
+    const hostname = (await host.exec("uname -n")).stdout.trim();
+    for (const stdin of [run.stdin!.split("\n").slice(1).join("\n"), run.stdin!.slice(0, run.stdin!.indexOf("\n") + 300)]) {
+      const bad = await host.ssh(run.cmd, { stdin });
+      expect([bad.code, bad.stderr]).toEqual([5, "net-tuning: stdin cut or no @engine line; nothing was changed\n"]);
+    }
+    // an @engine line naming no engine (not 64 hex digits): the bootstrap refuses it
+    const short = await host.ssh(run.cmd, { stdin: run.stdin!.replace(/^(@engine \S+ )([0-9a-f]{64})/, "$1abc") });
+    expect([short.code, short.stderr]).toEqual([5, `net-tuning on ${hostname}: no @engine line\n`]);
+    expect(await sysctl(host, SOMAXCONN)).toBe(o);
+  });
+
+  test("the bootstrap of the previous version (in its command, kept when a live read fails during an upgrade) runs this version's stdin", async () => {
+    const host = lab.hosts[0];
+    const stack = new Stack({ project: "eng", stack: "oldboot" });
+    ok(await stack.up(program(host, "web", { sysctls: { [SOMAXCONN]: 7011 } })));
+    const run = stack.history.find((r) => r.name === "web-apply")!;
+    // the command of the versions before the bootstrap moved into the stdin: `sh -c BOOTSTRAP`, which reads the
+    // @engine line itself and execs the engine with the rest of the stdin (here: this bootstrap's line, then the plan)
+    const oldBoot = ENGINE_BOOT.replace(";};[ \"$t:", ";};read -r t v s;[ \"$t:");
+    expect(oldBoot).not.toBe(ENGINE_BOOT);
+    const token = String(delivery(stack).name).slice("net-tuning-engine-".length);
+    // the engine not installed yet (an upgrade): the old bootstrap installs it from the staged copy, then runs it
+    expect((await host.exec("rm -rf /usr/local/lib/pulumi-net-tuning")).code).toBe(0);
+    const r = await host.ssh(`/bin/sh -c ${shQuote(oldBoot)} net-tuning sysctl apply-update ${token}`, { stdin: run.stdin });
+    expect([r.code, r.stderr]).toEqual([0, ""]);
+    expect(r.stdout).toMatch(/^net-tuning-report v1\n[^]*\nend\n/);
+    expect((await host.exec(`ls /usr/local/lib/pulumi-net-tuning`)).stdout).toBe(`${E.fileName}\n`);
+    expect(await sysctl(host, SOMAXCONN)).toBe("7011");
+    ok(await stack.destroy());
   });
 });
 

@@ -19,7 +19,7 @@ import * as path from "path";
 import { NetTuning } from "../../components/netTuning";
 import { NicQueues } from "../../components/nicQueues";
 import { engine } from "../../provider/host/engine";
-import { readRestoreStdin } from "../../provider/host/programs";
+import { ENGINE_BOOT, readRestoreStdin } from "../../provider/host/programs";
 import { COMMAND_TYPE, COPY_TYPE, Stack, UpResult } from "../../testkit/harness";
 import { Lab, LabHost, startLab, Who } from "../../testkit/lab";
 import { ok, snapshot, sysctl } from "../../testkit/host";
@@ -222,6 +222,7 @@ describe.each<[Who, "rc.local" | "systemd", boolean]>([
       expect(lineDiff(String(oldOf("t-apply").stdin), String(newOf("t-apply").stdin))).toEqual([
         `-@engine 0.2.0 ${oldSha}`,
         `+@engine ${E.version} ${E.sha256}`,
+        `+${ENGINE_BOOT}`, // the apply bootstrap, in the stdin since it left the command (the same line in every apply)
         "-@persist 1",
         "-@boot-override error",
         `-# pulumi-net-tuning: managed by Pulumi resource mig/${stack.stack}/t.`,
@@ -233,6 +234,7 @@ describe.each<[Who, "rc.local" | "systemd", boolean]>([
       expect(lineDiff(String(oldOf("q-apply").stdin), String(newOf("q-apply").stdin))).toEqual([
         `-@engine 0.2.0 ${oldSha}`,
         `+@engine ${E.version} ${E.sha256}`,
+        `+${ENGINE_BOOT}`,
         "-# channels (ethtool -L), applied first: they change the number of queues",
         "+# channels (ethtool -L), applied first (they change the queues)",
         "-# offload features (ethtool -K), by the name ethtool -k shows",

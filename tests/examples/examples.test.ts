@@ -64,7 +64,7 @@ function expectWiring(c: Awaited<ReturnType<typeof run>>, name: string, host: st
   expect(apply.inputs.addPreviousOutputInEnv).toBe(false);
   // the apply runs the delivered engine named by the plan's first line; the restore names it too (it restores when
   // installed) and carries the fallback restore program
-  expect(String(apply.inputs.stdin)).toMatch(/^@engine \S+ [0-9a-f]{64}\n@net-tuning v1\n/);
+  expect(String(apply.inputs.stdin)).toMatch(/^@engine \S+ [0-9a-f]{64}\n[^\n]+\n@net-tuning v1\n/);
   expect(readRestoreStdin(String(restore.inputs.stdin))).toMatch(/^@restore 1\n@engine \S+ [0-9a-f]{64}\n@net-tuning v1\n[^]*\n@program\nset -u\n/);
   expect(typeof apply.inputs.create).toBe("string");
   expect(apply.inputs.update).toBe(String(apply.inputs.create).replace(" apply-create ", " apply-update "));

@@ -13,6 +13,7 @@ import { NetTuning } from "../../index";
 import { capture, PulumiProgram } from "../../testkit/harness";
 import { configFor, exampleProgram } from "./load";
 import { lineDiff, planPart } from "./render";
+import { ENGINE_BOOT } from "../../provider/host/programs";
 
 export const PROJECT = "net-tuning-quickstart";
 export const STACK = "prod";
@@ -40,8 +41,12 @@ async function applyStdin(program: PulumiProgram): Promise<string> {
   const apply = c.resources.find((r) => r.name === "quickstart-apply");
   if (!apply) throw new Error("quickstart-apply not registered");
   // the engine's hash changes with every engine change: the page shows a placeholder for it
-  // and the end line's sum changes with every plan: a placeholder too
-  return String(apply.inputs.stdin)
+  // and the end line's sum changes with every plan: a placeholder too; the bootstrap (one line of sh, the same in
+  // every apply stdin of a version) is named, not printed
+  const stdin = String(apply.inputs.stdin);
+  if (stdin.split("\n")[1] !== ENGINE_BOOT) throw new Error("the apply stdin's second line is not the bootstrap");
+  return stdin
+    .replace(`\n${ENGINE_BOOT}\n`, "\n<the apply bootstrap: one line of sh, the same for every resource>\n")
     .replace(/^@engine (\S+) [0-9a-f]{64}$/m, "@engine $1 <sha256 of the engine file>")
     .replace(/^@end [0-9a-f]{64}$/m, "@end <sha256 of the plan>");
 }

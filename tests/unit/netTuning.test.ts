@@ -14,7 +14,7 @@ const record: pulumi.ResourceTransformation = (a) => {
 };
 
 import { NetTuning } from "../../components/netTuning";
-import { engineCommand, readRestoreStdin, restoreCommand } from "../../provider/host/programs";
+import { ENGINE_BOOT, engineCommand, readRestoreStdin, restoreCommand } from "../../provider/host/programs";
 import { addressKey, sharedToken } from "../../components/delivery";
 import { longFatFlows } from "../../provider/sizing";
 import { InputError } from "../../provider/errors";
@@ -65,7 +65,8 @@ describe("NetTuning resource graph", () => {
     // @engine line, the identifying lines, the originals and the program) is one gzip|base64 line.
     expect(restore.inputs.stdin).toMatch(/^@restore 1\n[A-Za-z0-9+/=]+\n$/);
     expect(readRestoreStdin(restore.inputs.stdin)).toMatch(/^@restore 1\n@engine \S+ [0-9a-f]{64}\n@net-tuning v1\n@kind sysctl\n@owner proj\/dev\/web\n@owner-id \S+\n@file \/etc\/sysctl\.d\/\S+\.conf\n@orig net\.core\.somaxconn\t[^]*\n@generation 00000000-0000-4000-8000-000000000000\n@program\nset -u\n/);
-    expect(apply.inputs.stdin).toMatch(/^@engine \S+ [0-9a-f]{64}\n@net-tuning v1\n/);
+    expect(apply.inputs.stdin).toMatch(/^@engine \S+ [0-9a-f]{64}\n[^\n]+\n@net-tuning v1\n/);
+    expect(String(apply.inputs.stdin).split("\n")[1]).toBe(ENGINE_BOOT);
     expect(apply.inputs.stdin).not.toContain("@program");
     expect(apply.inputs.addPreviousOutputInEnv).toBe(false);
     expect(apply.inputs.stdin).toContain("\n@content\n");

@@ -198,9 +198,15 @@ describe("host programs", () => {
   test.each(SHELLS)("malformed stdin is refused with exit 5 before anything happens (%s)", (shell) => {
     const [cmd, ...pre] = SHELL_ARGV[shell];
     // framed (its end line's sum matches), so the parser sees the line: a plan that is whole but malformed
-    const out = execFileSyncSafe(cmd, [...pre, programFile()], `hello\n${endLine("hello\n")}`);
+    const out = execFileSyncSafe(cmd, [...pre, programFile()], `@net-tuning v1\nhello\n${endLine("@net-tuning v1\nhello\n")}`);
     expect(out.status).toBe(5);
     expect(out.stderr).toContain("malformed plan line");
+    // the apply bootstrap on the first line (left on stdin by an earlier version's bootstrap, which read only the
+    // @engine line) is skipped, outside the sum; a non-plan line anywhere else is part of the plan
+    const boot = execFileSyncSafe(cmd, [...pre, programFile()], `umask 022;exit 9\n@net-tuning v1\nhello\n${endLine("@net-tuning v1\nhello\n")}`);
+    expect([boot.status, boot.stderr]).toEqual([5, expect.stringContaining("malformed plan line")]);
+    const later = execFileSyncSafe(cmd, [...pre, programFile()], `@net-tuning v1\numask 022;exit 9\nhello\n${endLine("@net-tuning v1\nhello\n")}`);
+    expect([later.status, later.stderr]).toEqual([5, expect.stringContaining("the plan is damaged")]);
   });
 });
 

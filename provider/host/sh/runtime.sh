@@ -114,13 +114,14 @@ nt_outcome() {
   fi
 }
 
-# nt_die CODE MESSAGE: rolls back when a change is in progress (the message then says what the rollback achieved), then exits.
+# nt_die CODE MESSAGE: rolls back when a change is in progress (the message then says what the rollback achieved, and
+# NT_FIX, when set, what to do), then exits.
 nt_die() {
   nt_code=$1; shift
   if [ "$NT_PHASE" = apply ]; then
     nt_rollback
     nt_outcome
-    nt_msg "$*; $NT_OUTCOME"
+    nt_msg "$*; $NT_OUTCOME${NT_FIX:+. Fix: $NT_FIX}"
   elif [ "$NT_PHASE" = restore ]; then
     nt_msg "$*; $(nt_restored_so_far)"
   else
@@ -310,13 +311,18 @@ nt_valid_word() { # KEY-like words: letters, digits and ._-:/@ only
 # line "@end <sha256>", the sha256 of every line before it (provider/host/programs.ts engineStdin). It is read whole
 # into $NT_TMP/plan and checked before a line of it is parsed: a plan cut off anywhere (even at a line boundary),
 # altered, or followed by anything is refused (exit 5) before anything changes. A restore's stdin was checked by its
-# bootstrap (RESTORE_BOOT), which removed the end line.
+# bootstrap (RESTORE_BOOT), which removed the end line. A first line that is not a plan line (they all start with "@")
+# is the apply bootstrap (ENGINE_BOOT), left on stdin by the bootstrap of an earlier version, which kept its command
+# and read only the "@engine" line (ARCHITECTURE.md, "Migration"): skipped, outside the sum.
 nt_read_stdin() {
   if [ "${1:-}" = framed ]; then
     nt_end=''
     nt_plan=''
+    nt_first=1
     while IFS= read -r nt_line || [ -n "$nt_line" ]; do
       [ -z "$nt_end" ] || nt_die 5 "the plan goes on after its end line; nothing was changed"
+      case $nt_first$nt_line in 1@*) ;; 1*) nt_first=''; continue ;; esac
+      nt_first=''
       case $nt_line in '@end '*) nt_end=${nt_line#@end } ;; *) nt_plan=$nt_plan$nt_line$NT_NL ;; esac
     done
     [ -n "$nt_end" ] || nt_die 5 "the plan is incomplete (no end line: the session was cut while it was sent?); nothing was changed"
@@ -1284,6 +1290,7 @@ nt_apply_one() { # KEY VALUE LIVE
     # ip_unprivileged_port_start lowered first): retry it once after the others.
     if [ "${NT_DEFER:-0}" = 1 ]; then printf '%s\t%s\t%s\n' "$1" "$2" "$3" >> "$NT_TMP/deferred" || nt_tmp_full; return 0; fi
     nt_step "set $1 (refused)"
+    NT_FIX="give $1 a value this host's kernel or driver accepts, or leave it out"
     nt_die 1 "$1 = '$2' was refused on $NT_HOSTNAME: $NT_ERR"
   fi
   nt_step "set $1"
