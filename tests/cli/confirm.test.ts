@@ -10,7 +10,8 @@
  *    reverts within the timeout + 5 s, the file was never written; once the link is back the next preview reports
  *    the revert and the next `up` holds (0 apply sessions); a changed plan applies again;
  *  - SIGKILL of the engine during the verify gate's soak: the revert still comes, destroy leaves the host as before;
- *  - SIGKILL of `pulumi up` itself while it waits for the confirm: the revert comes, the next up reports and holds.
+ *  - SIGKILL of `pulumi up` itself, and of the first of the host's two reverters, while the confirm is awaited: the
+ *    revert comes, the next up reports and holds.
  */
 import { CliProject, clearSessions, countKinds, logSessions, providerLabel, sessions, toolchain } from "../../testkit/cli";
 import type { LabHost } from "../../testkit/lab";
@@ -254,7 +255,7 @@ describe(`confirmed apply, real pulumi CLI + ${providerLabel()}`, () => {
     await destroyedAsBefore();
   });
 
-  test("SIGKILL of `pulumi up` itself while it waits for the confirm: the host reverts within timeout + 5 s, nothing persisted; the next up reports it and holds; destroy leaves the host as before", async () => {
+  test("SIGKILL of `pulumi up` itself and of the host's first reverter while the confirm is awaited: the host reverts within timeout + 5 s, nothing persisted; the next up reports it and holds; destroy leaves the host as before", async () => {
     const file = await confirmedStart();
     const { upping, hold } = await armedUp(web({ timeoutSeconds: 20 }, { [SOMAX]: 8888 }), "8888", "kill");
     const deadline = Number((await host.exec(`cut -f2 ${PEND}/*.pending/armed`)).stdout.trim()) * 1000;
@@ -268,6 +269,13 @@ describe(`confirmed apply, real pulumi CLI + ${providerLabel()}`, () => {
     });
     expect(ours.length).toBeGreaterThan(0);
     for (const d of ours) spawnSync("kill", ["-KILL", d]);
+    // and the host's own program that waits for the confirm: the first of the two detached reverters (lab hosts run
+    // no systemd), a process group of its own that its file names; the second one reverts
+    expect((await reverters()).split("\n")).toHaveLength(2);
+    const first = (await host.exec(`for f in ${PEND}/*.pending/by.*; do case $f in *.late) ;; *) cut -f2 "$f" ;; esac; done`)).stdout.trim();
+    expect(first).toMatch(/^\d+$/);
+    expect((await host.exec(`kill -KILL -${first}`)).code).toBe(0);
+    expect((await reverters()).split("\n")).toHaveLength(1);
     const r = await upping;
     expect(r.code).not.toBe(0);
     fs.rmSync(hold, { force: true });
@@ -353,8 +361,11 @@ describe(`confirmed apply, real pulumi CLI + ${providerLabel()}`, () => {
     const second = await unconfirmedUp(web({ timeoutSeconds: 20 }, { [SOMAX]: 7777 }), "7777");
     expect(second.code).not.toBe(0);
     const deadline = Date.parse(/not confirmed: the host reverts at (\S+Z)/.exec(second.out)![1]);
-    // one reverter (the first's was stopped), with both changes in its copy, oldest first
-    expect((await reverters()).split("\n")).toHaveLength(1);
+    // the second apply's reverters only (the first's were stopped): a pair with one token (lab hosts run no systemd:
+    // two detached processes), with both changes in their copy, oldest first
+    const pair = (await reverters()).split("\n");
+    expect(pair).toHaveLength(2);
+    expect(new Set(pair.map((l) => l.split(" revert:")[1])).size).toBe(1);
     expect((await host.exec(`cat ${PEND}/*.pending/changes`)).stdout).toBe(`${SOMAX}\t3333\n${SOMAX}\t6666\n`);
     let back = 0;
     for (let i = 0; i < 600 && !back; i++) {

@@ -1149,15 +1149,20 @@ nt_confirm_spawn() {
     fi
   fi
   # detached: its own session (setsid: no SIGHUP when the SSH session ends; it ignores HUP anyway), no descriptor of
-  # this session (stdin/stdout/stderr, the lock's fd 9), so the session can end
-  if command -v setsid > /dev/null 2>&1; then
-    setsid /bin/sh "$0" "$NT_KIND" "$ntc_op" < /dev/null > /dev/null 2>&1 9>&- &
-    ntc_how=group
-  else
-    nohup /bin/sh "$0" "$NT_KIND" "$ntc_op" < /dev/null > /dev/null 2>&1 9>&- &
-    ntc_how=pid
-  fi
-  printf '%s\t%s\n' "$ntc_how" "$!" > "$NT_PEND/by.$NT_CTOKEN" || nt_die 1 "cannot write to $NT_PEND on $NT_HOSTNAME"
+  # this session (stdin/stdout/stderr, the lock's fd 9), so the session can end. Two of them, each in a session of its
+  # own: while the confirm is awaited they are the host's only program of this apply, and a SIGKILL of one (an OOM
+  # kill, an operator's kill) leaves the other. The late one is due 1 s after the deadline: it finds the token still
+  # armed only when the first did not revert (nt_revert_main), and the one that reverts stops the other.
+  for ntc_late in '' 1; do
+    if command -v setsid > /dev/null 2>&1; then
+      NT_REVERT_LATE=$ntc_late setsid /bin/sh "$0" "$NT_KIND" "$ntc_op" < /dev/null > /dev/null 2>&1 9>&- &
+      ntc_how=group
+    else
+      NT_REVERT_LATE=$ntc_late nohup /bin/sh "$0" "$NT_KIND" "$ntc_op" < /dev/null > /dev/null 2>&1 9>&- &
+      ntc_how=pid
+    fi
+    printf '%s\t%s\n' "$ntc_how" "$!" > "$NT_PEND/by.$NT_CTOKEN${ntc_late:+.late}" || nt_die 1 "cannot write to $NT_PEND on $NT_HOSTNAME"
+  done
 }
 # Stops every reverter of NT_PEND (by.* files; a reverter that fires anyway finds its token no longer armed).
 nt_confirm_stop() {
@@ -1198,7 +1203,7 @@ nt_confirm_hold() {
   IFS="$NT_TAB" read -r _ ntc_t ntc_s _ < "$NT_REVERTED" 2>/dev/null || :
   if [ -n "$NT_CONFIRMING" ]; then return 0; fi
   if [ "$ntc_s" = "${NT_PLAN_SUM:-}" ]; then
-    nt_die 7 "held on $NT_HOSTNAME: this plan was applied without a confirm and the host reverted it at $(nt_utc "$ntc_t"); nothing was changed. Change the plan to apply again (pulumi-net-tuning does not retry a plan that lost its host's connection)"
+    nt_die 7 "held on $NT_HOSTNAME: this plan was applied without a confirm and the host reverted it at $(nt_utc "$ntc_t"); nothing was changed. Change the plan to apply again (pulumi-net-tuning does not retry a plan that lost its host's connection), or remove $NT_REVERTED on the host to try this plan again"
   fi
   rm -f "$NT_REVERTED"
 }
@@ -1235,13 +1240,20 @@ nt_revert_main() {
   { IFS="$NT_TAB" read -r ntr_t ntr_d ntr_s _ < "$NT_PEND/armed"; } 2>/dev/null
   [ "$ntr_t" = "$ntr_tok" ] || exit 0
   case $ntr_d in '' | *[!0-9]*) exit 5 ;; esac
-  # the process writes its own pid (setsid may fork), for nt_confirm_stop
-  [ -f "$NT_PEND/by.$ntr_tok" ] && { IFS="$NT_TAB" read -r ntr_how _ < "$NT_PEND/by.$ntr_tok"; } 2>/dev/null &&
-    [ "${ntr_how:-}" = group ] && printf 'group\t%s\n' "$$" > "$NT_PEND/by.$ntr_tok"
+  # the process writes its own pid (setsid may fork), for nt_confirm_stop; the late one of two detached reverters
+  # (nt_confirm_spawn) has a file of its own and is due 1 s later
+  ntr_by=$NT_PEND/by.$ntr_tok${NT_REVERT_LATE:+.late}
+  [ -z "${NT_REVERT_LATE:-}" ] || ntr_d=$((ntr_d + 1))
+  [ -f "$ntr_by" ] && { IFS="$NT_TAB" read -r ntr_how _ < "$ntr_by"; } 2>/dev/null &&
+    [ "${ntr_how:-}" = group ] && printf 'group\t%s\n' "$$" > "$ntr_by"
   ntr_i=0
   while ntr_now=$(date +%s) && [ "$ntr_now" -lt "$ntr_d" ] && [ "$ntr_i" -lt 50 ]; do
     sleep $((ntr_d - ntr_now)); ntr_i=$((ntr_i + 1))
   done
+  # confirmed, or reverted by the other reverter, meanwhile: nothing to do
+  ntr_t=''
+  { IFS="$NT_TAB" read -r ntr_t _ < "$NT_PEND/armed"; } 2>/dev/null
+  [ "$ntr_t" = "$ntr_tok" ] || exit 0
   nt_init
   NT_GATE_SPEC='' NT_GATE_SOAK='' NT_GATE_FILES='' NT_GATE_IFS='' NT_CONFIRM='' NT_CONFIRMING=''
   NT_PHASE=revert
@@ -1271,6 +1283,8 @@ nt_revert_main() {
     rm -f "$NT_JOURNAL" "${NT_JOURNAL%.orig}.owner"
   fi
   { umask 077; printf 'net-tuning-reverted v1\t%s\t%s\t%s\t%s\n' "$(date +%s)" "$ntr_s" "$ntr_tok" "${ntr_failed# }" > "$NT_STATE/$ntr_id.reverted"; umask 022; }
+  # the other reverter, if any, has nothing left to do (this one's own file first: nt_confirm_stop stops every other)
+  rm -f "$ntr_by"; nt_confirm_stop
   rm -rf "$NT_PEND"
   nt_step "reverted"
   nt_cleanup
