@@ -70,7 +70,7 @@ export const USAGE = `Usage: net-tuning plan --profile NAME [options]
        net-tuning --help | --version
 
 Prints the sysctl.d file, NicQueues settings, rationale and warnings of a tuning profile
-sized from the source articles. Changes nothing on any host.
+sized from the source tuning guides. Changes nothing on any host.
 
 Profiles (camelCase or kebab-case; repeat --profile or separate with commas to combine):
   longFatFlows       few long, fat flows (template A)        needs --bandwidth and --rtt

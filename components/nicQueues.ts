@@ -71,7 +71,7 @@ export interface NicQueuesArgs extends NicSettingsArgs {
   bootOverride?: pulumi.Input<BootOverride>;
   /**
    * Lines of /etc/rc.d/rc.local or /etc/rc.local this resource takes over (moving a hand-tuned host to Pulumi):
-   * each entry one line, or several separated by `"\n"` that match consecutive lines (the article's
+   * each entry one line, or several separated by `"\n"` that match consecutive lines (the gateway guide's
    * `for q in /sys/class/net/eth0/queues/rx-*; do` … `done` loop), compared trimmed; each must match exactly once.
    * The apply takes them out of rc.local (the edited file must still parse: `sh -n`, `bash -n` for a bash script),
    * keeps the original byte for byte in the host's journal, and they no longer count as boot overrides; delete

@@ -1,4 +1,4 @@
-// Scenario B: a fleet of high-concurrency web servers (Nginx/Tomcat; the article's host: 32 cores, 64 GB, 10G).
+// Scenario B: a fleet of high-concurrency web servers (Nginx/Tomcat; the web guide's host: 32 cores, 64 GB, 10G).
 //
 // Each server's tuning is declared next to the server itself: its connection is built from the server's outputs
 // (address, SSH key), and it depends on the server, so Pulumi tunes a server only once it exists, re-tunes a
@@ -43,7 +43,7 @@ const user = config.get("user") ?? "root";
 const privateKey = config.requireSecret("privateKey");
 const become = user === "root" ? undefined : ("sudo" as const);
 
-// The article's web template: backlogs 65535, TIME_WAIT reuse and buckets, keepalive 600/60/3, buffers 4096 87380/65536
+// The web guide's web template: backlogs 65535, TIME_WAIT reuse and buckets, keepalive 600/60/3, buffers 4096 87380/65536
 // 16777216, tcp_mem scaled to `memory` when given, conntrack 1000000 (fs.file-max deliberately not set: see warnings).
 const memory = config.get("memory");
 let profile = webServer(memory ? { memory } : undefined);

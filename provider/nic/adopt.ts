@@ -23,7 +23,7 @@ const RC_ENTRY_LINES = 50;
 
 /**
  * NicQueues `adoptRcLocalLines`: each entry one line of rc.local, or several (separated by "\n": matched as
- * consecutive lines, e.g. the article's `for q in …; do` loop with its body and `done`), compared trimmed.
+ * consecutive lines, e.g. the gateway guide's `for q in …; do` loop with its body and `done`), compared trimmed.
  * Returns the plan directives (`@adopt-rc K TEXT`, one per line) or the problems.
  */
 export function rcLocalAdoptDirectives(entries: unknown): { lines: string[]; problems: string[] } {

@@ -159,7 +159,7 @@ export function validateNic(input: NicInput, resource: string): NicRequest {
 
   for (const name of ["generic-receive-offload", "tcp-segmentation-offload", "generic-segmentation-offload"]) {
     if (features[name] === false) {
-      warnings.push(`${resource}: features turns ${name} off: this costs CPU per packet and usually worsens throughput and tail latency (the source article's "latency" change collapsed throughput); keep it on unless a measurement says otherwise`);
+      warnings.push(`${resource}: features turns ${name} off: this costs CPU per packet and usually worsens throughput and tail latency (the gateway guide's "latency" change collapsed throughput); keep it on unless a measurement says otherwise`);
     }
   }
   if (features["large-receive-offload"] === true) {

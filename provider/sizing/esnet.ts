@@ -56,7 +56,7 @@ export const ESNET_COMPARED: { call: string; profile: string; build: () => Sysct
 ];
 
 const BDP_SIZED =
-  "sized from the bandwidth × RTT you give (TCP max = the power of two ≥ 2 × BDP, the source article's rule; core max = 2 × that): " +
+  "sized from the bandwidth × RTT you give (TCP max = the power of two ≥ 2 × BDP, the gateway guide's rule; core max = 2 × that): " +
   "10 Gbit/s × 40 ms → 128 MiB / 256 MiB, 100 Gbit/s × 40 ms → ESnet's 100G maxima; ESnet's fixed 10G TCP max (32 MiB) is below 2 × BDP beyond 13 ms at 10 Gbit/s";
 const NOT_ITS_CONCERN = "not this profile's concern: the kernel's value stays (set it in `sysctls`, or combine a flow profile)";
 const OPTION_ONLY = {
@@ -72,13 +72,13 @@ export const ESNET_WHY: Record<string, Record<string, string>> = {
   "net.core.rmem_max": {
     longFatFlows: BDP_SIZED,
     manySmallFlows: BDP_SIZED,
-    webServer: "the web article's 16 MiB, equal to its TCP max: many short connections, each allowed to grow to 16 MiB at most",
+    webServer: "the web guide's 16 MiB, equal to its TCP max: many short connections, each allowed to grow to 16 MiB at most",
     "*": NOT_ITS_CONCERN,
   },
   "net.core.wmem_max": {
     longFatFlows: BDP_SIZED,
     manySmallFlows: BDP_SIZED,
-    webServer: "the web article's 16 MiB, equal to its TCP max",
+    webServer: "the web guide's 16 MiB, equal to its TCP max",
     nvmeTcpThroughput: "2 × its tcp_wmem max (16 MiB, or sized from the BDP when bandwidth and rtt are given): larger send buffers for sequential NVMe/TCP writes",
     "*": NOT_ITS_CONCERN,
   },
@@ -86,18 +86,18 @@ export const ESNET_WHY: Record<string, Record<string, string>> = {
     longFatFlows:
       "max " + BDP_SIZED + "; default 16 MiB (template A: few long flows start with a large window) where ESnet keeps 87380 (10G) / 131072 (100G): with `concurrency` and `memory` the memory guard lowers it, and for many connections use manySmallFlows (256 KiB)",
     manySmallFlows: "max " + BDP_SIZED + "; default 256 KiB (template B, \"max open, default cautious\"), above ESnet's 87380 so that a short flow's first round trips are not window-bound",
-    webServer: "the web article's values: default 87380 as ESnet's 10G one, max 16 MiB (short web responses rarely need a long-path window)",
+    webServer: "the web guide's values: default 87380 as ESnet's 10G one, max 16 MiB (short web responses rarely need a long-path window)",
     "*": NOT_ITS_CONCERN,
   },
   "net.ipv4.tcp_wmem": {
     longFatFlows: "as tcp_rmem: max " + BDP_SIZED + "; default 16 MiB (template A)",
     manySmallFlows: "as tcp_rmem: max " + BDP_SIZED + "; default 256 KiB (template B)",
-    webServer: "the web article's values: default 64 KiB, max 16 MiB",
-    nvmeTcpThroughput: "default 256 KiB and max 16 MiB (or BDP-sized): larger send buffers for NVMe/TCP sequential writes (article)",
+    webServer: "the web guide's values: default 64 KiB, max 16 MiB",
+    nvmeTcpThroughput: "default 256 KiB and max 16 MiB (or BDP-sized): larger send buffers for NVMe/TCP sequential writes (the NVMe/TCP guide)",
     "*": NOT_ITS_CONCERN,
   },
   "net.core.netdev_max_backlog": {
-    longFatFlows: "250000, the source article's value after it saw softnet_stat drops at 10 Gbit/s on a 28-core gateway; ESnet's 30000 suits a dedicated transfer host; both are far above the kernel's 1000, and a deeper per-CPU queue costs memory only when it fills",
+    longFatFlows: "250000, the gateway guide's value after it saw softnet_stat drops at 10 Gbit/s on a 28-core gateway; ESnet's 30000 suits a dedicated transfer host; both are far above the kernel's 1000, and a deeper per-CPU queue costs memory only when it fills",
     manySmallFlows: "250000, as longFatFlows (template B keeps template A's queues)",
     "*": NOT_ITS_CONCERN,
   },

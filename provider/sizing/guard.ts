@@ -1,7 +1,7 @@
 /**
  * The memory guard: "max open, default cautious". The second field of tcp_rmem/tcp_wmem is what every
  * TCP socket starts with, so a large default times many connections is memory the host may be asked
- * for (the article: 16 MB default × 10,000 connections ≈ 160 GB).
+ * for (the gateway guide: 16 MB default × 10,000 connections ≈ 160 GB).
  */
 import { InputError } from "../errors";
 import { SysctlProfile } from "./profile";

@@ -1,4 +1,4 @@
-/** Sizing: BDP, sysctl profiles from the source articles, the memory guard, NIC presets. Pure; no `@pulumi/*`. */
+/** Sizing: BDP, sysctl profiles from the source tuning guides, the memory guard, NIC presets. Pure; no `@pulumi/*`. */
 export * from "./units";
 export * from "./profile";
 export * from "./guard";

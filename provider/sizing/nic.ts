@@ -1,6 +1,6 @@
 /**
  * NIC presets for the NicQueues resource (rings, offloads, interrupt coalescing, txqueuelen, RPS/RFS),
- * from the cross-border gateway article (Scenario A) with DOMAIN.md §2's corrections.
+ * from the 10G cross-border gateway guide (Scenario A), with its mistakes corrected.
  * Pure data: NicQueues validates them against the host's real limits before changing anything.
  */
 import type { NicSettingsValues } from "../nic/values.generated";
@@ -14,7 +14,7 @@ export interface NicPreset extends NicSettingsValues {
   kind: "net-tuning/nic-preset";
   /** Preset name, e.g. `"throughput"`; shown in previews and in combine conflicts. */
   name: string;
-  /** One line per set field (`rings`, `features`, `coalesce`, `txQueueLength`, `rps`): why, citing the article. */
+  /** One line per set field (`rings`, `features`, `coalesce`, `txQueueLength`, `rps`): why, citing the gateway guide. */
   rationale: Record<string, string>;
 }
 

@@ -18,7 +18,7 @@ export interface SysctlProfile {
    * `ip_local_port_range`) are arrays, written space-separated. Buffer sizes are bytes, `tcp_mem` is pages.
    */
   sysctls: Record<string, SysctlValue>;
-  /** One line per key of `sysctls`: why this value, citing the source article's reasoning. */
+  /** One line per key of `sysctls`: why this value, citing the source guide's reasoning. */
   rationale: Record<string, string>;
   /** Things the operator should know: memory guard results, advice for keys deliberately not set. */
   warnings: string[];

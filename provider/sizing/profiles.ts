@@ -1,5 +1,5 @@
 /**
- * Sysctl profiles from the source articles (DOMAIN.md §1), with §2's corrections applied:
+ * Sysctl profiles from three published tuning guides (a 10G cross-border gateway, a high-concurrency web service, NVMe/TCP storage), with their mistakes corrected:
  * Scenario A templates A/B sized from the BDP, Scenario B's web/database/proxy templates,
  * Scenario C's NVMe/TCP latency/throughput choices. Each returns a plain {@link SysctlProfile}.
  */
@@ -37,7 +37,7 @@ export const LONG_FLOW_DEFAULT = 16 * MiB;
 export const MANY_FLOWS_DEFAULT = 256 * KiB;
 /** tcp_rmem/tcp_wmem min: 4096 bytes (one page), as in every template. */
 export const TCP_BUFFER_MIN = 4096;
-/** Memory of the web article's host (64 GB), for which its tcp_mem values were written. */
+/** Memory of the web guide's host (64 GB), for which its tcp_mem values were written. */
 const WEB_ARTICLE_MEMORY = 64 * GiB;
 
 /** The values {@link GuardOptions.pacing} accepts: `"fq"` (net.core.default_qdisc = fq). */
@@ -104,7 +104,7 @@ export interface WindowSizing {
   bdpBytes: number;
   /** tcp_rmem/tcp_wmem max in bytes: the power of two ≥ 2 × BDP, at least {@link MIN_TCP_BUFFER_MAX}. */
   tcpMax: number;
-  /** net.core.rmem_max/wmem_max in bytes: 2 × tcpMax (the article's ratio), at most 2^31 - 1. */
+  /** net.core.rmem_max/wmem_max in bytes: 2 × tcpMax (the gateway guide's ratio), at most 2^31 - 1. */
   coreMax: number;
 }
 
@@ -322,10 +322,10 @@ function flowProfile(fn: "longFatFlows" | "manySmallFlows", o: FlowOptions): Sys
 /**
  * Scenario A, template A: few long, fat flows (cross-border gateway, 10G, 20-60 ms RTT).
  * tcp_rmem/tcp_wmem = 4096 / 16 MiB / power of two ≥ 2 × BDP (≥ 16 MiB); net.core.rmem_max/wmem_max = 2 × that;
- * plus the article's queue, handshake, TCP-option and port settings. With `concurrency` and `memory`,
+ * plus the gateway guide's queue, handshake, TCP-option and port settings. With `concurrency` and `memory`,
  * the 16 MiB default is lowered (to at least 256 KiB) until the worst case fits `warnAt` × memory.
  * Suggests the {@link throughput} NIC preset.
- * `longFatFlows({ bandwidth: "10Gbit", rtt: "40ms" })` reproduces the article's template A exactly.
+ * `longFatFlows({ bandwidth: "10Gbit", rtt: "40ms" })` reproduces the gateway guide's template A exactly.
  * @throws InputError("longFatFlows", …) listing every invalid option, or the memory guard's error with `guard: "error"`.
  */
 export function longFatFlows(options: FlowOptions): SysctlProfile {
@@ -356,10 +356,10 @@ function guardOnly(fn: string, options: GuardOptions | undefined): { o: GuardOpt
 }
 
 /**
- * Scenario B, high-concurrency web service (Nginx, Tomcat): the article's tuned settings (backlogs,
+ * Scenario B, high-concurrency web service (Nginx, Tomcat): the web guide's tuned settings (backlogs,
  * TIME_WAIT handling, conntrack, buffers 4096 87380/65536 16777216, tcp_mem 786432 1048576 1572864 pages)
  * plus its web template's keepalive 600/60/3. fs.file-max is not set (see warnings).
- * With `memory`, tcp_mem is scaled from the article's 64 GB host to that memory. Defaults to no options.
+ * With `memory`, tcp_mem is scaled from the web guide's 64 GB host to that memory. Defaults to no options.
  * @throws InputError("webServer", …) listing every invalid option, or the memory guard's error with `guard: "error"`.
  */
 export function webServer(options?: GuardOptions): SysctlProfile {
@@ -427,7 +427,7 @@ export function proxyGateway(options?: GuardOptions): SysctlProfile {
 
 /**
  * Scenario C, NVMe/TCP latency (4k random read): tcp_autocorking 0, BBR with the fq qdisc.
- * Suggests the {@link lowLatency} NIC preset. Not set although the article recommends them (see warnings):
+ * Suggests the {@link lowLatency} NIC preset. Not set although the NVMe/TCP guide recommends them (see warnings):
  * tcp_nodelay, tcp_notsent_lowat=0, tcp_sack=0. Defaults to no options.
  * @throws InputError("nvmeTcpLatency", …) listing every invalid option, or the memory guard's error with `guard: "error"`.
  */
@@ -448,8 +448,8 @@ export function nvmeTcpLatency(options?: GuardOptions): SysctlProfile {
 /**
  * Scenario C, NVMe/TCP throughput (1M sequential write): tcp_autocorking 1 and larger send buffers:
  * tcp_wmem 4096 262144 MAX with MAX = 16 MiB, or the BDP sizing of {@link longFatFlows} when `bandwidth`
- * and `rtt` are given; net.core.wmem_max = 2 × MAX; net.core.wmem_default 262144 (article).
- * Suggests the {@link throughput} NIC preset. Not set although the article recommends them (see warnings):
+ * and `rtt` are given; net.core.wmem_max = 2 × MAX; net.core.wmem_default 262144 (the NVMe/TCP guide).
+ * Suggests the {@link throughput} NIC preset. Not set although the NVMe/TCP guide recommends them (see warnings):
  * tcp_init_cwnd, tcp_cwnd_clamp, tcp_sack=0. Defaults to no options.
  * @throws InputError("nvmeTcpThroughput", …) listing every invalid option, or the memory guard's error with `guard: "error"`.
  */

@@ -2,7 +2,7 @@
  * Units for sizing: link rates, round-trip times, byte sizes and the bandwidth-delay product.
  *
  * Parsing is exact (decimal strings are read as fractions, not floats), so `bdp("10Gbit", "40ms")` is
- * exactly 50 000 000 bytes, as in the article's table. Every parser returns either a value or a problem
+ * exactly 50 000 000 bytes, as in the gateway guide's table. Every parser returns either a value or a problem
  * string naming the input, the value and the accepted formats; callers collect problems into one
  * {@link InputError}.
  */
@@ -264,7 +264,7 @@ export function formatBytes(bytes: number): string {
   return `${bytes} B`;
 }
 
-/** Formats bytes with decimal units for messages: `167772160000` → `"167.77 GB"` (the articles' "MB"/"GB" are decimal). */
+/** Formats bytes with decimal units for messages: `167772160000` → `"167.77 GB"` (the guides' "MB"/"GB" are decimal). */
 export function formatBytesDecimal(bytes: number): string {
   for (const [unit, scale] of [["TB", 1e12], ["GB", 1e9], ["MB", 1e6], ["kB", 1e3]] as const) {
     if (bytes >= scale) return `${trimNumber(Number((bytes / scale).toFixed(2)))} ${unit}`;

@@ -11,7 +11,7 @@
  * negatives, byte booleans accept 0-255) we accept only the documented / sensible range.
  * `proc_dointvec_jiffies` keys (seconds) are bounded by INT_MAX / HZ with HZ <= 1000, i.e. 2147483.
  *
- * Facts are from the kernel source and Documentation/networking/ip-sysctl.rst, and ../shared/DOMAIN.md §3.
+ * Facts are from the kernel source and Documentation/networking/ip-sysctl.rst.
  */
 
 export interface CatalogueEntry {

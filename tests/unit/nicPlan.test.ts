@@ -242,8 +242,8 @@ describe("plan rendering", () => {
       'NicQueues "nq": coalesce sets adaptive coalescing on together with fixed usecs: with adaptive on, most drivers move rx-usecs/tx-usecs themselves',
       'NicQueues "nq": rps.flowEntriesPerQueue 100 is rounded up by the kernel to 128 (a power of two); write 128 to avoid surprise',
       'NicQueues "nq": rps.sockFlowEntries 30000 is rounded up by the kernel to 32768 (a power of two); write 32768 to avoid surprise',
-      'NicQueues "nq": features turns generic-receive-offload off: this costs CPU per packet and usually worsens throughput and tail latency (the source article\'s "latency" change collapsed throughput); keep it on unless a measurement says otherwise',
-      'NicQueues "nq": features turns tcp-segmentation-offload off: this costs CPU per packet and usually worsens throughput and tail latency (the source article\'s "latency" change collapsed throughput); keep it on unless a measurement says otherwise',
+      'NicQueues "nq": features turns generic-receive-offload off: this costs CPU per packet and usually worsens throughput and tail latency (the gateway guide\'s "latency" change collapsed throughput); keep it on unless a measurement says otherwise',
+      'NicQueues "nq": features turns tcp-segmentation-offload off: this costs CPU per packet and usually worsens throughput and tail latency (the gateway guide\'s "latency" change collapsed throughput); keep it on unless a measurement says otherwise',
     ]);
   });
   test("default persistence is auto", () => {
