@@ -175,6 +175,48 @@ describe("hostile or unusual files at the names the engine uses", () => {
       await host.exec(`rm -f ${file}`);
     }
   });
+
+  test("item 5, the race: a symlink planted at the temporary name between its removal and the write is never followed; each run applies or fails rolled back", async () => {
+    const host = lab.hosts[1];
+    const orig = await readSysctl(host, K.somax);
+    const before = await snapshot(host);
+    const tmp = "/etc/sysctl.d/.90-net-tuning-race.conf.net-tuning-new";
+    // another user's loop plants the link as fast as the shell can (bounded: at most 2,000,000 attempts or until told
+    // to stop); the engine removes whatever is at that name, then opens it exclusively (noclobber)
+    const planter = `i=0; while [ $i -lt 2000000 ] && [ ! -e /run/nt-race-stop ]; do ln -s /etc/nt-race-victim ${tmp} 2>/dev/null; i=$((i + 1)); done`;
+    await host.exec(`rm -f /run/nt-race-stop /etc/nt-race-victim; (${planter}) > /dev/null 2>&1 &`);
+    const stack = newStack("race");
+    const outcomes: string[] = [];
+    try {
+      // at least 4 runs, and on until the planter has won the race once (at most 20 runs)
+      for (let i = 0; i < 20 && (i < 4 || !outcomes.includes("failed")); i++) {
+        const v = 4200 + i;
+        const r = await stack.up(sysProgram(host, "race", { sysctls: { [K.somax]: v } }));
+        const now = await readSysctl(host, K.somax);
+        if (r.ok) {
+          expect(now).toBe(String(v));
+          outcomes.push("applied");
+        } else {
+          // refused to write through the planted name: rolled back, as the message says
+          expect(r.error).toContain("cannot write /etc/sysctl.d/90-net-tuning-race.conf");
+          expect(r.error).toContain("every change of this run was rolled back");
+          expect([String(v), now === String(v)]).toEqual([String(v), false]);
+          outcomes.push("failed");
+        }
+        // never followed: the link's target was never created
+        expect((await host.exec("test -e /etc/nt-race-victim")).code).not.toBe(0);
+      }
+    } finally {
+      await host.exec(`touch /run/nt-race-stop; sleep 0.5; rm -f ${tmp} /run/nt-race-stop`);
+    }
+    console.log(`symlink race, ${outcomes.length} runs: ${outcomes.join(", ")}`);
+    // the planter did win the race at least once (else the test proved nothing)
+    expect(outcomes).toContain("failed");
+    expect((await host.exec("test -e /etc/nt-race-victim")).code).not.toBe(0);
+    ok(await stack.destroy());
+    expect(await readSysctl(host, K.somax)).toBe(orig);
+    expect(await snapshot(host)).toBe(before);
+  });
 });
 
 test("an owner line removed by hand from our sysctl.d file: the delete restores the values, keeps the file and fails naming it; after the fix it converges", async () => {
