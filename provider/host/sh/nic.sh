@@ -1042,15 +1042,19 @@ kind_preflight() {
     nn_ifaces; nn_msg_no_iface "$NN_IF" "$NT_HOSTNAME" "$NN_IFACES"; nt_problem "$NN_MSG"
     return 0
   fi
-  command -v ethtool >/dev/null 2>&1 || { nn_msg_no_ethtool "$NT_HOSTNAME"; nt_problem "$NN_MSG"; }
   NN_DRIVER='' # read when a message or a driver's rule needs it (nn_drv)
   for nn_g in $NN_APPLY_ORDER; do : > "$NT_TMP/want.$nn_g"; done
   : > "$NT_TMP/channel"
   [ -f "$NT_TMP/requested" ] || : > "$NT_TMP/requested"
-  nn_check_limits channel
-  nn_check_limits ring
-  nn_check_features
-  nn_check_coalesce
+  if command -v ethtool >/dev/null 2>&1; then
+    nn_check_limits channel
+    nn_check_limits ring
+    nn_check_features
+    nn_check_coalesce
+  else
+    # one refusal, not one per ethtool group ("does not support ring parameters … ethtool: not found")
+    nn_msg_no_ethtool "$NT_HOSTNAME"; nt_problem "$NN_MSG"
+  fi
   if nt_lookup "$NT_TMP/requested" txqueuelen; then
     if [ -w "$NN_SYS/$NN_IF/tx_queue_len" ]; then printf '%s\t%s\n' "$NN_IF/txqueuelen" "$NT_FOUND" >> "$NT_TMP/want.txq"
     else nt_problem "txQueueLength: $NN_SYS/$NN_IF/tx_queue_len is not writable on $NT_HOSTNAME"; fi
