@@ -14,7 +14,7 @@ import {
 import type { ConnectionInput } from "./common";
 import { deploymentKey } from "./deployment";
 import { absenceHint, isHostWide, moduleOf } from "../provider/sysctl/catalogue";
-import { congestionRefusal, keysAbsentRefusal, nicRefusals } from "../provider/host/messages";
+import { bootRefusal, congestionRefusal, keysAbsentRefusal, nicRefusals } from "../provider/host/messages";
 import { inputError } from "./validation";
 import { planSum } from "../provider/host/programs";
 
@@ -67,6 +67,22 @@ export interface LivePlan {
    * the read waits for it, so a host of a wave after a halt is not read either.
    */
   after?: Promise<unknown>;
+  /**
+   * NetTuning: its boot-order check (sysctl.sh kind_preflight, run by the read: nts_live_boot), when the plan has one
+   * (`check`: persist, bootOverride "error" or "warn"): the planned file, the owner's label (its marker line) and
+   * the adopted files.
+   */
+  boot?: pulumi.Input<LiveBootPlan>;
+  /** NicQueues: the declared interface (the read says whether it exists and whether the host has ethtool). */
+  iface?: pulumi.Input<string>;
+}
+
+/** What {@link LivePlan.boot} holds. */
+export interface LiveBootPlan {
+  check?: "error" | "warn";
+  file: string;
+  label: string;
+  adopt: string[];
 }
 
 // eslint-disable-next-line @typescript-eslint/no-var-requires
@@ -265,7 +281,7 @@ async function liveReadUnsafe(
   connection: ConnectionInput,
   declared: pulumi.Output<Record<string, string>>,
   livePreview: pulumi.Input<boolean | undefined>,
-  { secretKeys, plan: planInput, after }: LivePlan = {},
+  { secretKeys, plan: planInput, after, boot: bootInput, iface: ifaceInput }: LivePlan = {},
 ): Promise<LiveOutcome> {
   if (after) await after;
   // secretness of the declaration, known even when its value is not (unknown-secret); where the plan names its
@@ -291,7 +307,16 @@ async function liveReadUnsafe(
   if (!plan) return none("unknown", "plan not known"); // a bad value: the plan's own error stops the resource
   const planText = planInput === undefined ? undefined : (await known(pulumi.output(planInput)))?.value;
   const host = endpointLabel(c);
-  const answer = await requestRead(c, { kind, ownerId, keys: Object.keys(plan.value) });
+  const req: LiveRequest = { kind, ownerId, keys: Object.keys(plan.value) };
+  // the boot-order check (not its secret values: a secret key's override is left to the host's check at `up`)
+  const boot = bootInput === undefined ? undefined : pulumi.Output.isInstance(bootInput) ? (await known(bootInput as pulumi.Output<LiveBootPlan>))?.value : await bootInput;
+  if (kind === "sysctl" && boot?.check) {
+    const want = Object.fromEntries(Object.entries(plan.value).filter(([k]) => !(redact === true || (Array.isArray(redact) && redact.includes(k)))));
+    req.boot = { file: boot.file, label: boot.label, adopt: boot.adopt, want };
+  }
+  const iface = ifaceInput === undefined ? undefined : pulumi.Output.isInstance(ifaceInput) ? (await known(ifaceInput as pulumi.Output<string>))?.value : await ifaceInput;
+  if (kind === "nic" && iface !== undefined) req.iface = iface;
+  const answer = await requestRead(c, req);
   const hostKey = answer.hostKeys.find((k) => k.hop === "host");
   const fp = hostKey ? { hostKeyFingerprint: hostKey.fingerprint } : {};
   logUnverifiedKeys(parent, resource, answer.hostKeys);
@@ -304,7 +329,7 @@ async function liveReadUnsafe(
     logChecksLater(parent, resource);
     return { ...none("failed", reason), ...fp };
   }
-  const refused = kind === "sysctl" ? missingKeys(plan.value, section, redact) : nicRefusals(plan.value, section);
+  const refused = kind === "sysctl" ? [...missingKeys(plan.value, section, redact), ...bootFindings(parent, resource, section, boot?.check)] : nicRefusals(plan.value, section);
   const drift: DriftItem[] = driftOf(section);
   const shown = renderLive(resource, host, compareLive(plan.value, section), drift, section.recordState, { redact });
   void pulumi.log.info(shown.info, parent);
@@ -373,6 +398,19 @@ function missingKeys(declared: Record<string, string>, section: LiveSection, red
     if (r) out.push(r);
   }
   return out;
+}
+
+/**
+ * The boot-order check's findings (sysctl.sh nts_live_boot: the preflight's own rule and text) as the preflight takes
+ * them: with bootOverride "error" its refusals (the host's text and fix, provider/host/messages.ts bootRefusal), in its
+ * order (the masked file, then each override); with "warn" a warning each at preview, as `up` warns.
+ */
+function bootFindings(parent: pulumi.Resource, resource: string, section: LiveSection, check: "error" | "warn" | undefined): string[] {
+  if (!check) return [];
+  const found = [...section.boot.filter((b) => b.kind === "mask"), ...section.boot.filter((b) => b.kind === "override")];
+  if (check === "error") return found.map((b) => bootRefusal(b.kind, b.text));
+  for (const b of found) void pulumi.log.warn(`${resource}: ${b.text} (bootOverride "warn": pulumi up applies the change and warns the same)`, parent);
+  return [];
 }
 
 /**

@@ -8,7 +8,7 @@ import { ProfileSpec, resolveProfiles } from "../provider/sizing/spec";
 import { adviceLabel } from "./advice";
 import { applyAndRestore, becomeAndRestore, checkArgs, fromPlan, lazyOutput, NOT_WIRED, outputsOfEveryResource, ownerFor, refusalGate, warnAll, whenValid, wiredOutputs } from "./common";
 import { hostCompresses, type HostReport } from "../provider/report";
-import { liveReadIfOn } from "./live";
+import { LiveBootPlan, liveReadIfOn } from "./live";
 import { isPlain } from "./plain";
 import { claimOnHost, SOCK_FLOW_KEY } from "./conflicts";
 import { Become, commonProblems, inputError, problemsOf } from "./validation";
@@ -286,7 +286,10 @@ export class NetTuning extends pulumi.ComponentResource {
     };
     const wired = whenValid(checked, (plan, known) => {
       const p = plan as SysctlPlan & pulumi.Output<SysctlPlan>; // a value (early) or the Output (its properties lifted)
-      const live = liveReadIfOn(this, `NetTuning "${name}"`, "sysctl", owner.id, a.connection, p.values, a.livePreview, { secretKeys: known?.secretKeys, plan: p.stdin, after: rollout?.passed });
+      // the boot-order check the preflight runs, at preview (the read's nts_live_boot)
+      const bootOf = (x: SysctlPlan): LiveBootPlan => ({ check: x.bootCheck, file: x.filePath, label: owner.label, adopt: x.adopt });
+      const boot = pulumi.Output.isInstance(p) ? p.apply(bootOf) : bootOf(p);
+      const live = liveReadIfOn(this, `NetTuning "${name}"`, "sysctl", owner.id, a.connection, p.values, a.livePreview, { secretKeys: known?.secretKeys, plan: p.stdin, after: rollout?.passed, boot });
       // a plan not known yet (a preview) counts as secret: nothing of a preview is stored
       const secret = known ? known.secretKeys.length > 0 : true;
       const report = applyAndRestore(this, name, "sysctl", { connection: a.connection, become, planOf: planValues, validated: early !== undefined, secret, confirm: confirmMayRun("sysctl", a), rollout }, p.stdin, (r, stdinOf) =>

@@ -74,7 +74,7 @@ done
 
 # The files the boot's sysctl loading reads, in the order systemd-sysctl and `sysctl --system` apply them: the first
 # file of a name wins over the same name in a later directory; /etc/sysctl.conf last (provider/host/sh/sysctl.sh
-# nts_boot_files reads them in the same order).
+# nts_boot_conflicts reads them in the same order).
 na_seen=' '
 for na_dir in /etc/sysctl.d /run/sysctl.d /usr/local/lib/sysctl.d /usr/lib/sysctl.d /lib/sysctl.d; do
   [ -d "$na_dir" ] || continue

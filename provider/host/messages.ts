@@ -144,6 +144,22 @@ export function camel(name: string): string {
   return name.split("-").map((p, i) => (i === 0 ? p : p.charAt(0).toUpperCase() + p.slice(1))).join("");
 }
 
+// ---------------------------------------------------------------------------- NIC interface and ethtool present
+
+/** The declared interface does not exist (nic.sh kind_preflight: the only refusal then). `list`: the host's interfaces, space-separated. */
+export const IFACE_MISSING = message(
+  { fn: "nn_msg_no_iface", variable: "NN_MSG", doc: "IF HOST INTERFACES" },
+  ["iface", "host", "list"] as const,
+  (a) => `interface ${a.iface} does not exist on ${a.host} (interfaces: ${a.list}): check the name`,
+);
+
+/** The host has no ethtool (nic.sh kind_preflight, for an interface that exists). */
+export const ETHTOOL_MISSING = message(
+  { fn: "nn_msg_no_ethtool", variable: "NN_MSG", doc: "HOST" },
+  ["host"] as const,
+  (a) => `ethtool is not installed on ${a.host}: install the ethtool package`,
+);
+
 // ------------------------------------------------------------------------------- a NicQueues resource's read
 
 /** What the live read found for a NicQueues resource's ethtool groups (provider/live/read.ts LiveSection). */
@@ -154,6 +170,12 @@ export interface NicReadFacts {
   unsupported: Record<string, string>;
   shown: Record<string, string>;
   absent: string[];
+  /** The declared interface is missing (`no-interface<TAB>IF<TAB>interfaces` of the read: its name and the host's interfaces). */
+  noInterface?: { iface: string; list: string };
+  /** The interface exists and the host has no ethtool (`no-ethtool` of the read). */
+  noEthtool?: boolean;
+  /** Facts of the host (`host<TAB>name<TAB>value`): `hostname` as the engine names it (runtime.sh NT_HOSTNAME). */
+  host?: Record<string, string>;
 }
 
 /** The host groups the preflight checks, in its order (nic.sh kind_preflight). */
@@ -166,7 +188,10 @@ const PREFLIGHT_GROUPS = ["channel", "ring", "feature", "coalesce"] as const;
  * not report on (an older read, an interface that does not exist, no ethtool) is left to the host.
  */
 export function nicRefusals(declared: Record<string, string>, f: NicReadFacts): string[] {
-  const out: string[] = [];
+  const hostname = f.host?.hostname ?? "?";
+  // a missing interface is the preflight's only refusal (it checks nothing else then)
+  if (f.noInterface) return [IFACE_MISSING.text({ iface: f.noInterface.iface, host: hostname, list: f.noInterface.list })];
+  const out: string[] = f.noEthtool ? [ETHTOOL_MISSING.text({ host: hostname })] : [];
   const driver = (iface: string) => f.drivers[iface] ?? "unknown";
   for (const group of PREFLIGHT_GROUPS) {
     const said = new Set<string>();
@@ -244,6 +269,29 @@ export function keysAbsentRefusal(keys: string[], hint: (k: string) => string, h
     keys: keys.map((k) => absentItem(k, hint(k))).join(ABSENT_SEPARATOR),
     fix: keys.some(hostWide) ? HOST_WIDE_FIX : "",
   });
+}
+
+// ------------------------------------------------------------------------------------ boot order (sysctl.d)
+
+/**
+ * The refusal (bootOverride "error") of a boot-order override: the host's finding ("KEY = V is overridden at boot by
+ * FILE:N which sets W", sysctl.sh nts_boot_conflicts, the one rule the preflight and the live read run) and its fix.
+ */
+export const BOOT_OVERRIDDEN = message(
+  { fn: "nts_msg_boot", variable: "NTS_MSG", doc: "FINDING" },
+  ["finding"] as const,
+  (a) => `${a.finding}: remove that line, adopt that file (NetTuning adopt), or set bootOverride to "warn" to accept it`,
+);
+/** The refusal of a fileName that masks a same-named file in a later directory (sysctl.sh nts_boot_mask's finding). */
+export const BOOT_MASKS = message(
+  { fn: "nts_msg_boot_mask", variable: "NTS_MSG", doc: "FINDING" },
+  ["finding"] as const,
+  (a) => `${a.finding}: choose another fileName, or set bootOverride to "warn" to accept it`,
+);
+
+/** The preflight's refusal (bootOverride "error") of one finding of the boot-order check, as the host gives it. */
+export function bootRefusal(kind: "mask" | "override", finding: string): string {
+  return (kind === "mask" ? BOOT_MASKS : BOOT_OVERRIDDEN).text({ finding });
 }
 
 // ------------------------------------------------------------------------------------- congestion control
@@ -326,7 +374,7 @@ export function renderNicMessagesSh(): string[] {
     lines.push(`    ${host}) NN_LG_ARG=${g.arg}; NN_LG_OPT=${g.option}; NN_LG_WHAT=${shSingle(g.what)}; NN_LG_ORMAX=${g.acceptsMax ? shSingle(OR_MAX) : "''"} ;;`);
   }
   lines.push("    *) return 1 ;;", "  esac", "}", "");
-  const all = [LIMIT_EXCEEDED, LIMIT_FIELD_UNSUPPORTED, LIMIT_GROUP_UNSUPPORTED, FEATURES_UNREADABLE, FEATURE_ABSENT, FEATURE_FIXED, COALESCE_UNSUPPORTED, COALESCE_FIELD_UNSUPPORTED, COALESCE_DRIVER_REFUSES];
+  const all = [IFACE_MISSING, ETHTOOL_MISSING, LIMIT_EXCEEDED, LIMIT_FIELD_UNSUPPORTED, LIMIT_GROUP_UNSUPPORTED, FEATURES_UNREADABLE, FEATURE_ABSENT, FEATURE_FIXED, COALESCE_UNSUPPORTED, COALESCE_FIELD_UNSUPPORTED, COALESCE_DRIVER_REFUSES];
   for (const m of all) lines.push(...renderShMessage(m as HostMessage<string>), "");
   lines.push(
     "# nn_coalesce_range DRIVER NAME VALUE: NN_ACCEPTS = what DRIVER accepts when it refuses VALUE (a number) for the",
@@ -349,6 +397,8 @@ export function renderSysctlMessagesSh(): string[] {
     ...renderShMessage(KEYS_ABSENT as HostMessage<string>),
     ...renderShMessage(CC_UNAVAILABLE as HostMessage<string>),
     ...renderShMessage(CC_NOT_ALLOWED as HostMessage<string>),
+    ...renderShMessage(BOOT_OVERRIDDEN as HostMessage<string>),
+    ...renderShMessage(BOOT_MASKS as HostMessage<string>),
     "# nts_msg_item KEY HINT: NTS_ITEM = one key of nts_msg_absent's list",
     `nts_msg_item() { if [ -n "$2" ]; then NTS_ITEM=${shDouble(absentItem("\u00001\u0000", "\u00002\u0000"))}; else NTS_ITEM=${shDouble(absentItem("\u00001\u0000", ""))}; fi; }`,
     `NTS_MSG_SEP=${shSingle(ABSENT_SEPARATOR)}`,

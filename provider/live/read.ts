@@ -26,15 +26,60 @@ export const NO_TOKEN = "0";
 
 export type LiveKind = "sysctl" | "nic";
 
+/**
+ * What the boot-order check of a NetTuning needs (sysctl.sh nts_live_boot, the preflight's rule): asked only when the
+ * resource persists with bootOverride other than "ignore".
+ */
+export interface LiveBootCheck {
+  /** The planned sysctl.d file (`/etc/sysctl.d/NAME.conf`). */
+  file: string;
+  /** The owner's label, as the marker line of its files names it (`# pulumi-net-tuning owner: LABEL`): its own files are not conflicts. */
+  label: string;
+  /** The files it adopts (NetTuning `adopt`): not conflicts, nor links to them. */
+  adopt: string[];
+  /** key → declared value, without secret values (a secret key is left to the host's check at `up`). */
+  want: Record<string, string>;
+}
+
 /** One resource's part of a host's read: its kind, owner id and the keys it declares (wildcards allowed for nic). */
 export interface LiveRequest {
   kind: LiveKind;
   ownerId: string;
   keys: string[];
+  /** sysctl: the boot-order check's facts (request fields after the keys). */
+  boot?: LiveBootCheck;
+  /** nic: the declared interface (a field after the keys): the read says whether it exists, and whether ethtool does. */
+  iface?: string;
 }
 
 const KEY = /^[A-Za-z0-9._:/@+*-]+$/;
 const OWNER_ID = /^[A-Za-z0-9._-]+$/;
+const BOOT_FILE = /^\/etc\/sysctl\.d\/[A-Za-z0-9][A-Za-z0-9._-]*\.conf$/;
+const LABEL = /^[A-Za-z0-9._:/@ -]+$/;
+const ADOPT_PATH = /^\/[A-Za-z0-9._/-]+$/;
+const VALUE = /^[A-Za-z0-9 ._:,+-]*$/;
+const IFACE = /^[A-Za-z0-9._@+-]{1,15}$/;
+
+/** The request fields after the keys (runtime.sh nt_live_main; sysctl.sh nts_live_boot, nic.sh nn_live_iface), or "". */
+function moreFields(r: LiveRequest): string {
+  const bad = (what: string, v: unknown) => new Error(`pulumi-net-tuning: invalid ${what} ${JSON.stringify(v)} for a live read`);
+  if (r.kind === "nic" && r.iface !== undefined) {
+    if (!IFACE.test(r.iface)) throw bad("interface", r.iface);
+    return `\t${r.iface}`;
+  }
+  const b = r.boot;
+  if (r.kind !== "sysctl" || !b) return "";
+  if (!BOOT_FILE.test(b.file)) throw bad("sysctl.d file", b.file);
+  if (!LABEL.test(b.label)) throw bad("owner label", b.label);
+  const a = b.adopt.find((p) => !ADOPT_PATH.test(p));
+  if (a !== undefined) throw bad("adopted file", a);
+  const want = Object.keys(b.want).sort().map((k) => {
+    if (!KEY.test(k) || k.includes("*")) throw bad("key", k);
+    if (!VALUE.test(b.want[k])) throw bad("value", k);
+    return `${k}=${b.want[k]}`;
+  });
+  return `\t${b.file}\t${b.label}\t${b.adopt.join(";")}\t${want.join(";")}`;
+}
 
 /** stdin of {@link LIVE_READ_COMMAND}: the read program ({@link liveProgram}) with the requests as one quoted variable. */
 export function renderLiveRead(requests: LiveRequest[]): string {
@@ -42,7 +87,7 @@ export function renderLiveRead(requests: LiveRequest[]): string {
     if (!OWNER_ID.test(r.ownerId)) throw new Error(`pulumi-net-tuning: invalid owner id ${JSON.stringify(r.ownerId)}`);
     const bad = r.keys.find((k) => !KEY.test(k));
     if (bad !== undefined) throw new Error(`pulumi-net-tuning: invalid key ${JSON.stringify(bad)} for a live read`);
-    return `${r.kind}\t${r.ownerId}\t${[...new Set(r.keys)].sort().join(" ")}`;
+    return `${r.kind}\t${r.ownerId}\t${[...new Set(r.keys)].sort().join(" ")}${moreFields(r)}`;
   });
   // after the program's title and file-wide shellcheck directives, before its first command
   const program = liveProgram().split("\n");
@@ -106,8 +151,21 @@ export interface LiveSection {
    * from the engine's state directory, so only by a read as root.
    */
   reverted?: { at: number; plan: string };
-  /** Facts of the host after keys this kernel lacks (`host<TAB>name<TAB>value`): `kernel` (uname -r), `netns` ("1": not the initial network namespace). */
+  /**
+   * Facts of the host (`host<TAB>name<TAB>value`): after keys this kernel lacks `kernel` (uname -r), `netns` ("1": not
+   * the initial network namespace); for a nic request with its interface `hostname` (as the engine names the host).
+   */
   host: Record<string, string>;
+  /**
+   * The boot-order check's findings (a sysctl request with its fields, sysctl.sh nts_live_boot): `mask` (the planned
+   * file would mask a same-named one in a later directory), `override` (a file read later at boot sets a declared key
+   * to another value); `text` is the host's finding without its fix (provider/host/messages.ts bootRefusal).
+   */
+  boot: { kind: "mask" | "override"; text: string }[];
+  /** The declared interface does not exist (`no-interface<TAB>IF<TAB>interfaces`). */
+  noInterface?: { iface: string; list: string };
+  /** The interface exists and the host has no ethtool (`no-ethtool`). */
+  noEthtool?: boolean;
 }
 
 /** Parses the read's answer into sections by owner id; throws when it is not one (shell error, truncated). */
@@ -120,7 +178,7 @@ export function parseLiveRead(stdout: string): Record<string, LiveSection> {
   for (const line of lines.slice(1)) {
     if (line === "!end") break;
     if (line.startsWith("!owner ")) {
-      s = { recordState: "none", values: {}, missing: [], unreadable: [], digests: {}, maxima: {}, drivers: {}, host: {}, unsupported: {}, shown: {}, absent: [] };
+      s = { recordState: "none", values: {}, missing: [], unreadable: [], digests: {}, maxima: {}, drivers: {}, host: {}, unsupported: {}, shown: {}, absent: [], boot: [] };
       out[line.slice(7)] = s;
       continue;
     }
@@ -152,6 +210,9 @@ export function parseLiveRead(stdout: string): Record<string, LiveSection> {
       else if (f[0] === "unsupported" && f.length >= 4 && f[1] && f[2]) s.unsupported[`${f[1]}/${f[2]}`] = f.slice(3).join("\t");
       else if (f[0] === "shown" && f.length >= 3 && f[1]) s.shown[f[1]] = f.slice(2).join("\t");
       else if (f[0] === "absent" && f[1]) s.absent.push(f[1]);
+      else if (f[0] === "boot" && (f[1] === "mask" || f[1] === "override") && f.length >= 3) s.boot.push({ kind: f[1], text: f.slice(2).join("\t") });
+      else if (f[0] === "no-interface" && f[1]) s.noInterface = { iface: f[1], list: f.slice(2).join("\t") };
+      else if (f[0] === "no-ethtool") s.noEthtool = true;
       else if (f[0] === "reverted" && /^\d{1,12}$/.test(f[1] ?? "") && /^[0-9a-f]{64}$/.test(f[2] ?? "")) s.reverted = { at: Number(f[1]), plan: f[2] };
     }
   }

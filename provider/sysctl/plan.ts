@@ -42,6 +42,12 @@ export interface SysctlPlan {
   modules: string[];
   /** The adopted files, absolute paths (NetTuning `adopt`). */
   adopt: string[];
+  /**
+   * What the host's boot-order check (sysctl.sh kind_preflight) makes of a file read later at boot that sets a key to
+   * another value, or of a same-named file ours would mask: "error" (refused), "warn"; undefined when it does not run
+   * (persist false, bootOverride "ignore"). The live read runs the same check at preview.
+   */
+  bootCheck?: "error" | "warn";
   /** The keys whose values are secret (`@secret` lines of the plan): the catalogue's, and those given as secrets. */
   secretKeys: string[];
   /** Advice for `pulumi.log.warn` at preview, each naming key, value and fix. */
@@ -169,6 +175,7 @@ export function planSysctls(input: SysctlPlanInput): SysctlPlan {
     stdin: `${directives.join("\n")}\n@content\n${fileContent}`,
     modules,
     adopt: adopted.paths,
+    ...(input.persist === false || input.bootOverride === "ignore" ? {} : { bootCheck: input.bootOverride === "warn" ? ("warn" as const) : ("error" as const) }),
     secretKeys,
     warnings,
     acknowledged: advice.acknowledged,

@@ -1,12 +1,13 @@
 /** Pure parts of the live preview (issue #13): the read's answer, drift against the record, the repair token, the lines. */
 import { execFileSync } from "child_process";
-import { compareLive, CONVERGED_DIR, driftOf, LiveSection, NO_TOKEN, parseLiveRead, renderLive, renderLiveRead, repairToken } from "../../provider/live/read";
+import { compareLive, CONVERGED_DIR, driftOf, LiveBootCheck, LiveSection, NO_TOKEN, parseLiveRead, renderLive, renderLiveRead, repairToken } from "../../provider/live/read";
 import { engine } from "../../provider/host/engine";
 import { createHash } from "crypto";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { engineCommand, LIVE_PROGRAM_HEAD, liveProgram } from "../../provider/host/programs";
+import { bootRefusal, nicRefusals } from "../../provider/host/messages";
 import { execShell, SHELLS } from "../../testkit/shells";
 
 const ANSWER = [
@@ -75,10 +76,10 @@ describe("drift and the repair token", () => {
     const afterRepair: LiveSection = { ...web(), record: { ...web().record!, token: t1 } };
     expect(repairToken(afterRepair)).not.toBe(t1);
     // a record this user cannot read: none (the stored token is kept, components/live.ts)
-    expect(repairToken({ recordState: "unreadable", values: {}, missing: [], unreadable: [], digests: {}, maxima: {}, drivers: {}, host: {}, unsupported: {}, shown: {}, absent: [] })).toBe(NO_TOKEN);
+    expect(repairToken({ recordState: "unreadable", values: {}, missing: [], unreadable: [], digests: {}, maxima: {}, drivers: {}, host: {}, unsupported: {}, shown: {}, absent: [], boot: [] })).toBe(NO_TOKEN);
   });
   test("no record (#32 item 3): 0 before any apply; a fresh token each read when the journal says it was applied here", () => {
-    const none: LiveSection = { recordState: "none", values: {}, missing: [], unreadable: [], digests: {}, maxima: {}, drivers: {}, host: {}, unsupported: {}, shown: {}, absent: [] };
+    const none: LiveSection = { recordState: "none", values: {}, missing: [], unreadable: [], digests: {}, maxima: {}, drivers: {}, host: {}, unsupported: {}, shown: {}, absent: [], boot: [] };
     expect(repairToken(none)).toBe(NO_TOKEN);
     const gone: LiveSection = { ...none, recordState: "gone" };
     const [a, b] = [repairToken(gone), repairToken(gone)];
@@ -174,12 +175,55 @@ describe("renderLiveRead", () => {
   });
 });
 
+describe("the boot-order check and the interface facts (issue #32, preview equals up)", () => {
+  test("request fields after the keys: sysctl's boot-order check (no secret values: the caller leaves them out), nic's interface; each checked", () => {
+    const boot: LiveBootCheck = { file: "/etc/sysctl.d/90-web.conf", label: "p/s/web", adopt: ["/etc/sysctl.d/60-x.conf", "/etc/sysctl.conf"], want: { "net.ipv4.tcp_rmem": "4096 131072 6291456", "net.core.somaxconn": "4096" } };
+    const text = renderLiveRead([{ kind: "sysctl", ownerId: "p.s.web-1", keys: ["net.core.somaxconn"], boot }, { kind: "nic", ownerId: "p.s.n-2", keys: ["eth0/txqueuelen"], iface: "eth0" }]);
+    const lines = text.split("\n");
+    expect(lines[LIVE_PROGRAM_HEAD]).toBe("NT_LIVE_REQ='sysctl\tp.s.web-1\tnet.core.somaxconn\t/etc/sysctl.d/90-web.conf\tp/s/web\t/etc/sysctl.d/60-x.conf;/etc/sysctl.conf\tnet.core.somaxconn=4096;net.ipv4.tcp_rmem=4096 131072 6291456");
+    expect(lines[LIVE_PROGRAM_HEAD + 1]).toBe("nic\tp.s.n-2\teth0/txqueuelen\teth0'");
+    const one = (b: Partial<typeof boot>) => () => renderLiveRead([{ kind: "sysctl", ownerId: "a", keys: [], boot: { ...boot, ...b } }]);
+    expect(one({ file: "/etc/sysctl.d/../x.conf" })).toThrow(/invalid sysctl.d file/);
+    expect(one({ label: "a\tb" })).toThrow(/invalid owner label/);
+    expect(one({ adopt: ["/etc/x;y"] })).toThrow(/invalid adopted file/);
+    expect(one({ want: { "net.core.somaxconn": "1;2" } })).toThrow(/invalid value/);
+    expect(() => renderLiveRead([{ kind: "nic", ownerId: "a", keys: [], iface: "a b" }])).toThrow(/invalid interface/);
+  });
+
+  test("parsed: boot findings, a missing interface, no ethtool; refused in the host preflight's words", () => {
+    const s = parseLiveRead([
+      "net-tuning-live v2",
+      "!owner a",
+      "boot\tmask\tfileName 90-a.conf: /etc/sysctl.d/90-a.conf would mask /run/sysctl.d/90-a.conf (…)",
+      "boot\toverride\tnet.core.somaxconn = 2222 is overridden at boot by /etc/sysctl.d/99-x.conf:1 which sets 777",
+      "!owner n",
+      "host\thostname\tweb1",
+      "no-interface\teth9\teth0 lo",
+      "!owner m",
+      "host\thostname\tweb1",
+      "no-ethtool",
+      "!end",
+    ].join("\n"));
+    expect(s.a.boot.map((b) => b.kind)).toEqual(["mask", "override"]);
+    expect(bootRefusal("override", s.a.boot[1].text)).toBe(
+      'net.core.somaxconn = 2222 is overridden at boot by /etc/sysctl.d/99-x.conf:1 which sets 777: remove that line, adopt that file (NetTuning adopt), or set bootOverride to "warn" to accept it',
+    );
+    expect(nicRefusals({ "eth9/ring.rx": "512" }, s.n)).toEqual(["interface eth9 does not exist on web1 (interfaces: eth0 lo): check the name"]);
+    expect(nicRefusals({ "eth0/txqueuelen": "5000" }, s.m)).toEqual(["ethtool is not installed on web1: install the ethtool package"]);
+    expect(nicRefusals({ "eth0/txqueuelen": "5000" }, s.a)).toEqual([]);
+  });
+});
+
 describe("liveProgram: the engine tree-shaken to the live read", () => {
   test("deterministic, cached, and a small part of the engine: no apply, restore or lock code", () => {
     const p = liveProgram();
     expect(liveProgram()).toBe(p);
     expect(createHash("sha256").update(p).digest("hex")).toBe(createHash("sha256").update(liveProgram()).digest("hex"));
     expect(Buffer.byteLength(p)).toBeLessThan(Buffer.byteLength(engine().text) / 8);
+    // 18,468 bytes before the boot-order check and the interface/ethtool facts (issue #32 "Preview equals up"); +4,762:
+    // sysctl.sh nts_boot_conflicts (the preflight's awk, shared), nts_boot_mask, nts_adopt_links, nts_live_boot, nic.sh
+    // nn_live_iface and nn_ifaces, the request's extra fields in nt_live_main
+    expect(Buffer.byteLength(p)).toBeLessThan(18_468 + 4_800);
     for (const f of ["nt_live_main", "nt_live_key", "nt_digest", "nt_norm", "nt_kind_sysctl", "nt_kind_nic"]) expect(p).toMatch(new RegExp(`^${f}\\(\\) \\{`, "m"));
     for (const f of ["nt_apply_main", "nt_restore_main", "nt_lock", "nt_commit", "nt_write_atomic", "kind_set", "nt_converged_write"]) expect(p).not.toMatch(new RegExp(`^${f}\\(\\) \\{`, "m"));
     expect(p.endsWith("\nnt_live_main\n")).toBe(true);
@@ -194,14 +238,18 @@ describe("liveProgram: the engine tree-shaken to the live read", () => {
       fs.writeFileSync(conf, "net.core.somaxconn = 4096\n");
       fs.writeFileSync(path.join(dir, "a.b.c-1"), `net-tuning-converged v1\ta.b.c-1\t0\ta/b/c\nvalue\tnet.core.somaxconn\t4096\nfile\t${conf}\t1 2\n`);
       const req = [
-        { kind: "sysctl" as const, ownerId: "a.b.c-1", keys: ["net.core.somaxconn", "net.ipv4.tcp_rmem", "net.core.nosuch_key", "net.ipv4.tcp_fastopen_key"] },
-        { kind: "nic" as const, ownerId: "a.b.d-2", keys: ["lo/txqueuelen", "lo/rps.rx-*", "lo/rfs.rx-*", "lo/feature.generic-receive-offload", "lo/channel.rx", "lo/ring.rx", "lo/coalesce.rx-usecs", "lo/irq.*", "net.core.rps_sock_flow_entries"] },
+        {
+          kind: "sysctl" as const, ownerId: "a.b.c-1", keys: ["net.core.somaxconn", "net.ipv4.tcp_rmem", "net.core.nosuch_key", "net.ipv4.tcp_fastopen_key"],
+          boot: { file: "/etc/sysctl.d/00-nt-unit.conf", label: "a/b/c", adopt: ["/etc/sysctl.d/zz-nt-unit.conf"], want: { "net.core.somaxconn": "4096", "net.ipv4.tcp_rmem": "4096 131072 6291456" } },
+        },
+        { kind: "nic" as const, ownerId: "a.b.d-2", keys: ["lo/txqueuelen", "lo/rps.rx-*", "lo/rfs.rx-*", "lo/feature.generic-receive-offload", "lo/channel.rx", "lo/ring.rx", "lo/coalesce.rx-usecs", "lo/irq.*", "net.core.rps_sock_flow_entries"], iface: "lo" },
+        { kind: "nic" as const, ownerId: "a.b.e-3", keys: ["ntnosuch0/txqueuelen"], iface: "ntnosuch0" },
       ];
       const swap = (t: string) => t.split(CONVERGED_DIR).join(dir);
       const shaken = swap(renderLiveRead(req));
       // the whole engine with the same assignment (two requests: its two lines) before it
-      const whole = swap(`${renderLiveRead(req).split("\n").slice(LIVE_PROGRAM_HEAD, LIVE_PROGRAM_HEAD + 2).join("\n")}\n${engine().text}`);
-      expect(whole.startsWith("NT_LIVE_REQ='sysctl\ta.b.c-1\t") && whole.includes("net.core.rps_sock_flow_entries'\n#!/bin/sh\n")).toBe(true);
+      const whole = swap(`${renderLiveRead(req).split("\n").slice(LIVE_PROGRAM_HEAD, LIVE_PROGRAM_HEAD + 3).join("\n")}\n${engine().text}`);
+      expect(whole.startsWith("NT_LIVE_REQ='sysctl\ta.b.c-1\t") && whole.includes("\tntnosuch0'\n#!/bin/sh\n")).toBe(true);
       expect(shaken).not.toBe(whole);
       const answers = SHELLS.flatMap((sh) => [shaken, whole].map((input) => execShell(sh, ["-s", "live", "live"], { input, encoding: "utf8" })));
       for (const a of answers) expect(a).toBe(answers[0]);
@@ -209,6 +257,11 @@ describe("liveProgram: the engine tree-shaken to the live read", () => {
       expect(s["a.b.c-1"].recordState).toBe("ok");
       expect(s["a.b.c-1"].digests[conf]).toMatch(/^\d+ \d+$/);
       expect(s["a.b.d-2"].values["lo/txqueuelen"]).toMatch(/^\d+$/);
+      // the interface facts: lo exists, ntnosuch0 does not (the host's interfaces listed), the host's name for both
+      expect(s["a.b.d-2"].noInterface).toBeUndefined();
+      expect(s["a.b.e-3"].noInterface).toEqual({ iface: "ntnosuch0", list: expect.stringMatching(/(^| )lo( |$)/) });
+      expect(s["a.b.e-3"].host.hostname).toBe(os.hostname());
+      expect(s["a.b.c-1"].boot).toEqual(s["a.b.c-1"].boot.filter((b) => b.kind === "override" && !b.text.includes("zz-nt-unit.conf")));
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

@@ -441,6 +441,22 @@ nn_live_ethtool() {
   esac
 }
 
+# nn_live_iface IF: what the preflight refuses before reading the interface (kind_preflight: a missing interface, no
+# ethtool), as the live read's "no-interface<TAB>IF<TAB>interfaces" / "no-ethtool" lines, and the host's name for
+# their messages ("host<TAB>hostname<TAB>NT_HOSTNAME").
+nn_live_iface() {
+  nn_valid_if "$1" || return 0
+  printf 'host\thostname\t%s\n' "$NT_HOSTNAME"
+  if [ ! -e "$NN_SYS/$1" ]; then nn_ifaces; printf 'no-interface\t%s\t%s\n' "$1" "$NN_IFACES"
+  elif ! command -v ethtool >/dev/null 2>&1; then printf 'no-ethtool\n'; fi
+}
+
+# nn_ifaces: NN_IFACES = the host's interfaces, space-separated (what the refusal of a missing one lists)
+nn_ifaces() {
+  NN_IFACES=''
+  for nn_f in "$NN_SYS"/*; do [ -e "$nn_f" ] && NN_IFACES=${NN_IFACES:+$NN_IFACES }${nn_f##*/}; done
+}
+
 # nn_live_driver IF: "driver<TAB>IF<TAB>name", once per interface and read
 nn_live_driver() {
   case " $NNL_DRIVERS " in *" $1 "*) return 0 ;; esac
@@ -1021,19 +1037,24 @@ nn_check_persistence() {
 kind_preflight() {
   [ -n "$NN_IF" ] || nt_die 5 "plan has no @interface"
   nn_paths
+  # (the live read reports both at preview: nn_live_iface; the messages are provider/host/messages.ts's)
   if [ ! -e "$NN_SYS/$NN_IF" ]; then
-    nt_problem "interface $NN_IF does not exist on $NT_HOSTNAME (interfaces: $(cd "$NN_SYS" 2>/dev/null && printf "%s\n" * | tr '\n' ' ' | sed 's/ $//')): check the name"
+    nn_ifaces; nn_msg_no_iface "$NN_IF" "$NT_HOSTNAME" "$NN_IFACES"; nt_problem "$NN_MSG"
     return 0
   fi
-  command -v ethtool >/dev/null 2>&1 || nt_problem "ethtool is not installed on $NT_HOSTNAME: install the ethtool package"
   NN_DRIVER='' # read when a message or a driver's rule needs it (nn_drv)
   for nn_g in $NN_APPLY_ORDER; do : > "$NT_TMP/want.$nn_g"; done
   : > "$NT_TMP/channel"
   [ -f "$NT_TMP/requested" ] || : > "$NT_TMP/requested"
-  nn_check_limits channel
-  nn_check_limits ring
-  nn_check_features
-  nn_check_coalesce
+  if command -v ethtool >/dev/null 2>&1; then
+    nn_check_limits channel
+    nn_check_limits ring
+    nn_check_features
+    nn_check_coalesce
+  else
+    # one refusal, not one per ethtool group ("does not support ring parameters … ethtool: not found")
+    nn_msg_no_ethtool "$NT_HOSTNAME"; nt_problem "$NN_MSG"
+  fi
   if nt_lookup "$NT_TMP/requested" txqueuelen; then
     if [ -w "$NN_SYS/$NN_IF/tx_queue_len" ]; then printf '%s\t%s\n' "$NN_IF/txqueuelen" "$NT_FOUND" >> "$NT_TMP/want.txq"
     else nt_problem "txQueueLength: $NN_SYS/$NN_IF/tx_queue_len is not writable on $NT_HOSTNAME"; fi

@@ -61,6 +61,12 @@ nn_limit_group() {
   esac
 }
 
+# nn_msg_no_iface IF HOST INTERFACES: NN_MSG = the message (provider/host/messages.ts)
+nn_msg_no_iface() { NN_MSG="interface ${1} does not exist on ${2} (interfaces: ${3}): check the name"; }
+
+# nn_msg_no_ethtool HOST: NN_MSG = the message (provider/host/messages.ts)
+nn_msg_no_ethtool() { NN_MSG="ethtool is not installed on ${1}: install the ethtool package"; }
+
 # nn_msg_exceeds SETTING VALUE IF MAX DRIVER OPTION OR-MAX: NN_MSG = the message (provider/host/messages.ts)
 nn_msg_exceeds() { NN_MSG="${1} ${2} exceeds ${3} maximum ${4} (driver ${5}, ethtool ${6} ${3}); use at most ${4}${7}"; }
 

@@ -1896,6 +1896,9 @@ nt_converged_remove() {
 # "unsupported<TAB>IF<TAB>group<TAB>said", and once per interface "driver<TAB>IF<TAB>name" (nn_live_ethtool), after
 # missing keys the "host<TAB>…" lines (nt_live_host), for a declared net.ipv4.tcp_congestion_control the
 # "host<TAB>cc-…" lines (sysctl.sh nts_live_cc); then "!end".
+# A request line may go on after its keys (compatible: without them, as before): a sysctl line with the boot-order
+# check's fields (sysctl.sh nts_live_boot: "boot<TAB>mask|override<TAB>finding" lines), a nic line with its interface
+# (nic.sh nn_live_iface: "no-interface<TAB>IF<TAB>interfaces" or "no-ethtool", and "host<TAB>hostname<TAB>name").
 # Lines of other types are ignored by the reader (compatible additions).
 nt_live_main() {
   printf 'net-tuning-live v2\n'
@@ -1909,6 +1912,8 @@ nt_live_main() {
 "} ;; *) nt_live_req='' ;; esac
     ntl_kind=${ntl_line%%"$NT_TAB"*}; ntl_rest=${ntl_line#*"$NT_TAB"}
     ntl_id=${ntl_rest%%"$NT_TAB"*}; ntl_keys=${ntl_rest#*"$NT_TAB"}
+    # (fields after the keys: sysctl's boot-order check, nic's interface)
+    ntl_more=''; case $ntl_keys in *"$NT_TAB"*) ntl_more=${ntl_keys#*"$NT_TAB"}; ntl_keys=${ntl_keys%%"$NT_TAB"*} ;; esac
     case "$ntl_id" in '' | *[!A-Za-z0-9._-]*) continue ;; esac
     case "$ntl_kind" in sysctl) nt_kind_sysctl ;; nic) nt_kind_nic ;; *) continue ;; esac
     printf '!owner %s\n' "$ntl_id"
@@ -1950,6 +1955,7 @@ nt_live_main() {
     for ntl_k do nt_live_key "$ntl_k"; done
     [ "$ntl_missing" = 0 ] || nt_live_host
     case "$ntl_kind: $ntl_keys " in "sysctl:"*" net.ipv4.tcp_congestion_control "*) nts_live_cc ;; esac
+    if [ -n "$ntl_more" ]; then case $ntl_kind in sysctl) nts_live_boot "$ntl_more" ;; nic) nn_live_iface "$ntl_more" ;; esac; fi
   done
   printf '!end\n'
 }

@@ -203,33 +203,36 @@ nts_is_ours() { # FILE: written by this resource?
   [ -f "$1" ] && grep -qxF "# pulumi-net-tuning owner: $NT_OWNER" "$1"
 }
 
-nts_boot_files() { # prints the files systemd-sysctl/procps read at boot, in order, one "name<TAB>path" per line
-  : > "$NT_TMP/bootfiles"
-  # the names listed so far, one a line (nts_bn): the same answer as nt_lookup on the list while no name has a tab
-  # or a newline (from the first such name on, nt_lookup it is: nts_bn='-')
-  nts_bn=$NT_NL
-  for nts_d in /etc/sysctl.d /run/sysctl.d /usr/local/lib/sysctl.d /usr/lib/sysctl.d /lib/sysctl.d; do
-    [ -d "$nts_d" ] || continue
-    # /lib may be a symlink to /usr/lib: the same file is read once.
-    for nts_f in "$nts_d"/*.conf; do
-      [ -e "$nts_f" ] || continue
-      nts_b=${nts_f##*/}
-      case $nts_b in *"$NT_TAB"* | *"$NT_NL"*) nts_bn=- ;; esac
-      if [ "$nts_bn" = - ]; then nt_lookup "$NT_TMP/bootfiles" "$nts_b" && continue
-      else case $nts_bn in *"$NT_NL$nts_b$NT_NL"*) continue ;; esac; nts_bn=$nts_bn$nts_b$NT_NL; fi
-      printf '%s\t%s\n' "$nts_b" "$nts_f" >> "$NT_TMP/bootfiles"
-    done
+# The boot-order check, one rule for the apply's preflight (kind_preflight) and the live read (nts_live_boot). It reads
+# only (no temporary file: the live read writes nothing), from NTS_FILE (the planned file), NTS_OWNER_LABEL (this
+# resource's marker line names it), NTS_WANT (the desired settings: "key<TAB>value" or "key=value" items, newline- or
+# ";"-separated) and NTS_SKIP (paths not read: the files this resource adopts and the links to them, one a line).
+#
+# nts_boot_mask: NTS_C = the finding about a same-named file in a later directory, which ours would mask
+# (systemd-sysctl and sysctl --system read only the first file of a name, /etc/sysctl.d first); 1 when there is none.
+nts_boot_mask() {
+  for nts_d in /run/sysctl.d /usr/local/lib/sysctl.d /usr/lib/sysctl.d /lib/sysctl.d; do
+    [ -f "$nts_d/${NTS_FILE##*/}" ] || continue
+    nts_c=$(awk '/^[ \t]*[#;]/ || !/=/ { next } { k = $0; sub(/=.*/, "", k); gsub(/^[ \t-]+|[ \t]+$/, "", k); printf "%s%s", (n++ ? ", " : ""), k }' "$nts_d/${NTS_FILE##*/}")
+    NTS_C="fileName ${NTS_FILE##*/}: $NTS_FILE would mask $nts_d/${NTS_FILE##*/} (systemd-sysctl and sysctl --system read only the first file of a name, /etc/sysctl.d first), so what it sets (${nts_c:-no keys}) would no longer be applied at boot"
+    return 0
   done
-  # (sorted by name in the awk of nts_boot_conflicts; /etc/sysctl.conf is read last)
-  [ -f /etc/sysctl.conf ] && printf '~sysctl.conf\t/etc/sysctl.conf\n' >> "$NT_TMP/bootfiles"
-  return 0
+  return 1
 }
 
-# Every one of our keys that a file applied after ours at boot sets to another value, with file and line.
+# nts_boot_conflicts MINE PREFIX: every one of our keys that a file applied after ours at boot sets to another value,
+# with file and line, one "PREFIX<finding>" line each; MINE (the apply: $NT_TMP/ours; empty: not written) gets our own
+# sysctl.d files other than the planned one. The files systemd-sysctl/procps read at boot, in their order: the first
+# file of each name (/etc/sysctl.d first; /lib may be a symlink to /usr/lib), sorted by name, /etc/sysctl.conf last.
 nts_boot_conflicts() {
-  nts_boot_files
-  awk -v ours="${NTS_FILE##*/}" -v tab="$NT_TAB" -v desired="$NT_TMP/desired" -v list="$NT_TMP/bootfiles" -v mine="$NT_TMP/ours" \
-    -v self="$NTS_FILE" -v marker="# pulumi-net-tuning owner: $NT_OWNER" -v skip="$NT_TMP/adopt.skip" '
+  nts_m=$1; nts_pre=$2; set --
+  for nts_d in /etc/sysctl.d /run/sysctl.d /usr/local/lib/sysctl.d /usr/lib/sysctl.d /lib/sysctl.d; do
+    [ -d "$nts_d" ] || continue
+    for nts_f in "$nts_d"/*.conf; do [ -e "$nts_f" ] && set -- "$@" "$nts_f"; done
+  done
+  [ -f /etc/sysctl.conf ] && set -- "$@" /etc/sysctl.conf
+  NTS_WANT=$NTS_WANT NTS_SKIP=$NTS_SKIP awk -v mine="$nts_m" -v pre="$nts_pre" -v ours="${NTS_FILE##*/}" -v self="$NTS_FILE" \
+    -v marker="# pulumi-net-tuning owner: $NTS_OWNER_LABEL" '
     # a CR is white space to procps and systemd-sysctl alike (a file with CRLF line ends sets the same values)
     function norm(s) { gsub(/[ \t\r]+/, " ", s); sub(/^ /, "", s); sub(/ $/, "", s); return s }
     function dots(k,  first) {
@@ -239,31 +242,34 @@ nts_boot_conflicts() {
       return k
     }
     BEGIN {
-      FS = tab
-      while ((getline line < desired) > 0) { split(line, a, tab); want[dots(a[1])] = norm(a[2]) }
+      n = split(ENVIRON["NTS_WANT"], items, /[\n;]/)
+      for (i = 1; i <= n; i++) if (split(items[i], a, /[\t=]/) >= 2) want[dots(a[1])] = norm(a[2])
       nf = 0
-      while ((getline line < list) > 0) {
-        # insertion sort by name (C collation; "~sysctl.conf" sorts after every other name)
-        split(line, b, tab); i = ++nf
-        while (i > 1 && fname[i - 1] > b[1]) { fname[i] = fname[i - 1]; fpath[i] = fpath[i - 1]; i-- }
-        fname[i] = b[1]; fpath[i] = b[2]
+      for (i = 1; i < ARGC; i++) {
+        # the first file of a name; insertion sort by name (C collation; "~sysctl.conf" sorts after every other name)
+        p = ARGV[i]; b = p; sub(/.*\//, "", b)
+        if (p == "/etc/sysctl.conf") b = "~sysctl.conf"
+        else if (b in seen) continue
+        seen[b] = 1; j = ++nf
+        while (j > 1 && fname[j - 1] > b) { fname[j] = fname[j - 1]; fpath[j] = fpath[j - 1]; j-- }
+        fname[j] = b; fpath[j] = p
       }
       # Our own sysctl.d files other than the planned one (an earlier fileName): removed by this run, so not a conflict.
-      printf "" > mine
+      if (mine != "") printf "" > mine
       for (fi = 1; fi <= nf; fi++) {
         p = fpath[fi]
         if (index(p, "/etc/sysctl.d/") != 1 || p == self) continue
-        while ((getline l < p) > 0) if (l == marker) { gone[p] = 1; print p > mine; break }
+        while ((getline l < p) > 0) if (l == marker) { gone[p] = 1; if (mine != "") print p > mine; break }
         close(p)
       }
-      close(mine)
+      if (mine != "") close(mine)
       # Files this resource adopts (and links to them): removed by this run, so not a conflict.
-      while ((getline l < skip) > 0) gone[l] = 1
+      n = split(ENVIRON["NTS_SKIP"], items, "\n")
+      for (i = 1; i <= n; i++) gone[items[i]] = 1
       for (fi = 1; fi <= nf; fi++) {
-        a[1] = fname[fi]; a[2] = fpath[fi]
-        if (a[1] != "~sysctl.conf" && a[1] <= ours) continue
-        if (a[2] in gone) continue
-        file = a[2]; n = 0
+        if (fname[fi] != "~sysctl.conf" && fname[fi] <= ours) continue
+        if (fpath[fi] in gone) continue
+        file = fpath[fi]; n = 0
         while ((getline l < file) > 0) {
           n++
           if (l ~ /^[ \t\r]*[#;]/ || l !~ /=/) continue
@@ -274,14 +280,33 @@ nts_boot_conflicts() {
             else if (index(k, "*") && k ~ /^[A-Za-z0-9_.\/:*-]+$/) { pat = k; gsub(/\./, "\\.", pat); gsub(/\*/, ".*", pat); hit = (w ~ ("^" pat "$")) }
             else hit = 0
             if (hit && v != want[w]) {
-              note = (a[1] == "~sysctl.conf") ? " (read last by sysctl --system; systemd-sysctl reads it through 99-sysctl.conf where that link exists)" : ""
-              printf "%s = %s is overridden at boot by %s:%d which sets %s%s\n", w, want[w], file, n, v, note
+              note = (fname[fi] == "~sysctl.conf") ? " (read last by sysctl --system; systemd-sysctl reads it through 99-sysctl.conf where that link exists)" : ""
+              printf "%s%s = %s is overridden at boot by %s:%d which sets %s%s\n", pre, w, want[w], file, n, v, note
             }
           }
         }
         close(file)
       }
-    }'
+    }' "$@"
+}
+
+# The live read's boot-order findings (provider/live/read.ts, for a NetTuning that persists with bootOverride other
+# than "ignore"): the request's fields FILE<TAB>OWNER-LABEL<TAB>ADOPTED (";"-separated)<TAB>WANT ("key=value" items,
+# ";"-separated; no secret value), checked as the preflight checks them, through the same functions:
+# "boot<TAB>mask<TAB>finding" and "boot<TAB>override<TAB>finding" (the host's text without its fix: components/live.ts
+# adds it, provider/host/messages.ts bootRefusal). A field that is not valid: nothing.
+nts_live_boot() {
+  NTS_FILE=${1%%"$NT_TAB"*}; nts_r=${1#*"$NT_TAB"}
+  NTS_OWNER_LABEL=${nts_r%%"$NT_TAB"*}; nts_r=${nts_r#*"$NT_TAB"}
+  nts_a=${nts_r%%"$NT_TAB"*}; NTS_WANT=${nts_r#*"$NT_TAB"}
+  case "$NTS_FILE" in /etc/sysctl.d/*.conf) ;; *) return 0 ;; esac
+  case "${NTS_FILE#/etc/sysctl.d/}" in *[!A-Za-z0-9._-]*|.*) return 0 ;; esac
+  case "$1" in *\\*) return 0 ;; esac # (an awk -v value: no escapes; provider/live/read.ts checks every field)
+  nts_boot_mask && printf 'boot\tmask\t%s\n' "$NTS_C"
+  NTS_ADOPTED=''
+  while [ -n "$nts_a" ]; do NTS_ADOPTED=$NTS_ADOPTED${nts_a%%;*}$NT_NL; case $nts_a in *';'*) nts_a=${nts_a#*;} ;; *) nts_a='' ;; esac; done
+  nts_adopt_links
+  nts_boot_conflicts '' "boot${NT_TAB}override$NT_TAB"
 }
 
 kind_preflight() {
@@ -395,20 +420,16 @@ kind_preflight() {
   if [ ! -f "$NT_JOURNAL" ] && nts_is_ours "$NTS_FILE"; then
     nt_problem "$NTS_FILE was written by this resource but its journal of original values ($NT_JOURNAL) is missing: refusing to record tuned values as originals. Delete the resource (pulumi destroy --target restores the originals from Pulumi state), then create it again"
   fi
-  nts_adopt_preflight # before the boot-order check, which skips the adopted files
+  nts_adopt_preflight # before the boot-order check, which skips the adopted files (NTS_SKIP)
   if [ "$NTS_PERSIST" = 1 ] && [ "$NTS_BOOT" != ignore ]; then
-    # A file of the same name in a later directory is masked by ours (systemd-sysctl and sysctl --system read only the
-    # first file of a name, /etc/sysctl.d first): what it sets would stop being applied at boot, without a word.
-    for nts_d in /run/sysctl.d /usr/local/lib/sysctl.d /usr/lib/sysctl.d /lib/sysctl.d; do
-      [ -f "$nts_d/${NTS_FILE##*/}" ] || continue
-      nts_c=$(awk '/^[ \t]*[#;]/ || !/=/ { next } { k = $0; sub(/=.*/, "", k); gsub(/^[ \t-]+|[ \t]+$/, "", k); printf "%s%s", (n++ ? ", " : ""), k }' "$nts_d/${NTS_FILE##*/}")
-      nts_c="fileName ${NTS_FILE##*/}: $NTS_FILE would mask $nts_d/${NTS_FILE##*/} (systemd-sysctl and sysctl --system read only the first file of a name, /etc/sysctl.d first), so what it sets (${nts_c:-no keys}) would no longer be applied at boot"
-      if [ "$NTS_BOOT" = error ]; then nt_problem "$nts_c: choose another fileName, or set bootOverride to \"warn\" to accept it"; else nt_warn "$nts_c"; fi
-      break
-    done
-    nts_boot_conflicts > "$NT_TMP/conflicts" # also lists our other sysctl.d files in $NT_TMP/ours
+    # (the live read runs the same check at preview: nts_live_boot; the fixes are provider/host/messages.ts's)
+    if nts_boot_mask; then
+      if [ "$NTS_BOOT" = error ]; then nts_msg_boot_mask "$NTS_C"; nt_problem "$NTS_MSG"; else nt_warn "$NTS_C"; fi
+    fi
+    nt_lines desired; NTS_WANT=$NT_LINES; NTS_OWNER_LABEL=$NT_OWNER
+    nts_boot_conflicts "$NT_TMP/ours" '' > "$NT_TMP/conflicts" # also lists our other sysctl.d files in $NT_TMP/ours
     while IFS= read -r nts_c; do
-      if [ "$NTS_BOOT" = error ]; then nt_problem "$nts_c: remove that line, adopt that file (NetTuning adopt), or set bootOverride to \"warn\" to accept it"; else nt_warn "$nts_c"; fi
+      if [ "$NTS_BOOT" = error ]; then nts_msg_boot "$nts_c"; nt_problem "$NTS_MSG"; else nt_warn "$nts_c"; fi
     done < "$NT_TMP/conflicts"
   else
     nts_our_files
@@ -541,15 +562,16 @@ nts_adopt_settings() { # FILE KEYS
 nts_adopt_dir() { NTS_ADIR=$NT_STATE/$NT_OWNER_ID.adopted; }
 
 # Preflight: what this run adopts ($NT_TMP/adopt.todo "path<TAB>how"), the paths the boot-order check skips
-# ($NT_TMP/adopt.skip), and a problem for every key an adopted file sets that this resource does not declare.
+# (NTS_SKIP, nts_adopt_links), and a problem for every key an adopted file sets that this resource does not declare.
 nts_adopt_preflight() {
-  : > "$NT_TMP/adopt.todo"; : > "$NT_TMP/adopt.skip"
+  : > "$NT_TMP/adopt.todo"; NTS_SKIP=''
   [ -s "$NT_TMP/adopt" ] || return 0
+  NTS_ADOPTED=''
+  while IFS= read -r nts_p; do NTS_ADOPTED=$NTS_ADOPTED$nts_p$NT_NL; done < "$NT_TMP/adopt"
   nts_adopt_dir
   nts_aidx=$NTS_ADIR/index
   [ -f "$nts_aidx" ] || nts_aidx=/dev/null
   while IFS= read -r nts_p; do
-    printf '%s\n' "$nts_p" >> "$NT_TMP/adopt.skip"
     if [ -L "$nts_p" ]; then
       nt_problem "adopt: $nts_p is a symbolic link (to $(readlink "$nts_p" 2>/dev/null)): adopt the file it points to instead"; continue
     fi
@@ -587,13 +609,21 @@ nts_adopt_preflight() {
     [ "$nts_undecl" = 0 ] || continue
     if [ "$nts_p" = /etc/sysctl.conf ]; then printf '%s\tlines\n' "$nts_p"; else printf '%s\tfile\n' "$nts_p"; fi >> "$NT_TMP/adopt.todo"
   done < "$NT_TMP/adopt"
-  # A link in a boot directory to an adopted file (Debian/RHEL: /etc/sysctl.d/99-sysctl.conf -> ../sysctl.conf)
-  # is read through that file: skipped too.
+  nts_adopt_links
+  return 0
+}
+
+# NTS_SKIP = the adopted files (NTS_ADOPTED, one a line) and every link in a boot directory to one of them (Debian/RHEL:
+# /etc/sysctl.d/99-sysctl.conf -> ../sysctl.conf is read through that file): what the boot-order check does not read.
+# Shared by the preflight and the live read (nts_live_boot).
+nts_adopt_links() {
+  NTS_SKIP=$NTS_ADOPTED
+  [ -n "$NTS_ADOPTED" ] || return 0
   for nts_d in /etc/sysctl.d /run/sysctl.d /usr/local/lib/sysctl.d /usr/lib/sysctl.d /lib/sysctl.d; do
     for nts_f in "$nts_d"/*.conf; do
       [ -L "$nts_f" ] || continue
       nts_t=$(readlink -f "$nts_f" 2>/dev/null) || continue
-      nt_in_list "$NT_TMP/adopt" "$nts_t" && printf '%s\n' "$nts_f" >> "$NT_TMP/adopt.skip"
+      case "$NT_NL$NTS_ADOPTED" in *"$NT_NL$nts_t$NT_NL"*) NTS_SKIP=$NTS_SKIP$nts_f$NT_NL ;; esac
     done
   done
   return 0

@@ -36,6 +36,10 @@ nts_msg_absent() { NTS_MSG="these keys do not exist on this kernel (${1}${2}): $
 nts_msg_cc() { NTS_MSG="net.ipv4.tcp_congestion_control = ${1} is not available on this kernel (net.ipv4.tcp_available_congestion_control: ${2}; modules it could load: ${3}) and module tcp_${1} cannot be loaded: pick one of the available, or install tcp_${1} (BBR needs Linux 4.9+)"; }
 # nts_msg_cc_allowed NAME ALLOWED: NTS_MSG = the message (provider/host/messages.ts)
 nts_msg_cc_allowed() { NTS_MSG="net.ipv4.tcp_congestion_control = ${1} is available but not allowed inside this network namespace (net.ipv4.tcp_allowed_congestion_control: ${2}): add it to tcp_allowed_congestion_control on the host, or pick an allowed one"; }
+# nts_msg_boot FINDING: NTS_MSG = the message (provider/host/messages.ts)
+nts_msg_boot() { NTS_MSG="${1}: remove that line, adopt that file (NetTuning adopt), or set bootOverride to \"warn\" to accept it"; }
+# nts_msg_boot_mask FINDING: NTS_MSG = the message (provider/host/messages.ts)
+nts_msg_boot_mask() { NTS_MSG="${1}: choose another fileName, or set bootOverride to \"warn\" to accept it"; }
 # nts_msg_item KEY HINT: NTS_ITEM = one key of nts_msg_absent's list
 nts_msg_item() { if [ -n "$2" ]; then NTS_ITEM="${1} (${2})"; else NTS_ITEM="${1}"; fi; }
 NTS_MSG_SEP='; '

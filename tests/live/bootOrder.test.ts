@@ -1,0 +1,163 @@
+/**
+ * Issue #32 "Preview equals up": what the host preflight refuses only with the host in view, refused at preview by the
+ * live read, in the preflight's own words, on a real lab host through the harness:
+ * - NetTuning's boot-order check (sysctl.sh nts_boot_conflicts / nts_boot_mask, the one rule the apply's preflight and
+ *   the live read's nts_live_boot run): a file read later at boot that sets a declared key to another value, and a
+ *   fileName that would mask a same-named file in a later directory. bootOverride "error" (the default): the preview
+ *   fails, nothing registered, nothing on the host changed, no session; `up` with the live preview off is refused by
+ *   the host with the same problem. "warn": the preview warns and `up` applies. A file the resource adopts is no
+ *   conflict;
+ * - NicQueues on an interface the host does not have, and on a host without ethtool (nic.sh kind_preflight; the read's
+ *   nn_live_iface).
+ */
+process.env.NET_TUNING_LIVE_PREVIEW = "1"; // the harness evaluates programs under setMocks, where live reads are off by default
+import { NetTuning } from "../../components/netTuning";
+import { NicQueues } from "../../components/nicQueues";
+import { rollout } from "../../components/rollout";
+import { Stack } from "../../testkit/harness";
+import { Lab, LabHost, startLab } from "../../testkit/lab";
+import { snapshot } from "../../testkit/host";
+import { withLogs, within } from "../../testkit/jest";
+
+jest.setTimeout(180_000);
+let lab: Lab;
+let host: LabHost;
+beforeAll(async () => {
+  lab = await startLab({ hosts: 1, tag: "bootorder" });
+  host = lab.hosts[0];
+}, 120_000);
+afterAll(async () => {
+  delete process.env.NET_TUNING_LIVE_PREVIEW; // jest runs other files in this worker
+  await lab?.stop();
+});
+const stacks: Stack[] = [];
+function newStack(name: string): Stack {
+  const s = new Stack({ project: "bootorder", stack: name });
+  stacks.push(s);
+  return s;
+}
+afterEach(async () => {
+  for (const s of stacks.splice(0)) if (s.resources().length) await s.destroy();
+  await host.exec("rm -f /etc/sysctl.d/99-zz.conf /run/sysctl.d/90-bo.conf; [ ! -e /usr/sbin/ethtool.off ] || mv -f /usr/sbin/ethtool.off /usr/sbin/ethtool");
+});
+
+/** The problems of an error text: its "  - " lines (the preview's InputError and the host preflight list them alike). */
+const problems = (error: string | undefined) => (error ?? "").split("\n").filter((l) => l.startsWith("  - ")).map((l) => l.slice(4)).sort();
+type Kind = "NetTuning" | "NicQueues";
+
+function program(kind: Kind, name: string, args: Record<string, unknown>) {
+  return () => {
+    if (kind === "NetTuning") new NetTuning(name, { connection: host.connection(), ...args } as never);
+    else new NicQueues(name, { connection: host.connection(), ...args } as never);
+  };
+}
+
+/** A preview through the harness with the real live read: its outcome, what it registered, its sessions and logs. */
+async function preview(kind: Kind, name: string, args: Record<string, unknown>) {
+  const s = newStack(`p${stacks.length}`);
+  const { r, info, warn } = await within(60_000, `the preview of ${kind} "${name}"`, withLogs(() => s.preview(program(kind, name, args))));
+  return { ok: r.ok, error: r.error, registered: r.resources.map((x) => `${x.type}::${x.name}`), sessions: r.sessions.total, info, warn };
+}
+
+/**
+ * The preview of `args` is refused with exactly `expected` (no child registered, no session, nothing changed on the
+ * host); `up` with the live preview off reaches the host, whose preflight refuses with the same problems.
+ */
+async function refusedAlike(kind: Kind, args: Record<string, unknown>, expected: string[]): Promise<void> {
+  const before = await snapshot(host);
+  const p = await preview(kind, "r", args);
+  expect(p.ok).toBe(false);
+  expect(p.error).toContain(`${kind} "r": ${expected.length} invalid input`);
+  expect(problems(p.error)).toEqual([...expected].sort());
+  expect(p.registered.filter((x) => x.startsWith("command:"))).toEqual([]);
+  expect(p.sessions).toBe(0);
+  expect(await snapshot(host)).toBe(before);
+  const up = await newStack(`r${stacks.length}`).up(program(kind, "r", { ...args, livePreview: false }));
+  expect(up.ok).toBe(false);
+  expect(up.error).toContain("preflight refused the change");
+  expect(problems(up.error)).toEqual([...expected].sort());
+  expect(await snapshot(host)).toBe(before);
+}
+
+const somaxconn = async () => (await host.exec("cat /proc/sys/net/core/somaxconn")).stdout.trim();
+const OVERRIDE = "net.core.somaxconn = 2222 is overridden at boot by /etc/sysctl.d/99-zz.conf:1 which sets 777";
+
+describe("NetTuning: a file read later at boot sets a declared key to another value", () => {
+  beforeEach(async () => {
+    await host.exec("printf 'net.core.somaxconn = 777\\n' > /etc/sysctl.d/99-zz.conf");
+  });
+
+  test('bootOverride "error" (default): refused at preview as at up, in the same words; nothing changed, no session', async () => {
+    await refusedAlike("NetTuning", { sysctls: { "net.core.somaxconn": 2222, "net.ipv4.tcp_keepalive_time": 600 } }, [`${OVERRIDE}: remove that line, adopt that file (NetTuning adopt), or set bootOverride to "warn" to accept it`]);
+  });
+
+  test("inside a rollout: the refusal is a warning at preview (the host will count as refused), the children are registered", async () => {
+    const s = newStack("ro");
+    const { r, warn } = await within(60_000, "the rollout's preview", withLogs(() =>
+      s.preview(() => {
+        rollout([host], { waveSize: 1, maxFailures: 1 }, (h, ctx) => new NetTuning("ro", { connection: h.connection(), sysctls: { "net.core.somaxconn": 2222 } }, ctx.opts));
+      }),
+    ));
+    expect([r.ok, r.error]).toEqual([true, undefined]);
+    expect(r.resources.map((x) => `${x.type}::${x.name}`)).toEqual(expect.arrayContaining(["command:remote:Command::ro-apply"]));
+    expect(warn.filter((m) => m.includes(OVERRIDE)).map((m) => m.split("\n").slice(-2))).toEqual([
+      [`  - ${OVERRIDE}: remove that line, adopt that file (NetTuning adopt), or set bootOverride to "warn" to accept it`, '(inside a rollout: the host will refuse this change and count as "refused")'],
+    ]);
+  });
+
+  test('bootOverride "warn": the preview warns with the host\'s finding, up applies (and warns the same), destroy puts it back', async () => {
+    const was = await somaxconn();
+    const args = { sysctls: { "net.core.somaxconn": 2222 }, bootOverride: "warn" };
+    const p = await preview("NetTuning", "w", args);
+    expect([p.ok, p.error]).toEqual([true, undefined]);
+    expect(p.registered).toEqual(expect.arrayContaining(["command:remote:Command::w-apply", "command:remote:Command::w-restore"]));
+    expect(p.warn.filter((m) => m.includes(OVERRIDE))).toEqual([`NetTuning "w": ${OVERRIDE} (bootOverride "warn": pulumi up applies the change and warns the same)`]);
+    const s = newStack("w");
+    const { r: up, warn } = await withLogs(() => s.up(program("NetTuning", "w", args)));
+    expect([up.ok, up.error]).toEqual([true, undefined]);
+    expect(warn.some((m) => m.includes(OVERRIDE))).toBe(true);
+    expect(await somaxconn()).toBe("2222");
+    expect((await s.destroy()).ok).toBe(true);
+    expect(await somaxconn()).toBe(was);
+  });
+
+  test("a file the resource adopts is no conflict: the preview passes, up adopts it, destroy puts it back", async () => {
+    const args = { sysctls: { "net.core.somaxconn": 2222 }, adopt: ["/etc/sysctl.d/99-zz.conf"] };
+    const p = await preview("NetTuning", "a", args);
+    expect([p.ok, p.error]).toEqual([true, undefined]);
+    expect(p.warn.filter((m) => m.includes("overridden at boot"))).toEqual([]);
+    const s = newStack("a");
+    const up = await s.up(program("NetTuning", "a", args));
+    expect([up.ok, up.error]).toEqual([true, undefined]);
+    expect((await host.exec("test -e /etc/sysctl.d/99-zz.conf; echo $?")).stdout.trim()).toBe("1");
+    expect((await s.destroy()).ok).toBe(true);
+    expect((await host.exec("cat /etc/sysctl.d/99-zz.conf")).stdout).toBe("net.core.somaxconn = 777\n");
+  });
+});
+
+test("NetTuning: a fileName that would mask a same-named file in a later directory: refused at preview as at up", async () => {
+  await host.exec("mkdir -p /run/sysctl.d && printf 'net.ipv4.tcp_keepalive_time = 500\\n' > /run/sysctl.d/90-bo.conf");
+  const finding =
+    "fileName 90-bo.conf: /etc/sysctl.d/90-bo.conf would mask /run/sysctl.d/90-bo.conf (systemd-sysctl and sysctl --system read only the first file of a name, " +
+    "/etc/sysctl.d first), so what it sets (net.ipv4.tcp_keepalive_time) would no longer be applied at boot";
+  await refusedAlike("NetTuning", { sysctls: { "net.core.somaxconn": 2222 }, fileName: "90-bo.conf" }, [`${finding}: choose another fileName, or set bootOverride to "warn" to accept it`]);
+});
+
+describe("NicQueues: what the preflight checks before reading the interface", () => {
+  const hostname = async () => (await host.exec("cat /proc/sys/kernel/hostname")).stdout.trim();
+
+  test("an interface that does not exist: refused at preview as at up, with the host's interfaces", async () => {
+    const list = (await host.exec("ls /sys/class/net")).stdout.trim().split(/\s+/).join(" ");
+    await refusedAlike("NicQueues", { interface: "ntnosuch0", persistence: "none", txQueueLength: 5000 }, [
+      `interface ntnosuch0 does not exist on ${await hostname()} (interfaces: ${list}): check the name`,
+    ]);
+  });
+
+  // (before, `up` added one refusal per ethtool group on top: "rings cannot be changed: eth0 (driver unknown) does not
+  // support ring parameters (ethtool -g eth0 says: …: ethtool: not found)"; the preflight now gives this one only)
+  test("a host without ethtool, with rings, channels, features and coalescing declared: one refusal, at preview as at up", async () => {
+    await host.exec("mv /usr/sbin/ethtool /usr/sbin/ethtool.off");
+    expect((await host.exec("sh -c 'command -v ethtool || echo none'")).stdout.trim()).toBe("none");
+    await refusedAlike("NicQueues", { interface: host.iface, persistence: "none", txQueueLength: 5000, features: { gro: true }, rings: { rx: 512 }, channels: { rx: 2 }, coalesce: { rxUsecs: 50 } }, [`ethtool is not installed on ${await hostname()}: install the ethtool package`]);
+  });
+});
