@@ -338,7 +338,8 @@ describe("secret values (net.ipv4.tcp_fastopen_key, marked secret in the catalog
     try {
       const c = await stack.up(sysProgram(host, "sec", { sysctls: { [KEY]: SECRET, [K.somax]: 4091 } }));
       expect(c.ok).toBe(false);
-      expect(c.error).toContain(`${KEY} = (secret) is overridden at boot by /etc/sysctl.d/99-zz-fo.conf:1 which sets 00000000-00000000-00000000-00000001`);
+      expect(c.error).toContain(`${KEY} = (secret) is overridden at boot by /etc/sysctl.d/99-zz-fo.conf:1 which sets another value (secret)`);
+      expect(c.error).not.toContain("00000000-00000000-00000000-00000001");
       expect(c.error).not.toContain(SECRET);
     } finally {
       await host.exec("rm -f /etc/sysctl.d/99-zz-fo.conf");

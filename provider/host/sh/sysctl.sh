@@ -231,7 +231,7 @@ nts_boot_conflicts() {
     for nts_f in "$nts_d"/*.conf; do [ -e "$nts_f" ] && set -- "$@" "$nts_f"; done
   done
   [ -f /etc/sysctl.conf ] && set -- "$@" /etc/sysctl.conf
-  NTS_WANT=$NTS_WANT NTS_SKIP=$NTS_SKIP awk -v mine="$nts_m" -v pre="$nts_pre" -v ours="${NTS_FILE##*/}" -v self="$NTS_FILE" \
+  NTS_WANT=$NTS_WANT NTS_SKIP=$NTS_SKIP NTS_SECRET=${NT_SECRET_KEYS:-} awk -v mine="$nts_m" -v pre="$nts_pre" -v ours="${NTS_FILE##*/}" -v self="$NTS_FILE" \
     -v marker="# pulumi-net-tuning owner: $NTS_OWNER_LABEL" '
     # a CR is white space to procps and systemd-sysctl alike (a file with CRLF line ends sets the same values)
     function norm(s) { gsub(/[ \t\r]+/, " ", s); sub(/^ /, "", s); sub(/ $/, "", s); return s }
@@ -244,6 +244,9 @@ nts_boot_conflicts() {
     BEGIN {
       n = split(ENVIRON["NTS_WANT"], items, /[\n;]/)
       for (i = 1; i <= n; i++) if (split(items[i], a, /[\t=]/) >= 2) want[dots(a[1])] = norm(a[2])
+      # the value of a secret key is never printed, that of another file no more than ours (issue #32: secrets)
+      n = split(ENVIRON["NTS_SECRET"], items, "\n")
+      for (i = 1; i <= n; i++) if (items[i] != "") secret[dots(items[i])] = 1
       nf = 0
       for (i = 1; i < ARGC; i++) {
         # the first file of a name; insertion sort by name (C collation; "~sysctl.conf" sorts after every other name)
@@ -281,7 +284,7 @@ nts_boot_conflicts() {
             else hit = 0
             if (hit && v != want[w]) {
               note = (fname[fi] == "~sysctl.conf") ? " (read last by sysctl --system; systemd-sysctl reads it through 99-sysctl.conf where that link exists)" : ""
-              printf "%s%s = %s is overridden at boot by %s:%d which sets %s%s\n", pre, w, want[w], file, n, v, note
+              printf "%s%s = %s is overridden at boot by %s:%d which sets %s%s\n", pre, w, want[w], file, n, (w in secret) ? "another value (secret)" : v, note
             }
           }
         }
