@@ -14,35 +14,19 @@ process.env.NET_TUNING_LIVE_PREVIEW = "1"; // the harness evaluates programs und
 import { NetTuning } from "../../components/netTuning";
 import { NicQueues } from "../../components/nicQueues";
 import { rollout } from "../../components/rollout";
-import { Stack } from "../../testkit/harness";
-import { Lab, LabHost, startLab } from "../../testkit/lab";
+import type { LabHost } from "../../testkit/lab";
+import { previewLab, problems } from "./previewLab";
 import { snapshot } from "../../testkit/host";
 import { withLogs, within } from "../../testkit/jest";
 
 jest.setTimeout(180_000);
-let lab: Lab;
+const lab = previewLab("bootorder", "rm -f /etc/sysctl.d/99-zz.conf /run/sysctl.d/90-bo.conf; [ ! -e /usr/sbin/ethtool.off ] || mv -f /usr/sbin/ethtool.off /usr/sbin/ethtool");
 let host: LabHost;
-beforeAll(async () => {
-  lab = await startLab({ hosts: 1, tag: "bootorder" });
-  host = lab.hosts[0];
-}, 120_000);
-afterAll(async () => {
-  delete process.env.NET_TUNING_LIVE_PREVIEW; // jest runs other files in this worker
-  await lab?.stop();
+beforeAll(() => {
+  host = lab.host();
 });
-const stacks: Stack[] = [];
-function newStack(name: string): Stack {
-  const s = new Stack({ project: "bootorder", stack: name });
-  stacks.push(s);
-  return s;
-}
-afterEach(async () => {
-  for (const s of stacks.splice(0)) if (s.resources().length) await s.destroy();
-  await host.exec("rm -f /etc/sysctl.d/99-zz.conf /run/sysctl.d/90-bo.conf; [ ! -e /usr/sbin/ethtool.off ] || mv -f /usr/sbin/ethtool.off /usr/sbin/ethtool");
-});
-
-/** The problems of an error text: its "  - " lines (the preview's InputError and the host preflight list them alike). */
-const problems = (error: string | undefined) => (error ?? "").split("\n").filter((l) => l.startsWith("  - ")).map((l) => l.slice(4)).sort();
+const newStack = (name: string) => lab.newStack(name);
+let seq = 0;
 type Kind = "NetTuning" | "NicQueues";
 
 function program(kind: Kind, name: string, args: Record<string, unknown>) {
@@ -54,7 +38,7 @@ function program(kind: Kind, name: string, args: Record<string, unknown>) {
 
 /** A preview through the harness with the real live read: its outcome, what it registered, its sessions and logs. */
 async function preview(kind: Kind, name: string, args: Record<string, unknown>) {
-  const s = newStack(`p${stacks.length}`);
+  const s = newStack(`p${++seq}`);
   const { r, info, warn } = await within(60_000, `the preview of ${kind} "${name}"`, withLogs(() => s.preview(program(kind, name, args))));
   return { ok: r.ok, error: r.error, registered: r.resources.map((x) => `${x.type}::${x.name}`), sessions: r.sessions.total, info, warn };
 }
@@ -72,7 +56,7 @@ async function refusedAlike(kind: Kind, args: Record<string, unknown>, expected:
   expect(p.registered.filter((x) => x.startsWith("command:"))).toEqual([]);
   expect(p.sessions).toBe(0);
   expect(await snapshot(host)).toBe(before);
-  const up = await newStack(`r${stacks.length}`).up(program(kind, "r", { ...args, livePreview: false }));
+  const up = await newStack(`r${++seq}`).up(program(kind, "r", { ...args, livePreview: false }));
   expect(up.ok).toBe(false);
   expect(up.error).toContain("preflight refused the change");
   expect(problems(up.error)).toEqual([...expected].sort());

@@ -19,39 +19,24 @@ process.env.NET_TUNING_LIVE_PREVIEW = "1"; // the harness evaluates programs und
 import { NetTuning } from "../../components/netTuning";
 import { NicQueues } from "../../components/nicQueues";
 import { CHILD_NETNS_NOTE, HOST_WIDE_FIX } from "../../provider/host/messages";
-import { Stack } from "../../testkit/harness";
-import { Lab, LabHost, startLab } from "../../testkit/lab";
+import type { LabHost } from "../../testkit/lab";
+import { previewLab, problems } from "./previewLab";
 import { snapshot } from "../../testkit/host";
 import { withLogs, within } from "../../testkit/jest";
 
 jest.setTimeout(180_000);
-let lab: Lab;
+const lab = previewLab("limits");
 let host: LabHost;
-beforeAll(async () => {
-  lab = await startLab({ hosts: 1, tag: "limits" });
-  host = lab.hosts[0];
-}, 120_000);
-afterAll(async () => {
-  delete process.env.NET_TUNING_LIVE_PREVIEW; // jest runs other files in this worker
-  await lab?.stop();
+beforeAll(() => {
+  host = lab.host();
 });
-const stacks: Stack[] = [];
-function newStack(name: string): Stack {
-  const s = new Stack({ project: "limits", stack: name });
-  stacks.push(s);
-  return s;
-}
-afterEach(async () => {
-  for (const s of stacks.splice(0)) if (s.resources().length) await s.destroy();
-});
-
-/** The problems of an error text: its "  - " lines (the preview's InputError and the host preflight list them alike). */
-const problems = (error: string | undefined) => (error ?? "").split("\n").filter((l) => l.startsWith("  - ")).map((l) => l.slice(4)).sort();
+const newStack = (name: string) => lab.newStack(name);
+let seq = 0;
 type Kind = "NetTuning" | "NicQueues";
 
 /** A preview through the harness with the real live read: its outcome, what it registered and what it logged. */
 async function preview(kind: Kind, name: string, args: Record<string, unknown>): Promise<{ ok: boolean; error?: string; registered: string[]; logs: string[] }> {
-  const s = newStack(`p${stacks.length}`);
+  const s = newStack(`p${++seq}`);
   const { r, info, warn } = await within(60_000, `the preview of ${kind} "${name}"`, withLogs(() => s.preview(upProgram(kind, name, args))));
   return { ok: r.ok, error: r.error, registered: r.resources.map((x) => `${x.type}::${x.name}`), logs: [...info.map((m) => `info: ${m}`), ...warn.map((m) => `warn: ${m}`)] };
 }
@@ -75,7 +60,7 @@ async function refusedAlike(kind: Kind, args: Record<string, unknown>, expected:
   expect(problems(p.error)).toEqual([...expected].sort());
   expect(p.registered.filter((x) => x.startsWith("command:"))).toEqual([]);
   expect(await snapshot(host)).toBe(before);
-  const up = await newStack(`r${stacks.length}`).up(upProgram(kind, "r", { ...args, livePreview: false }));
+  const up = await newStack(`r${++seq}`).up(upProgram(kind, "r", { ...args, livePreview: false }));
   expect(up.ok).toBe(false);
   expect(up.error).toContain("preflight refused the change");
   expect(problems(up.error)).toEqual([...expected].sort());
