@@ -15,8 +15,7 @@ import { NetTuning } from "../../components/netTuning";
 import { NicQueues } from "../../components/nicQueues";
 import { rollout } from "../../components/rollout";
 import type { LabHost } from "../../testkit/lab";
-import { previewLab, problems } from "./previewLab";
-import { snapshot } from "../../testkit/host";
+import { previewLab } from "./previewLab";
 import { withLogs, within } from "../../testkit/jest";
 
 jest.setTimeout(180_000);
@@ -25,43 +24,9 @@ let host: LabHost;
 beforeAll(() => {
   host = lab.host();
 });
-const newStack = (name: string) => lab.newStack(name);
-let seq = 0;
-type Kind = "NetTuning" | "NicQueues";
 
-function program(kind: Kind, name: string, args: Record<string, unknown>) {
-  return () => {
-    if (kind === "NetTuning") new NetTuning(name, { connection: host.connection(), ...args } as never);
-    else new NicQueues(name, { connection: host.connection(), ...args } as never);
-  };
-}
 
-/** A preview through the harness with the real live read: its outcome, what it registered, its sessions and logs. */
-async function preview(kind: Kind, name: string, args: Record<string, unknown>) {
-  const s = newStack(`p${++seq}`);
-  const { r, info, warn } = await within(60_000, `the preview of ${kind} "${name}"`, withLogs(() => s.preview(program(kind, name, args))));
-  return { ok: r.ok, error: r.error, registered: r.resources.map((x) => `${x.type}::${x.name}`), sessions: r.sessions.total, info, warn };
-}
 
-/**
- * The preview of `args` is refused with exactly `expected` (no child registered, no session, nothing changed on the
- * host); `up` with the live preview off reaches the host, whose preflight refuses with the same problems.
- */
-async function refusedAlike(kind: Kind, args: Record<string, unknown>, expected: string[]): Promise<void> {
-  const before = await snapshot(host);
-  const p = await preview(kind, "r", args);
-  expect(p.ok).toBe(false);
-  expect(p.error).toContain(`${kind} "r": ${expected.length} invalid input`);
-  expect(problems(p.error)).toEqual([...expected].sort());
-  expect(p.registered.filter((x) => x.startsWith("command:"))).toEqual([]);
-  expect(p.sessions).toBe(0);
-  expect(await snapshot(host)).toBe(before);
-  const up = await newStack(`r${++seq}`).up(program(kind, "r", { ...args, livePreview: false }));
-  expect(up.ok).toBe(false);
-  expect(up.error).toContain("preflight refused the change");
-  expect(problems(up.error)).toEqual([...expected].sort());
-  expect(await snapshot(host)).toBe(before);
-}
 
 const somaxconn = async () => (await host.exec("cat /proc/sys/net/core/somaxconn")).stdout.trim();
 const OVERRIDE = "net.core.somaxconn = 2222 is overridden at boot by /etc/sysctl.d/99-zz.conf:1 which sets 777";
@@ -72,11 +37,11 @@ describe("NetTuning: a file read later at boot sets a declared key to another va
   });
 
   test('bootOverride "error" (default): refused at preview as at up, in the same words; nothing changed, no session', async () => {
-    await refusedAlike("NetTuning", { sysctls: { "net.core.somaxconn": 2222, "net.ipv4.tcp_keepalive_time": 600 } }, [`${OVERRIDE}: remove that line, adopt that file (NetTuning adopt), or set bootOverride to "warn" to accept it`]);
+    await lab.refusedAlike("NetTuning", { sysctls: { "net.core.somaxconn": 2222, "net.ipv4.tcp_keepalive_time": 600 } }, [`${OVERRIDE}: remove that line, adopt that file (NetTuning adopt), or set bootOverride to "warn" to accept it`]);
   });
 
   test("inside a rollout: the refusal is a warning at preview (the host will count as refused), the children are registered", async () => {
-    const s = newStack("ro");
+    const s = lab.newStack("ro");
     const { r, warn } = await within(60_000, "the rollout's preview", withLogs(() =>
       s.preview(() => {
         rollout([host], { waveSize: 1, maxFailures: 1 }, (h, ctx) => new NetTuning("ro", { connection: h.connection(), sysctls: { "net.core.somaxconn": 2222 } }, ctx.opts));
@@ -92,12 +57,12 @@ describe("NetTuning: a file read later at boot sets a declared key to another va
   test('bootOverride "warn": the preview warns with the host\'s finding, up applies (and warns the same), destroy puts it back', async () => {
     const was = await somaxconn();
     const args = { sysctls: { "net.core.somaxconn": 2222 }, bootOverride: "warn" };
-    const p = await preview("NetTuning", "w", args);
+    const p = await lab.preview("NetTuning", "w", args);
     expect([p.ok, p.error]).toEqual([true, undefined]);
     expect(p.registered).toEqual(expect.arrayContaining(["command:remote:Command::w-apply", "command:remote:Command::w-restore"]));
     expect(p.warn.filter((m) => m.includes(OVERRIDE))).toEqual([`NetTuning "w": ${OVERRIDE} (bootOverride "warn": pulumi up applies the change and warns the same)`]);
-    const s = newStack("w");
-    const { r: up, warn } = await withLogs(() => s.up(program("NetTuning", "w", args)));
+    const s = lab.newStack("w");
+    const { r: up, warn } = await withLogs(() => s.up(lab.program("NetTuning", "w", args)));
     expect([up.ok, up.error]).toEqual([true, undefined]);
     expect(warn.some((m) => m.includes(OVERRIDE))).toBe(true);
     expect(await somaxconn()).toBe("2222");
@@ -107,11 +72,11 @@ describe("NetTuning: a file read later at boot sets a declared key to another va
 
   test("a file the resource adopts is no conflict: the preview passes, up adopts it, destroy puts it back", async () => {
     const args = { sysctls: { "net.core.somaxconn": 2222 }, adopt: ["/etc/sysctl.d/99-zz.conf"] };
-    const p = await preview("NetTuning", "a", args);
+    const p = await lab.preview("NetTuning", "a", args);
     expect([p.ok, p.error]).toEqual([true, undefined]);
     expect(p.warn.filter((m) => m.includes("overridden at boot"))).toEqual([]);
-    const s = newStack("a");
-    const up = await s.up(program("NetTuning", "a", args));
+    const s = lab.newStack("a");
+    const up = await s.up(lab.program("NetTuning", "a", args));
     expect([up.ok, up.error]).toEqual([true, undefined]);
     expect((await host.exec("test -e /etc/sysctl.d/99-zz.conf; echo $?")).stdout.trim()).toBe("1");
     expect((await s.destroy()).ok).toBe(true);
@@ -124,7 +89,7 @@ test("NetTuning: a fileName that would mask a same-named file in a later directo
   const finding =
     "fileName 90-bo.conf: /etc/sysctl.d/90-bo.conf would mask /run/sysctl.d/90-bo.conf (systemd-sysctl and sysctl --system read only the first file of a name, " +
     "/etc/sysctl.d first), so what it sets (net.ipv4.tcp_keepalive_time) would no longer be applied at boot";
-  await refusedAlike("NetTuning", { sysctls: { "net.core.somaxconn": 2222 }, fileName: "90-bo.conf" }, [`${finding}: choose another fileName, or set bootOverride to "warn" to accept it`]);
+  await lab.refusedAlike("NetTuning", { sysctls: { "net.core.somaxconn": 2222 }, fileName: "90-bo.conf" }, [`${finding}: choose another fileName, or set bootOverride to "warn" to accept it`]);
 });
 
 describe("NicQueues: what the preflight checks before reading the interface", () => {
@@ -132,7 +97,7 @@ describe("NicQueues: what the preflight checks before reading the interface", ()
 
   test("an interface that does not exist: refused at preview as at up, with the host's interfaces", async () => {
     const list = (await host.exec("ls /sys/class/net")).stdout.trim().split(/\s+/).join(" ");
-    await refusedAlike("NicQueues", { interface: "ntnosuch0", persistence: "none", txQueueLength: 5000 }, [
+    await lab.refusedAlike("NicQueues", { interface: "ntnosuch0", persistence: "none", txQueueLength: 5000 }, [
       `interface ntnosuch0 does not exist on ${await hostname()} (interfaces: ${list}): check the name`,
     ]);
   });
@@ -142,6 +107,6 @@ describe("NicQueues: what the preflight checks before reading the interface", ()
   test("a host without ethtool, with rings, channels, features and coalescing declared: one refusal, at preview as at up", async () => {
     await host.exec("mv /usr/sbin/ethtool /usr/sbin/ethtool.off");
     expect((await host.exec("sh -c 'command -v ethtool || echo none'")).stdout.trim()).toBe("none");
-    await refusedAlike("NicQueues", { interface: host.iface, persistence: "none", txQueueLength: 5000, features: { gro: true }, rings: { rx: 512 }, channels: { rx: 2 }, coalesce: { rxUsecs: 50 } }, [`ethtool is not installed on ${await hostname()}: install the ethtool package`]);
+    await lab.refusedAlike("NicQueues", { interface: host.iface, persistence: "none", txQueueLength: 5000, features: { gro: true }, rings: { rx: 512 }, channels: { rx: 2 }, coalesce: { rxUsecs: 50 } }, [`ethtool is not installed on ${await hostname()}: install the ethtool package`]);
   });
 });

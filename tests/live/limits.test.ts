@@ -20,9 +20,8 @@ import { NetTuning } from "../../components/netTuning";
 import { NicQueues } from "../../components/nicQueues";
 import { CHILD_NETNS_NOTE, HOST_WIDE_FIX } from "../../provider/host/messages";
 import type { LabHost } from "../../testkit/lab";
-import { previewLab, problems } from "./previewLab";
+import { previewLab } from "./previewLab";
 import { snapshot } from "../../testkit/host";
-import { withLogs, within } from "../../testkit/jest";
 
 jest.setTimeout(180_000);
 const lab = previewLab("limits");
@@ -30,45 +29,12 @@ let host: LabHost;
 beforeAll(() => {
   host = lab.host();
 });
-const newStack = (name: string) => lab.newStack(name);
-let seq = 0;
-type Kind = "NetTuning" | "NicQueues";
 
-/** A preview through the harness with the real live read: its outcome, what it registered and what it logged. */
-async function preview(kind: Kind, name: string, args: Record<string, unknown>): Promise<{ ok: boolean; error?: string; registered: string[]; logs: string[] }> {
-  const s = newStack(`p${++seq}`);
-  const { r, info, warn } = await within(60_000, `the preview of ${kind} "${name}"`, withLogs(() => s.preview(upProgram(kind, name, args))));
-  return { ok: r.ok, error: r.error, registered: r.resources.map((x) => `${x.type}::${x.name}`), logs: [...info.map((m) => `info: ${m}`), ...warn.map((m) => `warn: ${m}`)] };
-}
-function upProgram(kind: Kind, name: string, args: Record<string, unknown>) {
-  return () => {
-    if (kind === "NetTuning") new NetTuning(name, { connection: host.connection(), ...args } as never);
-    else new NicQueues(name, { connection: host.connection(), ...args } as never);
-  };
-}
 const nicArgs = (x: Record<string, unknown>) => ({ interface: host.iface, persistence: "none", ...x });
 
-/**
- * The preview of `args` is refused with exactly `expected` (no child registered, nothing changed on the host); `up`
- * with the live preview off reaches the host, whose preflight refuses with the same problems.
- */
-async function refusedAlike(kind: Kind, args: Record<string, unknown>, expected: string[]): Promise<void> {
-  const before = await snapshot(host);
-  const p = await preview(kind, "r", args);
-  expect(p.ok).toBe(false);
-  expect(p.error).toContain(`${kind} "r": ${expected.length} invalid input`);
-  expect(problems(p.error)).toEqual([...expected].sort());
-  expect(p.registered.filter((x) => x.startsWith("command:"))).toEqual([]);
-  expect(await snapshot(host)).toBe(before);
-  const up = await newStack(`r${++seq}`).up(upProgram(kind, "r", { ...args, livePreview: false }));
-  expect(up.ok).toBe(false);
-  expect(up.error).toContain("preflight refused the change");
-  expect(problems(up.error)).toEqual([...expected].sort());
-  expect(await snapshot(host)).toBe(before);
-}
 
 test("channels above the veth's maximum (real ethtool -l): refused at preview as at up, in the same words", async () => {
-  await refusedAlike("NicQueues", nicArgs({ channels: { rx: 8, tx: 4 } }), ["channels.rx 8 exceeds eth0 maximum 4 (driver veth, ethtool -l eth0); use at most 4"]);
+  await lab.refusedAlike("NicQueues", nicArgs({ channels: { rx: 8, tx: 4 } }), ["channels.rx 8 exceeds eth0 maximum 4 (driver veth, ethtool -l eth0); use at most 4"]);
 });
 
 describe("the veth as it is (real ethtool): no ring parameters, no coalescing, [fixed] features", () => {
@@ -86,7 +52,7 @@ describe("the veth as it is (real ethtool): no ring parameters, no coalescing, [
     const [g, c] = [await said("-g"), await said("-c")];
     expect(g).not.toBe("");
     expect(c).not.toBe("");
-    await refusedAlike("NicQueues", nicArgs({ rings: { rx: 512, tx: "max" }, coalesce: { rxUsecs: 50 } }), [
+    await lab.refusedAlike("NicQueues", nicArgs({ rings: { rx: 512, tx: "max" }, coalesce: { rxUsecs: 50 } }), [
       `rings cannot be changed: eth0 (driver veth) does not support ring parameters (ethtool -g eth0 says: ${g}); remove rings`,
       `coalesce: interrupt coalescing is not supported by eth0 (driver veth; ethtool -c eth0 says: ${c}); remove coalesce`,
     ]);
@@ -95,7 +61,7 @@ describe("the veth as it is (real ethtool): no ring parameters, no coalescing, [
   test("a [fixed] feature set to the other value, and a feature name ethtool -k does not list: refused at preview as at up", async () => {
     const f = await feature(true);
     const other = f.value === "on" ? "off" : "on";
-    await refusedAlike("NicQueues", nicArgs({ features: { [f.name]: other === "on", "zz-no-such-feature": true } }), [
+    await lab.refusedAlike("NicQueues", nicArgs({ features: { [f.name]: other === "on", "zz-no-such-feature": true } }), [
       `features: ${f.name} is [fixed] ${f.value} on eth0 (driver veth): it cannot be turned ${other}; remove it`,
       "features: zz-no-such-feature does not exist on eth0 (driver veth; ethtool -k eth0 lists the features); check the name",
     ]);
@@ -107,13 +73,13 @@ describe("the veth as it is (real ethtool): no ring parameters, no coalescing, [
     const other = f.value === "on" ? "off" : "on";
     const args = nicArgs({ features: { [f.name]: other === "on", [fixed.name]: fixed.value === "on" } });
     const before = await snapshot(host);
-    const p = await preview("NicQueues", "feat", args);
+    const p = await lab.preview("NicQueues", "feat", args);
     expect([p.ok, p.error]).toEqual([true, undefined]);
     expect(p.registered).toEqual(expect.arrayContaining(["command:remote:Command::feat-apply", "command:remote:Command::feat-restore"]));
     expect(p.logs.find((m) => m.startsWith('info: NicQueues "feat" on '))?.split("\n")).toEqual(expect.arrayContaining([`  eth0/feature.${f.name}: ${f.value} → ${other}`]));
     expect(await snapshot(host)).toBe(before);
-    const s = newStack("feat");
-    const up = await s.up(upProgram("NicQueues", "feat", args));
+    const s = lab.newStack("feat");
+    const up = await s.up(lab.program("NicQueues", "feat", args));
     expect([up.ok, up.error]).toEqual([true, undefined]);
     expect((await host.exec(`ethtool -k eth0 | grep "^${f.name}:"`)).stdout.trim()).toBe(`${f.name}: ${other}`);
     expect((await s.destroy()).ok).toBe(true);
@@ -147,19 +113,19 @@ describe("rings (an ethtool that answers -g/-G for eth0 with 4096-descriptor rin
   });
 
   test("above the maximum: refused at preview as at up, in the same words; no -G ran", async () => {
-    await refusedAlike("NicQueues", nicArgs({ rings: { rx: 8192, tx: "max" } }), ['rings.rx 8192 exceeds eth0 maximum 4096 (driver veth, ethtool -g eth0); use at most 4096 or "max"']);
+    await lab.refusedAlike("NicQueues", nicArgs({ rings: { rx: 8192, tx: "max" } }), ['rings.rx 8192 exceeds eth0 maximum 4096 (driver veth, ethtool -g eth0); use at most 4096 or "max"']);
     expect((await host.exec("cat /var/lib/ntfake/calls 2>/dev/null")).stdout).toBe("");
   });
 
   test("\"max\" and a value within the maximum: the preview passes (live → declared), up applies them, destroy puts 512 back", async () => {
     const args = nicArgs({ rings: { rx: "max", tx: 2048 } });
-    const p = await preview("NicQueues", "within", args);
+    const p = await lab.preview("NicQueues", "within", args);
     expect([p.ok, p.error]).toEqual([true, undefined]);
     expect(p.registered).toEqual(expect.arrayContaining(["command:remote:Command::within-apply", "command:remote:Command::within-restore"]));
     const line = p.logs.find((m) => m.startsWith('info: NicQueues "within" on '));
     expect(line?.split("\n")).toEqual(expect.arrayContaining(["  eth0/ring.tx: 512 → 2048", "  eth0/ring.rx: 512 → max (resolved on the host)"]));
-    const s = newStack("within");
-    const up = await s.up(upProgram("NicQueues", "within", args));
+    const s = lab.newStack("within");
+    const up = await s.up(lab.program("NicQueues", "within", args));
     expect([up.ok, up.error]).toEqual([true, undefined]);
     expect((await host.exec("cat /var/lib/ntfake/rx /var/lib/ntfake/tx")).stdout).toBe("4096\n2048\n");
     expect((await s.destroy()).ok).toBe(true);
@@ -169,7 +135,7 @@ describe("rings (an ethtool that answers -g/-G for eth0 with 4096-descriptor rin
 
 test("a host-wide key in the lab host's network namespace: refused at preview as at up, with the hint to set it on the host itself", async () => {
   const { stdout: kernel } = await host.exec("uname -r");
-  await refusedAlike("NetTuning", { sysctls: { "net.core.netdev_max_backlog": 250000, "net.core.somaxconn": 4096 } }, [
+  await lab.refusedAlike("NetTuning", { sysctls: { "net.core.netdev_max_backlog": 250000, "net.core.somaxconn": 4096 } }, [
     `these keys do not exist on this kernel (${kernel.trim()}${CHILD_NETNS_NOTE}): net.core.netdev_max_backlog (host-wide: absent inside a network namespace or container) — ` +
       `check the spelling, the kernel version, or load the module that provides them${HOST_WIDE_FIX}`,
   ]);
