@@ -259,6 +259,17 @@ async function known<T>(o: pulumi.Output<T>): Promise<{ value: T } | undefined> 
   }
 }
 
+/** An optional input's value once known (undefined when absent, unknown or failed); a plain value is not wrapped. */
+async function knownInput<T>(x: pulumi.Input<T> | undefined): Promise<T | undefined> {
+  if (x === undefined) return undefined;
+  if (pulumi.Output.isInstance(x)) return (await known(x as pulumi.Output<T>))?.value;
+  try {
+    return await x;
+  } catch {
+    return undefined; // (a rejected promise: as known's failed Output)
+  }
+}
+
 /**
  * The live read of one resource: logs on `parent` and resolves (never rejects) to its outcome. `declared`: key →
  * declared value (the plan; nic wildcards `IF/rps.rx-*`, `IF/irq.*` allowed).
@@ -305,16 +316,16 @@ async function liveReadUnsafe(
   }
   const plan = await known(declared);
   if (!plan) return none("unknown", "plan not known"); // a bad value: the plan's own error stops the resource
-  const planText = planInput === undefined ? undefined : (await known(pulumi.output(planInput)))?.value;
+  const planText = await knownInput(planInput);
   const host = endpointLabel(c);
   const req: LiveRequest = { kind, ownerId, keys: Object.keys(plan.value) };
   // the boot-order check (not its secret values: a secret key's override is left to the host's check at `up`)
-  const boot = bootInput === undefined ? undefined : pulumi.Output.isInstance(bootInput) ? (await known(bootInput as pulumi.Output<LiveBootPlan>))?.value : await bootInput;
+  const boot = await knownInput(bootInput);
   if (kind === "sysctl" && boot?.check) {
     const want = Object.fromEntries(Object.entries(plan.value).filter(([k]) => !(redact === true || (Array.isArray(redact) && redact.includes(k)))));
     req.boot = { file: boot.file, label: boot.label, adopt: boot.adopt, want };
   }
-  const iface = ifaceInput === undefined ? undefined : pulumi.Output.isInstance(ifaceInput) ? (await known(ifaceInput as pulumi.Output<string>))?.value : await ifaceInput;
+  const iface = await knownInput(ifaceInput);
   if (kind === "nic" && iface !== undefined) req.iface = iface;
   const answer = await requestRead(c, req);
   const hostKey = answer.hostKeys.find((k) => k.hop === "host");

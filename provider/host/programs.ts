@@ -248,7 +248,8 @@ export function planSum(plan: string): string {
 
 /** The plan inside an apply's stdin (the inverse of {@link engineStdin}): for tests and readers of `pulumi stack export`. */
 export function planOfStdin(stdin: string): string {
-  return stdin.replace(/^@engine [^\n]*\n/, "").replace(/^umask [^\n]*\n/, "").replace(END_LINE, "");
+  // (after the @engine line, a line that is not a plan line is the bootstrap, as the engine takes it: nt_read_stdin)
+  return stdin.replace(/^@engine [^\n]*\n/, "").replace(/^[^@\n][^\n]*\n/, "").replace(END_LINE, "");
 }
 
 /** The end line {@link endLine} writes, at the end of a text. */
