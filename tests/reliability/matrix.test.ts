@@ -4,7 +4,8 @@
  * (the host is byte for byte as before the run: testkit/host snapshot of /proc/sys/net, the NIC, /etc, /usr/local and
  * /var/lib); the originals can be recovered (once the fault is gone, the next `up` or `destroy` converges and the
  * destroy gives back the host of before the first apply). SIGKILL at every mutating step has its own matrix
- * (tests/safety/killsteps), the stall its own test (tests/reliability/faults, "SSH session or host program killed").
+ * (tests/safety/killsteps); the stall is here with a deadline shortened by the lab hook (3 s), and under the real CLI
+ * with the same hook in tests/cli/stall.
  *
  * Cells run sequentially on one host per kind; the counts are printed at the end (docs/internals.md "Reliability").
  */
@@ -13,6 +14,7 @@ import { Lab, LabHost, startLab } from "../../testkit/lab";
 import { nicProgram, ok, snapshot, sysProgram } from "../../testkit/host";
 import { frameRestore, readRestoreStdin } from "../../provider/host/programs";
 import { lineCuts } from "./common";
+import { clearHooks, hold, release, setHooks, waitPaused } from "../safety/hooks";
 
 jest.setTimeout(600000);
 
@@ -170,6 +172,79 @@ describe.each(KINDS)("%s", (kind) => {
       });
     } finally {
       await host.exec(`${f.undo} 2>/dev/null; true`);
+    }
+  });
+
+  /**
+   * A host that stalls mid-run: the host program stopped (SIGSTOP) after its first mutating step, or a command of it
+   * that never returns (the hook runs `sleep 3600` there). The run's watchdog stops it at its deadline (the hook makes
+   * it 3 s, grace 10 s): an apply rolls back, a restore keeps its journal; the next run converges.
+   */
+  const STALLS = [
+    { name: "the host program stopped (SIGSTOP)", hooks: ["pause-after-step 1 120"], what: "the run was stopped (SIGSTOP)" },
+    { name: "a command that does not return", hooks: ["hang-after-step 1"], what: "`sleep 3600` had not returned" },
+  ];
+  async function stalled(host: LabHost, hooks: string[], run: () => Promise<{ ok: boolean; error?: string }>): Promise<{ ok: boolean; error?: string; seconds: number }> {
+    await setHooks(host, [...hooks, "deadline 3 10"]);
+    const pausing = hooks[0].startsWith("pause");
+    if (pausing) await hold(host);
+    const t0 = Date.now();
+    const running = run();
+    try {
+      if (pausing) {
+        const pid = await waitPaused(host);
+        expect((await host.exec(`kill -STOP ${pid}`)).code).toBe(0);
+        await release(host); // seen only once it runs again
+      }
+      const r = await running;
+      return { ...r, seconds: (Date.now() - t0) / 1000 };
+    } finally {
+      await clearHooks(host);
+    }
+  }
+  async function noWatchdogLeft(host: LabHost): Promise<void> {
+    let left = "";
+    for (let i = 0; i < 50; i++) {
+      left = (await host.exec("pgrep -af 'net-tuning-watchdo[g]' || true")).stdout.trim();
+      if (!left) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(left).toBe("");
+  }
+  test.each(STALLS.map((f) => [f.name, f] as const))("a host that stalls: %s → stopped at its deadline; apply rolls back, restore keeps the journal; the next run converges", async (_n, f) => {
+    const host = hostOf(kind);
+    const before = await snapshot(host);
+    const stack = new Stack({ project: "matrix", stack: `stall-${kind}` });
+    ok(await stack.up(program(kind, host, "stall", 6)));
+    const tuned = await snapshot(host);
+    try {
+      await cell(`${kind} apply: ${f.name}`, async () => {
+        const r = await stalled(host, f.hooks, () => stack.up(program(kind, host, "stall", 7)));
+        expect(r.ok).toBe(false);
+        expect(r.error).toContain(`stopped by its deadline (3 s holding the host's lock: ${f.what}) while applying on `);
+        expect(r.error).toMatch(/while applying on \S+; every change of this run was rolled back/);
+        expect(r.error).toContain("Fix: find out why that does not return on this host");
+        expect(r.seconds).toBeLessThan(30);
+        expect(await snapshot(host)).toBe(tuned);
+        ok(await stack.up(program(kind, host, "stall", 7)));
+        await noWatchdogLeft(host); // a run that ends stops its watchdog
+      });
+      const applied = await snapshot(host);
+      await cell(`${kind} restore: ${f.name}`, async () => {
+        const d = await stalled(host, f.hooks, () => stack.destroy());
+        expect(d.ok).toBe(false);
+        expect(d.error).toContain(`stopped by its deadline (3 s holding the host's lock: ${f.what}) while restoring on `);
+        expect(d.error).toMatch(/while restoring on \S+; already restored by this run:/);
+        expect(d.error).toContain("the journal and the boot files were kept: run the delete again");
+        expect(d.seconds).toBeLessThan(30);
+        expect(await snapshot(host)).not.toBe(applied); // really mid-restore: one step was done
+        expect(stack.get("stall-restore")).toBeDefined();
+        ok(await stack.destroy());
+        expect(await snapshot(host)).toBe(before);
+      });
+    } finally {
+      await clearHooks(host);
+      await stack.destroy();
     }
   });
 

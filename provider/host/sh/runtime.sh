@@ -47,6 +47,12 @@ NT_HOOK_ON=0
 # the confirm of an apply (operation "confirm": its token), and the lock's wait in half-seconds
 NT_CONFIRMING=''
 NT_LOCK_WAIT=120
+# The run's deadline (issue #32, a host that stalls): seconds a run may hold the lock (plus its verify gate's soak)
+# before its watchdog stops it (nt_watchdog_start), and the grace its rollback then gets before it is killed.
+# docs/operations.md, "A host that stalls", gives both; NT_WD the watchdog's pid while it runs.
+NT_DEADLINE=300
+NT_DEADLINE_GRACE=60
+NT_WD=''
 # Test-only hooks (fault injection in the lab): inert unless this file exists, is owned by root and writable by root only.
 NT_HOOKS=/etc/pulumi-net-tuning-test-hooks
 
@@ -95,6 +101,8 @@ case ${2:-} in /*/.cache/pulumi-net-tuning) NT_STAGE_HOME=$2 ;; *) NT_STAGE_HOME
 case ${3:-} in [A-Za-z0-9]*) case $3 in *[!A-Za-z0-9._-]*) NT_TOKEN='' ;; *) NT_TOKEN=$3 ;; esac ;; *) NT_TOKEN='' ;; esac
 
 nt_cleanup() {
+  # the watchdog (nt_watchdog_start): stopped first, so it never acts on a run that is ending
+  if [ -n "${NT_WD-}" ]; then kill "$NT_WD" 2>/dev/null; NT_WD=''; fi
   # The flock lock is released by the kernel when fd 9 is closed (also when this process dies).
   if [ "$NT_LOCKED" = 1 ]; then nt_hook_trace leave; exec 9>&-; NT_LOCKED=0; fi
   [ -z "${NT_SOAKMARK-}${NT_SLEEP-}" ] || nt_gate_cleanup
@@ -202,14 +210,72 @@ nt_restored_so_far() {
 
 # A lost SSH session (HUP, or a closed stdout/stderr: PIPE) does not stop a run: it carries on to the end (without
 # a pty it would never see SIGHUP anyway), and the next `up` converges. INT and TERM stop it and roll back.
+# A TERM from the run's watchdog (its deadline passed: nt_watchdog_start) says so, at once (before the rollback, which
+# may itself hang: the watchdog kills the run after its grace) and in the final message, with what had not returned.
 nt_on_signal() {
   trap '' HUP INT TERM PIPE
+  nt_how=interrupted
+  if [ -n "$NT_TMP" ] && { IFS="$NT_TAB" read -r nt_d nt_c < "$NT_TMP/deadline"; } 2>/dev/null; then
+    nt_how="stopped by its deadline ($nt_d s holding the host's lock: $nt_c)"
+    NT_FIX="find out why that does not return on this host (dmesg; a stuck driver or filesystem), then run pulumi up again"
+    nt_msg "the run on $NT_HOSTNAME passed its deadline of $nt_d s: stopping it"
+  fi
   case "$NT_PHASE" in
-    apply) nt_die 1 "interrupted while applying on $NT_HOSTNAME" ;;
-    restore) nt_die 1 "interrupted while restoring on $NT_HOSTNAME" ;;
+    apply) nt_die 1 "$nt_how while applying on $NT_HOSTNAME" ;;
+    restore) nt_die 1 "$nt_how while restoring on $NT_HOSTNAME" ;;
     finished) nt_cleanup; exit 1 ;;
-    *) nt_die 1 "interrupted during $NT_PHASE on $NT_HOSTNAME; nothing was changed by this run" ;;
+    *) nt_die 1 "$nt_how during $NT_PHASE on $NT_HOSTNAME; nothing was changed by this run" ;;
   esac
+}
+
+# The run's watchdog (issue #32): a host program that stops moving (stopped, or waiting on a command that never
+# returns: a driver stuck in ethtool, a hung filesystem) would hold the session, and `pulumi up`, forever, since
+# nothing on the Pulumi side bounds a running session (docs/operations.md, "A host that stalls"). Started once the
+# lock is taken, as its own small program (its name, net-tuning-watchdog, is not the engine's; no descriptor of the
+# engine's open: not the session's output, which would keep the session open, nor the lock's fd 9, which would keep
+# the lock after the run died). After NT_DEADLINE seconds (plus the soak) it writes what had not returned into the
+# work directory, sends TERM to the run and to the processes it started in its session (not a detached reverter),
+# then CONT (a stopped run handles the TERM once it runs again): the run rolls back and says so (nt_on_signal). A
+# run whose rollback is still not done NT_DEADLINE_GRACE seconds later is killed (SIGKILL): its journal keeps the
+# originals and the next run converges, as after any kill. Stopped (TERM) by nt_cleanup when the run ends. It acts
+# only while its parent is still this run (a run killed meanwhile leaves it to end at its deadline without acting).
+# Costs 2 processes per run: this shell and its sleep. The lab shortens the deadline with the hook "deadline S G".
+nt_watchdog_start() {
+  nt_wd_s=$((NT_DEADLINE + ${NT_GATE_SOAK:-0})) nt_wd_g=$NT_DEADLINE_GRACE
+  if nt_hook deadline; then nt_wd_s=${NT_HOOK_ARG%% *} nt_wd_g=${NT_HOOK_ARG#* }; fi
+  case $nt_wd_s$nt_wd_g in *[!0-9]*) return 0 ;; esac
+  # shellcheck disable=SC2016 # the watchdog's own program, expanded by its own shell
+  /bin/sh -c 'e=$1 d=$2 g=$3 w=$4
+trap "kill \$s 2>/dev/null; exit 0" TERM
+sleep "$d" & s=$!
+wait "$s" || exit 0
+self() { read -r l < /proc/self/stat; me=${l%% *}; l=${l##*) }; set -- $l; sid=$4; [ "$2" = "$e" ]; }
+self || exit 0
+all=""
+for f in /proc/[0-9]*/stat; do
+  { read -r l < "$f"; } 2>/dev/null || continue
+  p=${l%% *}; l=${l##*) }; set -- $l
+  [ "$4" = "$sid" ] && [ "$p" != "$me" ] && all="$all $p:$2"
+done
+ps=" $e " last="" n=0
+while [ "$n" -lt 16 ]; do
+  more=""
+  for x in $all; do case $ps in *" ${x#*:} "*) case $ps in *" ${x%:*} "*) ;; *) ps="$ps${x%:*} " more=1 last=${x%:*} ;; esac ;; esac; done
+  [ -n "$more" ] || break; n=$((n + 1))
+done
+c=""
+[ -z "$last" ] || c=$(tr "\000\n\t" "   " < /proc/$last/cmdline 2>/dev/null | cut -c1-160)
+if [ -n "$c" ]; then c="\`${c% }\` had not returned"; else
+  l=""; { read -r l < /proc/$e/stat; } 2>/dev/null; l=${l##*) }
+  case $l in T*) c="the run was stopped (SIGSTOP)" ;; D*) c="the run waits in the kernel" ;; *) c="the run did not end" ;; esac
+fi
+printf "%s\t%s\n" "$d" "$c" > "$w/deadline" 2>/dev/null
+kill -TERM $ps 2>/dev/null; kill -CONT $ps 2>/dev/null
+n=0
+while [ "$n" -lt "$g" ]; do sleep 1; self || exit 0; n=$((n + 1)); done
+kill -KILL $ps 2>/dev/null
+exit 0' net-tuning-watchdog "$$" "$nt_wd_s" "$nt_wd_g" "$NT_TMP" </dev/null >/dev/null 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
+  NT_WD=$!
 }
 
 nt_init() {
@@ -254,6 +320,8 @@ nt_clean_stale_tmp() {
 # Lines of $NT_HOOKS:
 #   kill-after-step K          SIGKILL right after the K-th mutating step
 #   pause-after-step K SECONDS write the pid to /run/nt-paused, then wait while /run/nt-hold exists (at most SECONDS)
+#   hang-after-step K          run `sleep 3600` after the K-th mutating step (a command that does not return)
+#   deadline SECONDS GRACE     the run's deadline and its rollback's grace (nt_watchdog_start) instead of the default
 #   fail-undo KEY              the rollback of KEY fails
 #   fail-journal-backup        the copy of the journal (before an apply) fails
 #   trace FILE                 "enter|leave PID OWNER" lines when the lock is taken and released
@@ -289,6 +357,7 @@ nt_step() {
   [ "$NT_HOOK_ON" = 1 ] || return 0
   nt_hook steps && printf '%s %s %s\n' "$NT_STEP" "$NT_KIND" "$1" >> "$NT_HOOK_ARG"
   if nt_hook kill-after-step && [ "$NT_HOOK_ARG" = "$NT_STEP" ]; then kill -KILL "$$"; fi
+  if nt_hook hang-after-step && [ "$NT_HOOK_ARG" = "$NT_STEP" ]; then sleep 3600; fi
   if nt_hook pause-after-step && [ "${NT_HOOK_ARG%% *}" = "$NT_STEP" ]; then
     # Short sleeps: a signal sent meanwhile is handled within 0.1 s. Bounded by SECONDS; ends when /run/nt-hold goes.
     printf '%s\n' "$$" > /run/nt-paused
@@ -412,6 +481,7 @@ nt_lock() {
   done
   NT_LOCKED=1
   nt_hook_trace enter
+  nt_watchdog_start
   # A restore holding the lock meanwhile may have removed the (empty) state directory: create it again, mode 0700.
   nt_state_dir
   nt_trust_dirs
