@@ -9,7 +9,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { endpoint, HostKeySeen, LIVE_READ_TIMEOUT_MS, readOverSshLimited, ReadConnection } from "../provider/live/ssh";
 import { algorithmsFor, hostKeyProblem, parseHostKey } from "../provider/live/hostKey";
 import {
-  compareLive, DriftItem, driftOf, LIVE_READ_COMMAND, NO_TOKEN, LiveKind, LiveRequest, LiveSection, parseLiveRead, renderLive, renderLiveRead, repairToken,
+  compareLive, DriftItem, driftOf, LIVE_READ_COMMAND, NO_TOKEN, LiveKind, LiveRequest, LiveSection, parseLiveRead, renderLive, renderLiveRead, repairToken, secretWant,
 } from "../provider/live/read";
 import type { ConnectionInput } from "./common";
 import { deploymentKey } from "./deployment";
@@ -319,10 +319,11 @@ async function liveReadUnsafe(
   const planText = await knownInput(planInput);
   const host = endpointLabel(c);
   const req: LiveRequest = { kind, ownerId, keys: Object.keys(plan.value) };
-  // the boot-order check (not its secret values: a secret key's override is left to the host's check at `up`)
+  // the boot-order check (a secret value by its sha256: the host compares another file's value by its sha256)
   const boot = await knownInput(bootInput);
   if (kind === "sysctl" && boot?.check) {
-    const want = Object.fromEntries(Object.entries(plan.value).filter(([k]) => !(redact === true || (Array.isArray(redact) && redact.includes(k)))));
+    const isSecret = (k: string) => redact === true || (Array.isArray(redact) && redact.includes(k));
+    const want = Object.fromEntries(Object.entries(plan.value).map(([k, v]) => [k, isSecret(k) ? secretWant(v) : v]));
     req.boot = { file: boot.file, label: boot.label, adopt: boot.adopt, want };
   }
   const iface = await knownInput(ifaceInput);
@@ -340,7 +341,7 @@ async function liveReadUnsafe(
     logChecksLater(parent, resource);
     return { ...none("failed", reason), ...fp };
   }
-  const refused = kind === "sysctl" ? [...missingKeys(plan.value, section, redact), ...bootFindings(parent, resource, section, boot?.check)] : nicRefusals(plan.value, section);
+  const refused = kind === "sysctl" ? [...missingKeys(plan.value, section, redact), ...bootFindings(parent, resource, section, boot?.check, c.user ?? "root")] : nicRefusals(plan.value, section);
   const drift: DriftItem[] = driftOf(section);
   const shown = renderLive(resource, host, compareLive(plan.value, section), drift, section.recordState, { redact });
   void pulumi.log.info(shown.info, parent);
@@ -416,8 +417,15 @@ function missingKeys(declared: Record<string, string>, section: LiveSection, red
  * them: with bootOverride "error" its refusals (the host's text and fix, provider/host/messages.ts bootRefusal), in its
  * order (the masked file, then each override); with "warn" a warning each at preview, as `up` warns.
  */
-function bootFindings(parent: pulumi.Resource, resource: string, section: LiveSection, check: "error" | "warn" | undefined): string[] {
+function bootFindings(parent: pulumi.Resource, resource: string, section: LiveSection, check: "error" | "warn" | undefined, user: string): string[] {
   if (!check) return [];
+  // files the read (as the login user, no sudo) could not open: their part of the check is still to come, as root
+  if (section.bootUnreadable.length) {
+    void pulumi.log.info(
+      `${resource}: the boot-order check could not read ${section.bootUnreadable.join(", ")} as ${user} at preview: \`pulumi up\` reads ${section.bootUnreadable.length === 1 ? "it" : "them"} as root, before anything changes, and ${check === "error" ? "refuses" : "warns"} there if a declared key is set to another value`,
+      parent,
+    );
+  }
   const found = [...section.boot.filter((b) => b.kind === "mask"), ...section.boot.filter((b) => b.kind === "override")];
   if (check === "error") return found.map((b) => bootRefusal(b.kind, b.text));
   for (const b of found) void pulumi.log.warn(`${resource}: ${b.text} (bootOverride "warn": pulumi up applies the change and warns the same)`, parent);

@@ -37,7 +37,10 @@ export interface LiveBootCheck {
   label: string;
   /** The files it adopts (NetTuning `adopt`): not conflicts, nor links to them. */
   adopt: string[];
-  /** key → declared value, without secret values (a secret key is left to the host's check at `up`). */
+  /**
+   * key → declared value; a secret value as {@link secretWant} (its sha256: the host compares another file's value by
+   * its sha256, and prints neither).
+   */
   want: Record<string, string>;
 }
 
@@ -57,8 +60,16 @@ const OWNER_ID = /^[A-Za-z0-9._-]+$/;
 const BOOT_FILE = /^\/etc\/sysctl\.d\/[A-Za-z0-9][A-Za-z0-9._-]*\.conf$/;
 const LABEL = /^[A-Za-z0-9._:/@ -]+$/;
 const ADOPT_PATH = /^\/[A-Za-z0-9._/-]+$/;
-const VALUE = /^[A-Za-z0-9 ._:,+-]*$/;
+const VALUE = /^[A-Za-z0-9 ._:,+-]*$|^#sha256:[0-9a-f]{64}$/;
 const IFACE = /^[A-Za-z0-9._@+-]{1,15}$/;
+
+/**
+ * What a boot-order request carries for a secret value: `#sha256:` and the sha256 of the value as the check normalizes
+ * it (sysctl.sh nts_boot_conflicts: blanks and CRs as one space, none at either end).
+ */
+export function secretWant(value: string): string {
+  return `#sha256:${createHash("sha256").update(value.replace(/[ \t\r]+/g, " ").replace(/^ | $/g, ""), "utf8").digest("hex")}`;
+}
 
 /** The request fields after the keys (runtime.sh nt_live_main; sysctl.sh nts_live_boot, nic.sh nn_live_iface), or "". */
 function moreFields(r: LiveRequest): string {
@@ -162,6 +173,8 @@ export interface LiveSection {
    * to another value); `text` is the host's finding without its fix (provider/host/messages.ts bootRefusal).
    */
   boot: { kind: "mask" | "override"; text: string }[];
+  /** Files read after the planned one at boot that the login user could not read (`boot<TAB>unreadable<TAB>path`). */
+  bootUnreadable: string[];
   /** The declared interface does not exist (`no-interface<TAB>IF<TAB>interfaces`). */
   noInterface?: { iface: string; list: string };
   /** The interface exists and the host has no ethtool (`no-ethtool`). */
@@ -178,7 +191,7 @@ export function parseLiveRead(stdout: string): Record<string, LiveSection> {
   for (const line of lines.slice(1)) {
     if (line === "!end") break;
     if (line.startsWith("!owner ")) {
-      s = { recordState: "none", values: {}, missing: [], unreadable: [], digests: {}, maxima: {}, drivers: {}, host: {}, unsupported: {}, shown: {}, absent: [], boot: [] };
+      s = { recordState: "none", values: {}, missing: [], unreadable: [], digests: {}, maxima: {}, drivers: {}, host: {}, unsupported: {}, shown: {}, absent: [], boot: [], bootUnreadable: [] };
       out[line.slice(7)] = s;
       continue;
     }
@@ -211,6 +224,7 @@ export function parseLiveRead(stdout: string): Record<string, LiveSection> {
       else if (f[0] === "shown" && f.length >= 3 && f[1]) s.shown[f[1]] = f.slice(2).join("\t");
       else if (f[0] === "absent" && f[1]) s.absent.push(f[1]);
       else if (f[0] === "boot" && (f[1] === "mask" || f[1] === "override") && f.length >= 3) s.boot.push({ kind: f[1], text: f.slice(2).join("\t") });
+      else if (f[0] === "boot" && f[1] === "unreadable" && f[2]) s.bootUnreadable.push(f.slice(2).join("\t"));
       else if (f[0] === "no-interface" && f[1]) s.noInterface = { iface: f[1], list: f.slice(2).join("\t") };
       else if (f[0] === "no-ethtool") s.noEthtool = true;
       else if (f[0] === "reverted" && /^\d{1,12}$/.test(f[1] ?? "") && /^[0-9a-f]{64}$/.test(f[2] ?? "")) s.reverted = { at: Number(f[1]), plan: f[2] };

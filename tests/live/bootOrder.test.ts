@@ -84,6 +84,45 @@ describe("NetTuning: a file read later at boot sets a declared key to another va
   });
 });
 
+describe("NetTuning: what the read cannot see as plainly as the preflight", () => {
+  const KEY = "net.ipv4.tcp_fastopen_key";
+  const SECRET = "0123abcd-4567ef01-89abcdef-01234567";
+  const OTHER = "fedcba98-76543210-fedcba98-76543210";
+
+  test("a secret key set to another value by a later file: refused at preview as at up, in the same words, neither value printed", async () => {
+    await host.exec(`printf '${KEY} = ${OTHER}\\n' > /etc/sysctl.d/99-zz.conf`);
+    const finding = `${KEY} = (secret) is overridden at boot by /etc/sysctl.d/99-zz.conf:1 which sets another value (secret)`;
+    await lab.refusedAlike("NetTuning", { sysctls: { [KEY]: SECRET } }, [`${finding}: remove that line, adopt that file (NetTuning adopt), or set bootOverride to "warn" to accept it`]);
+    const p = await lab.preview("NetTuning", "s", { sysctls: { [KEY]: SECRET } });
+    expect(p.error).not.toContain(OTHER);
+    expect(p.error).not.toContain(SECRET);
+    expect(p.logs.join("\n")).not.toMatch(new RegExp(`${SECRET}|${OTHER}`));
+  });
+
+  test("a secret key set to the same value by a later file: no conflict at preview (compared by sha256), none at up", async () => {
+    await host.exec(`printf '${KEY} =  ${SECRET} \\n' > /etc/sysctl.d/99-zz.conf`); // blanks as the check normalizes them
+    const p = await lab.preview("NetTuning", "same", { sysctls: { [KEY]: SECRET } });
+    expect([p.ok, p.error]).toEqual([true, undefined]);
+    expect(p.logs.filter((m) => m.includes("overridden at boot"))).toEqual([]);
+    const up = await lab.newStack("same").up(lab.program("NetTuning", "same", { sysctls: { [KEY]: SECRET }, livePreview: false }));
+    expect([up.ok, up.error]).toEqual([true, undefined]);
+  });
+
+  test("a later file the login user cannot read: the preview says its check is left to up; up (as root) refuses the override", async () => {
+    await host.exec("printf 'net.core.somaxconn = 777\\n' > /etc/sysctl.d/99-zz.conf && chmod 0600 /etc/sysctl.d/99-zz.conf");
+    const args = { sysctls: { "net.core.somaxconn": 2222 }, connection: host.connection("sudo"), become: "sudo" };
+    const p = await lab.preview("NetTuning", "u", args);
+    expect([p.ok, p.error]).toEqual([true, undefined]);
+    expect(p.info.filter((m) => m.includes("boot-order check"))).toEqual([
+      `NetTuning "u": the boot-order check could not read /etc/sysctl.d/99-zz.conf as ${host.sudoUser.user} at preview: \`pulumi up\` reads it as root, before anything changes, and refuses there if a declared key is set to another value`,
+    ]);
+    const up = await lab.newStack("u").up(lab.program("NetTuning", "u", args));
+    expect(up.ok).toBe(false);
+    expect(up.error).toContain("preflight refused the change");
+    expect(up.error).toContain(OVERRIDE);
+  });
+});
+
 test("NetTuning: a fileName that would mask a same-named file in a later directory: refused at preview as at up", async () => {
   await host.exec("mkdir -p /run/sysctl.d && printf 'net.ipv4.tcp_keepalive_time = 500\\n' > /run/sysctl.d/90-bo.conf");
   const finding =

@@ -220,18 +220,20 @@ nts_boot_mask() {
   return 1
 }
 
-# nts_boot_conflicts MINE PREFIX: every one of our keys that a file applied after ours at boot sets to another value,
-# with file and line, one "PREFIX<finding>" line each; MINE (the apply: $NT_TMP/ours; empty: not written) gets our own
-# sysctl.d files other than the planned one. The files systemd-sysctl/procps read at boot, in their order: the first
+# nts_boot_conflicts MINE PREFIX [UNREAD]: every one of our keys that a file applied after ours at boot sets to another
+# value, with file and line, one "PREFIX<finding>" line each; MINE (the apply: $NT_TMP/ours; empty: not written) gets
+# our own sysctl.d files other than the planned one; UNREAD (the live read, which runs as the login user): one
+# "UNREAD<path>" line per such file it cannot read. A wanted value "#sha256:<hex>" (the live read gets no secret value)
+# is compared by the sha256 of the other file's value (a process per line that sets that key), and neither is printed. The files systemd-sysctl/procps read at boot, in their order: the first
 # file of each name (/etc/sysctl.d first; /lib may be a symlink to /usr/lib), sorted by name, /etc/sysctl.conf last.
 nts_boot_conflicts() {
-  nts_m=$1; nts_pre=$2; set --
+  nts_m=$1; nts_pre=$2; nts_u=${3:-}; set --
   for nts_d in /etc/sysctl.d /run/sysctl.d /usr/local/lib/sysctl.d /usr/lib/sysctl.d /lib/sysctl.d; do
     [ -d "$nts_d" ] || continue
     for nts_f in "$nts_d"/*.conf; do [ -e "$nts_f" ] && set -- "$@" "$nts_f"; done
   done
   [ -f /etc/sysctl.conf ] && set -- "$@" /etc/sysctl.conf
-  NTS_WANT=$NTS_WANT NTS_SKIP=$NTS_SKIP NTS_SECRET=${NT_SECRET_KEYS:-} awk -v mine="$nts_m" -v pre="$nts_pre" -v ours="${NTS_FILE##*/}" -v self="$NTS_FILE" \
+  NTS_WANT=$NTS_WANT NTS_SKIP=$NTS_SKIP NTS_SECRET=${NT_SECRET_KEYS:-} awk -v mine="$nts_m" -v pre="$nts_pre" -v unread="$nts_u" -v ours="${NTS_FILE##*/}" -v self="$NTS_FILE" \
     -v marker="# pulumi-net-tuning owner: $NTS_OWNER_LABEL" '
     # a CR is white space to procps and systemd-sysctl alike (a file with CRLF line ends sets the same values)
     function norm(s) { gsub(/[ \t\r]+/, " ", s); sub(/^ /, "", s); sub(/ $/, "", s); return s }
@@ -241,6 +243,8 @@ nts_boot_conflicts() {
       if (first && substr(k, first, 1) == "/") { gsub(/\./, "\001", k); gsub(/\//, ".", k); gsub(/\001/, "/", k) }
       return k
     }
+    # (a value with a quote in it, which no sysctl takes, counts as another value)
+    function sum(v,  c, h) { if (index(v, "\047")) return "#sha256:?"; c = "printf %s \047" v "\047 | sha256sum"; h = ""; c | getline h; close(c); return "#sha256:" substr(h, 1, 64) }
     BEGIN {
       n = split(ENVIRON["NTS_WANT"], items, /[\n;]/)
       for (i = 1; i <= n; i++) if (split(items[i], a, /[\t=]/) >= 2) want[dots(a[1])] = norm(a[2])
@@ -273,7 +277,7 @@ nts_boot_conflicts() {
         if (fname[fi] != "~sysctl.conf" && fname[fi] <= ours) continue
         if (fpath[fi] in gone) continue
         file = fpath[fi]; n = 0
-        while ((getline l < file) > 0) {
+        while ((r = (getline l < file)) > 0) {
           n++
           if (l ~ /^[ \t\r]*[#;]/ || l !~ /=/) continue
           k = l; sub(/=.*/, "", k); v = l; sub(/^[^=]*=/, "", v)
@@ -282,12 +286,15 @@ nts_boot_conflicts() {
             if (w == k) hit = 1
             else if (index(k, "*") && k ~ /^[A-Za-z0-9_.\/:*-]+$/) { pat = k; gsub(/\./, "\\.", pat); gsub(/\*/, ".*", pat); hit = (w ~ ("^" pat "$")) }
             else hit = 0
-            if (hit && v != want[w]) {
+            if (!hit) continue
+            hashed = substr(want[w], 1, 8) == "#sha256:"
+            if (hashed ? sum(v) != want[w] : v != want[w]) {
               note = (fname[fi] == "~sysctl.conf") ? " (read last by sysctl --system; systemd-sysctl reads it through 99-sysctl.conf where that link exists)" : ""
-              printf "%s%s = %s is overridden at boot by %s:%d which sets %s%s\n", pre, w, want[w], file, n, (w in secret) ? "another value (secret)" : v, note
+              printf "%s%s = %s is overridden at boot by %s:%d which sets %s%s\n", pre, w, hashed ? "(secret)" : want[w], file, n, (hashed || w in secret) ? "another value (secret)" : v, note
             }
           }
         }
+        if (r < 0 && unread != "") print unread file
         close(file)
       }
     }' "$@"
@@ -295,9 +302,10 @@ nts_boot_conflicts() {
 
 # The live read's boot-order findings (provider/live/read.ts, for a NetTuning that persists with bootOverride other
 # than "ignore"): the request's fields FILE<TAB>OWNER-LABEL<TAB>ADOPTED (";"-separated)<TAB>WANT ("key=value" items,
-# ";"-separated; no secret value), checked as the preflight checks them, through the same functions:
+# ";"-separated; a secret value as "#sha256:<hex>"), checked as the preflight checks them, through the same functions:
 # "boot<TAB>mask<TAB>finding" and "boot<TAB>override<TAB>finding" (the host's text without its fix: components/live.ts
-# adds it, provider/host/messages.ts bootRefusal). A field that is not valid: nothing.
+# adds it, provider/host/messages.ts bootRefusal), and "boot<TAB>unreadable<TAB>path" for a file read after ours at
+# boot that the login user cannot read (left to the preflight, as root). A field that is not valid: nothing.
 nts_live_boot() {
   NTS_FILE=${1%%"$NT_TAB"*}; nts_r=${1#*"$NT_TAB"}
   NTS_OWNER_LABEL=${nts_r%%"$NT_TAB"*}; nts_r=${nts_r#*"$NT_TAB"}
@@ -309,7 +317,7 @@ nts_live_boot() {
   NTS_ADOPTED=''
   while [ -n "$nts_a" ]; do NTS_ADOPTED=$NTS_ADOPTED${nts_a%%;*}$NT_NL; case $nts_a in *';'*) nts_a=${nts_a#*;} ;; *) nts_a='' ;; esac; done
   nts_adopt_links
-  nts_boot_conflicts '' "boot${NT_TAB}override$NT_TAB"
+  nts_boot_conflicts '' "boot${NT_TAB}override$NT_TAB" "boot${NT_TAB}unreadable$NT_TAB"
 }
 
 kind_preflight() {
