@@ -9,7 +9,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { endpoint, HostKeySeen, LIVE_READ_TIMEOUT_MS, readOverSshLimited, ReadConnection } from "../provider/live/ssh";
 import { algorithmsFor, hostKeyProblem, parseHostKey } from "../provider/live/hostKey";
 import {
-  compareLive, DriftItem, driftOf, LIVE_READ_COMMAND, NO_TOKEN, LiveKind, LiveRequest, LiveSection, parseLiveRead, renderLive, renderLiveRead, repairToken, secretWant,
+  compareLive, DriftItem, driftOf, LIVE_READ_COMMAND, NO_TOKEN, LiveKind, LiveRequest, LiveSection, parseLiveRead, renderLive, renderLiveRead, repairToken, secretWant, LiveNicChecks,
 } from "../provider/live/read";
 import type { ConnectionInput } from "./common";
 import { deploymentKey } from "./deployment";
@@ -75,6 +75,8 @@ export interface LivePlan {
   boot?: pulumi.Input<LiveBootPlan>;
   /** NicQueues: the declared interface (the read says whether it exists and whether the host has ethtool). */
   iface?: pulumi.Input<string>;
+  /** NicQueues: its RPS and IRQ declarations, checked by the read as by the preflight (provider/nic/plan.ts readChecks). */
+  nicChecks?: pulumi.Input<LiveNicChecks>;
 }
 
 /** What {@link LivePlan.boot} holds. */
@@ -292,7 +294,7 @@ async function liveReadUnsafe(
   connection: ConnectionInput,
   declared: pulumi.Output<Record<string, string>>,
   livePreview: pulumi.Input<boolean | undefined>,
-  { secretKeys, plan: planInput, after, boot: bootInput, iface: ifaceInput }: LivePlan = {},
+  { secretKeys, plan: planInput, after, boot: bootInput, iface: ifaceInput, nicChecks: nicChecksInput }: LivePlan = {},
 ): Promise<LiveOutcome> {
   if (after) await after;
   // secretness of the declaration, known even when its value is not (unknown-secret); where the plan names its
@@ -327,7 +329,11 @@ async function liveReadUnsafe(
     req.boot = { file: boot.file, label: boot.label, adopt: boot.adopt, want };
   }
   const iface = await knownInput(ifaceInput);
-  if (kind === "nic" && iface !== undefined) req.iface = iface;
+  if (kind === "nic" && iface !== undefined) {
+    req.iface = iface;
+    const nicChecks = await knownInput(nicChecksInput);
+    if (nicChecks !== undefined) req.nicChecks = nicChecks;
+  }
   const answer = await requestRead(c, req);
   const hostKey = answer.hostKeys.find((k) => k.hop === "host");
   const fp = hostKey ? { hostKeyFingerprint: hostKey.fingerprint } : {};
@@ -341,7 +347,7 @@ async function liveReadUnsafe(
     logChecksLater(parent, resource);
     return { ...none("failed", reason), ...fp };
   }
-  const refused = kind === "sysctl" ? [...missingKeys(plan.value, section, redact), ...bootFindings(parent, resource, section, boot?.check, c.user ?? "root")] : nicRefusals(plan.value, section);
+  const refused = kind === "sysctl" ? [...missingKeys(plan.value, section, redact), ...bootFindings(parent, resource, section, boot?.check, c.user ?? "root")] : [...nicRefusals(plan.value, section), ...section.refusals];
   const drift: DriftItem[] = driftOf(section);
   const shown = renderLive(resource, host, compareLive(plan.value, section), drift, section.recordState, { redact });
   void pulumi.log.info(shown.info, parent);

@@ -224,7 +224,7 @@ export class NicQueues extends pulumi.ComponentResource {
     const restoreText = (r: HostReport, iface: string, restore: boolean) => renderNicRestoreStdin(owner, iface, r.previous, restore) + rcAdoptedRestoreNote(r.extra["rc-adopted"]);
     const wired = whenValid(checked, (plan) => {
       const p = plan as NicPlan & pulumi.Output<NicPlan>; // a value (early) or the Output (its properties lifted)
-      const live = liveReadIfOn(this, `NicQueues "${name}"`, "nic", owner.id, a.connection, p.settings, a.livePreview, { plan: p.stdin, after: rollout?.passed, iface: p.request.interface });
+      const live = liveReadIfOn(this, `NicQueues "${name}"`, "nic", owner.id, a.connection, p.settings, a.livePreview, { plan: p.stdin, after: rollout?.passed, iface: p.request.interface, nicChecks: p.readChecks });
       const report = applyAndRestore(this, name, "nic", { connection: a.connection, become, validated: early !== undefined, confirm: confirmMayRun("nic", a), rollout }, p.stdin, (r) =>
         early && typeof restoreOnDelete === "boolean"
           ? restoreText(r, early.request.interface, restoreOnDelete)

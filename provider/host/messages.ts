@@ -160,6 +160,45 @@ export const ETHTOOL_MISSING = message(
   (a) => `ethtool is not installed on ${a.host}: install the ethtool package`,
 );
 
+// ----------------------------------------------------- RPS and IRQ affinity (nic.sh nn_rps_refusals, nn_irq_refusals)
+// The live read gives these in the host's own words (a "refuse" line of the read: provider/live/read.ts).
+
+/** rps.sockFlowEntries where net.core.rps_sock_flow_entries does not exist (a network namespace, a container) or is read-only. */
+export const SOCK_FLOW_ABSENT = message(
+  { fn: "nn_msg_sockflow", variable: "NN_MSG", doc: "" },
+  [] as const,
+  () => "rps.sockFlowEntries: net.core.rps_sock_flow_entries does not exist or is read-only here: it is host-wide and absent inside a network namespace or container; set it on the host, or remove sockFlowEntries",
+);
+
+/** rps on an interface without rps_cpus files. */
+export const RPS_NO_FILES = message(
+  { fn: "nn_msg_rps_nofiles", variable: "NN_MSG", doc: "IF" },
+  ["iface"] as const,
+  (a) => `rps: ${a.iface} has no rps_cpus files (kernel built without CONFIG_RPS?); remove rps`,
+);
+
+/** rps.cpus naming CPUs the host does not have. */
+export const RPS_CPUS_ABSENT = message(
+  { fn: "nn_msg_rps_cpus", variable: "NN_MSG", doc: "CPUS HOST POSSIBLE" },
+  ["cpus", "host", "possible"] as const,
+  (a) => `rps.cpus: CPU(s) ${a.cpus} do not exist on ${a.host} (possible CPUs: ${a.possible}); use CPUs in that range or "all"`,
+);
+
+/** irqAffinity on an interface that has no IRQs of its own. */
+export const IRQ_NONE = message(
+  { fn: "nn_msg_irq_none", variable: "NN_MSG", doc: "IF DRIVER SYS" },
+  ["iface", "driver", "sys"] as const,
+  (a) =>
+    `irqAffinity: ${a.iface} (driver ${a.driver}) has no IRQs of its own (a virtual interface such as veth, bridge or a VLAN has none; its MSI IRQs are in ${a.sys}/${a.iface}/device/msi_irqs on real NICs); remove irqAffinity or set it on the physical NIC`,
+);
+
+/** irqAffinity.cpus naming CPUs that are not online. */
+export const IRQ_CPUS_OFFLINE = message(
+  { fn: "nn_msg_irq_cpus", variable: "NN_MSG", doc: "CPUS HOST ONLINE" },
+  ["cpus", "host", "online"] as const,
+  (a) => `irqAffinity.cpus: CPU(s) ${a.cpus} are not online on ${a.host} (online CPUs: ${a.online})`,
+);
+
 // ------------------------------------------------------------------------------- a NicQueues resource's read
 
 /** What the live read found for a NicQueues resource's ethtool groups (provider/live/read.ts LiveSection). */
@@ -374,7 +413,7 @@ export function renderNicMessagesSh(): string[] {
     lines.push(`    ${host}) NN_LG_ARG=${g.arg}; NN_LG_OPT=${g.option}; NN_LG_WHAT=${shSingle(g.what)}; NN_LG_ORMAX=${g.acceptsMax ? shSingle(OR_MAX) : "''"} ;;`);
   }
   lines.push("    *) return 1 ;;", "  esac", "}", "");
-  const all = [IFACE_MISSING, ETHTOOL_MISSING, LIMIT_EXCEEDED, LIMIT_FIELD_UNSUPPORTED, LIMIT_GROUP_UNSUPPORTED, FEATURES_UNREADABLE, FEATURE_ABSENT, FEATURE_FIXED, COALESCE_UNSUPPORTED, COALESCE_FIELD_UNSUPPORTED, COALESCE_DRIVER_REFUSES];
+  const all = [IFACE_MISSING, ETHTOOL_MISSING, LIMIT_EXCEEDED, LIMIT_FIELD_UNSUPPORTED, LIMIT_GROUP_UNSUPPORTED, FEATURES_UNREADABLE, FEATURE_ABSENT, FEATURE_FIXED, COALESCE_UNSUPPORTED, COALESCE_FIELD_UNSUPPORTED, COALESCE_DRIVER_REFUSES, SOCK_FLOW_ABSENT, RPS_NO_FILES, RPS_CPUS_ABSENT, IRQ_NONE, IRQ_CPUS_OFFLINE];
   for (const m of all) lines.push(...renderShMessage(m as HostMessage<string>), "");
   lines.push(
     "# nn_coalesce_range DRIVER NAME VALUE: NN_ACCEPTS = what DRIVER accepts when it refuses VALUE (a number) for the",

@@ -53,6 +53,18 @@ export interface LiveRequest {
   boot?: LiveBootCheck;
   /** nic: the declared interface (a field after the keys): the read says whether it exists, and whether ethtool does. */
   iface?: string;
+  /** nic, with `iface`: its RPS and IRQ declarations, which the read checks as the preflight does (nic.sh nn_live_iface). */
+  nicChecks?: LiveNicChecks;
+}
+
+/** What a NicQueues read checks of its RPS and IRQ declarations (fields after the interface; nic.sh nn_live_iface). */
+export interface LiveNicChecks {
+  /** rps.cpus as the plan's `@rps-cpus` line gives it: "all" or a CPU list ("0,2-3"). */
+  rpsCpus?: string;
+  /** irqAffinity.cpus as the plan's `@irq-cpus` line gives it: "spread" or a CPU list. */
+  irqCpus?: string;
+  /** rps.sockFlowEntries is declared. */
+  sockFlow?: boolean;
 }
 
 const KEY = /^[A-Za-z0-9._:/@+*-]+$/;
@@ -76,7 +88,11 @@ function moreFields(r: LiveRequest): string {
   const bad = (what: string, v: unknown) => new Error(`pulumi-net-tuning: invalid ${what} ${JSON.stringify(v)} for a live read`);
   if (r.kind === "nic" && r.iface !== undefined) {
     if (!IFACE.test(r.iface)) throw bad("interface", r.iface);
-    return `\t${r.iface}`;
+    const n = r.nicChecks;
+    if (!n) return `\t${r.iface}`;
+    if (n.rpsCpus !== undefined && !/^(all|[0-9][0-9,-]*)$/.test(n.rpsCpus)) throw bad("rps CPU list", n.rpsCpus);
+    if (n.irqCpus !== undefined && !/^(spread|[0-9][0-9,-]*)$/.test(n.irqCpus)) throw bad("IRQ CPU list", n.irqCpus);
+    return `\t${r.iface}\t${n.rpsCpus ?? ""}\t${n.irqCpus ?? ""}\t${n.sockFlow ? 1 : ""}`;
   }
   const b = r.boot;
   if (r.kind !== "sysctl" || !b) return "";
@@ -179,6 +195,8 @@ export interface LiveSection {
   noInterface?: { iface: string; list: string };
   /** The interface exists and the host has no ethtool (`no-ethtool`). */
   noEthtool?: boolean;
+  /** The preflight's RPS and IRQ refusals, in the host's words (`refuse<TAB>text`: nic.sh nn_live_iface). */
+  refusals: string[];
 }
 
 /** Parses the read's answer into sections by owner id; throws when it is not one (shell error, truncated). */
@@ -191,7 +209,7 @@ export function parseLiveRead(stdout: string): Record<string, LiveSection> {
   for (const line of lines.slice(1)) {
     if (line === "!end") break;
     if (line.startsWith("!owner ")) {
-      s = { recordState: "none", values: {}, missing: [], unreadable: [], digests: {}, maxima: {}, drivers: {}, host: {}, unsupported: {}, shown: {}, absent: [], boot: [], bootUnreadable: [] };
+      s = { recordState: "none", values: {}, missing: [], unreadable: [], digests: {}, maxima: {}, drivers: {}, host: {}, unsupported: {}, shown: {}, absent: [], boot: [], bootUnreadable: [], refusals: [] };
       out[line.slice(7)] = s;
       continue;
     }
@@ -227,6 +245,7 @@ export function parseLiveRead(stdout: string): Record<string, LiveSection> {
       else if (f[0] === "boot" && f[1] === "unreadable" && f[2]) s.bootUnreadable.push(f.slice(2).join("\t"));
       else if (f[0] === "no-interface" && f[1]) s.noInterface = { iface: f[1], list: f.slice(2).join("\t") };
       else if (f[0] === "no-ethtool") s.noEthtool = true;
+      else if (f[0] === "refuse" && f[1]) s.refusals.push(f.slice(1).join("\t"));
       else if (f[0] === "reverted" && /^\d{1,12}$/.test(f[1] ?? "") && /^[0-9a-f]{64}$/.test(f[2] ?? "")) s.reverted = { at: Number(f[1]), plan: f[2] };
     }
   }

@@ -27,6 +27,8 @@ export interface NicPlan {
   warnings: string[];
   /** Where the settings are persisted: "systemd", "rc.local", "none" or "auto" (decided on the host). */
   persistence: string;
+  /** What the live read checks of the RPS and IRQ declarations, as the plan's lines give them (provider/live/read.ts). */
+  readChecks: { rpsCpus?: string; irqCpus?: string; sockFlow: boolean };
 }
 
 /** A group's entries in the spec's apply order (features, which have no fixed names, by name). */
@@ -66,11 +68,13 @@ export function planNic(input: NicPlanInput): NicPlan {
     lines.push(`# ${NIC_GROUP_SPECS.link.planTitle}`);
     set(settingByArg("link", "txQueueLength")!.ethtool, String(r.txQueueLength));
   }
+  const readChecks: NicPlan["readChecks"] = { sockFlow: r.rps?.sockFlowEntries !== undefined };
   if (r.rps) {
     lines.push(`# ${NIC_GROUP_SPECS.rps.planTitle}`);
     // a string is the spec's keyword ("all"), passed on for the host to compute (the schema admits no other string)
     const cpus = typeof r.rps.cpus === "string" ? r.rps.cpus : [...r.rps.cpus].sort((a, b) => a - b).join(",");
     lines.push(`@rps-cpus ${cpus}`);
+    readChecks.rpsCpus = cpus;
     settings[`${iface}/${settingByArg("rps", "cpus")!.journal}rx-*`] = cpus;
     if (r.rps.flowEntriesPerQueue !== undefined) {
       lines.push(`@rps-flow-cnt ${r.rps.flowEntriesPerQueue}`);
@@ -83,10 +87,11 @@ export function planNic(input: NicPlanInput): NicPlan {
     lines.push(`# ${NIC_GROUP_SPECS.irq.planTitle}`);
     const cpus = typeof r.irqAffinity.cpus === "string" ? r.irqAffinity.cpus : r.irqAffinity.cpus.join(","); // the keyword ("spread")
     lines.push(`@irq-cpus ${cpus}`);
+    readChecks.irqCpus = cpus;
     settings[`${iface}/${settingByArg("irq", "cpus")!.journal}*`] = cpus;
   }
   const warnings = [...r.warnings];
-  return { request: r, settings, stdin: lines.join("\n") + "\n", warnings, persistence: r.persistence };
+  return { request: r, settings, stdin: lines.join("\n") + "\n", warnings, persistence: r.persistence, readChecks };
 }
 
 /** The host-wide key of the rps group (`net.core.rps_sock_flow_entries`). */

@@ -140,3 +140,28 @@ test("a host-wide key in the lab host's network namespace: refused at preview as
       `check the spelling, the kernel version, or load the module that provides them${HOST_WIDE_FIX}`,
   ]);
 });
+
+describe("NicQueues: RPS and IRQ declarations the host cannot take (nic.sh nn_rps_refusals, nn_irq_refusals: one rule for the preflight and the read)", () => {
+  const hostname = async () => (await host.exec("cat /proc/sys/kernel/hostname")).stdout.trim();
+  const possible = async () => (await host.exec("cat /sys/devices/system/cpu/possible")).stdout.trim();
+
+  test("rps.cpus naming a CPU the host does not have: refused at preview as at up, in the same words", async () => {
+    await lab.refusedAlike("NicQueues", nicArgs({ rps: { cpus: [0, 63] } }), [
+      `rps.cpus: CPU(s) 63 do not exist on ${await hostname()} (possible CPUs: ${await possible()}); use CPUs in that range or "all"`,
+    ]);
+  });
+
+  test("irqAffinity on a veth (no IRQs of its own), and rps.sockFlowEntries inside a network namespace: both refused at preview as at up", async () => {
+    await lab.refusedAlike("NicQueues", nicArgs({ irqAffinity: { cpus: "spread" }, rps: { cpus: "all", sockFlowEntries: 32768 } }), [
+      "irqAffinity: eth0 (driver veth) has no IRQs of its own (a virtual interface such as veth, bridge or a VLAN has none; its MSI IRQs are in /sys/class/net/eth0/device/msi_irqs on real NICs); remove irqAffinity or set it on the physical NIC",
+      "rps.sockFlowEntries: net.core.rps_sock_flow_entries does not exist or is read-only here: it is host-wide and absent inside a network namespace or container; set it on the host, or remove sockFlowEntries",
+    ]);
+  });
+
+  test("rps over the host's CPUs (\"all\", and CPUs it has): the read refuses nothing, up applies", async () => {
+    const p = await lab.preview("NicQueues", "rpsok", nicArgs({ rps: { cpus: [0, 1] } }));
+    expect([p.ok, p.error]).toEqual([true, undefined]);
+    const up = await lab.newStack("rpsok").up(lab.program("NicQueues", "rpsok", nicArgs({ rps: { cpus: "all" } })));
+    expect([up.ok, up.error]).toEqual([true, undefined]);
+  });
+});

@@ -76,10 +76,10 @@ describe("drift and the repair token", () => {
     const afterRepair: LiveSection = { ...web(), record: { ...web().record!, token: t1 } };
     expect(repairToken(afterRepair)).not.toBe(t1);
     // a record this user cannot read: none (the stored token is kept, components/live.ts)
-    expect(repairToken({ recordState: "unreadable", values: {}, missing: [], unreadable: [], digests: {}, maxima: {}, drivers: {}, host: {}, unsupported: {}, shown: {}, absent: [], boot: [], bootUnreadable: [] })).toBe(NO_TOKEN);
+    expect(repairToken({ recordState: "unreadable", values: {}, missing: [], unreadable: [], digests: {}, maxima: {}, drivers: {}, host: {}, unsupported: {}, shown: {}, absent: [], boot: [], bootUnreadable: [], refusals: [] })).toBe(NO_TOKEN);
   });
   test("no record (#32 item 3): 0 before any apply; a fresh token each read when the journal says it was applied here", () => {
-    const none: LiveSection = { recordState: "none", values: {}, missing: [], unreadable: [], digests: {}, maxima: {}, drivers: {}, host: {}, unsupported: {}, shown: {}, absent: [], boot: [], bootUnreadable: [] };
+    const none: LiveSection = { recordState: "none", values: {}, missing: [], unreadable: [], digests: {}, maxima: {}, drivers: {}, host: {}, unsupported: {}, shown: {}, absent: [], boot: [], bootUnreadable: [], refusals: [] };
     expect(repairToken(none)).toBe(NO_TOKEN);
     const gone: LiveSection = { ...none, recordState: "gone" };
     const [a, b] = [repairToken(gone), repairToken(gone)];
@@ -224,8 +224,10 @@ describe("liveProgram: the engine tree-shaken to the live read", () => {
     // sysctl.sh nts_boot_conflicts (the preflight's awk, shared), nts_boot_mask, nts_adopt_links, nts_live_boot, nic.sh
     // nn_live_iface and nn_ifaces, the request's extra fields in nt_live_main; +154: the shared awk's redaction of a
     // secret key's value in another file (23,422 bytes); +46: nt_cleanup stops the run's watchdog (issue #32: 23,468);
-    // +415: the check compares a secret value by its sha256 and names the files the login user cannot read (23,883)
-    expect(Buffer.byteLength(p)).toBeLessThan(18_468 + 4_800 + 700);
+    // +415: the check compares a secret value by its sha256 and names the files the login user cannot read (23,883);
+    // about +3,060: NicQueues' RPS and IRQ refusals (nic.sh nn_rps_refusals, nn_irq_refusals and what they call:
+    // nn_irqs, nn_cpus_outside, nn_cpulist_expand, the five messages)
+    expect(Buffer.byteLength(p)).toBeLessThan(18_468 + 4_800 + 700 + 3_300);
     for (const f of ["nt_live_main", "nt_live_key", "nt_digest", "nt_norm", "nt_kind_sysctl", "nt_kind_nic"]) expect(p).toMatch(new RegExp(`^${f}\\(\\) \\{`, "m"));
     for (const f of ["nt_apply_main", "nt_restore_main", "nt_lock", "nt_commit", "nt_write_atomic", "kind_set", "nt_converged_write"]) expect(p).not.toMatch(new RegExp(`^${f}\\(\\) \\{`, "m"));
     expect(p.endsWith("\nnt_live_main\n")).toBe(true);

@@ -441,15 +441,29 @@ nn_live_ethtool() {
   esac
 }
 
-# nn_live_iface IF: what the preflight refuses before reading the interface (kind_preflight: a missing interface, no
-# ethtool), as the live read's "no-interface<TAB>IF<TAB>interfaces" / "no-ethtool" lines, and the host's name for
-# their messages ("host<TAB>hostname<TAB>NT_HOSTNAME").
+# nn_live_iface IF[<TAB>RPS-CPUS<TAB>IRQ-CPUS<TAB>SOCKFLOW]: what the preflight refuses before reading the interface
+# (kind_preflight: a missing interface, no ethtool), as the live read's "no-interface<TAB>IF<TAB>interfaces" /
+# "no-ethtool" lines, and the host's name for their messages ("host<TAB>hostname<TAB>NT_HOSTNAME"); then, for an
+# interface that exists, the preflight's RPS and IRQ refusals in its words (nn_rps_refusals, nn_irq_refusals) as
+# "refuse<TAB>text" lines: RPS-CPUS "all" or a CPU list, IRQ-CPUS "spread" or a CPU list (empty: not declared),
+# SOCKFLOW 1 when rps.sockFlowEntries is declared.
 nn_live_iface() {
-  nn_valid_if "$1" || return 0
+  NN_IF=${1%%"$NT_TAB"*}; nnl_r=''; case $1 in *"$NT_TAB"*) nnl_r=${1#*"$NT_TAB"} ;; esac
+  NN_RPS_CPUS=${nnl_r%%"$NT_TAB"*}; nnl_r=${nnl_r#*"$NT_TAB"}
+  NN_IRQ_CPUS=${nnl_r%%"$NT_TAB"*}; nnl_sf=${nnl_r#*"$NT_TAB"}
+  nn_valid_if "$NN_IF" || return 0
   printf 'host\thostname\t%s\n' "$NT_HOSTNAME"
-  if [ ! -e "$NN_SYS/$1" ]; then nn_ifaces; printf 'no-interface\t%s\t%s\n' "$1" "$NN_IFACES"
-  elif ! command -v ethtool >/dev/null 2>&1; then printf 'no-ethtool\n'; fi
+  if [ ! -e "$NN_SYS/$NN_IF" ]; then nn_ifaces; printf 'no-interface\t%s\t%s\n' "$NN_IF" "$NN_IFACES"; return 0; fi
+  command -v ethtool >/dev/null 2>&1 || printf 'no-ethtool\n'
+  case $NN_RPS_CPUS in all) ;; *) nn_cpulist_ok "$NN_RPS_CPUS" || NN_RPS_CPUS='' ;; esac
+  case $NN_IRQ_CPUS in spread) ;; *) nn_cpulist_ok "$NN_IRQ_CPUS" || NN_IRQ_CPUS='' ;; esac
+  [ "$nnl_sf" = 1 ] || nnl_sf=0
+  NN_DRIVER=''
+  nn_rps_refusals nn_live_refuse "$nnl_sf" -e
+  [ -z "$NN_IRQ_CPUS" ] || nn_irq_refusals nn_live_refuse
+  return 0
 }
+nn_live_refuse() { printf 'refuse\t%s\n' "$1"; }
 
 # nn_ifaces: NN_IFACES = the host's interfaces, space-separated (what the refusal of a missing one lists)
 nn_ifaces() {
@@ -663,29 +677,33 @@ nn_rx_queues() { # the rx queue names there will be after channels are applied (
   NN_NRXQ=$nn_rxq
 }
 
-nn_check_rps() {
+# nn_rps_refusals CALLBACK SOCKFLOW TEST: the RPS checks the preflight (CALLBACK nt_problem) and the live read
+# (nn_live_refuse) share, one rule and text (provider/host/messages.ts): rps.sockFlowEntries declared (SOCKFLOW 1) where
+# net.core.rps_sock_flow_entries fails TEST (the preflight, as root: -w; the read, as the login user: -e), an interface
+# without rps_cpus files, rps.cpus outside the possible CPUs. Sets nn_possible; 1 when the rps part cannot go on.
+nn_rps_refusals() {
   nn_cat "$NN_CPU/possible"; nn_possible=$NT_GOT
-  if nt_lookup "$NT_TMP/requested" net.core.rps_sock_flow_entries; then
-    if [ -w /proc/sys/net/core/rps_sock_flow_entries ]; then
-      printf '%s\t%s\n' net.core.rps_sock_flow_entries "$NT_FOUND" >> "$NT_TMP/want.rps"
-    else
-      nt_problem "rps.sockFlowEntries: net.core.rps_sock_flow_entries does not exist or is read-only here: it is host-wide and absent inside a network namespace or container; set it on the host, or remove sockFlowEntries"
-    fi
+  if [ "$2" = 1 ]; then
+    nn_t=/proc/sys/net/core/rps_sock_flow_entries
+    if [ "$3" = -w ]; then [ -w "$nn_t" ]; else [ -e "$nn_t" ]; fi || { nn_msg_sockflow; "$1" "$NN_MSG"; }
   fi
   [ -n "$NN_RPS_CPUS" ] || return 0
   nn_rpsf=0; for nn_q in "$NN_SYS/$NN_IF/queues"/*/rps_cpus; do [ -e "$nn_q" ] && { nn_rpsf=1; break; }; done
-  if [ "$nn_rpsf" = 0 ]; then
-    nt_problem "rps: $NN_IF has no rps_cpus files (kernel built without CONFIG_RPS?); remove rps"
-    return 0
+  if [ "$nn_rpsf" = 0 ]; then nn_msg_rps_nofiles "$NN_IF"; "$1" "$NN_MSG"; return 1; fi
+  [ "$NN_RPS_CPUS" != all ] || return 0
+  nn_bad=$(nn_cpus_outside "$NN_RPS_CPUS" "$nn_possible")
+  if [ -n "$nn_bad" ]; then nn_msg_rps_cpus "$nn_bad" "$NT_HOSTNAME" "$nn_possible"; "$1" "$NN_MSG"; return 1; fi
+  return 0
+}
+
+nn_check_rps() {
+  nn_sf=0; nt_lookup "$NT_TMP/requested" net.core.rps_sock_flow_entries && nn_sf=1
+  nn_rps_refusals nt_problem "$nn_sf" -w || return 0
+  if [ "$nn_sf" = 1 ] && nt_lookup "$NT_TMP/requested" net.core.rps_sock_flow_entries && [ -w /proc/sys/net/core/rps_sock_flow_entries ]; then
+    printf '%s\t%s\n' net.core.rps_sock_flow_entries "$NT_FOUND" >> "$NT_TMP/want.rps"
   fi
-  if [ "$NN_RPS_CPUS" = all ]; then nn_list=$nn_possible; else
-    nn_list=$NN_RPS_CPUS
-    nn_bad=$(nn_cpus_outside "$nn_list" "$nn_possible")
-    if [ -n "$nn_bad" ]; then
-      nt_problem "rps.cpus: CPU(s) $nn_bad do not exist on $NT_HOSTNAME (possible CPUs: $nn_possible); use CPUs in that range or \"all\""
-      return 0
-    fi
-  fi
+  [ -n "$NN_RPS_CPUS" ] || return 0
+  if [ "$NN_RPS_CPUS" = all ]; then nn_list=$nn_possible; else nn_list=$NN_RPS_CPUS; fi
   nn_rx_queues > "$NT_TMP/rxq"
   nn_cpu_count "$nn_possible"; nn_ncpu=$NN_NCPU
   nn_nq=$NN_NRXQ
@@ -722,23 +740,24 @@ nn_irqbalance_bans() { # prints the banned IRQ numbers from irqbalance's configu
   cat /etc/sysconfig/irqbalance /etc/default/irqbalance 2>/dev/null | tr ' "' '[\n*]' | sed -n 's/^--banirq=\([0-9]*\).*/\1/p; s/^-i\([0-9][0-9]*\)$/\1/p'
 }
 
+# nn_irq_refusals CALLBACK: the IRQ checks the preflight and the live read share (as nn_rps_refusals): an interface
+# without IRQs of its own, irqAffinity.cpus not online. Sets NN_IRQS (the IRQ numbers, a line each) and nn_online; 1 when
+# the irqAffinity part cannot go on. (A /proc/irq/N/smp_affinity that root cannot write is the preflight's alone.)
+nn_irq_refusals() {
+  NN_IRQS=$(nn_irqs)
+  if [ -z "$NN_IRQS" ]; then nn_drv; nn_msg_irq_none "$NN_IF" "$NN_DRIVER" "$NN_SYS"; "$1" "$NN_MSG"; return 1; fi
+  nn_online=$(cat "$NN_CPU/online" 2>/dev/null)
+  [ "$NN_IRQ_CPUS" != spread ] || return 0
+  nn_bad=$(nn_cpus_outside "$NN_IRQ_CPUS" "$nn_online")
+  if [ -n "$nn_bad" ]; then nn_msg_irq_cpus "$nn_bad" "$NT_HOSTNAME" "$nn_online"; "$1" "$NN_MSG"; return 1; fi
+  return 0
+}
+
 nn_check_irq() {
   [ -n "$NN_IRQ_CPUS" ] || return 0
-  nn_irqs > "$NT_TMP/irqs"
-  if [ ! -s "$NT_TMP/irqs" ]; then
-    nn_drv
-    nt_problem "irqAffinity: $NN_IF (driver $NN_DRIVER) has no IRQs of its own (a virtual interface such as veth, bridge or a VLAN has none; its MSI IRQs are in $NN_SYS/$NN_IF/device/msi_irqs on real NICs); remove irqAffinity or set it on the physical NIC"
-    return 0
-  fi
-  nn_online=$(cat "$NN_CPU/online" 2>/dev/null)
-  if [ "$NN_IRQ_CPUS" = spread ]; then nn_list=$nn_online; else
-    nn_list=$NN_IRQ_CPUS
-    nn_bad=$(nn_cpus_outside "$nn_list" "$nn_online")
-    if [ -n "$nn_bad" ]; then
-      nt_problem "irqAffinity.cpus: CPU(s) $nn_bad are not online on $NT_HOSTNAME (online CPUs: $nn_online)"
-      return 0
-    fi
-  fi
+  nn_irq_refusals nt_problem || return 0
+  printf '%s\n' "$NN_IRQS" > "$NT_TMP/irqs"
+  if [ "$NN_IRQ_CPUS" = spread ]; then nn_list=$nn_online; else nn_list=$NN_IRQ_CPUS; fi
   nn_cpulist_expand "$nn_list" | awk '!s[$1]++' > "$NT_TMP/irqcpus"
   nn_n=$(wc -l < "$NT_TMP/irqcpus")
   nn_i=0

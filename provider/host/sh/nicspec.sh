@@ -94,6 +94,21 @@ nn_msg_coalesce_nofield() { NN_MSG="${1} (${2}) is not supported by ${3} (driver
 # nn_msg_coalesce_range SETTING VALUE DRIVER IF ACCEPTS: NN_MSG = the message (provider/host/messages.ts)
 nn_msg_coalesce_range() { NN_MSG="${1} ${2} is refused by the ${3} driver of ${4}: it accepts ${5}; use 10 or more"; }
 
+# nn_msg_sockflow : NN_MSG = the message (provider/host/messages.ts)
+nn_msg_sockflow() { NN_MSG="rps.sockFlowEntries: net.core.rps_sock_flow_entries does not exist or is read-only here: it is host-wide and absent inside a network namespace or container; set it on the host, or remove sockFlowEntries"; }
+
+# nn_msg_rps_nofiles IF: NN_MSG = the message (provider/host/messages.ts)
+nn_msg_rps_nofiles() { NN_MSG="rps: ${1} has no rps_cpus files (kernel built without CONFIG_RPS?); remove rps"; }
+
+# nn_msg_rps_cpus CPUS HOST POSSIBLE: NN_MSG = the message (provider/host/messages.ts)
+nn_msg_rps_cpus() { NN_MSG="rps.cpus: CPU(s) ${1} do not exist on ${2} (possible CPUs: ${3}); use CPUs in that range or \"all\""; }
+
+# nn_msg_irq_none IF DRIVER SYS: NN_MSG = the message (provider/host/messages.ts)
+nn_msg_irq_none() { NN_MSG="irqAffinity: ${1} (driver ${2}) has no IRQs of its own (a virtual interface such as veth, bridge or a VLAN has none; its MSI IRQs are in ${3}/${1}/device/msi_irqs on real NICs); remove irqAffinity or set it on the physical NIC"; }
+
+# nn_msg_irq_cpus CPUS HOST ONLINE: NN_MSG = the message (provider/host/messages.ts)
+nn_msg_irq_cpus() { NN_MSG="irqAffinity.cpus: CPU(s) ${1} are not online on ${2} (online CPUs: ${3})"; }
+
 # nn_coalesce_range DRIVER NAME VALUE: NN_ACCEPTS = what DRIVER accepts when it refuses VALUE (a number) for the
 # coalescing parameter NAME, else empty (provider/host/messages.ts COALESCE_DRIVER_RANGES).
 nn_coalesce_range() {
