@@ -75,7 +75,7 @@ export interface LivePlan {
   boot?: pulumi.Input<LiveBootPlan>;
   /** NicQueues: the declared interface (the read says whether it exists and whether the host has ethtool). */
   iface?: pulumi.Input<string>;
-  /** NicQueues: its RPS and IRQ declarations, checked by the read as by the preflight (provider/nic/plan.ts readChecks). */
+  /** NicQueues: its RPS, IRQ and persistence declarations, checked by the read as by the preflight (provider/nic/plan.ts readChecks). */
   nicChecks?: pulumi.Input<LiveNicChecks>;
 }
 

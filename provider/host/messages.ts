@@ -165,7 +165,7 @@ export const ETHTOOL_MISSING = message(
 
 /** rps.sockFlowEntries where net.core.rps_sock_flow_entries does not exist (a network namespace, a container) or is read-only. */
 export const SOCK_FLOW_ABSENT = message(
-  { fn: "nn_msg_sockflow", variable: "NN_MSG", doc: "" },
+  { fn: "nn_msg_sockflow", variable: "NN_MSG", doc: "(no arguments)" },
   [] as const,
   () => "rps.sockFlowEntries: net.core.rps_sock_flow_entries does not exist or is read-only here: it is host-wide and absent inside a network namespace or container; set it on the host, or remove sockFlowEntries",
 );
@@ -197,6 +197,36 @@ export const IRQ_CPUS_OFFLINE = message(
   { fn: "nn_msg_irq_cpus", variable: "NN_MSG", doc: "CPUS HOST ONLINE" },
   ["cpus", "host", "online"] as const,
   (a) => `irqAffinity.cpus: CPU(s) ${a.cpus} are not online on ${a.host} (online CPUs: ${a.online})`,
+);
+
+// ------------------------------------------------------------- NicQueues persistence (nic.sh nn_persist_refusals)
+
+/** With persistence "systemd": the unit or boot script exists and has no owner line of this resource. */
+export const PERSIST_NOT_OURS = message(
+  { fn: "nn_msg_persist_other", variable: "NN_MSG", doc: "FILE OWNER" },
+  ["file", "owner"] as const,
+  (a) => `persistence: ${a.file} exists and was not written by this resource (${a.owner}): move it away or use persistence "rc.local"/"none"`,
+);
+
+/** rc.local holds another resource's block for the same interface. */
+export const RC_OTHER_BLOCK = message(
+  { fn: "nn_msg_rc_other", variable: "NN_MSG", doc: "RCLOCAL IF LINE" },
+  ["rclocal", "iface", "line"] as const,
+  (a) => `persistence: ${a.rclocal} already holds a block for ${a.iface} of another resource ('${a.line}'): one NicQueues per interface`,
+);
+
+/** rc.local has this resource's BEGIN line without its END line. */
+export const RC_NO_END = message(
+  { fn: "nn_msg_rc_noend", variable: "NN_MSG", doc: "RCLOCAL BEGIN" },
+  ["rclocal", "begin"] as const,
+  (a) => `persistence: ${a.rclocal} has '${a.begin}' without its END line: repair the file by hand`,
+);
+
+/** With persistence "rc.local": rc.local exists and is not a regular file. */
+export const RC_NOT_FILE = message(
+  { fn: "nn_msg_rc_notfile", variable: "NN_MSG", doc: "RCLOCAL" },
+  ["rclocal"] as const,
+  (a) => `persistence: ${a.rclocal} is not a regular file`,
 );
 
 // ------------------------------------------------------------------------------- a NicQueues resource's read
@@ -413,7 +443,7 @@ export function renderNicMessagesSh(): string[] {
     lines.push(`    ${host}) NN_LG_ARG=${g.arg}; NN_LG_OPT=${g.option}; NN_LG_WHAT=${shSingle(g.what)}; NN_LG_ORMAX=${g.acceptsMax ? shSingle(OR_MAX) : "''"} ;;`);
   }
   lines.push("    *) return 1 ;;", "  esac", "}", "");
-  const all = [IFACE_MISSING, ETHTOOL_MISSING, LIMIT_EXCEEDED, LIMIT_FIELD_UNSUPPORTED, LIMIT_GROUP_UNSUPPORTED, FEATURES_UNREADABLE, FEATURE_ABSENT, FEATURE_FIXED, COALESCE_UNSUPPORTED, COALESCE_FIELD_UNSUPPORTED, COALESCE_DRIVER_REFUSES, SOCK_FLOW_ABSENT, RPS_NO_FILES, RPS_CPUS_ABSENT, IRQ_NONE, IRQ_CPUS_OFFLINE];
+  const all = [IFACE_MISSING, ETHTOOL_MISSING, LIMIT_EXCEEDED, LIMIT_FIELD_UNSUPPORTED, LIMIT_GROUP_UNSUPPORTED, FEATURES_UNREADABLE, FEATURE_ABSENT, FEATURE_FIXED, COALESCE_UNSUPPORTED, COALESCE_FIELD_UNSUPPORTED, COALESCE_DRIVER_REFUSES, SOCK_FLOW_ABSENT, RPS_NO_FILES, RPS_CPUS_ABSENT, IRQ_NONE, IRQ_CPUS_OFFLINE, PERSIST_NOT_OURS, RC_OTHER_BLOCK, RC_NO_END, RC_NOT_FILE];
   for (const m of all) lines.push(...renderShMessage(m as HostMessage<string>), "");
   lines.push(
     "# nn_coalesce_range DRIVER NAME VALUE: NN_ACCEPTS = what DRIVER accepts when it refuses VALUE (a number) for the",

@@ -53,11 +53,11 @@ export interface LiveRequest {
   boot?: LiveBootCheck;
   /** nic: the declared interface (a field after the keys): the read says whether it exists, and whether ethtool does. */
   iface?: string;
-  /** nic, with `iface`: its RPS and IRQ declarations, which the read checks as the preflight does (nic.sh nn_live_iface). */
+  /** nic, with `iface`: its RPS, IRQ and persistence declarations, which the read checks as the preflight does (nic.sh nn_live_iface). */
   nicChecks?: LiveNicChecks;
 }
 
-/** What a NicQueues read checks of its RPS and IRQ declarations (fields after the interface; nic.sh nn_live_iface). */
+/** What a NicQueues read checks of its RPS, IRQ and persistence declarations (fields after the interface; nic.sh nn_live_iface). */
 export interface LiveNicChecks {
   /** rps.cpus as the plan's `@rps-cpus` line gives it: "all" or a CPU list ("0,2-3"). */
   rpsCpus?: string;
@@ -65,6 +65,9 @@ export interface LiveNicChecks {
   irqCpus?: string;
   /** rps.sockFlowEntries is declared. */
   sockFlow?: boolean;
+  /** The plan's `@persistence` word (systemd, rc.local, none, auto) and the owner's label (its marker lines). */
+  persistence?: string;
+  label?: string;
 }
 
 const KEY = /^[A-Za-z0-9._:/@+*-]+$/;
@@ -92,7 +95,9 @@ function moreFields(r: LiveRequest): string {
     if (!n) return `\t${r.iface}`;
     if (n.rpsCpus !== undefined && !/^(all|[0-9][0-9,-]*)$/.test(n.rpsCpus)) throw bad("rps CPU list", n.rpsCpus);
     if (n.irqCpus !== undefined && !/^(spread|[0-9][0-9,-]*)$/.test(n.irqCpus)) throw bad("IRQ CPU list", n.irqCpus);
-    return `\t${r.iface}\t${n.rpsCpus ?? ""}\t${n.irqCpus ?? ""}\t${n.sockFlow ? 1 : ""}`;
+    if (n.persistence !== undefined && !["systemd", "rc.local", "none", "auto"].includes(n.persistence)) throw bad("persistence", n.persistence);
+    if (n.label !== undefined && !LABEL.test(n.label)) throw bad("owner label", n.label);
+    return `\t${r.iface}\t${n.rpsCpus ?? ""}\t${n.irqCpus ?? ""}\t${n.sockFlow ? 1 : ""}\t${n.persistence ?? ""}\t${n.label ?? ""}`;
   }
   const b = r.boot;
   if (r.kind !== "sysctl" || !b) return "";
@@ -195,7 +200,7 @@ export interface LiveSection {
   noInterface?: { iface: string; list: string };
   /** The interface exists and the host has no ethtool (`no-ethtool`). */
   noEthtool?: boolean;
-  /** The preflight's RPS and IRQ refusals, in the host's words (`refuse<TAB>text`: nic.sh nn_live_iface). */
+  /** The preflight's RPS, IRQ and persistence refusals, in the host's words (`refuse<TAB>text`: nic.sh nn_live_iface). */
   refusals: string[];
 }
 

@@ -27,8 +27,11 @@ export interface NicPlan {
   warnings: string[];
   /** Where the settings are persisted: "systemd", "rc.local", "none" or "auto" (decided on the host). */
   persistence: string;
-  /** What the live read checks of the RPS and IRQ declarations, as the plan's lines give them (provider/live/read.ts). */
-  readChecks: { rpsCpus?: string; irqCpus?: string; sockFlow: boolean };
+  /**
+   * What the live read checks of the RPS, IRQ and persistence declarations, as the plan's lines give them, and the
+   * owner's label (provider/live/read.ts LiveNicChecks).
+   */
+  readChecks: { rpsCpus?: string; irqCpus?: string; sockFlow: boolean; persistence: string; label: string };
 }
 
 /** A group's entries in the spec's apply order (features, which have no fixed names, by name). */
@@ -68,7 +71,7 @@ export function planNic(input: NicPlanInput): NicPlan {
     lines.push(`# ${NIC_GROUP_SPECS.link.planTitle}`);
     set(settingByArg("link", "txQueueLength")!.ethtool, String(r.txQueueLength));
   }
-  const readChecks: NicPlan["readChecks"] = { sockFlow: r.rps?.sockFlowEntries !== undefined };
+  const readChecks: NicPlan["readChecks"] = { sockFlow: r.rps?.sockFlowEntries !== undefined, persistence: r.persistence, label: input.owner.label };
   if (r.rps) {
     lines.push(`# ${NIC_GROUP_SPECS.rps.planTitle}`);
     // a string is the spec's keyword ("all"), passed on for the host to compute (the schema admits no other string)

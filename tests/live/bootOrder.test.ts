@@ -15,7 +15,7 @@ import { NetTuning } from "../../components/netTuning";
 import { NicQueues } from "../../components/nicQueues";
 import { rollout } from "../../components/rollout";
 import type { LabHost } from "../../testkit/lab";
-import { previewLab } from "./previewLab";
+import { previewLab, problems } from "./previewLab";
 import { withLogs, within } from "../../testkit/jest";
 
 jest.setTimeout(180_000);
@@ -147,5 +147,50 @@ describe("NicQueues: what the preflight checks before reading the interface", ()
     await host.exec("mv /usr/sbin/ethtool /usr/sbin/ethtool.off");
     expect((await host.exec("sh -c 'command -v ethtool || echo none'")).stdout.trim()).toBe("none");
     await lab.refusedAlike("NicQueues", { interface: host.iface, persistence: "none", txQueueLength: 5000, features: { gro: true }, rings: { rx: 512 }, channels: { rx: 2 }, coalesce: { rxUsecs: 50 } }, [`ethtool is not installed on ${await hostname()}: install the ethtool package`]);
+  });
+});
+
+describe("NicQueues: persistence the host cannot take (nic.sh nn_persist_refusals: one rule for the preflight and the read)", () => {
+  const RC = "/etc/rc.local";
+  const UNIT = "/etc/systemd/system/net-tuning-nic-eth0.service";
+  let rcBefore: string | undefined;
+  beforeEach(async () => {
+    const r = await host.exec(`cat ${RC}`);
+    rcBefore = r.code === 0 ? r.stdout : undefined;
+  });
+  afterEach(async () => {
+    if (rcBefore === undefined) await host.exec(`rm -f ${RC}`);
+    else await host.exec(`cat > ${RC}`, { stdin: rcBefore });
+    await host.exec(`rm -f ${UNIT}`);
+  });
+
+  test("rc.local holding another resource's block for the interface: refused at preview as at up, in the same words", async () => {
+    const begin = "# BEGIN pulumi-net-tuning other/stack/x eth0";
+    await host.exec(`printf '#!/bin/sh\\n${begin}\\nip link set dev eth0 txqueuelen 3000\\n# END pulumi-net-tuning other/stack/x eth0\\nexit 0\\n' > ${RC} && chmod 0755 ${RC}`);
+    await lab.refusedAlike("NicQueues", { interface: host.iface, persistence: "rc.local", txQueueLength: 5000 }, [
+      `persistence: ${RC} already holds a block for eth0 of another resource ('${begin}'): one NicQueues per interface`,
+    ]);
+  });
+
+  test("persistence \"systemd\" with a unit of that name not written by this resource: refused at preview as at up (the message names each one's owner)", async () => {
+    await host.exec(`mkdir -p /etc/systemd/system && printf '[Unit]\\nDescription=hand-made\\n' > ${UNIT}`);
+    const args = { interface: host.iface, persistence: "systemd", txQueueLength: 5000 };
+    const p = await lab.preview("NicQueues", "u", args);
+    expect(p.ok).toBe(false);
+    expect(p.sessions).toBe(0);
+    const said = (e: string | undefined) => problems(e).map((l) => l.replace(/\(([^()]*\/[^()]*)\)/, "(<owner>)"));
+    const unitRefusal = `persistence: ${UNIT} exists and was not written by this resource (<owner>): move it away or use persistence "rc.local"/"none"`;
+    expect(said(p.error)).toEqual([unitRefusal]);
+    const up = await lab.newStack("u").up(lab.program("NicQueues", "u", { ...args, livePreview: false }));
+    expect(up.ok).toBe(false);
+    expect(said(up.error)).toEqual([unitRefusal]);
+    // its own unit (the marker line of this owner) is no refusal: the same stack's preview passes once the file names it
+    const s = lab.newStack("own");
+    const r1 = await s.preview(lab.program("NicQueues", "u", args));
+    const owner = /exists and was not written by this resource \(([^()]+)\)/.exec(r1.error ?? "")?.[1];
+    expect(owner).toMatch(/\/u$/);
+    await host.exec(`printf '# pulumi-net-tuning owner: ${owner}\\n' >> ${UNIT}`);
+    const r2 = await s.preview(lab.program("NicQueues", "u", args));
+    expect([r2.ok, r2.error]).toEqual([true, undefined]);
   });
 });

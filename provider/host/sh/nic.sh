@@ -441,16 +441,19 @@ nn_live_ethtool() {
   esac
 }
 
-# nn_live_iface IF[<TAB>RPS-CPUS<TAB>IRQ-CPUS<TAB>SOCKFLOW]: what the preflight refuses before reading the interface
+# nn_live_iface FIELDS: what the preflight refuses before reading the interface
 # (kind_preflight: a missing interface, no ethtool), as the live read's "no-interface<TAB>IF<TAB>interfaces" /
 # "no-ethtool" lines, and the host's name for their messages ("host<TAB>hostname<TAB>NT_HOSTNAME"); then, for an
 # interface that exists, the preflight's RPS and IRQ refusals in its words (nn_rps_refusals, nn_irq_refusals) as
 # "refuse<TAB>text" lines: RPS-CPUS "all" or a CPU list, IRQ-CPUS "spread" or a CPU list (empty: not declared),
-# SOCKFLOW 1 when rps.sockFlowEntries is declared.
+# SOCKFLOW 1 when rps.sockFlowEntries is declared; and with PERSISTENCE (the plan's word) and OWNER-LABEL its
+# persistence refusals (nn_persist_refusals). Fields: IF<TAB>RPS-CPUS<TAB>IRQ-CPUS<TAB>SOCKFLOW<TAB>PERSISTENCE<TAB>OWNER-LABEL.
 nn_live_iface() {
   NN_IF=${1%%"$NT_TAB"*}; nnl_r=''; case $1 in *"$NT_TAB"*) nnl_r=${1#*"$NT_TAB"} ;; esac
   NN_RPS_CPUS=${nnl_r%%"$NT_TAB"*}; nnl_r=${nnl_r#*"$NT_TAB"}
-  NN_IRQ_CPUS=${nnl_r%%"$NT_TAB"*}; nnl_sf=${nnl_r#*"$NT_TAB"}
+  NN_IRQ_CPUS=${nnl_r%%"$NT_TAB"*}; nnl_r=${nnl_r#*"$NT_TAB"}
+  nnl_sf=${nnl_r%%"$NT_TAB"*}; nnl_r=${nnl_r#*"$NT_TAB"}
+  NN_PERSIST=${nnl_r%%"$NT_TAB"*}; nnl_label=${nnl_r#*"$NT_TAB"}
   nn_valid_if "$NN_IF" || return 0
   printf 'host\thostname\t%s\n' "$NT_HOSTNAME"
   if [ ! -e "$NN_SYS/$NN_IF" ]; then nn_ifaces; printf 'no-interface\t%s\t%s\n' "$NN_IF" "$NN_IFACES"; return 0; fi
@@ -461,6 +464,12 @@ nn_live_iface() {
   NN_DRIVER=''
   nn_rps_refusals nn_live_refuse "$nnl_sf" -e
   [ -z "$NN_IRQ_CPUS" ] || nn_irq_refusals nn_live_refuse
+  # persistence: the plan's word and the owner's label (its marker lines); not valid or absent: not checked
+  case $NN_PERSIST in systemd | rc.local | auto) ;; *) return 0 ;; esac
+  case $nnl_label in '' | *[!A-Za-z0-9._:/@\ -]*) return 0 ;; esac
+  NT_OWNER=$nnl_label NN_RC_AT=''
+  nn_boot_paths
+  nn_persist_refusals nn_live_refuse live
   return 0
 }
 nn_live_refuse() { printf 'refuse\t%s\n' "$1"; }
@@ -806,15 +815,20 @@ nn_check_other_owners() {
 
 # ---------------------------------------------------------------------------------------- persistence
 nn_paths() {
+  nn_boot_paths
+  # the device's wants link: systemd starts the unit again whenever the interface (re)appears (hotplug, driver reload)
+  nn_sd_escape "$NN_IF"; NN_DEV="sys-subsystem-net-devices-$NN_ESC.device"
+  NN_DEVWANTS=/etc/systemd/system/$NN_DEV.wants/net-tuning-nic-$nn_unitname.service
+}
+# nn_boot_paths: the unit, boot script, rc.local and rc.local block lines of this resource (what the persistence
+# checks read; the live read needs no more of nn_paths)
+nn_boot_paths() {
   # the unit's name: "@" and "+" as "_"
   nn_unitname=$NN_IF
   while :; do case $nn_unitname in *[@+]*) nn_unitname=${nn_unitname%%[@+]*}_${nn_unitname#*[@+]} ;; *) break ;; esac; done
   NN_UNIT=/etc/systemd/system/net-tuning-nic-$nn_unitname.service
   NN_SCRIPT=/usr/local/libexec/net-tuning/nic-$NN_IF.sh
   NN_WANTS=/etc/systemd/system/multi-user.target.wants/net-tuning-nic-$nn_unitname.service
-  # the device's wants link: systemd starts the unit again whenever the interface (re)appears (hotplug, driver reload)
-  nn_sd_escape "$NN_IF"; NN_DEV="sys-subsystem-net-devices-$NN_ESC.device"
-  NN_DEVWANTS=/etc/systemd/system/$NN_DEV.wants/net-tuning-nic-$nn_unitname.service
   if [ -d /etc/rc.d ]; then NN_RCLOCAL=/etc/rc.d/rc.local; else NN_RCLOCAL=/etc/rc.local; fi
   if [ -L "$NN_RCLOCAL" ]; then NN_RCLOCAL=$(readlink -f "$NN_RCLOCAL"); fi
   NN_BEGIN="# BEGIN pulumi-net-tuning $NT_OWNER $NN_IF"
@@ -1028,26 +1042,31 @@ nn_resolve_mode() {
   esac
 }
 
-nn_check_persistence() {
+# nn_persist_refusals CALLBACK [live]: the persistence checks the preflight (CALLBACK nt_problem) and the live read
+# (nn_live_refuse, with "live") share, one rule and text (provider/host/messages.ts): with persistence "systemd" a unit
+# or boot script that is not this resource's, another resource's rc.local block for the interface, this resource's
+# BEGIN line without its END line, an rc.local that is not a regular file. The read (as the login user) leaves a unit
+# or script it cannot read to the preflight.
+nn_persist_refusals() {
   nn_resolve_mode
   for nn_f in "$NN_UNIT" "$NN_SCRIPT"; do
-    if [ "$NN_MODE" = systemd ] && [ -e "$nn_f" ] && ! nn_is_ours "$nn_f"; then
-      nt_problem "persistence: $nn_f exists and was not written by this resource ($NT_OWNER): move it away or use persistence \"rc.local\"/\"none\""
-    fi
+    if [ "$NN_MODE" != systemd ] || [ ! -e "$nn_f" ] || { [ "${2:-}" = live ] && [ ! -r "$nn_f" ]; }; then continue; fi
+    nn_is_ours "$nn_f" || { nn_msg_persist_other "$nn_f" "$NT_OWNER"; "$1" "$NN_MSG"; }
   done
   if [ -f "$NN_RCLOCAL" ]; then
     nn_rc_scan
     nn_ifs=$IFS; IFS=$NT_NL; set -f
     for nn_l in $NN_RC_OTHERS; do IFS=$nn_ifs; set +f
-      nt_problem "persistence: $NN_RCLOCAL already holds a block for $NN_IF of another resource ('$nn_l'): one NicQueues per interface"
+      nn_msg_rc_other "$NN_RCLOCAL" "$NN_IF" "$nn_l"; "$1" "$NN_MSG"
     done; IFS=$nn_ifs; set +f
-    if [ "$NN_RC_BEGIN" = 1 ] && [ "$NN_RC_END" = 0 ]; then
-      nt_problem "persistence: $NN_RCLOCAL has '$NN_BEGIN' without its END line: repair the file by hand"
-    fi
+    if [ "$NN_RC_BEGIN" = 1 ] && [ "$NN_RC_END" = 0 ]; then nn_msg_rc_noend "$NN_RCLOCAL" "$NN_BEGIN"; "$1" "$NN_MSG"; fi
   fi
-  if [ "$NN_MODE" = rc.local ] && [ -e "$NN_RCLOCAL" ] && [ ! -f "$NN_RCLOCAL" ]; then
-    nt_problem "persistence: $NN_RCLOCAL is not a regular file"
-  fi
+  if [ "$NN_MODE" = rc.local ] && [ -e "$NN_RCLOCAL" ] && [ ! -f "$NN_RCLOCAL" ]; then nn_msg_rc_notfile "$NN_RCLOCAL"; "$1" "$NN_MSG"; fi
+  return 0
+}
+
+nn_check_persistence() {
+  nn_persist_refusals nt_problem
   if [ ! -f "$NT_JOURNAL" ] && { nn_is_ours "$NN_UNIT" || nn_rclocal_has_block; }; then
     nt_problem "the boot settings of this resource exist on $NT_HOSTNAME but its journal of original values ($NT_JOURNAL) is missing: refusing to record tuned values as originals. Delete the resource (pulumi destroy --target restores the originals from Pulumi state), then create it again"
   fi

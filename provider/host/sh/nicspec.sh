@@ -94,7 +94,7 @@ nn_msg_coalesce_nofield() { NN_MSG="${1} (${2}) is not supported by ${3} (driver
 # nn_msg_coalesce_range SETTING VALUE DRIVER IF ACCEPTS: NN_MSG = the message (provider/host/messages.ts)
 nn_msg_coalesce_range() { NN_MSG="${1} ${2} is refused by the ${3} driver of ${4}: it accepts ${5}; use 10 or more"; }
 
-# nn_msg_sockflow : NN_MSG = the message (provider/host/messages.ts)
+# nn_msg_sockflow (no arguments): NN_MSG = the message (provider/host/messages.ts)
 nn_msg_sockflow() { NN_MSG="rps.sockFlowEntries: net.core.rps_sock_flow_entries does not exist or is read-only here: it is host-wide and absent inside a network namespace or container; set it on the host, or remove sockFlowEntries"; }
 
 # nn_msg_rps_nofiles IF: NN_MSG = the message (provider/host/messages.ts)
@@ -108,6 +108,18 @@ nn_msg_irq_none() { NN_MSG="irqAffinity: ${1} (driver ${2}) has no IRQs of its o
 
 # nn_msg_irq_cpus CPUS HOST ONLINE: NN_MSG = the message (provider/host/messages.ts)
 nn_msg_irq_cpus() { NN_MSG="irqAffinity.cpus: CPU(s) ${1} are not online on ${2} (online CPUs: ${3})"; }
+
+# nn_msg_persist_other FILE OWNER: NN_MSG = the message (provider/host/messages.ts)
+nn_msg_persist_other() { NN_MSG="persistence: ${1} exists and was not written by this resource (${2}): move it away or use persistence \"rc.local\"/\"none\""; }
+
+# nn_msg_rc_other RCLOCAL IF LINE: NN_MSG = the message (provider/host/messages.ts)
+nn_msg_rc_other() { NN_MSG="persistence: ${1} already holds a block for ${2} of another resource ('${3}'): one NicQueues per interface"; }
+
+# nn_msg_rc_noend RCLOCAL BEGIN: NN_MSG = the message (provider/host/messages.ts)
+nn_msg_rc_noend() { NN_MSG="persistence: ${1} has '${2}' without its END line: repair the file by hand"; }
+
+# nn_msg_rc_notfile RCLOCAL: NN_MSG = the message (provider/host/messages.ts)
+nn_msg_rc_notfile() { NN_MSG="persistence: ${1} is not a regular file"; }
 
 # nn_coalesce_range DRIVER NAME VALUE: NN_ACCEPTS = what DRIVER accepts when it refuses VALUE (a number) for the
 # coalescing parameter NAME, else empty (provider/host/messages.ts COALESCE_DRIVER_RANGES).
