@@ -19,7 +19,7 @@ import { CATALOGUE, CatalogueEntry, KeyRef, REJECTED_KEYS, RuleCondition, Sysctl
 import { database, longFatFlows, manySmallFlows, nvmeTcpLatency, nvmeTcpThroughput, proxyGateway, webServer } from "../provider/sizing/profiles";
 import { formatSysctlValue, SysctlProfile } from "../provider/sizing/profile";
 import { nicPresets } from "../provider/sizing/nic";
-import { ESNET_SOURCE, esnetComparison } from "../provider/sizing/esnet";
+import { ESNET_CROSS_CHECK, ESNET_SOURCE, esnetComparison } from "../provider/sizing/esnet";
 import { nicLines } from "../provider/sizing/render";
 import { NIC_ARGS_BEGIN, NIC_ARGS_END, renderNicArgsTable } from "./gen-spec";
 
@@ -231,11 +231,16 @@ function esnetTable(): string[] {
   const rows = esnetComparison();
   const val = (v: string | undefined) => (v === undefined ? "—" : `\`${v}\``);
   const out = [
-    `ESnet's published values for a 10G host (paths up to 100 ms) and a 100G host, against what each profile sets. Source: ${ESNET_SOURCE}:`,
-    "the values come from the issue text and are **not verified against a stored copy of the page** (the site cannot be",
-    "reached from the development machines, and the stored pages hold only fasterdata's /host-tuning/ index). The audit's",
-    "ESnet column (`net-tuning audit`, [audit](audit.md#esnet-reference-column)) reads the same table. \"same\" = ESnet's",
-    "10G or 100G value; a key a profile does not set keeps the kernel's value.",
+    `ESnet's published values for a 10G host (paths up to 100 ms) and a 100G host, against what each profile sets. Source: ${ESNET_SOURCE}.`,
+    "The values come from the issue text: the site cannot be reached from the development machines and no stored copy of",
+    `the page was found. They were checked against ${ESNET_CROSS_CHECK.source}:`,
+    "",
+    "| key | that script |",
+    "|---|---|",
+    ...Object.entries(ESNET_CROSS_CHECK.verdicts).map(([k, v]) => `| \`${k}\` | ${v} |`),
+    "",
+    "The audit's ESnet column (`net-tuning audit`, [audit](audit.md#esnet-reference-column)) reads the same table. \"same\" =",
+    "ESnet's 10G or 100G value; a key a profile does not set keeps the kernel's value.",
     "",
   ];
   for (const call of [...new Set(rows.map((r) => r.call))]) {

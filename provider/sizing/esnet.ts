@@ -9,7 +9,29 @@ import { database, longFatFlows, manySmallFlows, nvmeTcpLatency, nvmeTcpThroughp
 
 /** Where the values come from, and how sure they are: named next to every table that shows them. */
 export const ESNET_SOURCE =
-  "ESnet fasterdata, Linux host tuning (fasterdata.es.net/host-tuning/linux/), values as read in 2026 (issue #33; not re-checked against a stored copy)";
+  "ESnet fasterdata, Linux host tuning (fasterdata.es.net/host-tuning/linux/), values as given in issue #33 (read in 2026; the site cannot be reached here); " +
+  "cross-checked against OSG's fasterdata-tuning.sh v1.3.10: netdev_max_backlog 30000 and htcp not confirmed";
+
+/**
+ * The second source the table was checked against (2026-12-07, a stored copy; the page itself cannot be reached from
+ * the development machines): OSG's audit/apply script, which takes its values from fasterdata.es.net without a date.
+ * Its 10G values come in two targets: "dtn" (the table's) and "measurement" (its default, larger buffers).
+ */
+export const ESNET_CROSS_CHECK = {
+  source:
+    "OSG's `fasterdata-tuning.sh` v1.3.10 (github.com/osg-htc/networking, docs/perfsonar/tools_scripts, last changed 2026-01-27 in commit 3231c522), " +
+    "which names fasterdata.es.net/host-tuning/, /network-tuning/ and /DTN/ as its sources, without a date",
+  verdicts: {
+    "net.core.rmem_max": "agrees: 10G as its `dtn` target (its default `measurement` target: 268435456), 100G as both",
+    "net.core.wmem_max": "agrees: 10G as its `dtn` target (`measurement`: 268435456), 100G as both",
+    "net.ipv4.tcp_rmem": "agrees: 10G as its `dtn` target (`measurement`: 4096 87380 134217728), 100G as both",
+    "net.ipv4.tcp_wmem": "agrees: 10G as its `dtn` target (`measurement`: 4096 65536 134217728), 100G as both",
+    "net.core.netdev_max_backlog": "differs: 250000 at 10G, 500000 at 100G; no stored source gives 30000",
+    "net.core.default_qdisc": "agrees (fq)",
+    "net.ipv4.tcp_congestion_control": "differs: bbr (cubic where bbr is missing); htcp is not named",
+    "net.ipv4.tcp_mtu_probing": "agrees (1)",
+  } as Record<string, string>,
+};
 
 /** One key's ESnet values for a 10G host (paths up to 100 ms) and a 100G host; `note`: what the value means. */
 export interface EsnetValue {
@@ -20,9 +42,8 @@ export interface EsnetValue {
 
 /**
  * ESnet fasterdata "Linux host tuning" reference values, as given in issue #33 (read from fasterdata.es.net in 2026;
- * the site cannot be reached from the development machines and no stored copy of that page was found to check them
- * against: a search of the stored pages found only fasterdata's /host-tuning/ index and OSG's fasterdata-tuning.sh
- * page, neither with these values).
+ * the site cannot be reached from the development machines and no stored copy of that page was found). Checked
+ * against {@link ESNET_CROSS_CHECK}: the 100G row and the 10G buffers agree, netdev_max_backlog and htcp do not.
  */
 export const ESNET: Record<string, EsnetValue> = {
   "net.core.rmem_max": { g10: "67108864", g100: "2147483647" },
