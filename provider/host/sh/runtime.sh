@@ -244,6 +244,10 @@ nt_watchdog_start() {
   nt_wd_s=$((NT_DEADLINE + ${NT_GATE_SOAK:-0})) nt_wd_g=$NT_DEADLINE_GRACE
   if nt_hook deadline; then nt_wd_s=${NT_HOOK_ARG%% *} nt_wd_g=${NT_HOOK_ARG#* }; fi
   case $nt_wd_s$nt_wd_g in *[!0-9]*) return 0 ;; esac
+  # the process that runs this run: $$ but in a subshell (the confirm runs nt_apply_main at the end of a pipeline),
+  # whose own pid /proc/self gives (opened by this shell: a builtin's redirection)
+  nt_wd_p=''; { read -r nt_wd_p _ < /proc/self/stat; } 2>/dev/null
+  case $nt_wd_p in '' | *[!0-9]*) nt_wd_p=$$ ;; esac
   # shellcheck disable=SC2016 # the watchdog's own program, expanded by its own shell
   /bin/sh -c 'e=$1 d=$2 g=$3 w=$4
 trap "kill \$s 2>/dev/null; exit 0" TERM
@@ -274,7 +278,7 @@ kill -TERM $ps 2>/dev/null; kill -CONT $ps 2>/dev/null
 n=0
 while [ "$n" -lt "$g" ]; do sleep 1; self || exit 0; n=$((n + 1)); done
 kill -KILL $ps 2>/dev/null
-exit 0' net-tuning-watchdog "$$" "$nt_wd_s" "$nt_wd_g" "$NT_TMP" </dev/null >/dev/null 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
+exit 0' net-tuning-watchdog "$nt_wd_p" "$nt_wd_s" "$nt_wd_g" "$NT_TMP" </dev/null >/dev/null 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
   NT_WD=$!
 }
 
