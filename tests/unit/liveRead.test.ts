@@ -1,6 +1,6 @@
 /** Pure parts of the live preview (issue #13): the read's answer, drift against the record, the repair token, the lines. */
 import { execFileSync } from "child_process";
-import { compareLive, CONVERGED_DIR, driftOf, LiveBootCheck, LiveSection, NO_TOKEN, parseLiveRead, renderLive, renderLiveRead, repairToken } from "../../provider/live/read";
+import { compareLive, CONVERGED_DIR, driftOf, LiveBootCheck, LiveSection, NO_TOKEN, parseLiveRead, renderLive, renderLiveRead, repairToken, secretWant } from "../../provider/live/read";
 import { engine } from "../../provider/host/engine";
 import { createHash } from "crypto";
 import * as fs from "fs";
@@ -188,6 +188,22 @@ describe("the boot-order check and the interface facts (issue #32, preview equal
     expect(one({ adopt: ["/etc/x;y"] })).toThrow(/invalid adopted file/);
     expect(one({ want: { "net.core.somaxconn": "1;2" } })).toThrow(/invalid value/);
     expect(() => renderLiveRead([{ kind: "nic", ownerId: "a", keys: [], iface: "a b" }])).toThrow(/invalid interface/);
+  });
+
+  test("a secret value goes as the sha256 of its words as the host normalizes them; nic's RPS, IRQ and persistence fields, each checked", () => {
+    // sysctl.sh nts_boot_conflicts: blanks and CRs as one space, none at either end (the same value in other blanks is no conflict)
+    expect(secretWant(" 0123abcd-4567ef01 \t\r x ")).toBe(secretWant("0123abcd-4567ef01 x"));
+    expect(secretWant("0123abcd-4567ef01 x")).toBe(`#sha256:${createHash("sha256").update("0123abcd-4567ef01 x").digest("hex")}`);
+    const want = { "net.ipv4.tcp_fastopen_key": secretWant("0123abcd-4567ef01-89abcdef-01234567") };
+    const boot: LiveBootCheck = { file: "/etc/sysctl.d/90-web.conf", label: "p/s/web", adopt: [], want };
+    expect(renderLiveRead([{ kind: "sysctl", ownerId: "a", keys: [], boot }]).split("\n")[LIVE_PROGRAM_HEAD]).toContain(`net.ipv4.tcp_fastopen_key=${want["net.ipv4.tcp_fastopen_key"]}'`);
+    const nic = (n: Record<string, unknown>) => renderLiveRead([{ kind: "nic", ownerId: "a", keys: [], iface: "eth0", nicChecks: n }]).split("\n")[LIVE_PROGRAM_HEAD];
+    expect(nic({ rpsCpus: "0,2-3", irqCpus: "spread", sockFlow: true, persistence: "rc.local", label: "p/s/q" })).toBe("NT_LIVE_REQ='nic\ta\t\teth0\t0,2-3\tspread\t1\trc.local\tp/s/q'");
+    expect(nic({ sockFlow: false, persistence: "auto", label: "p/s/q" })).toBe("NT_LIVE_REQ='nic\ta\t\teth0\t\t\t\tauto\tp/s/q'");
+    expect(() => nic({ rpsCpus: "0;1" })).toThrow(/invalid rps CPU list/);
+    expect(() => nic({ irqCpus: "all" })).toThrow(/invalid IRQ CPU list/);
+    expect(() => nic({ persistence: "cron" })).toThrow(/invalid persistence/);
+    expect(() => nic({ label: "p/s/q\tx" })).toThrow(/invalid owner label/);
   });
 
   test("parsed: boot findings, a missing interface, no ethtool; refused in the host preflight's words", () => {
