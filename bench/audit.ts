@@ -107,7 +107,7 @@ function markdown(samples: Sample[], startedAt: string): string {
     "# Audit at scale (bench/audit.ts, issue #33)",
     "",
     `${n} lab hosts (network namespaces with their own sshd, one machine: ${os.cpus().length} CPUs, ${os.release()}), parallelism ${p} for every approach, ${startedAt}.`,
-    "Each repeat runs the approaches side by side, in alternating order. Wall time of the whole fleet; per host: dial to answer (the audit: host-key handshake + session).",
+    "Each repeat runs the approaches side by side, in alternating order. Wall time of the whole fleet; per host: dial to answer (the audit: one handshake, which checks the host key, and its session).",
     "",
     "| approach | fleet wall time, ms (median [min–max]) | per host, ms | failed |",
     "|---|---|---|---|",
