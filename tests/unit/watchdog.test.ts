@@ -1,0 +1,43 @@
+/**
+ * The run's watchdog (runtime.sh nt_watchdog_start; issue #32, a host that stalls), with the run under each shell the
+ * engine runs in (the watchdog itself runs under this machine's /bin/sh, as on a host: dash here and in the lab):
+ * - a run waiting on a command that does not return gets TERM at its deadline, then CONT, and finds in its work
+ *   directory the deadline and the command that had not returned;
+ * - a stopped run (SIGSTOP) gets TERM and CONT, and learns that it was stopped;
+ * - a run that ends first stops its watchdog: no process of it is left;
+ * - a run in a subshell (the confirm runs nt_apply_main at the end of a pipeline) is the one stopped, not its parent.
+ * tests/reliability/matrix and tests/cli/stall do the same through real sessions.
+ */
+import { runSh } from "../../testkit/localsh";
+import { SHELL_ARGV, SHELLS } from "../../testkit/shells";
+
+jest.setTimeout(60_000);
+
+/** Runs `script` after runtime.sh with a 1 s deadline and a 5 s grace. */
+const run = (shell: (typeof SHELLS)[number], script: string) =>
+  runSh(`NT_DEADLINE=1 NT_DEADLINE_GRACE=5; ${script}`, { shell: SHELL_ARGV[shell].join(" ") });
+/** The trap of a run: what it found in its work directory, then the watchdog stopped (as nt_cleanup does). */
+const TRAP = `trap 'IFS="$NT_TAB" read -r d c < "$NT_TMP/deadline"; echo "TERM $d $c"; kill "$NT_WD"; exit 0' TERM`;
+
+describe.each(SHELLS)("%s", (shell) => {
+  test("a run waiting on a command that does not return: TERM at the deadline, the command named", () => {
+    const t0 = Date.now();
+    expect(run(shell, `${TRAP}; nt_watchdog_start; sleep 20; echo "not stopped"`).trim()).toBe("TERM 1 `sleep 20` had not returned");
+    expect(Date.now() - t0).toBeLessThan(10_000);
+  });
+
+  test("a stopped run: TERM, then CONT, and the deadline says it was stopped", () => {
+    const out = run(shell, `${TRAP}; nt_watchdog_start; kill -STOP $$; echo "not stopped"`);
+    expect(out.trim()).toBe("TERM 1 the run was stopped (SIGSTOP)");
+  });
+
+  test("a run that ends first stops its watchdog: none of its processes is left", () => {
+    const out = run(shell, `NT_DEADLINE=30; nt_watchdog_start; w=$NT_WD; sleep 0.3; nt_cleanup; sleep 0.5; kill -0 "$w" 2>/dev/null && echo left || echo gone; ps -eo args | grep -c '^sleep 30$' || :`);
+    expect(out.trim().split("\n")).toEqual(["gone", "0"]);
+  });
+
+  test("a run in a subshell (a pipeline's last part): the subshell is stopped, its parent goes on", () => {
+    const out = run(shell, `echo x | { ${TRAP}; nt_watchdog_start; sleep 20; echo "not stopped"; }; echo "parent goes on"`);
+    expect(out.trim().split("\n")).toEqual(["TERM 1 `sleep 20` had not returned", "parent goes on"]);
+  });
+});
