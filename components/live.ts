@@ -68,9 +68,9 @@ export interface LivePlan {
    */
   after?: Promise<unknown>;
   /**
-   * NetTuning: its boot-order check (sysctl.sh kind_preflight, run by the read: nts_live_boot), when the plan has one
-   * (`check`: persist, bootOverride "error" or "warn"): the planned file, the owner's label (its marker line) and
-   * the adopted files.
+   * NetTuning: the planned file, the owner's label (its marker line) and the adopted files, for the checks the read
+   * runs as the preflight does (sysctl.sh nts_live_boot): the planned file's owner always, the boot-order check when
+   * the plan has one (`check`: persist, bootOverride "error" or "warn").
    */
   boot?: pulumi.Input<LiveBootPlan>;
   /** NicQueues: the declared interface (the read says whether it exists and whether the host has ethtool). */
@@ -323,7 +323,8 @@ async function liveReadUnsafe(
   const req: LiveRequest = { kind, ownerId, keys: Object.keys(plan.value) };
   // the boot-order check (a secret value by its sha256: the host compares another file's value by its sha256)
   const boot = await knownInput(bootInput);
-  if (kind === "sysctl" && boot?.check) {
+  // (asked whatever bootOverride says: the read also checks the planned file's owner, as the preflight always does)
+  if (kind === "sysctl" && boot) {
     const isSecret = (k: string) => redact === true || (Array.isArray(redact) && redact.includes(k));
     const want = Object.fromEntries(Object.entries(plan.value).map(([k, v]) => [k, isSecret(k) ? secretWant(v) : v]));
     req.boot = { file: boot.file, label: boot.label, adopt: boot.adopt, want };
@@ -347,7 +348,7 @@ async function liveReadUnsafe(
     logChecksLater(parent, resource);
     return { ...none("failed", reason), ...fp };
   }
-  const refused = kind === "sysctl" ? [...missingKeys(plan.value, section, redact), ...bootFindings(parent, resource, section, boot?.check, c.user ?? "root")] : [...nicRefusals(plan.value, section), ...section.refusals];
+  const refused = kind === "sysctl" ? [...missingKeys(plan.value, section, redact), ...bootFindings(parent, resource, section, boot?.check, c.user ?? "root"), ...section.refusals] : [...nicRefusals(plan.value, section), ...section.refusals];
   const drift: DriftItem[] = driftOf(section);
   const shown = renderLive(resource, host, compareLive(plan.value, section), drift, section.recordState, { redact });
   void pulumi.log.info(shown.info, parent);

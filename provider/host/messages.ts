@@ -358,6 +358,20 @@ export const BOOT_MASKS = message(
   (a) => `${a.finding}: choose another fileName, or set bootOverride to "warn" to accept it`,
 );
 
+/** The planned sysctl.d file is a symlink (a user's link, dangling or not: replacing it would lose it). */
+export const SYSCTL_FILE_LINK = message(
+  { fn: "nts_msg_file_link", variable: "NTS_MSG", doc: "FILE TARGET OWNER" },
+  ["file", "target", "owner"] as const,
+  (a) => `${a.file} is a symlink (to ${a.target}), not a file written by this resource (${a.owner}): choose another fileName, or move that link away first`,
+);
+
+/** The planned sysctl.d file exists without this resource's owner line. */
+export const SYSCTL_FILE_OTHER = message(
+  { fn: "nts_msg_file_other", variable: "NTS_MSG", doc: "FILE OWNER" },
+  ["file", "owner"] as const,
+  (a) => `${a.file} exists and was not written by this resource (${a.owner}): choose another fileName, or move that file away first`,
+);
+
 /** The preflight's refusal (bootOverride "error") of one finding of the boot-order check, as the host gives it. */
 export function bootRefusal(kind: "mask" | "override", finding: string): string {
   return (kind === "mask" ? BOOT_MASKS : BOOT_OVERRIDDEN).text({ finding });
@@ -468,6 +482,8 @@ export function renderSysctlMessagesSh(): string[] {
     ...renderShMessage(CC_NOT_ALLOWED as HostMessage<string>),
     ...renderShMessage(BOOT_OVERRIDDEN as HostMessage<string>),
     ...renderShMessage(BOOT_MASKS as HostMessage<string>),
+    ...renderShMessage(SYSCTL_FILE_LINK as HostMessage<string>),
+    ...renderShMessage(SYSCTL_FILE_OTHER as HostMessage<string>),
     "# nts_msg_item KEY HINT: NTS_ITEM = one key of nts_msg_absent's list",
     `nts_msg_item() { if [ -n "$2" ]; then NTS_ITEM=${shDouble(absentItem("\u00001\u0000", "\u00002\u0000"))}; else NTS_ITEM=${shDouble(absentItem("\u00001\u0000", ""))}; fi; }`,
     `NTS_MSG_SEP=${shSingle(ABSENT_SEPARATOR)}`,

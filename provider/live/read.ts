@@ -27,8 +27,8 @@ export const NO_TOKEN = "0";
 export type LiveKind = "sysctl" | "nic";
 
 /**
- * What the boot-order check of a NetTuning needs (sysctl.sh nts_live_boot, the preflight's rule): asked only when the
- * resource persists with bootOverride other than "ignore".
+ * What a NetTuning's read checks as the preflight does (sysctl.sh nts_live_boot): the planned file's owner (always)
+ * and the boot-order check (used when the resource persists with bootOverride other than "ignore").
  */
 export interface LiveBootCheck {
   /** The planned sysctl.d file (`/etc/sysctl.d/NAME.conf`). */
@@ -200,7 +200,10 @@ export interface LiveSection {
   noInterface?: { iface: string; list: string };
   /** The interface exists and the host has no ethtool (`no-ethtool`). */
   noEthtool?: boolean;
-  /** The preflight's RPS, IRQ and persistence refusals, in the host's words (`refuse<TAB>text`: nic.sh nn_live_iface). */
+  /**
+   * The preflight's refusals the read found with the preflight's own rule, in the host's words (`refuse<TAB>text`):
+   * NicQueues' RPS, IRQ and persistence (nic.sh nn_live_iface), NetTuning's planned file (sysctl.sh nts_live_boot).
+   */
   refusals: string[];
 }
 

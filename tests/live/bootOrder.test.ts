@@ -123,6 +123,38 @@ describe("NetTuning: what the read cannot see as plainly as the preflight", () =
   });
 });
 
+describe("NetTuning: a fileName where a file or link of someone else's is (sysctl.sh nts_file_refusals: one rule for the preflight and the read)", () => {
+  const FILE = "/etc/sysctl.d/80-mine.conf";
+  afterEach(async () => {
+    await host.exec(`rm -f ${FILE}`);
+  });
+  /** The preview and `up` (live preview off) refuse with `expected`, each naming its own owner label (another stack). */
+  async function refusedWithOwner(args: Record<string, unknown>, expected: string): Promise<void> {
+    const said = (e: string | undefined) => problems(e).map((l) => l.replace(/this resource \(([^()]*\/[^()]*)\)/, "this resource (<owner>)"));
+    const p = await lab.preview("NetTuning", "f", args);
+    expect([p.ok, p.sessions]).toEqual([false, 0]);
+    expect(said(p.error)).toEqual([expected]);
+    const up = await lab.newStack("f").up(lab.program("NetTuning", "f", { ...args, livePreview: false }));
+    expect(up.ok).toBe(false);
+    expect(up.error).toContain("preflight refused the change");
+    expect(said(up.error)).toEqual([expected]);
+  }
+
+  test("a hand-written file at that name: refused at preview as at up, whatever bootOverride says", async () => {
+    await host.exec(`printf 'net.core.somaxconn = 1000\\n' > ${FILE}`);
+    for (const bootOverride of ["error", "ignore"]) {
+      await refusedWithOwner({ sysctls: { "net.core.somaxconn": 2222 }, fileName: "80-mine.conf", bootOverride }, `${FILE} exists and was not written by this resource (<owner>): choose another fileName, or move that file away first`);
+    }
+    expect((await host.exec(`cat ${FILE}`)).stdout).toBe("net.core.somaxconn = 1000\n");
+  });
+
+  test("a dangling symlink at that name: refused at preview as at up, the link kept", async () => {
+    await host.exec(`ln -s /nonexistent/x.conf ${FILE}`);
+    await refusedWithOwner({ sysctls: { "net.core.somaxconn": 2222 }, fileName: "80-mine.conf" }, `${FILE} is a symlink (to /nonexistent/x.conf), not a file written by this resource (<owner>): choose another fileName, or move that link away first`);
+    expect((await host.exec(`readlink ${FILE}`)).stdout.trim()).toBe("/nonexistent/x.conf");
+  });
+});
+
 test("NetTuning: a fileName that would mask a same-named file in a later directory: refused at preview as at up", async () => {
   await host.exec("mkdir -p /run/sysctl.d && printf 'net.ipv4.tcp_keepalive_time = 500\\n' > /run/sysctl.d/90-bo.conf");
   const finding =

@@ -462,17 +462,16 @@ nn_live_iface() {
   case $NN_IRQ_CPUS in spread) ;; *) nn_cpulist_ok "$NN_IRQ_CPUS" || NN_IRQ_CPUS='' ;; esac
   [ "$nnl_sf" = 1 ] || nnl_sf=0
   NN_DRIVER=''
-  nn_rps_refusals nn_live_refuse "$nnl_sf" -e
-  [ -z "$NN_IRQ_CPUS" ] || nn_irq_refusals nn_live_refuse
+  nn_rps_refusals nt_live_refuse "$nnl_sf" -e
+  [ -z "$NN_IRQ_CPUS" ] || nn_irq_refusals nt_live_refuse
   # persistence: the plan's word and the owner's label (its marker lines); not valid or absent: not checked
   case $NN_PERSIST in systemd | rc.local | auto) ;; *) return 0 ;; esac
   case $nnl_label in '' | *[!A-Za-z0-9._:/@\ -]*) return 0 ;; esac
   NT_OWNER=$nnl_label NN_RC_AT=''
   nn_boot_paths
-  nn_persist_refusals nn_live_refuse live
+  nn_persist_refusals nt_live_refuse live
   return 0
 }
-nn_live_refuse() { printf 'refuse\t%s\n' "$1"; }
 
 # nn_ifaces: NN_IFACES = the host's interfaces, space-separated (what the refusal of a missing one lists)
 nn_ifaces() {
@@ -687,7 +686,7 @@ nn_rx_queues() { # the rx queue names there will be after channels are applied (
 }
 
 # nn_rps_refusals CALLBACK SOCKFLOW TEST: the RPS checks the preflight (CALLBACK nt_problem) and the live read
-# (nn_live_refuse) share, one rule and text (provider/host/messages.ts): rps.sockFlowEntries declared (SOCKFLOW 1) where
+# (nt_live_refuse) share, one rule and text (provider/host/messages.ts): rps.sockFlowEntries declared (SOCKFLOW 1) where
 # net.core.rps_sock_flow_entries fails TEST (the preflight, as root: -w; the read, as the login user: -e), an interface
 # without rps_cpus files, rps.cpus outside the possible CPUs. Sets nn_possible; 1 when the rps part cannot go on.
 nn_rps_refusals() {
@@ -1043,7 +1042,7 @@ nn_resolve_mode() {
 }
 
 # nn_persist_refusals CALLBACK [live]: the persistence checks the preflight (CALLBACK nt_problem) and the live read
-# (nn_live_refuse, with "live") share, one rule and text (provider/host/messages.ts): with persistence "systemd" a unit
+# (nt_live_refuse, with "live") share, one rule and text (provider/host/messages.ts): with persistence "systemd" a unit
 # or boot script that is not this resource's, another resource's rc.local block for the interface, this resource's
 # BEGIN line without its END line, an rc.local that is not a regular file. The read (as the login user) leaves a unit
 # or script it cannot read to the preflight.

@@ -2034,6 +2034,10 @@ nt_live_main() {
   printf '!end\n'
 }
 
+# nt_live_refuse TEXT: a refusal of the preflight, found by the live read with the preflight's own rule (a kind's
+# *_refusals function), as the read's "refuse<TAB>text" line (provider/live/read.ts LiveSection.refusals).
+nt_live_refuse() { printf 'refuse\t%s\n' "$1"; }
+
 # After a section with keys this kernel lacks, what the preflight's refusal of them names (provider/host/messages.ts
 # KEYS_ABSENT): "host<TAB>kernel<TAB>uname -r" and "host<TAB>netns<TAB>1" when this is not the initial network
 # namespace (else 0). Read once per read, only when a key is missing.

@@ -199,6 +199,18 @@ nts_child_netns() {
   return 0
 }
 
+# nts_file_refusals CALLBACK [live]: the planned file's checks the preflight (CALLBACK nt_problem) and the live read
+# (nt_live_refuse, with "live": it leaves a file the login user cannot read to the preflight) share, one rule and
+# text (provider/host/messages.ts): a symlink there counts as the user's file, dangling or not (it would otherwise be
+# replaced and lost: issue #32); a file without this resource's owner line is someone else's.
+nts_file_refusals() {
+  if [ -L "$NTS_FILE" ]; then
+    nts_msg_file_link "$NTS_FILE" "$(readlink "$NTS_FILE" 2>/dev/null)" "$NT_OWNER"; "$1" "$NTS_MSG"
+  elif [ -e "$NTS_FILE" ] && { [ "${2:-}" != live ] || [ -r "$NTS_FILE" ]; } && ! nts_is_ours "$NTS_FILE"; then
+    nts_msg_file_other "$NTS_FILE" "$NT_OWNER"; "$1" "$NTS_MSG"
+  fi
+}
+
 nts_is_ours() { # FILE: written by this resource?
   [ -f "$1" ] && grep -qxF "# pulumi-net-tuning owner: $NT_OWNER" "$1"
 }
@@ -313,6 +325,8 @@ nts_live_boot() {
   case "$NTS_FILE" in /etc/sysctl.d/*.conf) ;; *) return 0 ;; esac
   case "${NTS_FILE#/etc/sysctl.d/}" in *[!A-Za-z0-9._-]*|.*) return 0 ;; esac
   case "$1" in *\\*) return 0 ;; esac # (an awk -v value: no escapes; provider/live/read.ts checks every field)
+  NT_OWNER=$NTS_OWNER_LABEL
+  nts_file_refusals nt_live_refuse live
   nts_boot_mask && printf 'boot\tmask\t%s\n' "$NTS_C"
   NTS_ADOPTED=''
   while [ -n "$nts_a" ]; do NTS_ADOPTED=$NTS_ADOPTED${nts_a%%;*}$NT_NL; case $nts_a in *';'*) nts_a=${nts_a#*;} ;; *) nts_a='' ;; esac; done
@@ -422,12 +436,7 @@ kind_preflight() {
         nt_problem "net.core.rps_sock_flow_entries is already managed by $(cat "${nts_j%.orig}.owner" 2>/dev/null || echo "${nts_j##*/}") on this host (NicQueues rps.sockFlowEntries, journal $nts_j): set it in one resource only"
     done
   fi
-  # a symlink counts as the user's file, dangling or not (it would otherwise be replaced and lost: issue #32)
-  if [ -L "$NTS_FILE" ]; then
-    nt_problem "$NTS_FILE is a symlink (to $(readlink "$NTS_FILE" 2>/dev/null)), not a file written by this resource ($NT_OWNER): choose another fileName, or move that link away first"
-  elif [ -e "$NTS_FILE" ] && ! nts_is_ours "$NTS_FILE"; then
-    nt_problem "$NTS_FILE exists and was not written by this resource ($NT_OWNER): choose another fileName, or move that file away first"
-  fi
+  nts_file_refusals nt_problem
   if [ ! -f "$NT_JOURNAL" ] && nts_is_ours "$NTS_FILE"; then
     nt_problem "$NTS_FILE was written by this resource but its journal of original values ($NT_JOURNAL) is missing: refusing to record tuned values as originals. Delete the resource (pulumi destroy --target restores the originals from Pulumi state), then create it again"
   fi

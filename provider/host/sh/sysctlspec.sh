@@ -40,6 +40,10 @@ nts_msg_cc_allowed() { NTS_MSG="net.ipv4.tcp_congestion_control = ${1} is availa
 nts_msg_boot() { NTS_MSG="${1}: remove that line, adopt that file (NetTuning adopt), or set bootOverride to \"warn\" to accept it"; }
 # nts_msg_boot_mask FINDING: NTS_MSG = the message (provider/host/messages.ts)
 nts_msg_boot_mask() { NTS_MSG="${1}: choose another fileName, or set bootOverride to \"warn\" to accept it"; }
+# nts_msg_file_link FILE TARGET OWNER: NTS_MSG = the message (provider/host/messages.ts)
+nts_msg_file_link() { NTS_MSG="${1} is a symlink (to ${2}), not a file written by this resource (${3}): choose another fileName, or move that link away first"; }
+# nts_msg_file_other FILE OWNER: NTS_MSG = the message (provider/host/messages.ts)
+nts_msg_file_other() { NTS_MSG="${1} exists and was not written by this resource (${2}): choose another fileName, or move that file away first"; }
 # nts_msg_item KEY HINT: NTS_ITEM = one key of nts_msg_absent's list
 nts_msg_item() { if [ -n "$2" ]; then NTS_ITEM="${1} (${2})"; else NTS_ITEM="${1}"; fi; }
 NTS_MSG_SEP='; '
