@@ -30,7 +30,7 @@ import { snapshot } from "../../testkit/host";
 import { npm, REPO, run } from "../package/freshClone";
 import { EXAMPLES_DIR } from "../examples/load";
 import { fileOf, values } from "./fixtures";
-import { HOST_WIDE_FIX } from "../../provider/host/messages";
+import { HOST_WIDE_FIX, SOCK_FLOW_ABSENT } from "../../provider/host/messages";
 
 jest.setTimeout(600_000);
 
@@ -255,11 +255,13 @@ describe(`examples as installed projects, real pulumi CLI + ${providerLabel()}`,
     const out = pv.stdout + pv.stderr;
     // two resources refused: each printed as its message, without the error's type or a stack trace (tests/cli/refusals.test.ts)
     expect(out).toContain('error: NetTuning "edge-gateway": 1 invalid input:');
-    expect(out).toContain('error: NicQueues "edge-gateway-nic": 2 invalid inputs:');
+    expect(out).toContain('error: NicQueues "edge-gateway-nic": 3 invalid inputs:');
     expect(out).not.toContain("InputError");
     // the host preflight's words (provider/host/messages.ts), with what this host's ethtool says
     expect(out).toContain(`  - rings cannot be changed: ${host.iface} (driver veth) does not support ring parameters (ethtool -g ${host.iface} says: ${said["-g"]}); remove rings`);
     expect(out).toContain(`  - coalesce: interrupt coalescing is not supported by ${host.iface} (driver veth; ethtool -c ${host.iface} says: ${said["-c"]}); remove coalesce`);
+    // the host-wide rps_sock_flow_entries is absent in the namespace too (nic.sh nn_rps_refusals, the preflight's rule)
+    expect(out).toContain(`  - ${SOCK_FLOW_ABSENT.text({})}`);
     // the preflight's words (provider/host/messages.ts): the kernel, the namespace, the key's hint, where to set it
     expect(out).toMatch(/these keys do not exist on this kernel \(\S+, inside a network namespace other than the host's: host-wide keys are absent here\): net\.core\.netdev_max_backlog \([^)]*host-wide: absent inside a network namespace or container\)/);
     expect(out).toContain(HOST_WIDE_FIX);
@@ -382,8 +384,10 @@ describe(`examples as installed projects, real pulumi CLI + ${providerLabel()}`,
       expect([pv.code, explain(pv)]).toEqual([1, expect.any(String)]);
       const out = pv.stdout + pv.stderr;
       expect(out).toContain(
-        `error: net-tuning:index:NicQueues resource 'quickstart-nic' has a problem: NicQueues "quickstart-nic": 1 invalid input:\n` +
-          `  - rings cannot be changed: ${host.iface} (driver veth) does not support ring parameters (ethtool -g ${host.iface} says: ${said}); remove rings`,
+        `error: net-tuning:index:NicQueues resource 'quickstart-nic' has a problem: NicQueues "quickstart-nic": 2 invalid inputs:\n` +
+          `  - rings cannot be changed: ${host.iface} (driver veth) does not support ring parameters (ethtool -g ${host.iface} says: ${said}); remove rings\n` +
+          // the preset's sockFlowEntries: the host-wide key is absent in the lab's network namespace (nn_rps_refusals)
+          `  - ${SOCK_FLOW_ABSENT.text({})}`,
       );
       // not reported against the NetTuning "quickstart" too (it was: the component provider answered the unhandled
       // rejection that carried the refusal to every construct in flight; tests/cli/yaml.test.ts)
