@@ -203,8 +203,9 @@ describe.each(KINDS)("%s", (kind) => {
     }
   }
   async function noWatchdogLeft(host: LabHost): Promise<void> {
+    // (the run stops it at its end; one whose stop did not reach it ends at its next step, within 5 s)
     let left = "";
-    for (let i = 0; i < 50; i++) {
+    for (let i = 0; i < 80; i++) {
       left = (await host.exec("pgrep -af 'net-tuning-watchdo[g]' || true")).stdout.trim();
       if (!left) return;
       await new Promise((r) => setTimeout(r, 100));

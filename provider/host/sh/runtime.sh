@@ -238,8 +238,10 @@ nt_on_signal() {
 # then CONT (a stopped run handles the TERM once it runs again): the run rolls back and says so (nt_on_signal). A
 # run whose rollback is still not done NT_DEADLINE_GRACE seconds later is killed (SIGKILL): its journal keeps the
 # originals and the next run converges, as after any kill. Stopped (TERM) by nt_cleanup when the run ends. It acts
-# only while its parent is still this run (a run killed meanwhile leaves it to end at its deadline without acting).
-# Costs 2 processes per run: this shell and its sleep. The lab shortens the deadline with the hook "deadline S G".
+# only while its parent is still this run: it sleeps in steps of at most 5 s and ends at the first step after its run
+# has gone, so a run that died (SIGKILL) or whose stop did not reach it leaves it for at most 5 s. Costs 2 processes
+# for a run shorter than 5 s (this shell and its sleep), one more per 5 s after. The lab shortens the deadline with
+# the hook "deadline S G".
 nt_watchdog_start() {
   nt_wd_s=$((NT_DEADLINE + ${NT_GATE_SOAK:-0})) nt_wd_g=$NT_DEADLINE_GRACE
   if nt_hook deadline; then nt_wd_s=${NT_HOOK_ARG%% *} nt_wd_g=${NT_HOOK_ARG#* }; fi
@@ -249,12 +251,18 @@ nt_watchdog_start() {
   nt_wd_p=''; { read -r nt_wd_p _ < /proc/self/stat; } 2>/dev/null
   case $nt_wd_p in '' | *[!0-9]*) nt_wd_p=$$ ;; esac
   # shellcheck disable=SC2016 # the watchdog's own program, expanded by its own shell
-  /bin/sh -c 'e=$1 d=$2 g=$3 w=$4
-trap "kill \$s 2>/dev/null; exit 0" TERM
-sleep "$d" & s=$!
-wait "$s" || exit 0
+  /bin/sh -c 'e=$1 d=$2 g=$3 w=$4 s=""
+trap "[ -z \"\$s\" ] || kill \$s 2>/dev/null; exit 0" TERM
 self() { read -r l < /proc/self/stat; me=${l%% *}; l=${l##*) }; set -- $l; sid=$4; [ "$2" = "$e" ]; }
-self || exit 0
+n=0
+while [ "$n" -lt "$d" ]; do
+  c=$((d - n)); [ "$c" -le 5 ] || c=5
+  sleep "$c" & s=$!
+  wait "$s" || exit 0
+  s=""
+  self || exit 0
+  n=$((n + c))
+done
 all=""
 for f in /proc/[0-9]*/stat; do
   { read -r l < "$f"; } 2>/dev/null || continue
