@@ -326,7 +326,8 @@ async function liveReadUnsafe(
   // (asked whatever bootOverride says: the read also checks the planned file's owner, as the preflight always does)
   if (kind === "sysctl" && boot) {
     const isSecret = (k: string) => redact === true || (Array.isArray(redact) && redact.includes(k));
-    const want = Object.fromEntries(Object.entries(plan.value).map(([k, v]) => [k, isSecret(k) ? secretWant(v) : v]));
+    // (no boot-order check: no wanted values, and the host runs only the owner check)
+    const want = boot.check ? Object.fromEntries(Object.entries(plan.value).map(([k, v]) => [k, isSecret(k) ? secretWant(v) : v])) : {};
     req.boot = { file: boot.file, label: boot.label, adopt: boot.adopt, want };
   }
   const iface = await knownInput(ifaceInput);

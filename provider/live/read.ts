@@ -39,7 +39,7 @@ export interface LiveBootCheck {
   adopt: string[];
   /**
    * key → declared value; a secret value as {@link secretWant} (its sha256: the host compares another file's value by
-   * its sha256, and prints neither).
+   * its sha256, and prints neither). Empty: no boot-order check (the host checks only the planned file's owner).
    */
   want: Record<string, string>;
 }

@@ -705,10 +705,10 @@ nn_rps_refusals() {
 }
 
 nn_check_rps() {
-  nn_sf=0; nt_lookup "$NT_TMP/requested" net.core.rps_sock_flow_entries && nn_sf=1
+  nn_sf=0; nt_lookup "$NT_TMP/requested" net.core.rps_sock_flow_entries && nn_sf=1 nn_sfv=$NT_FOUND
   nn_rps_refusals nt_problem "$nn_sf" -w || return 0
-  if [ "$nn_sf" = 1 ] && nt_lookup "$NT_TMP/requested" net.core.rps_sock_flow_entries && [ -w /proc/sys/net/core/rps_sock_flow_entries ]; then
-    printf '%s\t%s\n' net.core.rps_sock_flow_entries "$NT_FOUND" >> "$NT_TMP/want.rps"
+  if [ "$nn_sf" = 1 ] && [ -w /proc/sys/net/core/rps_sock_flow_entries ]; then
+    printf '%s\t%s\n' net.core.rps_sock_flow_entries "$nn_sfv" >> "$NT_TMP/want.rps"
   fi
   [ -n "$NN_RPS_CPUS" ] || return 0
   if [ "$NN_RPS_CPUS" = all ]; then nn_list=$nn_possible; else nn_list=$NN_RPS_CPUS; fi

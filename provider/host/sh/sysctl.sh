@@ -236,8 +236,8 @@ nts_boot_mask() {
 # value, with file and line, one "PREFIX<finding>" line each; MINE (the apply: $NT_TMP/ours; empty: not written) gets
 # our own sysctl.d files other than the planned one; UNREAD (the live read, which runs as the login user): one
 # "UNREAD<path>" line per such file it cannot read. A wanted value "#sha256:<hex>" (the live read gets no secret value)
-# is compared by the sha256 of the other file's value (a process per line that sets that key), and neither is printed. The files systemd-sysctl/procps read at boot, in their order: the first
-# file of each name (/etc/sysctl.d first; /lib may be a symlink to /usr/lib), sorted by name, /etc/sysctl.conf last.
+# is compared by the sha256 of the other file's value (a process per line that sets that key), and neither is printed.
+# The files systemd-sysctl/procps read at boot, in their order: the first file of each name (/etc/sysctl.d first; /lib may be a symlink to /usr/lib), sorted by name, /etc/sysctl.conf last.
 nts_boot_conflicts() {
   nts_m=$1; nts_pre=$2; nts_u=${3:-}; set --
   for nts_d in /etc/sysctl.d /run/sysctl.d /usr/local/lib/sysctl.d /usr/lib/sysctl.d /lib/sysctl.d; do
@@ -312,9 +312,11 @@ nts_boot_conflicts() {
     }' "$@"
 }
 
-# The live read's boot-order findings (provider/live/read.ts, for a NetTuning that persists with bootOverride other
-# than "ignore"): the request's fields FILE<TAB>OWNER-LABEL<TAB>ADOPTED (";"-separated)<TAB>WANT ("key=value" items,
-# ";"-separated; a secret value as "#sha256:<hex>"), checked as the preflight checks them, through the same functions:
+# The live read's checks of a NetTuning's planned file and boot order (provider/live/read.ts): the request's fields
+# FILE<TAB>OWNER-LABEL<TAB>ADOPTED (";"-separated)<TAB>WANT ("key=value" items, ";"-separated; a secret value as
+# "#sha256:<hex>"; empty when the resource has no boot-order check: persist false or bootOverride "ignore"), checked as
+# the preflight checks them, through the same functions: the planned file's owner (nts_file_refusals, "refuse" lines),
+# and with WANT:
 # "boot<TAB>mask<TAB>finding" and "boot<TAB>override<TAB>finding" (the host's text without its fix: components/live.ts
 # adds it, provider/host/messages.ts bootRefusal), and "boot<TAB>unreadable<TAB>path" for a file read after ours at
 # boot that the login user cannot read (left to the preflight, as root). A field that is not valid: nothing.
@@ -327,6 +329,7 @@ nts_live_boot() {
   case "$1" in *\\*) return 0 ;; esac # (an awk -v value: no escapes; provider/live/read.ts checks every field)
   NT_OWNER=$NTS_OWNER_LABEL
   nts_file_refusals nt_live_refuse live
+  [ -n "$NTS_WANT" ] || return 0
   nts_boot_mask && printf 'boot\tmask\t%s\n' "$NTS_C"
   NTS_ADOPTED=''
   while [ -n "$nts_a" ]; do NTS_ADOPTED=$NTS_ADOPTED${nts_a%%;*}$NT_NL; case $nts_a in *';'*) nts_a=${nts_a#*;} ;; *) nts_a='' ;; esac; done
