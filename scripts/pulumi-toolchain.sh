@@ -134,7 +134,7 @@ source_commit() {
 # hosts_from_source: the three language hosts from NT_PULUMI_SOURCE at the CLI's commit, in a copy of the CLI's
 # wrapper module ($w) with a replace directive per host to its directory (`git archive` of the clone, in the cache).
 hosts_from_source() {
-  src=$NT_PULUMI_SOURCE
+  src=$(cd "$NT_PULUMI_SOURCE" 2>/dev/null && pwd) || die "NT_PULUMI_SOURCE=$NT_PULUMI_SOURCE: no such directory"
   commit=$(source_commit NT_PULUMI_SOURCE "$src" "${PULUMI_PSEUDO##*-}") || exit 1
   tree="$dir/src/pulumi-source-$commit"
   hw="$dir/src/hosts-from-source"
@@ -175,7 +175,7 @@ pulumi-language-$lang: built from $src at $commit in $(( $(date +%s) - t1 )) s (
 }
 # command_from_source: pulumi-resource-command from NT_COMMAND_SOURCE's provider/ module at the release commit.
 command_from_source() {
-  src=$NT_COMMAND_SOURCE
+  src=$(cd "$NT_COMMAND_SOURCE" 2>/dev/null && pwd) || die "NT_COMMAND_SOURCE=$NT_COMMAND_SOURCE: no such directory"
   commit=$(source_commit NT_COMMAND_SOURCE "$src" "${COMMAND_PSEUDO##*-}") || exit 1
   tree="$dir/src/pulumi-command-source-$commit"
   if [ ! -f "$tree/.complete" ]; then
