@@ -360,6 +360,7 @@ async function runJest(tc: ReturnType<typeof toolchain>): Promise<JestResult> {
     testResults: { name: string; status: string; startTime: number; endTime: number; message: string; assertionResults: { status: string; fullName: string }[] }[];
   };
   const j = JSON.parse(fs.readFileSync(out, "utf8")) as JestJson;
+  fs.rmSync(path.dirname(out), { recursive: true, force: true });
   res.tests = { total: j.numTotalTests, passed: j.numPassedTests, failed: j.numFailedTests, skipped: j.numPendingTests };
   for (const f of j.testResults) {
     const n = (s: string) => f.assertionResults.filter((a) => a.status === s).length;
