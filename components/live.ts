@@ -331,9 +331,9 @@ async function liveReadUnsafe(
     req.boot = { file: boot.file, label: boot.label, adopt: boot.adopt, want };
   }
   const iface = await knownInput(ifaceInput);
+  const nicChecks = kind === "nic" && iface !== undefined ? await knownInput(nicChecksInput) : undefined;
   if (kind === "nic" && iface !== undefined) {
     req.iface = iface;
-    const nicChecks = await knownInput(nicChecksInput);
     if (nicChecks !== undefined) req.nicChecks = nicChecks;
   }
   const answer = await requestRead(c, req);
@@ -350,6 +350,7 @@ async function liveReadUnsafe(
     return { ...none("failed", reason), ...fp };
   }
   const refused = kind === "sysctl" ? [...missingKeys(plan.value, section, redact), ...bootFindings(parent, resource, section, boot?.check, c.user ?? "root"), ...section.refusals] : [...nicRefusals(plan.value, section), ...section.refusals];
+  if (kind === "nic") nicBootNotes(parent, resource, section, nicChecks);
   const drift: DriftItem[] = driftOf(section);
   const shown = renderLive(resource, host, compareLive(plan.value, section), drift, section.recordState, { redact });
   void pulumi.log.info(shown.info, parent);
@@ -438,6 +439,21 @@ function bootFindings(parent: pulumi.Resource, resource: string, section: LiveSe
   if (check === "error") return found.map((b) => bootRefusal(b.kind, b.text));
   for (const b of found) void pulumi.log.warn(`${resource}: ${b.text} (bootOverride "warn": pulumi up applies the change and warns the same)`, parent);
   return [];
+}
+
+/**
+ * NicQueues' bootOverride at preview (nic.sh nn_live_iface: the preflight's scan, rule and words): a finding `up`
+ * refuses is among the section's refusals; one it only warns about (bootOverride "warn", the heuristic scan) is a
+ * warning here too; and what the read leaves to `up` is said.
+ */
+function nicBootNotes(parent: pulumi.Resource, resource: string, section: LiveSection, checks: LiveNicChecks | undefined): void {
+  for (const w of section.warnings) void pulumi.log.warn(`${resource}: ${w} (pulumi up applies the change and warns the same)`, parent);
+  if (!checks?.boot || section.noInterface) return;
+  const later = [
+    ...(checks.adoptsRcLocal ? ["rc.local (adoptRcLocalLines: up takes the adopted lines out first)"] : []),
+    ...(checks.rpsOnlyBelow ? ["RPS and RFS lines (rps.onlyWhenQueuesBelowCpus: whether RPS is set depends on the queues after the change)"] : []),
+  ];
+  if (later.length) void pulumi.log.info(`${resource}: the bootOverride check of ${later.join(" and of ")} runs at \`pulumi up\`, before anything changes; the preview checked the rest`, parent);
 }
 
 /**

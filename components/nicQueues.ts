@@ -149,7 +149,10 @@ function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<st
     ),
   );
   if (problems.length > 0 || !plan) throw inputError(`NicQueues "${name}"`, problems, ALL_ARGS);
-  return { ...plan, stdin: `${plan.stdin}${[...boot.lines, ...rc.lines, ...gate.lines, ...confirm.lines, ...rolloutLines].map((l) => `${l}\n`).join("")}` };
+  // the live read's boot-override check (nic.sh nn_live_iface): as the plan's @boot-override says (default "error")
+  const bootCheck = v.bootOverride === "warn" ? "warn" : v.bootOverride === "ignore" ? undefined : "error";
+  const readChecks: NicPlan["readChecks"] = { ...plan.readChecks, ...(bootCheck ? { boot: bootCheck } : {}), ...(rc.lines.length ? { adoptsRcLocal: true } : {}) };
+  return { ...plan, readChecks, stdin: `${plan.stdin}${[...boot.lines, ...rc.lines, ...gate.lines, ...confirm.lines, ...rolloutLines].map((l) => `${l}\n`).join("")}` };
 }
 
 /**

@@ -42,8 +42,9 @@ export function auditProgram(): string {
     `NA_KEYS='${keyLines}'`,
     script,
     renderCounterSh("all"),
-    // the live read: its own header line and "!end"; NT_LIVE_REQ was set by audit.sh from the records found
-    liveProgram(),
+    // the live read: its own header line and "!end"; NT_LIVE_REQ was set by audit.sh from the records found (no
+    // bootOverride check asked: the read without NicQueues' boot scan)
+    liveProgram(false),
   ].join("\n");
   return programText;
 }

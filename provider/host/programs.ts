@@ -369,6 +369,11 @@ export function fallbackProgram(kind: HostKind, adopted = false): string {
 
 /** Functions the live read never calls although their names appear in code it runs (the verify gate's clean-up: a live read never soaks). */
 const LIVE_NEVER: string[] = ["nt_gate_cleanup"];
+/**
+ * NicQueues' bootOverride scan (nic.sh nn_boot_scan, about 9 KB with the awk programs it runs): in the read only when a
+ * request asks for it ({@link liveProgram}'s `nicBoot`); nn_live_iface reaches it only then.
+ */
+const LIVE_NIC_BOOT = ["nn_boot_scan", "nn_boot_findings"];
 /** A top-level line that marks where a kind's text starts in the text tree-shaken by {@link liveProgram}. */
 const LIVE_KIND_MARK = ": nt-live-kind";
 /** The number of comment lines {@link liveProgram} starts with. */
@@ -381,13 +386,14 @@ export const LIVE_PROGRAM_HEAD = 2;
  * the call of `nt_live_main`. The reachable set is computed over runtime + both kinds at once (a name reaches every
  * definition of it, in either kind). Deterministic (the same sources give the same bytes) and assembled once per
  * process. Starts with comment lines only (a title and the file-wide shellcheck directives): a caller puts its variable
- * assignments after them ({@link LIVE_PROGRAM_HEAD} lines).
+ * assignments after them ({@link LIVE_PROGRAM_HEAD} lines). `nicBoot`: with NicQueues' bootOverride scan (a read whose
+ * requests include a NicQueues that persists with bootOverride "error" or "warn").
  */
-export function liveProgram(): string {
-  return once("program:live", () => {
+export function liveProgram(nicBoot = true): string {
+  return once(`program:live:${nicBoot}`, () => {
     const kinds = (["sysctl", "nic"] as const).map((k) => KIND_FILES[k].map(sh).join("\n"));
     const source = [sh("runtime.sh"), ...kinds].join(`\n${LIVE_KIND_MARK}\n`);
-    const shaken = compactProgram(`${source}\n`, "nt_live_main", LIVE_NEVER).split("\n");
+    const shaken = compactProgram(`${source}\n`, "nt_live_main", nicBoot ? LIVE_NEVER : [...LIVE_NEVER, ...LIVE_NIC_BOOT]).split("\n");
     // compactProgram's output: title, its shellcheck header, the kept lines, "nt_live_main", ""
     if (shaken.pop() !== "" || shaken.pop() !== "nt_live_main") throw new Error("liveProgram: unexpected compactProgram output");
     const marks = shaken.flatMap((l, i) => (l === LIVE_KIND_MARK ? [i] : []));

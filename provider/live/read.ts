@@ -68,6 +68,12 @@ export interface LiveNicChecks {
   /** The plan's `@persistence` word (systemd, rc.local, none, auto) and the owner's label (its marker lines). */
   persistence?: string;
   label?: string;
+  /** rps.onlyWhenQueuesBelowCpus: whether RPS is set depends on the queues after the channels change, which the read does not know. */
+  rpsOnlyBelow?: boolean;
+  /** bootOverride's check ("error" or "warn"; absent: "ignore"): the read scans the host's other boot mechanisms as the preflight does. */
+  boot?: "error" | "warn";
+  /** adoptRcLocalLines given: the read leaves rc.local to the preflight (which takes the adopted lines out first). */
+  adoptsRcLocal?: boolean;
 }
 
 const KEY = /^[A-Za-z0-9._:/@+*-]+$/;
@@ -97,7 +103,10 @@ function moreFields(r: LiveRequest): string {
     if (n.irqCpus !== undefined && !/^(spread|[0-9][0-9,-]*)$/.test(n.irqCpus)) throw bad("IRQ CPU list", n.irqCpus);
     if (n.persistence !== undefined && !["systemd", "rc.local", "none", "auto"].includes(n.persistence)) throw bad("persistence", n.persistence);
     if (n.label !== undefined && !LABEL.test(n.label)) throw bad("owner label", n.label);
-    return `\t${r.iface}\t${n.rpsCpus ?? ""}\t${n.irqCpus ?? ""}\t${n.sockFlow ? 1 : ""}\t${n.persistence ?? ""}\t${n.label ?? ""}`;
+    if (n.boot !== undefined && n.boot !== "error" && n.boot !== "warn") throw bad("bootOverride", n.boot);
+    const fields = `\t${r.iface}\t${n.rpsCpus ?? ""}\t${n.irqCpus ?? ""}\t${n.sockFlow ? 1 : ""}\t${n.persistence ?? ""}\t${n.label ?? ""}`;
+    // the bootOverride check's (only when asked: nn_live_iface reads them when present)
+    return n.boot ? `${fields}\t${n.boot}\t${n.adoptsRcLocal ? 1 : ""}\t${n.rpsOnlyBelow ? 1 : ""}` : fields;
   }
   const b = r.boot;
   if (r.kind !== "sysctl" || !b) return "";
@@ -113,6 +122,11 @@ function moreFields(r: LiveRequest): string {
   return `\t${b.file}\t${b.label}\t${b.adopt.join(";")}\t${want.join(";")}`;
 }
 
+/** A NicQueues request whose read runs the bootOverride scan (nic.sh nn_live_iface): it persists, and the check is on. */
+function nicBootChecked(r: LiveRequest): boolean {
+  return r.kind === "nic" && r.iface !== undefined && r.nicChecks?.boot !== undefined && r.nicChecks.persistence !== "none";
+}
+
 /** stdin of {@link LIVE_READ_COMMAND}: the read program ({@link liveProgram}) with the requests as one quoted variable. */
 export function renderLiveRead(requests: LiveRequest[]): string {
   const lines = requests.map((r) => {
@@ -122,7 +136,7 @@ export function renderLiveRead(requests: LiveRequest[]): string {
     return `${r.kind}\t${r.ownerId}\t${[...new Set(r.keys)].sort().join(" ")}${moreFields(r)}`;
   });
   // after the program's title and file-wide shellcheck directives, before its first command
-  const program = liveProgram().split("\n");
+  const program = liveProgram(requests.some(nicBootChecked)).split("\n");
   return [...program.slice(0, LIVE_PROGRAM_HEAD), `NT_LIVE_REQ=${shQuote(lines.join("\n"))}`, ...program.slice(LIVE_PROGRAM_HEAD)].join("\n");
 }
 
@@ -205,6 +219,8 @@ export interface LiveSection {
    * NicQueues' RPS, IRQ and persistence (nic.sh nn_live_iface), NetTuning's planned file (sysctl.sh nts_live_boot).
    */
   refusals: string[];
+  /** The preflight's warnings the read found with its own rule (`warn<TAB>text`): NicQueues' bootOverride findings that only warn. */
+  warnings: string[];
 }
 
 /** Parses the read's answer into sections by owner id; throws when it is not one (shell error, truncated). */
@@ -217,7 +233,7 @@ export function parseLiveRead(stdout: string): Record<string, LiveSection> {
   for (const line of lines.slice(1)) {
     if (line === "!end") break;
     if (line.startsWith("!owner ")) {
-      s = { recordState: "none", values: {}, missing: [], unreadable: [], digests: {}, maxima: {}, drivers: {}, host: {}, unsupported: {}, shown: {}, absent: [], boot: [], bootUnreadable: [], refusals: [] };
+      s = { recordState: "none", values: {}, missing: [], unreadable: [], digests: {}, maxima: {}, drivers: {}, host: {}, unsupported: {}, shown: {}, absent: [], boot: [], bootUnreadable: [], refusals: [], warnings: [] };
       out[line.slice(7)] = s;
       continue;
     }
@@ -254,6 +270,7 @@ export function parseLiveRead(stdout: string): Record<string, LiveSection> {
       else if (f[0] === "no-interface" && f[1]) s.noInterface = { iface: f[1], list: f.slice(2).join("\t") };
       else if (f[0] === "no-ethtool") s.noEthtool = true;
       else if (f[0] === "refuse" && f[1]) s.refusals.push(f.slice(1).join("\t"));
+      else if (f[0] === "warn" && f[1]) s.warnings.push(f.slice(1).join("\t"));
       else if (f[0] === "reverted" && /^\d{1,12}$/.test(f[1] ?? "") && /^[0-9a-f]{64}$/.test(f[2] ?? "")) s.reverted = { at: Number(f[1]), plan: f[2] };
     }
   }

@@ -31,7 +31,7 @@ export interface NicPlan {
    * What the live read checks of the RPS, IRQ and persistence declarations, as the plan's lines give them, and the
    * owner's label (provider/live/read.ts LiveNicChecks).
    */
-  readChecks: { rpsCpus?: string; irqCpus?: string; sockFlow: boolean; persistence: string; label: string };
+  readChecks: { rpsCpus?: string; irqCpus?: string; sockFlow: boolean; persistence: string; label: string; rpsOnlyBelow?: boolean; boot?: "error" | "warn"; adoptsRcLocal?: boolean };
 }
 
 /** A group's entries in the spec's apply order (features, which have no fixed names, by name). */
@@ -83,7 +83,10 @@ export function planNic(input: NicPlanInput): NicPlan {
       lines.push(`@rps-flow-cnt ${r.rps.flowEntriesPerQueue}`);
       settings[`${iface}/${settingByArg("rps", "flowEntriesPerQueue")!.journal}rx-*`] = String(r.rps.flowEntriesPerQueue);
     }
-    if (r.rps.onlyWhenQueuesBelowCpus) lines.push("@rps-only-below-cpus 1");
+    if (r.rps.onlyWhenQueuesBelowCpus) {
+      lines.push("@rps-only-below-cpus 1");
+      readChecks.rpsOnlyBelow = true;
+    }
     if (r.rps.sockFlowEntries !== undefined) set(settingByArg("rps", "sockFlowEntries")!.ethtool, String(r.rps.sockFlowEntries));
   }
   if (r.irqAffinity) {

@@ -8,7 +8,8 @@
  *   the host with the same problem. "warn": the preview warns and `up` applies. A file the resource adopts is no
  *   conflict;
  * - NicQueues on an interface the host does not have, and on a host without ethtool (nic.sh kind_preflight; the read's
- *   nn_live_iface).
+ *   nn_live_iface); its persistence checks; and its bootOverride check (another boot mechanism that re-applies a
+ *   declared setting: rc.local, NetworkManager, heuristics), by the scan the preflight and the read share.
  */
 process.env.NET_TUNING_LIVE_PREVIEW = "1"; // the harness evaluates programs under setMocks, where live reads are off by default
 import { NetTuning } from "../../components/netTuning";
@@ -224,5 +225,89 @@ describe("NicQueues: persistence the host cannot take (nic.sh nn_persist_refusal
     await host.exec(`printf '# pulumi-net-tuning owner: ${owner}\\n' >> ${UNIT}`);
     const r2 = await s.preview(lab.program("NicQueues", "u", args));
     expect([r2.ok, r2.error]).toEqual([true, undefined]);
+  });
+});
+
+describe("NicQueues: another boot mechanism re-applies a declared setting (nic.sh nn_boot_scan: one scan and rule for the preflight and the read)", () => {
+  const RC = "/etc/rc.local";
+  const NM = "/etc/NetworkManager/system-connections/lab.nmconnection";
+  const SVC = "/etc/systemd/system/hk-nic.service";
+  let rcBefore: string | undefined;
+  beforeEach(async () => {
+    const r = await host.exec(`cat ${RC}`);
+    rcBefore = r.code === 0 ? r.stdout : undefined;
+  });
+  afterEach(async () => {
+    if (rcBefore === undefined) await host.exec(`rm -f ${RC}`);
+    else await host.exec(`cat > ${RC}`, { stdin: rcBefore });
+    await host.exec(`rm -rf /etc/NetworkManager ${SVC} /etc/systemd/system/net-tuning-nic-eth0.service`);
+  });
+  const rcLocal = (line: string) => host.exec(`printf '#!/bin/sh\\n${line}\\nexit 0\\n' > ${RC} && chmod 0755 ${RC}`);
+  const TXQ = `${RC}:2 re-applies txqueuelen settings of eth0 at boot ('ip link set dev eth0 txqueuelen 10000'), over this resource's`;
+  const FIX = 'remove that line (rc.local: or list it in adoptRcLocalLines), or set bootOverride to "warn" to accept it';
+
+  test('rc.local re-applies txqueuelen (bootOverride "error", the default): refused at preview as at up, in the same words', async () => {
+    await rcLocal("ip link set dev eth0 txqueuelen 10000");
+    await lab.refusedAlike("NicQueues", { interface: host.iface, persistence: "systemd", txQueueLength: 5000 }, [`bootOverride: ${TXQ}: ${FIX}`]);
+  });
+
+  test("a NetworkManager keyfile bound to the interface sets a declared feature: refused at preview as at up", async () => {
+    await host.exec(`mkdir -p ${NM.replace(/\/[^/]+$/, "")} && printf '[connection]\\nid=lab\\ninterface-name=eth0\\n\\n[ethtool]\\nfeature-gro=true\\n' > ${NM} && chmod 0600 ${NM}`);
+    await lab.refusedAlike("NicQueues", { interface: host.iface, persistence: "systemd", features: { gro: false } }, [
+      `bootOverride: ${NM}:6 re-applies feature settings of eth0 at boot ('feature-gro=true'), over this resource's: ${FIX}`,
+    ]);
+  });
+
+  test("a class the resource does not declare, and persistence \"none\": no refusal at preview", async () => {
+    await rcLocal("ip link set dev eth0 txqueuelen 10000");
+    const p = await lab.preview("NicQueues", "f", { interface: host.iface, persistence: "systemd", features: { gro: false } });
+    expect([p.ok, p.error]).toEqual([true, undefined]);
+    const n = await lab.preview("NicQueues", "n", { interface: host.iface, persistence: "none", txQueueLength: 5000 });
+    expect([n.ok, n.error]).toEqual([true, undefined]);
+    expect([...p.warn, ...n.warn].filter((m) => m.includes("bootOverride"))).toEqual([]);
+  });
+
+  test('bootOverride "warn": the preview warns with the host\'s finding, up applies and warns the same, destroy puts it back', async () => {
+    await rcLocal("ip link set dev eth0 txqueuelen 10000");
+    const was = (await host.exec("cat /sys/class/net/eth0/tx_queue_len")).stdout.trim();
+    const args = { interface: host.iface, persistence: "systemd", txQueueLength: 5000, bootOverride: "warn" };
+    const p = await lab.preview("NicQueues", "w", args);
+    expect([p.ok, p.error]).toEqual([true, undefined]);
+    expect(p.warn.filter((m) => m.includes("bootOverride"))).toEqual([`NicQueues "w": bootOverride: ${TXQ} (pulumi up applies the change and warns the same)`]);
+    const s = lab.newStack("w");
+    const up = await s.up(lab.program("NicQueues", "w", args));
+    expect([up.ok, up.error]).toEqual([true, undefined]);
+    expect((await host.exec("cat /sys/class/net/eth0/tx_queue_len")).stdout.trim()).toBe("5000");
+    expect((await s.destroy()).ok).toBe(true);
+    expect((await host.exec("cat /sys/class/net/eth0/tx_queue_len")).stdout.trim()).toBe(was);
+  });
+
+  test("a unit that only mentions the interface (heuristic): a warning at preview, as up warns", async () => {
+    await host.exec(`mkdir -p /etc/systemd/system && printf '[Service]\\nExecStart=/usr/sbin/ethtool -K eth0 gro on\\n' > ${SVC}`);
+    const heur = `bootOverride (heuristic): ${SVC}:2 mentions eth0 ('ExecStart=/usr/sbin/ethtool -K eth0 gro on'): check that it does not re-apply feature settings at boot`;
+    const args = { interface: host.iface, persistence: "systemd", features: { gro: false } };
+    const p = await lab.preview("NicQueues", "h", args);
+    expect([p.ok, p.error]).toEqual([true, undefined]);
+    expect(p.warn.filter((m) => m.includes("bootOverride"))).toEqual([`NicQueues "h": ${heur} (pulumi up applies the change and warns the same)`]);
+    const s = lab.newStack("h");
+    const { r: up, warn } = await withLogs(() => s.up(lab.program("NicQueues", "h", { ...args, livePreview: false })));
+    expect([up.ok, up.error]).toEqual([true, undefined]);
+    expect(warn.filter((m) => m.includes(heur))).toHaveLength(1);
+  });
+
+  test("adoptRcLocalLines: the read leaves rc.local to up (which takes the adopted line out first) and says so; up adopts it", async () => {
+    await rcLocal("ip link set dev eth0 txqueuelen 10000");
+    const args = { interface: host.iface, persistence: "systemd", txQueueLength: 5000, adoptRcLocalLines: ["ip link set dev eth0 txqueuelen 10000"] };
+    const p = await lab.preview("NicQueues", "a", args);
+    expect([p.ok, p.error]).toEqual([true, undefined]);
+    expect(p.info.filter((m) => m.includes("bootOverride"))).toEqual([
+      'NicQueues "a": the bootOverride check of rc.local (adoptRcLocalLines: up takes the adopted lines out first) runs at `pulumi up`, before anything changes; the preview checked the rest',
+    ]);
+    const s = lab.newStack("a");
+    const up = await s.up(lab.program("NicQueues", "a", args));
+    expect([up.ok, up.error]).toEqual([true, undefined]);
+    expect((await host.exec(`cat ${RC}`)).stdout).not.toContain("txqueuelen 10000");
+    expect((await s.destroy()).ok).toBe(true);
+    expect((await host.exec(`cat ${RC}`)).stdout).toContain("txqueuelen 10000");
   });
 });

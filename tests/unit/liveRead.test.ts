@@ -76,10 +76,10 @@ describe("drift and the repair token", () => {
     const afterRepair: LiveSection = { ...web(), record: { ...web().record!, token: t1 } };
     expect(repairToken(afterRepair)).not.toBe(t1);
     // a record this user cannot read: none (the stored token is kept, components/live.ts)
-    expect(repairToken({ recordState: "unreadable", values: {}, missing: [], unreadable: [], digests: {}, maxima: {}, drivers: {}, host: {}, unsupported: {}, shown: {}, absent: [], boot: [], bootUnreadable: [], refusals: [] })).toBe(NO_TOKEN);
+    expect(repairToken({ recordState: "unreadable", values: {}, missing: [], unreadable: [], digests: {}, maxima: {}, drivers: {}, host: {}, unsupported: {}, shown: {}, absent: [], boot: [], bootUnreadable: [], refusals: [], warnings: [] })).toBe(NO_TOKEN);
   });
   test("no record (#32 item 3): 0 before any apply; a fresh token each read when the journal says it was applied here", () => {
-    const none: LiveSection = { recordState: "none", values: {}, missing: [], unreadable: [], digests: {}, maxima: {}, drivers: {}, host: {}, unsupported: {}, shown: {}, absent: [], boot: [], bootUnreadable: [], refusals: [] };
+    const none: LiveSection = { recordState: "none", values: {}, missing: [], unreadable: [], digests: {}, maxima: {}, drivers: {}, host: {}, unsupported: {}, shown: {}, absent: [], boot: [], bootUnreadable: [], refusals: [], warnings: [] };
     expect(repairToken(none)).toBe(NO_TOKEN);
     const gone: LiveSection = { ...none, recordState: "gone" };
     const [a, b] = [repairToken(gone), repairToken(gone)];
@@ -160,7 +160,7 @@ describe("renderLiveRead", () => {
   test("the requests in one quoted variable after the program's comment lines, then the program; keys and owner ids are checked", () => {
     const text = renderLiveRead([{ kind: "sysctl", ownerId: "p.s.web-1", keys: ["net.core.somaxconn", "net.core.somaxconn"] }, { kind: "nic", ownerId: "p.s.n-2", keys: ["eth0/rps.rx-*"] }]);
     const lines = text.split("\n");
-    const program = liveProgram().split("\n");
+    const program = liveProgram(false).split("\n");
     expect(lines.slice(0, LIVE_PROGRAM_HEAD)).toEqual(program.slice(0, LIVE_PROGRAM_HEAD));
     expect(program.slice(0, LIVE_PROGRAM_HEAD).every((l) => l.startsWith("# "))).toBe(true);
     expect(lines[LIVE_PROGRAM_HEAD]).toBe("NT_LIVE_REQ='sysctl\tp.s.web-1\tnet.core.somaxconn");
@@ -169,9 +169,12 @@ describe("renderLiveRead", () => {
     expect(() => renderLiveRead([{ kind: "sysctl", ownerId: "a b", keys: [] }])).toThrow(/invalid owner id/);
     expect(() => renderLiveRead([{ kind: "sysctl", ownerId: "a", keys: ["x'y"] }])).toThrow(/invalid key/);
   });
-  test("the program passes shellcheck -s sh", () => {
+  test("the program passes shellcheck -s sh, with and without NicQueues' bootOverride scan", () => {
     const text = renderLiveRead([{ kind: "sysctl", ownerId: "p.s.web-1", keys: ["net.core.somaxconn"] }]);
     expect(() => execFileSync("shellcheck", ["-s", "sh", "-"], { input: text, encoding: "utf8" })).not.toThrow();
+    const nic = renderLiveRead([{ kind: "nic", ownerId: "p.s.n-2", keys: ["eth0/txqueuelen"], iface: "eth0", nicChecks: { persistence: "systemd", label: "p/s/n", boot: "error" } }]);
+    expect(nic).toMatch(/^nn_boot_scan\(\) \{/m);
+    expect(() => execFileSync("shellcheck", ["-s", "sh", "-"], { input: nic, encoding: "utf8" })).not.toThrow();
   });
 });
 
@@ -200,6 +203,12 @@ describe("the boot-order check and the interface facts (issue #32, preview equal
     const nic = (n: Record<string, unknown>) => renderLiveRead([{ kind: "nic", ownerId: "a", keys: [], iface: "eth0", nicChecks: n }]).split("\n")[LIVE_PROGRAM_HEAD];
     expect(nic({ rpsCpus: "0,2-3", irqCpus: "spread", sockFlow: true, persistence: "rc.local", label: "p/s/q" })).toBe("NT_LIVE_REQ='nic\ta\t\teth0\t0,2-3\tspread\t1\trc.local\tp/s/q'");
     expect(nic({ sockFlow: false, persistence: "auto", label: "p/s/q" })).toBe("NT_LIVE_REQ='nic\ta\t\teth0\t\t\t\tauto\tp/s/q'");
+    // bootOverride's fields only when the check is on (and then the program carries the scan)
+    expect(nic({ persistence: "auto", label: "p/s/q", boot: "warn", adoptsRcLocal: true, rpsOnlyBelow: true })).toBe("NT_LIVE_REQ='nic\ta\t\teth0\t\t\t\tauto\tp/s/q\twarn\t1\t1'");
+    expect(nic({ persistence: "systemd", label: "p/s/q", boot: "error" })).toBe("NT_LIVE_REQ='nic\ta\t\teth0\t\t\t\tsystemd\tp/s/q\terror\t\t'");
+    expect(() => nic({ boot: "ignore" })).toThrow(/invalid bootOverride/);
+    const withScan = (n: Record<string, unknown>) => /^nn_boot_scan\(\) \{/m.test(renderLiveRead([{ kind: "nic", ownerId: "a", keys: [], iface: "eth0", nicChecks: n }]));
+    expect([withScan({ persistence: "systemd", boot: "error" }), withScan({ persistence: "none", boot: "error" }), withScan({ persistence: "systemd" })]).toEqual([true, false, false]);
     expect(() => nic({ rpsCpus: "0;1" })).toThrow(/invalid rps CPU list/);
     expect(() => nic({ irqCpus: "all" })).toThrow(/invalid IRQ CPU list/);
     expect(() => nic({ persistence: "cron" })).toThrow(/invalid persistence/);
@@ -232,9 +241,9 @@ describe("the boot-order check and the interface facts (issue #32, preview equal
 
 describe("liveProgram: the engine tree-shaken to the live read", () => {
   test("deterministic, cached, and a small part of the engine: no apply, restore or lock code", () => {
-    const p = liveProgram();
-    expect(liveProgram()).toBe(p);
-    expect(createHash("sha256").update(p).digest("hex")).toBe(createHash("sha256").update(liveProgram()).digest("hex"));
+    const p = liveProgram(false);
+    expect(liveProgram(false)).toBe(p);
+    expect(createHash("sha256").update(p).digest("hex")).toBe(createHash("sha256").update(liveProgram(false)).digest("hex"));
     expect(Buffer.byteLength(p)).toBeLessThan(Buffer.byteLength(engine().text) / 8);
     // 18,468 bytes before the boot-order check and the interface/ethtool facts (issue #32 "Preview equals up"); +4,762:
     // sysctl.sh nts_boot_conflicts (the preflight's awk, shared), nts_boot_mask, nts_adopt_links, nts_live_boot, nic.sh
@@ -245,7 +254,18 @@ describe("liveProgram: the engine tree-shaken to the live read", () => {
     // nn_irqs, nn_cpus_outside, nn_cpulist_expand, the five messages: 27,005); about +3,320: NicQueues' persistence
     // refusals (nn_persist_refusals, nn_boot_paths, nn_rc_scan, nn_is_ours and four messages: 30,321); +826: the
     // planned sysctl.d file's owner (nts_file_refusals, nts_is_ours, two messages: 31,147)
-    expect(Buffer.byteLength(p)).toBeLessThan(18_468 + 4_800 + 700 + 3_300 + 3_500 + 900);
+    // (+~950: the bootOverride check's request fields and classes in nn_live_iface, nn_boot_class, nn_live_boot_cb:
+    // 32,126; its scan is in the other variant)
+    expect(Buffer.byteLength(p)).toBeLessThan(18_468 + 4_800 + 700 + 3_300 + 3_500 + 900 + 1_000);
+    // with NicQueues' bootOverride scan (nic.sh nn_boot_scan and the awk programs it runs, nn_boot_findings; sent only
+    // when a NicQueues of the read persists with the check on): about +9,400 bytes
+    const full = liveProgram(true);
+    expect(full.length - liveProgram(false).length).toBeGreaterThan(5_000);
+    expect(Buffer.byteLength(full)).toBeLessThan(Buffer.byteLength(p) + 10_000);
+    for (const f of ["nn_boot_scan", "nn_boot_findings", "nn_boot_cmds", "nn_boot_tuned"]) {
+      expect(full).toMatch(new RegExp(`^${f}\\(\\) \\{`, "m"));
+      expect(p).not.toMatch(new RegExp(`^${f}\\(\\) \\{`, "m"));
+    }
     for (const f of ["nt_live_main", "nt_live_key", "nt_digest", "nt_norm", "nt_kind_sysctl", "nt_kind_nic"]) expect(p).toMatch(new RegExp(`^${f}\\(\\) \\{`, "m"));
     for (const f of ["nt_apply_main", "nt_restore_main", "nt_lock", "nt_commit", "nt_write_atomic", "kind_set", "nt_converged_write"]) expect(p).not.toMatch(new RegExp(`^${f}\\(\\) \\{`, "m"));
     expect(p.endsWith("\nnt_live_main\n")).toBe(true);

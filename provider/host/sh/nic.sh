@@ -453,7 +453,11 @@ nn_live_iface() {
   NN_RPS_CPUS=${nnl_r%%"$NT_TAB"*}; nnl_r=${nnl_r#*"$NT_TAB"}
   NN_IRQ_CPUS=${nnl_r%%"$NT_TAB"*}; nnl_r=${nnl_r#*"$NT_TAB"}
   nnl_sf=${nnl_r%%"$NT_TAB"*}; nnl_r=${nnl_r#*"$NT_TAB"}
-  NN_PERSIST=${nnl_r%%"$NT_TAB"*}; nnl_label=${nnl_r#*"$NT_TAB"}
+  NN_PERSIST=${nnl_r%%"$NT_TAB"*}; nnl_r=${nnl_r#*"$NT_TAB"}
+  # then the owner's label, bootOverride's check (error, warn; empty: ignore), whether it adopts rc.local lines and
+  # whether RPS waits for the queue count (rps.onlyWhenQueuesBelowCpus)
+  nnl_label=${nnl_r%%"$NT_TAB"*}; nnl_boot='' nnl_adopt='' nnl_below=''
+  case $nnl_r in *"$NT_TAB"*) nnl_r=${nnl_r#*"$NT_TAB"}; nnl_boot=${nnl_r%%"$NT_TAB"*}; nnl_r=${nnl_r#*"$NT_TAB"}; nnl_adopt=${nnl_r%%"$NT_TAB"*}; nnl_below=${nnl_r#*"$NT_TAB"} ;; esac
   nn_valid_if "$NN_IF" || return 0
   printf 'host\thostname\t%s\n' "$NT_HOSTNAME"
   if [ ! -e "$NN_SYS/$NN_IF" ]; then nn_ifaces; printf 'no-interface\t%s\t%s\n' "$NN_IF" "$NN_IFACES"; return 0; fi
@@ -470,8 +474,23 @@ nn_live_iface() {
   NT_OWNER=$nnl_label NN_RC_AT=''
   nn_boot_paths
   nn_persist_refusals nt_live_refuse live
+  # bootOverride (nn_boot_overrides' scan and words): the classes of the declared keys; RPS and RFS left out when
+  # whether they are set depends on the queue count after the channels change (rps.onlyWhenQueuesBelowCpus: up
+  # checks them); rc.local left out when the resource adopts lines of it (up takes those out first)
+  case $nnl_boot in error | warn) NN_BOOT=$nnl_boot ;; *) return 0 ;; esac
+  nn_classes=' '
+  set -f
+  # shellcheck disable=SC2154,SC2086 # ntl_keys: nt_live_main's words of this resource's keys
+  for nnl_k in $ntl_keys; do
+    case $nnl_below:$nnl_k in 1:*/rps.* | 1:*/rfs.*) continue ;; esac
+    nn_boot_class "$nnl_k"
+  done
+  set +f
+  if [ "$nnl_adopt" = 1 ]; then NN_ADOPTED=-; else NN_ADOPTED=/dev/null; fi
+  nn_boot_findings nn_live_boot_cb "$(nn_boot_scan)"
   return 0
 }
+nn_live_boot_cb() { if [ "$1" = error ]; then nt_live_refuse "$2"; else printf 'warn\t%s\n' "$2"; fi; }
 
 # nn_ifaces: NN_IFACES = the host's interfaces, space-separated (what the refusal of a missing one lists)
 nn_ifaces() {
@@ -1284,15 +1303,17 @@ kind_after_restore() {
 # txqueuelen, rps, rfs, sockflow) counts when this resource declares that class for the interface.
 NN_BOOT=error
 
-# nn_boot_cmds MODE FILE: "class<TAB>file:line<TAB>text" for commands in FILE that set a class for $NN_IF.
-# MODE rc: every line outside pulumi-net-tuning blocks; ifupdown: up/post-up/pre-up lines and ethtool options
-# ($IFACE = the stanza's interface); any: every line (heuristic scan); anyfiles FILE…: as any for each FILE that has
-# no line "# pulumi-net-tuning owner: $NT_OWNER" (each file's lines held until its end).
+# nn_boot_cmds MODE FILE: "exact|heur<TAB>class<TAB>file:line<TAB>text" for commands in FILE that set a class for
+# $NN_IF (heur for the heuristic modes). MODE rc: every line outside pulumi-net-tuning blocks, but the adopted ones
+# (the file:line lines of $NN_ADOPTED); ifupdown: up/post-up/pre-up lines and ethtool options ($IFACE = the
+# stanza's interface); any: every line (heuristic scan); anyfiles FILE…: as any for each FILE that has no line
+# "# pulumi-net-tuning owner: $NT_OWNER" (each file's lines held until its end).
 nn_boot_cmds() {
   nn_bm=$1; shift
-  awk -v mode="$nn_bm" -v ifn="$NN_IF" -v tab="$NT_TAB" -v adopted="$NT_TMP/rc.adopt.lines" -v owner="# pulumi-net-tuning owner: $NT_OWNER" '
+  case $nn_bm in any | anyfiles) nn_bt=heur ;; *) nn_bt=exact ;; esac
+  awk -v mode="$nn_bm" -v ifn="$NN_IF" -v tab="$NT_TAB" -v tag="$nn_bt" -v adopted="${NN_ADOPTED:-/dev/null}" -v owner="# pulumi-net-tuning owner: $NT_OWNER" '
     function esc(s) { gsub(/[][\\.^$*+?(){}|]/, "\\\\&", s); return s }
-    function out(c, t) { sub(/^[ \t]+/, "", t); if (mode == "anyfiles") held = held c tab FILENAME ":" FNR tab t "\n"; else print c tab FILENAME ":" FNR tab t }
+    function out(c, t) { sub(/^[ \t]+/, "", t); if (mode == "anyfiles") held = held tag tab c tab FILENAME ":" FNR tab t "\n"; else print tag tab c tab FILENAME ":" FNR tab t }
     function flush() { if (!ours) printf "%s", held; held = ""; ours = 0 }
     function classify(l, me,  e, hit) {
       e = "[ \t]+[\"'\'']?(" me ")([ \t\"'\'']|$)"
@@ -1351,7 +1372,7 @@ nn_boot_link() {
       else if (k ~ /Coalesce/) c = "coalesce"
       else if (k == "TransmitQueueLength") c = "txqueuelen"
       else if (k ~ /PacketSteering/) c = "rps"
-      if (c != "") print c tab FILENAME ":" FNR tab $0
+      if (c != "") print "exact" tab c tab FILENAME ":" FNR tab $0
     }' "$nn_lf"
 }
 
@@ -1368,7 +1389,7 @@ nn_boot_nm() {
         if (sec != "ethtool") next
         c = ""
         if (k ~ /^ring-/) c = "ring"; else if (k ~ /^channels-/) c = "channel"; else if (k ~ /^feature-/) c = "feature"; else if (k ~ /^coalesce-/) c = "coalesce"
-        if (c != "") hit[++n] = c tab FILENAME ":" FNR tab $0
+        if (c != "") hit[++n] = "exact" tab c tab FILENAME ":" FNR tab $0
       }
       END { if (bound) for (i = 1; i <= n; i++) print hit[i] }' "$nn_f"
   done
@@ -1377,7 +1398,7 @@ nn_boot_nm() {
 # tuned: the [net] plugin (a section named net, or type=net) of the active profile and the profiles it includes.
 nn_boot_tuned() {
   [ -f /etc/tuned/active_profile ] || return 0
-  nn_todo=$(cat /etc/tuned/active_profile 2>/dev/null); nn_seen=' '; nn_i=0
+  nn_todo=''; { IFS= read -r nn_todo < /etc/tuned/active_profile; } 2>/dev/null; nn_seen=' '; nn_i=0
   while [ -n "$nn_todo" ] && [ "$nn_i" -lt 8 ]; do
     nn_i=$((nn_i + 1))
     set -f
@@ -1391,7 +1412,8 @@ nn_boot_tuned() {
     nn_c=''
     for nn_d in /etc/tuned /usr/lib/tuned /usr/lib/tuned/profiles; do [ -f "$nn_d/$nn_p/tuned.conf" ] && { nn_c=$nn_d/$nn_p/tuned.conf; break; }; done
     [ -n "$nn_c" ] || continue
-    awk -v ifn="$NN_IF" -v tab="$NT_TAB" -v incf="$NT_TMP/tuned.inc" '
+    # its findings, and "include<TAB>profiles" lines (the profiles it includes: scanned next)
+    nn_o=$(awk -v ifn="$NN_IF" -v tab="$NT_TAB" '
       function flush(  i, ok, n, d, p) {
         if (!isnet) return
         ok = 1
@@ -1405,17 +1427,114 @@ nn_boot_tuned() {
       /^[ \t]*#/ || !/=/ { next }
       {
         k = $0; sub(/=.*/, "", k); gsub(/[ \t]/, "", k); v = $0; sub(/^[^=]*=[ \t]*/, "", v)
-        if (sec == "main" && k == "include") { print v > incf; next }
+        if (sec == "main" && k == "include") { print "include" tab v; next }
         if (k == "type" && v == "net") isnet = 1
         if (k == "devices") devs = v
         c = ""
         if (k == "txqueuelen") c = "txqueuelen"; else if (k == "features") c = "feature"; else if (k == "coalesce") c = "coalesce"
         else if (k == "ring") c = "ring"; else if (k == "channels") c = "channel"
-        if (c != "") hit[++nh] = c tab FILENAME ":" FNR tab $0
+        if (c != "") hit[++nh] = "exact" tab c tab FILENAME ":" FNR tab $0
       }
-      END { flush() }' "$nn_c"
-    if [ -s "$NT_TMP/tuned.inc" ]; then nn_todo="$nn_todo $(tr ',' ' ' < "$NT_TMP/tuned.inc")"; : > "$NT_TMP/tuned.inc"; fi
+      END { flush() }' "$nn_c")
+    nn_ifs=$IFS; IFS=$NT_NL; set -f
+    for nn_l in $nn_o; do IFS=$nn_ifs; set +f
+      case $nn_l in
+        "include$NT_TAB"*)
+          nn_l=${nn_l#*"$NT_TAB"}
+          while :; do case $nn_l in *,*) nn_l="${nn_l%%,*} ${nn_l#*,}" ;; *) break ;; esac; done
+          nn_todo="$nn_todo $nn_l" ;;
+        *) printf '%s\n' "$nn_l" ;;
+      esac
+    done; IFS=$nn_ifs; set +f
   done
+}
+
+# nn_boot_scan: every finding of the mechanisms above for $NN_IF, "exact|heur<TAB>class<TAB>where<TAB>text" lines on
+# stdout; reads only (the preflight and the live read share it). rc.local lines listed in $NN_ADOPTED (file:line) are
+# left out; NN_ADOPTED=- leaves rc.local out (the live read of a resource that adopts rc.local lines: up checks it).
+nn_boot_scan() {
+  nn_rcs=''
+  for nn_f in /etc/rc.d/rc.local /etc/rc.local; do
+    if [ "${NN_ADOPTED:-}" = - ] || [ ! -f "$nn_f" ]; then continue; fi
+    nn_r=$(readlink -f "$nn_f" 2>/dev/null) || nn_r=$nn_f
+    case " $nn_rcs " in *" $nn_r "*) continue ;; esac
+    nn_rcs="$nn_rcs $nn_r"
+    nn_boot_cmds rc "$nn_r"
+  done
+  if ! nn_boot_link; then
+    # no udevadm answer (no udev, or a container): .link files naming the interface only warn
+    for nn_f in /etc/systemd/network/*.link /run/systemd/network/*.link /usr/lib/systemd/network/*.link /lib/systemd/network/*.link; do
+      [ -f "$nn_f" ] && grep -qE "^[[:space:]]*(OriginalName|Name)=(.*[[:space:]])?$NN_IF([[:space:]]|\$)" "$nn_f" 2>/dev/null &&
+        printf 'heur\tlink\t%s\t%s\n' "$nn_f" "a .link file naming $NN_IF (udevadm could not say whether it applies)"
+    done
+  fi
+  nn_boot_nm
+  for nn_f in /etc/network/interfaces /etc/network/interfaces.d/*; do
+    [ -f "$nn_f" ] && nn_boot_cmds ifupdown "$nn_f"
+  done
+  nn_boot_tuned
+  # every readable file in one awk (mode anyfiles: a file holding this resource's owner line is left out, as
+  # nn_is_ours would); a file not readable as before (grep, then an awk of its own)
+  set --
+  for nn_f in /etc/systemd/system/*.service /etc/network/if-up.d/* /etc/network/if-pre-up.d/* /etc/NetworkManager/dispatcher.d/* /etc/udev/rules.d/*.rules; do
+    [ -f "$nn_f" ] || continue
+    if [ -r "$nn_f" ]; then set -- "$@" "$nn_f"; continue; fi
+    [ $# = 0 ] || nn_boot_cmds anyfiles "$@"; set --
+    nn_is_ours "$nn_f" && continue
+    nn_boot_cmds any "$nn_f"
+  done
+  [ $# = 0 ] || nn_boot_cmds anyfiles "$@"
+  return 0
+}
+
+# nn_boot_class KEY: adds the setting class of a desired key (IF/GROUP.NAME, net.core.rps_sock_flow_entries) to
+# nn_classes (" class class ").
+nn_boot_class() {
+  case "$1" in
+    net.core.rps_sock_flow_entries) nn_c=sockflow ;;
+    */*) nn_c=${1#*/}; nn_c=${nn_c%%.*} ;;
+    *) return 0 ;;
+  esac
+  case "$nn_classes" in *" $nn_c "*) ;; *) nn_classes="$nn_classes$nn_c " ;; esac
+}
+
+# nn_boot_finding TAG CLASS WHERE TEXT: for a finding of nn_boot_scan that counts (of a class this resource declares;
+# a .link file that may apply, always), NN_BF_LEVEL (error or warn, from NN_BOOT) and NN_BF_MSG in the preflight's
+# words; 1 when it does not count.
+nn_boot_finding() {
+  case $1 in
+    exact)
+      case "$nn_classes" in *" $2 "*) ;; *) return 1 ;; esac
+      nn_m="$3 re-applies $2 settings of $NN_IF at boot ('$4'), over this resource's"
+      if [ "$NN_BOOT" = error ]; then
+        NN_BF_LEVEL=error NN_BF_MSG="bootOverride: $nn_m: remove that line (rc.local: or list it in adoptRcLocalLines), or set bootOverride to \"warn\" to accept it"
+      else NN_BF_LEVEL=warn NN_BF_MSG="bootOverride: $nn_m"; fi ;;
+    heur)
+      case "$2" in link) ;; *) case "$nn_classes" in *" $2 "*) ;; *) return 1 ;; esac ;; esac
+      NN_BF_LEVEL=warn NN_BF_MSG="bootOverride (heuristic): $3 mentions $NN_IF ('$4'): check that it does not re-apply $2 settings at boot" ;;
+    *) return 1 ;;
+  esac
+}
+
+# nn_boot_findings CALLBACK TEXT: CALLBACK LEVEL MESSAGE for each finding of TEXT (nn_boot_scan's lines) that counts,
+# the exact ones first (the preflight: nt_problem / nt_warn; the live read: refuse / warn lines).
+nn_boot_findings() {
+  nn_bf_cb=$1 nn_bf_all=$2
+  for nn_pass in exact heur; do
+    nn_ifs=$IFS; IFS=$NT_NL; set -f
+    for nn_l in $nn_bf_all; do
+      IFS=$NT_TAB
+      # shellcheck disable=SC2086 # the finding's fields (its text last: the rest of the line)
+      set -- $nn_l
+      IFS=$nn_ifs; set +f
+      if [ $# -ge 4 ] && [ "$1" = "$nn_pass" ]; then
+        nn_bf_t=${nn_l#*"$NT_TAB"*"$NT_TAB"*"$NT_TAB"}
+        nn_boot_finding "$1" "$2" "$3" "$nn_bf_t" && "$nn_bf_cb" "$NN_BF_LEVEL" "$NN_BF_MSG"
+      fi
+      IFS=$NT_NL; set -f
+    done; IFS=$nn_ifs; set +f
+  done
+  return 0
 }
 
 nn_boot_overrides() {
@@ -1423,60 +1542,17 @@ nn_boot_overrides() {
   [ "$NN_MODE" != none ] && [ "$NN_BOOT" != ignore ] || return 0
   # the setting classes this resource declares for the interface
   nn_classes=' '
-  while IFS="$NT_TAB" read -r nn_k _; do
-    case "$nn_k" in
-      net.core.rps_sock_flow_entries) nn_c=sockflow ;;
-      */*) nn_c=${nn_k#*/}; nn_c=${nn_c%%.*} ;;
-      *) continue ;;
-    esac
-    case "$nn_classes" in *" $nn_c "*) ;; *) nn_classes="$nn_classes$nn_c " ;; esac
-  done < "$NT_TMP/desired"
+  while IFS="$NT_TAB" read -r nn_k _; do nn_boot_class "$nn_k"; done < "$NT_TMP/desired"
   [ -f "$NT_TMP/rc.adopt.lines" ] || : > "$NT_TMP/rc.adopt.lines"
-  : > "$NT_TMP/boot.exact"; : > "$NT_TMP/boot.heur"; : > "$NT_TMP/tuned.inc"
-  nn_rcs=''
-  for nn_f in /etc/rc.d/rc.local /etc/rc.local; do
-    [ -f "$nn_f" ] || continue
-    nn_r=$(readlink -f "$nn_f" 2>/dev/null) || nn_r=$nn_f
-    case " $nn_rcs " in *" $nn_r "*) continue ;; esac
-    nn_rcs="$nn_rcs $nn_r"
-    nn_boot_cmds rc "$nn_r" >> "$NT_TMP/boot.exact"
-  done
-  if ! nn_boot_link >> "$NT_TMP/boot.exact"; then
-    # no udevadm answer (no udev, or a container): .link files naming the interface only warn
-    for nn_f in /etc/systemd/network/*.link /run/systemd/network/*.link /usr/lib/systemd/network/*.link /lib/systemd/network/*.link; do
-      [ -f "$nn_f" ] && grep -qE "^[[:space:]]*(OriginalName|Name)=(.*[[:space:]])?$NN_IF([[:space:]]|\$)" "$nn_f" 2>/dev/null &&
-        printf 'link\t%s\t%s\n' "$nn_f" "a .link file naming $NN_IF (udevadm could not say whether it applies)" >> "$NT_TMP/boot.heur"
-    done
-  fi
-  nn_boot_nm >> "$NT_TMP/boot.exact"
-  for nn_f in /etc/network/interfaces /etc/network/interfaces.d/*; do
-    [ -f "$nn_f" ] && nn_boot_cmds ifupdown "$nn_f" >> "$NT_TMP/boot.exact"
-  done
-  nn_boot_tuned >> "$NT_TMP/boot.exact"
-  # every readable file in one awk (mode anyfiles: a file holding this resource's owner line is left out, as
-  # nn_is_ours would); a file not readable as before (grep, then an awk of its own)
-  set --
-  for nn_f in /etc/systemd/system/*.service /etc/network/if-up.d/* /etc/network/if-pre-up.d/* /etc/NetworkManager/dispatcher.d/* /etc/udev/rules.d/*.rules; do
-    [ -f "$nn_f" ] || continue
-    if [ -r "$nn_f" ]; then set -- "$@" "$nn_f"; continue; fi
-    [ $# = 0 ] || nn_boot_cmds anyfiles "$@" >> "$NT_TMP/boot.heur"; set --
-    nn_is_ours "$nn_f" && continue
-    nn_boot_cmds any "$nn_f" >> "$NT_TMP/boot.heur"
-  done
-  [ $# = 0 ] || nn_boot_cmds anyfiles "$@" >> "$NT_TMP/boot.heur"
-  while IFS="$NT_TAB" read -r nn_c nn_w nn_t; do
-    case "$nn_classes" in *" $nn_c "*) ;; *) continue ;; esac
-    nn_m="$nn_w re-applies $nn_c settings of $NN_IF at boot ('$nn_t'), over this resource's"
-    if [ "$NN_BOOT" = error ]; then
-      nt_problem "bootOverride: $nn_m: remove that line (rc.local: or list it in adoptRcLocalLines), or set bootOverride to \"warn\" to accept it"
-    else nt_warn "bootOverride: $nn_m"; fi
-  done < "$NT_TMP/boot.exact"
-  while IFS="$NT_TAB" read -r nn_c nn_w nn_t; do
-    case "$nn_c" in link) ;; *) case "$nn_classes" in *" $nn_c "*) ;; *) continue ;; esac ;; esac
-    nt_warn "bootOverride (heuristic): $nn_w mentions $NN_IF ('$nn_t'): check that it does not re-apply $nn_c settings at boot"
-  done < "$NT_TMP/boot.heur"
+  NN_ADOPTED=$NT_TMP/rc.adopt.lines
+  # (a file, not a command substitution: that would be one more process)
+  nn_boot_scan > "$NT_TMP/boot.found" || nt_tmp_full
+  nn_bf=''
+  while IFS= read -r nn_l; do nn_bf=$nn_bf$nn_l$NT_NL; done < "$NT_TMP/boot.found"
+  nn_boot_findings nn_boot_preflight_cb "$nn_bf"
   return 0
 }
+nn_boot_preflight_cb() { if [ "$1" = error ]; then nt_problem "$2"; else nt_warn "$2"; fi; }
 
 # ---------------------------------------------------------------------------------------- adoptRcLocalLines (issue #16)
 # "@adopt-rc K TEXT": line TEXT (trimmed) of entry K; an entry of several lines matches consecutive lines of rc.local.
