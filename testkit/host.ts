@@ -121,12 +121,12 @@ export function nicProgram<W extends string>(host: Target<W>, name: string, args
  *   the snapshot holds that answer and the exit code, so it stays comparable and still catches a change;
  * - every entry of /etc: path, type, mode and owner:group; for files and links also link target, size, mtime and a
  *   content hash of every regular file (a directory's size and mtime change whenever an entry comes and goes, so
- *   they are left out: its entries are listed), except the engine's lab-only test-hook file, which tests create;
+ *   they are left out: its entries are listed), except the lab's fault-injection hook file, which tests create;
  * - /usr/local and /var/lib (files: path, mode, owner, link target, size, mtime; content hashes for this project's
  *   files); /var/lib/dpkg, /var/lib/apt and /var/lib/ucf are left out: the lab's copy-on-write root shares them with
  *   the machine, whose package manager may change them at any time.
  */
-/** The engine's lab-only test-hook file (inert unless present, root-owned): tests create it, the product never does. */
+/** The lab's fault-injection hook file (read only by the lab's build of the engine, testkit/lab-engine.sh): tests create it. */
 const TEST_HOOKS = "/etc/pulumi-net-tuning-test-hooks";
 
 /**

@@ -59,9 +59,11 @@ function read(name: string, dir: string): string {
  * verify gate's reader, generated from provider/counters/sources.ts), main.sh (the
  * dispatch, a function), the sysctl kind, the sysctl dispatch, the nic kind, the dispatch of everything else. Kind
  * files are wrapped in loader functions because both define the same hook names (kind_get, kind_set, ...); main.sh
- * calls the one named by KIND.
+ * calls the one named by KIND. `overlay`: sh text placed after the runtime and counters.sh, before main.sh (the lab's
+ * fault-injection build, testkit/labEngine.ts, redefines the runtime's inert step markers there); the package's
+ * engine has none.
  */
-export function assembleEngine(dir: string = SH_DIR, version: string = PACKAGE_VERSION): Engine {
+export function assembleEngine(dir: string = SH_DIR, version: string = PACKAGE_VERSION, overlay = ""): Engine {
   const prelude =
     `#!/bin/sh\n# pulumi-net-tuning ${version} host engine (generated from provider/host/sh by provider/host/engine.ts; do not edit)\n` +
     `# shellcheck disable=SC2317 # functions are called indirectly (hooks, traps, kind loaders)\n` +
@@ -72,7 +74,8 @@ export function assembleEngine(dir: string = SH_DIR, version: string = PACKAGE_V
   const [sysctl, nic] = (["sysctl", "nic"] as const).map((k) => kindLoader(k, KIND_FILES[k].map((f) => read(f, dir)).join("")));
   // main.sh defines nt_engine_main; a sysctl run (not "live") starts it before the nic kind is reached, so the shell
   // never parses that text (dash parses each function definition as it reaches it); everything else after both kinds
-  const text = `${prelude}${read("runtime.sh", dir)}${read("counters.sh", dir)}${read("main.sh", dir)}${sysctl}${SYSCTL_EARLY}${nic}nt_engine_main; exit\n`;
+  const extra = overlay && !overlay.endsWith("\n") ? `${overlay}\n` : overlay;
+  const text = `${prelude}${read("runtime.sh", dir)}${read("counters.sh", dir)}${extra}${read("main.sh", dir)}${sysctl}${SYSCTL_EARLY}${nic}nt_engine_main; exit\n`;
   const sha256 = createHash("sha256").update(text).digest("hex");
   return { version, sha256, text, fileName: `engine-${sha256}.sh`, localName: `e-${version.replace(/[^A-Za-z0-9.-]/g, "_")}-${sha256.slice(0, 16)}.sh` };
 }

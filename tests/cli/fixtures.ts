@@ -13,6 +13,12 @@ export const PROGRAM = `"use strict";
 const pulumi = require("@pulumi/pulumi");
 const { NetTuning, NicQueues } = require("net-tuning");
 const cfg = new pulumi.Config();
+// "labEngine" in the config: deliver the lab's build of the engine, with this fault-injection overlay (testkit/labEngine.ts)
+if (cfg.get("labEngine")) {
+  const path = require("path");
+  const e = require(path.join(path.dirname(require.resolve("net-tuning")), "provider", "host", "engine"));
+  e.useEngine(e.assembleEngine(undefined, undefined, require("fs").readFileSync(cfg.get("labEngine"), "utf8")));
+}
 const connection = {
   host: cfg.require("host"),
   port: cfg.requireNumber("port"),

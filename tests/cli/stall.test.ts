@@ -7,13 +7,15 @@
  * it: once the program resumes (SIGCONT) the `up` converges; once it is stopped with TERM (and CONT) it rolls its
  * changes back and the `up` fails saying so; once killed the `up` fails with the exit signal, the journal keeps the
  * originals, the next `up` converges and `destroy` leaves the host as before. The program is held at a step by the
- * engine's lab-only test hook (tests/safety/hooks.ts).
+ * lab's fault-injection hook (tests/safety/hooks.ts), which the program's lab build of the engine carries (config
+ * `labEngine`).
  */
 import { CliProject, explain, providerLabel, toolchain } from "../../testkit/cli";
 import type { LabHost } from "../../testkit/lab";
 import { useLab } from "../../testkit/jest";
 import { snapshot } from "../../testkit/host";
 import { clearHooks, hold, release, setHooks } from "../safety/hooks";
+import { LAB_OVERLAY } from "../../testkit/labEngine";
 import { declare, projectOn, values } from "./fixtures";
 
 jest.setTimeout(600_000);
@@ -49,6 +51,7 @@ describe(`a host that stalls mid-apply, real pulumi CLI + ${providerLabel()}`, (
     originals = await values(host, KEYS);
     before = await snapshot(host);
     p = await projectOn(host, "ntstall", "root", web({ [SOMAX]: 8192, [FIN]: 21 }));
+    await p.setConfig("labEngine", LAB_OVERLAY);
   });
   let stopped: number | undefined;
   afterEach(async () => {

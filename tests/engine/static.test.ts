@@ -13,6 +13,7 @@ import { completeApplied, completePrevious, completeReport, parseReport } from "
 import { planValues } from "../../provider/sysctl/plan";
 import { APPLY_RUN, ENGINE_BOOT, engineCommand, engineStdin, fallbackProgram, frameRestore, readRestoreStdin, RESTORE_BOOT, restoreCommand, restoreStdin, urnLookup } from "../../provider/host/programs";
 import { SHELLS, SHELL_ARGV } from "../../testkit/shells";
+import { LAB_OVERLAY, labEngine } from "../../testkit/labEngine";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "nt-static-"));
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
@@ -41,6 +42,23 @@ test("the engine file: shellcheck clean, parses in dash/bash/ash, deterministic,
   expect(spawnSync("sha256sum", [file], { encoding: "utf8" }).stdout.split(" ")[0]).toBe(e.sha256);
   shells(file);
   expect(engineStdin("@net-tuning v1\n").split("\n")[0]).toBe(`@engine ${e.version} ${e.sha256}`);
+});
+
+test("the package's engine holds no fault-injection code: only inert step markers; the lab's build adds its overlay and passes the same checks", () => {
+  const e = engine();
+  // the markers are no-ops in the package's engine
+  expect(e.text).toContain("nt_step() { :; }\nnt_mark() { :; }\n");
+  for (const lab of ["pulumi-net-tuning-test-hooks", `kill -KILL "$$"`, "/run/nt-paused", "/run/nt-hold", "sleep 3600", "fail-undo", "fail-journal-backup", "nt_lab_"]) {
+    expect([lab, e.text.includes(lab)]).toEqual([lab, false]);
+  }
+  const overlay = fs.readFileSync(LAB_OVERLAY, "utf8");
+  const l = labEngine();
+  expect(l.version).toBe(e.version);
+  expect(l.sha256).not.toBe(e.sha256);
+  // the same engine with the overlay after the runtime and counters.sh: nothing else differs
+  expect(l.text.replace(overlay, "")).toBe(e.text);
+  expect(l.text.indexOf(overlay)).toBeGreaterThan(e.text.indexOf("nt_mark() { :; }"));
+  shells(enginePath(l, tmp));
 });
 
 test("the bootstraps (root, sudo, restore): shellcheck clean and parse in dash/bash/ash; short", () => {

@@ -1,7 +1,7 @@
 /**
  * Fault injection on lab hosts (issues #8, #18). Every scenario asserts its expected end state (as before, fully
  * changed, or partial after SIGKILL), that the next `up` converges and the destroy restores the first originals.
- * Faults are injected while the engine pauses at a mutating step (lab-only test hook, tests/safety/hooks.ts).
+ * Faults are injected while the engine pauses at a mutating step (the lab build's fault-injection hook, tests/safety/hooks.ts).
  * Scenario table: README.md "Reliability".
  */
 import { Stack, UpResult } from "../../testkit/harness";
@@ -59,7 +59,7 @@ async function converge(stack: Stack, host: LabHost, name: string, orig: Record<
 
 /**
  * The engine pauses after its 3rd mutating step of a create (owner file, journal, somaxconn set; fin_timeout and
- * tcp_max_syn_backlog not yet) through the lab-only test hook; the fault is injected while it waits.
+ * tcp_max_syn_backlog not yet) through the lab build's hook; the fault is injected while it waits.
  */
 const PAUSE_AT_SOMAXCONN = "pause-after-step 3 30";
 

@@ -1,12 +1,17 @@
 /**
- * The engine's test-only hooks (provider/host/sh/runtime.sh, "test hooks"): inert unless the root-owned file
- * /etc/pulumi-net-tuning-test-hooks exists. Lab hosts have a private /etc, so a hook never reaches the machine.
+ * The lab's fault-injection hooks (testkit/lab-engine.sh, an overlay of the lab's build of the engine; the package's
+ * engine has only inert step markers): they act when the root-owned file /etc/pulumi-net-tuning-test-hooks exists.
+ * Lab hosts have a private /etc, so a hook never reaches the machine. Importing this module makes the components of
+ * the importing test file deliver the lab's engine (testkit/labEngine.ts).
  */
 import type { LabHost } from "../../testkit/lab";
+import { useLabEngine } from "../../testkit/labEngine";
+
+useLabEngine();
 
 export const HOOKS = "/etc/pulumi-net-tuning-test-hooks";
 
-async function run(host: LabHost, cmd: string): Promise<string> {
+export async function run(host: LabHost, cmd: string): Promise<string> {
   const r = await host.exec(cmd);
   if (r.code !== 0) throw new Error(`${cmd} failed on ${host.name}: ${r.stderr}`);
   return r.stdout;

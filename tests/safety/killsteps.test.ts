@@ -1,5 +1,5 @@
 /**
- * SIGKILL at every mutating step (issues #12, #18). The engine counts its mutating steps (nt_step); the lab-only hook
+ * SIGKILL at every mutating step (issues #12, #18). The engine marks its mutating steps (nt_step, a no-op in the package); the lab build's hook
  * `kill-after-step k` SIGKILLs it right after step k. For k = 1..N of a 40-key NetTuning create and of a NicQueues
  * create (systemd persistence): the failed create stores nothing, the next `up` runs at once (no lock left behind:
  * flock dies with its holder), converges, reports the TRUE first originals, and `destroy` restores them (snapshot

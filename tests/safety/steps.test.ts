@@ -2,15 +2,16 @@
  * Checked steps and the lock (issue #18): two runs never hold the lock at once (also right after a SIGKILLed holder),
  * a rollback or restore step that fails is reported by name, a signal during a restore says what was already
  * restored, a journal that cannot be removed fails the delete, a NicQueues delete whose commit fails keeps the unit
- * enabled, and a host without flock is refused in preflight. Faults come from the lab-only hook (./hooks.ts) or
- * from read-only bind mounts inside the lab host.
+ * enabled, and a host without flock is refused in preflight. Faults come from the lab's fault-injection hooks
+ * (./hooks.ts; for a failing undo the run pauses after setting the key, and the test makes its /proc/sys
+ * directory read-only meanwhile) or from read-only bind mounts inside the lab host.
  */
 import { Stack } from "../../testkit/harness";
 import type { LabHost } from "../../testkit/lab";
 import { useLab } from "../../testkit/jest";
 import { ok, readSysctl as sysctl, snapshot } from "../../testkit/host";
 import { nicProgram, sysProgram } from "../reliability/common";
-import { clearHooks, hold, release, setHooks, waitNoProgram, waitPaused } from "./hooks";
+import { clearHooks, hold, release, run, setHooks, waitNoProgram, waitPaused } from "./hooks";
 
 jest.setTimeout(300000);
 
@@ -26,7 +27,7 @@ function newStack(name: string): Stack {
 }
 afterEach(async () => {
   await clearHooks(h0);
-  await h0.exec("umount /var/lib/pulumi-net-tuning/sysctl /usr/local/libexec/net-tuning 2>/dev/null; true");
+  await h0.exec("umount /var/lib/pulumi-net-tuning/sysctl /usr/local/libexec/net-tuning /proc/sys/net/core 2>/dev/null; true");
   for (const s of stacks.splice(0)) if (s.resources().length) await s.destroy().catch(() => undefined);
 });
 const SOMAX = "net.core.somaxconn";
@@ -77,11 +78,18 @@ test("a rollback step that fails is named; the message never claims a full rollb
   const before = await snapshot(h0);
   const stack = newStack("undo");
   ok(await stack.up(sysProgram(h0, "ud", { sysctls: { [SOMAX]: 4321, [FIN]: 21 } })));
-  await setHooks(h0, [`fail-undo ${SOMAX}`]);
-  // somaxconn and fin_timeout change, then the kernel refuses tcp_ecn_fallback = 7; undoing somaxconn "fails".
-  const u = await stack.up(sysProgram(h0, "ud", { sysctls: { [SOMAX]: 4322, [FIN]: 22, "net.ipv4.tcp_ecn_fallback": 7 } }));
+  // somaxconn and fin_timeout change, then the kernel refuses tcp_ecn_fallback = 7; undoing somaxconn fails: right
+  // after it was set, net.core turns read-only (a read-only bind mount, from outside: the run's SSH session cannot mount)
+  await setHooks(h0, [`pause-after-set ${SOMAX} 30`]);
+  await hold(h0);
+  const running = stack.up(sysProgram(h0, "ud", { sysctls: { [SOMAX]: 4322, [FIN]: 22, "net.ipv4.tcp_ecn_fallback": 7 } }));
+  await waitPaused(h0);
+  await run(h0, "mount --bind /proc/sys/net/core /proc/sys/net/core && mount -o remount,bind,ro /proc/sys/net/core");
+  await release(h0);
+  const u = await running;
+  await run(h0, "umount /proc/sys/net/core");
   expect(u.ok).toBe(false);
-  expect(u.error).toMatch(/tcp_ecn_fallback = '7' was refused on \S+: .*; ROLLBACK INCOMPLETE on \S+: could not undo: net\.core\.somaxconn \(wanted '4321' back: test hook\)\. Everything else of this run was rolled back; the journal \S+ keeps the first originals/);
+  expect(u.error).toMatch(/tcp_ecn_fallback = '7' was refused on \S+: .*; ROLLBACK INCOMPLETE on \S+: could not undo: net\.core\.somaxconn \(wanted '4321' back: sysctl: permission denied on key "net\.core\.somaxconn"\)\. Everything else of this run was rolled back; the journal \S+ keeps the first originals/);
   expect(u.error).not.toMatch(/every change of this run was rolled back/);
   expect(await sysctl(h0, SOMAX)).toBe("4322"); // exactly what the message says
   expect(await sysctl(h0, FIN)).toBe("21");

@@ -42,8 +42,6 @@ NT_J_FORMAT=none
 NT_J_GEN=''
 NT_JOURNAL_TOUCHED=0
 NT_UNDO_FAILED=''
-NT_STEP=0
-NT_HOOK_ON=0
 # the confirm of an apply (operation "confirm": its token), and the lock's wait in half-seconds
 NT_CONFIRMING=''
 NT_LOCK_WAIT=120
@@ -53,8 +51,6 @@ NT_LOCK_WAIT=120
 NT_DEADLINE=300
 NT_DEADLINE_GRACE=60
 NT_WD=''
-# Test-only hooks (fault injection in the lab): inert unless this file exists, is owned by root and writable by root only.
-NT_HOOKS=/etc/pulumi-net-tuning-test-hooks
 
 nt_msg() { nt_redact "$*"; printf 'net-tuning: %s\n' "$NT_RED" >&2 2>/dev/null; }
 
@@ -104,7 +100,7 @@ nt_cleanup() {
   # the watchdog (nt_watchdog_start): stopped first, so it never acts on a run that is ending
   if [ -n "${NT_WD-}" ]; then kill "$NT_WD" 2>/dev/null; NT_WD=''; fi
   # The flock lock is released by the kernel when fd 9 is closed (also when this process dies).
-  if [ "$NT_LOCKED" = 1 ]; then nt_hook_trace leave; exec 9>&-; NT_LOCKED=0; fi
+  if [ "$NT_LOCKED" = 1 ]; then nt_mark unlocked; exec 9>&-; NT_LOCKED=0; fi
   [ -z "${NT_SOAKMARK-}${NT_SLEEP-}" ] || nt_gate_cleanup
   set --
   if [ -n "$NT_TMP" ]; then set -- "$NT_TMP"; fi
@@ -239,26 +235,33 @@ nt_on_signal() {
 # run whose rollback is still not done NT_DEADLINE_GRACE seconds later is killed (SIGKILL): its journal keeps the
 # originals and the next run converges, as after any kill. Stopped (TERM) by nt_cleanup when the run ends. It acts
 # only while its parent is still this run: it sleeps in steps of at most 5 s and ends at the first step after its run
-# has gone, so a run that died (SIGKILL) or whose stop did not reach it leaves it for at most 5 s. Costs 2 processes
-# for a run shorter than 5 s (this shell and its sleep), one more per 5 s after. The lab shortens the deadline with
-# the hook "deadline S G".
+# has gone, so a run that died (SIGKILL) or whose stop did not reach it leaves it for at most 5 s. Stopped (TERM), it
+# ends its sleep too, also when the TERM comes right after the sleep started (its pid is then $!, a child of its own:
+# checked in /proc, as $! may name an earlier sleep long reaped). Costs 2 processes
+# for a run shorter than 5 s (this shell and its sleep), one more per 5 s after.
 nt_watchdog_start() {
   nt_wd_s=$((NT_DEADLINE + ${NT_GATE_SOAK:-0})) nt_wd_g=$NT_DEADLINE_GRACE
-  if nt_hook deadline; then nt_wd_s=${NT_HOOK_ARG%% *} nt_wd_g=${NT_HOOK_ARG#* }; fi
   case $nt_wd_s$nt_wd_g in *[!0-9]*) return 0 ;; esac
   # the process that runs this run: $$ but in a subshell (the confirm runs nt_apply_main at the end of a pipeline),
   # whose own pid /proc/self gives (opened by this shell: a builtin's redirection)
   nt_wd_p=''; { read -r nt_wd_p _ < /proc/self/stat; } 2>/dev/null
   case $nt_wd_p in '' | *[!0-9]*) nt_wd_p=$$ ;; esac
+  # TERM at its default while the watchdog is forked: a forked shell keeps this run's trap until it execs, and a TERM
+  # caught there (nt_cleanup's, when the run ends within a few ms, as a refused preflight does) would be lost with the
+  # exec, leaving the watchdog to its first step (5 s). This run takes TERM at its default for these few
+  # microseconds, before it changed anything.
+  trap - TERM
   # shellcheck disable=SC2016 # the watchdog's own program, expanded by its own shell
+  # (no line of it is a lone "}": compactProgram would end this function there)
   /bin/sh -c 'e=$1 d=$2 g=$3 w=$4 s=""
-trap "[ -z \"\$s\" ] || kill \$s 2>/dev/null; exit 0" TERM
+stop() { if [ -n "$s" ]; then p=$!; l=""; { read -r l < /proc/$p/stat; } 2>/dev/null; l=${l##*) }; set -- $l; [ "${2:-}" != "$$" ] || kill "$p" 2>/dev/null; fi; exit 0; }
+trap stop TERM
 self() { read -r l < /proc/self/stat; me=${l%% *}; l=${l##*) }; set -- $l; sid=$4; [ "$2" = "$e" ]; }
 n=0
 while [ "$n" -lt "$d" ]; do
   c=$((d - n)); [ "$c" -le 5 ] || c=5
-  sleep "$c" & s=$!
-  wait "$s" || exit 0
+  s=1; sleep "$c" &
+  wait "$!" || exit 0
   s=""
   self || exit 0
   n=$((n + c))
@@ -288,6 +291,7 @@ while [ "$n" -lt "$g" ]; do sleep 1; self || exit 0; n=$((n + 1)); done
 kill -KILL $ps 2>/dev/null
 exit 0' net-tuning-watchdog "$nt_wd_p" "$nt_wd_s" "$nt_wd_g" "$NT_TMP" </dev/null >/dev/null 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
   NT_WD=$!
+  trap 'nt_on_signal' TERM
 }
 
 nt_init() {
@@ -306,12 +310,32 @@ nt_init() {
     /tmp/net-tuning-in.*) if [ -d "$NT_INPUT_DIR" ] && [ ! -L "$NT_INPUT_DIR" ] && [ -O "$NT_INPUT_DIR" ]; then NT_TMP=$NT_INPUT_DIR; fi ;;
   esac
   nt_clean_stale_tmp
-  [ -n "$NT_TMP" ] || NT_TMP=$(mktemp -d /tmp/net-tuning.XXXXXX) || { nt_msg "cannot create a temporary directory in /tmp on $NT_HOSTNAME"; exit 1; }
+  [ -n "$NT_TMP" ] || nt_new_tmp
   # this run's pid: a later run removes the directory when this one was killed (SIGKILL runs no trap)
   printf '%s\n' "$$" > "$NT_TMP/pid" || { nt_msg "cannot write to $NT_TMP on $NT_HOSTNAME (/tmp full?); nothing was changed"; nt_cleanup; exit 1; }
   : > "$NT_TMP/desired"; : > "$NT_TMP/warnings"; : > "$NT_TMP/files"; : > "$NT_TMP/orig.state"
   : > "$NT_TMP/problems"; : > "$NT_TMP/file-undo"; : > "$NT_TMP/restored"
-  nt_hooks_load
+  nt_mark setup
+}
+
+# A new work directory, /tmp/net-tuning.<a random UUID from the kernel> (read by a builtin), root's and 0700: mkdir
+# refuses a name that exists and never follows a link there; a name no one can guess is not taken. The same mkdir
+# creates the engine's state directory of this kind (0700) when it is missing: the first run of a kind on a host
+# then costs no second process (the lock creates it otherwise: nt_state_dir). mktemp where the kernel has no UUIDs.
+nt_new_tmp() {
+  ntn_u=''; { read -r ntn_u < /proc/sys/kernel/random/uuid; } 2>/dev/null
+  case $ntn_u in
+    *[!0-9a-f-]* | '') NT_TMP=$(mktemp -d /tmp/net-tuning.XXXXXX) || { nt_msg "cannot create a temporary directory in /tmp on $NT_HOSTNAME"; exit 1; }; return 0 ;;
+  esac
+  set -- "/tmp/net-tuning.$ntn_u"
+  case ${NT_ENGINE_KIND-} in
+    sysctl | nic) [ -d "$NT_ROOT/$NT_ENGINE_KIND" ] || { [ -d "$NT_ROOT" ] || set -- "$@" "$NT_ROOT"; set -- "$@" "$NT_ROOT/$NT_ENGINE_KIND"; } ;;
+  esac
+  # (a state directory another run created meanwhile is "File exists": not an error here)
+  mkdir -m 0700 -- "$@" 2>/dev/null
+  if [ -d "$1" ] && [ ! -L "$1" ] && [ -O "$1" ]; then NT_TMP=$1; else
+    nt_msg "cannot create a temporary directory in /tmp on $NT_HOSTNAME (full or read-only?)"; exit 1
+  fi
 }
 
 # Work directories of earlier runs that were killed (issue #32): root's, not links, holding the pid of a process that
@@ -328,56 +352,14 @@ nt_clean_stale_tmp() {
   [ $# = 0 ] || rm -rf "$@"
 }
 
-# ---------------------------------------------------------------------------------------- test hooks
-# Lines of $NT_HOOKS:
-#   kill-after-step K          SIGKILL right after the K-th mutating step
-#   pause-after-step K SECONDS write the pid to /run/nt-paused, then wait while /run/nt-hold exists (at most SECONDS)
-#   hang-after-step K          run `sleep 3600` after the K-th mutating step (a command that does not return)
-#   deadline SECONDS GRACE     the run's deadline and its rollback's grace (nt_watchdog_start) instead of the default
-#   fail-undo KEY              the rollback of KEY fails
-#   fail-journal-backup        the copy of the journal (before an apply) fails
-#   trace FILE                 "enter|leave PID OWNER" lines when the lock is taken and released
-#   steps FILE                 one "K KIND WHAT" line per mutating step
-# Never used unless a lab test wrote that file.
-nt_hooks_load() {
-  NT_HOOK_ON=0
-  [ -f "$NT_HOOKS" ] || return 0
-  nt_l=$(ls -ln "$NT_HOOKS" 2>/dev/null) || return 0
-  set -f
-  # shellcheck disable=SC2086 # split ls's fields
-  set -- $nt_l
-  set +f
-  case "$1" in -rw-[r-]--[r-]--*|-rw-------*) ;; *) return 0 ;; esac
-  [ "$3" = 0 ] && [ "$4" = 0 ] && NT_HOOK_ON=1
-  return 0
-}
-
-nt_hook() { # NAME: sets NT_HOOK_ARG (the rest of the first line "NAME …"); 1 when absent or hooks are off
-  NT_HOOK_ARG=''
-  [ "$NT_HOOK_ON" = 1 ] || return 1
-  while IFS=' ' read -r nth_n nth_a || [ -n "$nth_n" ]; do
-    if [ "$nth_n" = "$1" ]; then NT_HOOK_ARG=$nth_a; return 0; fi
-  done < "$NT_HOOKS"
-  return 1
-}
-
-nt_hook_trace() { nt_hook trace && printf '%s %s %s\n' "$1" "$$" "$NT_OWNER_ID" >> "$NT_HOOK_ARG"; return 0; }
-
-# nt_step WHAT: called after every mutating step (the SIGKILL-at-every-step test counts and targets them).
-nt_step() {
-  NT_STEP=$((NT_STEP + 1))
-  [ "$NT_HOOK_ON" = 1 ] || return 0
-  nt_hook steps && printf '%s %s %s\n' "$NT_STEP" "$NT_KIND" "$1" >> "$NT_HOOK_ARG"
-  if nt_hook kill-after-step && [ "$NT_HOOK_ARG" = "$NT_STEP" ]; then kill -KILL "$$"; fi
-  if nt_hook hang-after-step && [ "$NT_HOOK_ARG" = "$NT_STEP" ]; then sleep 3600; fi
-  if nt_hook pause-after-step && [ "${NT_HOOK_ARG%% *}" = "$NT_STEP" ]; then
-    # Short sleeps: a signal sent meanwhile is handled within 0.1 s. Bounded by SECONDS; ends when /run/nt-hold goes.
-    printf '%s\n' "$$" > /run/nt-paused
-    nt_w=0
-    while [ -e /run/nt-hold ] && [ "$nt_w" -lt $((${NT_HOOK_ARG#* } * 10)) ]; do sleep 0.1; nt_w=$((nt_w + 1)); done
-  fi
-  return 0
-}
+# ---------------------------------------------------------------------------------------- step markers
+# Inert markers, no-ops here: nt_step WHAT after every mutating step, nt_mark EVENT at a few points of the run
+# (setup: the work directory is ready; locked / unlocked: the host's lock taken / given back; rollback: a rollback
+# starts). They cost no process. The lab's fault-injection overlay (testkit/lab-engine.sh, appended only to the lab's
+# build of this engine) redefines them to count the steps and to kill, stop or hang a run at one of them; the
+# package's engine never holds that code.
+nt_step() { :; }
+nt_mark() { :; }
 
 # A write to the work directory failed: the run stops (rolling back what it changed). $1: appended to the message.
 nt_tmp_full() { nt_die 1 "cannot write to $NT_TMP on $NT_HOSTNAME (/tmp full?)${1:-}"; }
@@ -492,7 +474,7 @@ nt_lock() {
     sleep 0.5 2>/dev/null || sleep 1
   done
   NT_LOCKED=1
-  nt_hook_trace enter
+  nt_mark locked
   nt_watchdog_start
   # A restore holding the lock meanwhile may have removed the (empty) state directory: create it again, mode 0700.
   nt_state_dir
@@ -502,15 +484,27 @@ nt_lock() {
 # The engine trusts nothing another user can write (issue #32): /var/lib, the state and journal directories and the
 # converged records' directory must be root's and writable by nobody else (a directory another user can write lets
 # them swap a journal or a record, or plant a link where root writes). One process (ls) for all of them.
+# The same `ls` also lists the paths a kind asks for (kind_ls_paths sets NT_LS_MORE: validated paths without blanks;
+# the sysctl kind's /proc/sys files, whose modes its preflight checks): their lines go to $NT_TMP/modes, so the
+# preflight needs no ls of its own (one process less per run). A path that does not exist is simply not listed.
 nt_trust_dirs() {
   set -- /var/lib "$NT_ROOT" "$NT_STATE"
   [ -d "$NT_CONVERGED_DIR" ] && set -- "$@" "$NT_CONVERGED_DIR"
-  ntt_ls=$(ls -ldn "$@" 2>/dev/null) || nt_die 1 "cannot inspect $* on $NT_HOSTNAME; nothing was changed"
+  ntt_want=" $* " ntt_n=$#
+  NT_LS_MORE=''
+  if command -v kind_ls_paths >/dev/null 2>&1; then kind_ls_paths; fi
+  set -f
+  # shellcheck disable=SC2086 # NT_LS_MORE: paths without blanks, globbing off
+  ntt_ls=$(ls -ldn -- "$@" $NT_LS_MORE 2>/dev/null)
+  set +f
+  ntt_more='' ntt_seen=0
   ntt_ifs=$IFS; IFS=$NT_NL; set -f
   for ntt_l in $ntt_ls; do IFS=$ntt_ifs
+    ntt_p=${ntt_l##* }
+    case $ntt_want in *" $ntt_p "*) ;; *) ntt_more=$ntt_more$ntt_l$NT_NL; continue ;; esac
+    ntt_seen=$((ntt_seen + 1))
     # shellcheck disable=SC2086 # ls's fields: mode links uid gid size date… name
     set -- $ntt_l
-    ntt_p=${ntt_l##* }
     case $1 in
       ?????w* | ????????w*) ntt_bad="$ntt_p is writable by other users ($1)" ;;
       *) if [ "$3" != 0 ]; then ntt_bad="$ntt_p is owned by uid $3, not root"; else ntt_bad=''; fi ;;
@@ -520,6 +514,8 @@ nt_trust_dirs() {
       nt_die 1 "$ntt_bad on $NT_HOSTNAME: the originals and records kept there could be altered by another user, so this run trusts none of them; nothing was changed. Make it root's and writable by root only (chown root:root, chmod go-w), check what it holds, then run again"
     fi
   done; IFS=$ntt_ifs; set +f
+  [ "$ntt_seen" = "$ntt_n" ] || nt_die 1 "cannot inspect$ntt_want on $NT_HOSTNAME; nothing was changed"
+  [ -z "$NT_LS_MORE" ] || printf '%s' "$ntt_more" > "$NT_TMP/modes" || nt_tmp_full
   return 0
 }
 
@@ -867,6 +863,7 @@ nt_undo_files() {
 # Rollback of a failed apply: values (newest change first, each read back), files, journal; every step checked.
 nt_rollback() {
   NT_PHASE=rollback
+  nt_mark rollback
   # The changed keys, newest first, from memory (NT_CHANGED: "key<TAB>original" lines, in the order of the changes):
   # no temporary file is written, so a full /tmp cannot shorten the rollback (issue #32).
   nt_rev=''
@@ -875,9 +872,6 @@ nt_rollback() {
   NT_CHANGED=''
   for nt_l in $nt_rev; do IFS=$nt_ifs; set +f
     nt_k=${nt_l%%"$NT_TAB"*}; nt_v=${nt_l#*"$NT_TAB"}
-    if nt_hook fail-undo && [ "$NT_HOOK_ARG" = "$nt_k" ]; then
-      NT_UNDO_FAILED="$NT_UNDO_FAILED $nt_k (wanted '$nt_v' back: test hook);"; continue
-    fi
     if ! kind_set "$nt_k" "$nt_v"; then NT_UNDO_FAILED="$NT_UNDO_FAILED $nt_k (wanted '$nt_v' back: $NT_ERR);"; continue; fi
     kind_expect "$nt_k" "$nt_v"
     if kind_get "$nt_k" && nt_same "$NT_EXPECT" "$NT_GOT" "$nt_k"; then NT_UNDONE="${NT_UNDONE-} $nt_k = '$nt_v',"; else
@@ -1525,7 +1519,7 @@ nt_apply_main() {
     nt_get live "$nt_k" || nt_die 2 "$nt_k (recorded in the journal) cannot be read on $NT_HOSTNAME; nothing was changed"
   done; IFS=$nt_ifs; set +f
   if [ "$NT_J_FORMAT" != none ]; then
-    if nt_hook fail-journal-backup || ! cp -p "$NT_JOURNAL" "$NT_TMP/journal.before"; then
+    if ! cp -p "$NT_JOURNAL" "$NT_TMP/journal.before"; then
       nt_die 1 "cannot copy the journal $NT_JOURNAL to $NT_TMP on $NT_HOSTNAME (/tmp full?); nothing was changed"
     fi
   fi

@@ -337,6 +337,14 @@ nts_live_boot() {
   nts_boot_conflicts '' "boot${NT_TAB}override$NT_TAB" "boot${NT_TAB}unreadable$NT_TAB"
 }
 
+# The /proc/sys files of the desired keys, listed with the trust check's ls (nt_trust_dirs): NT_LS_MORE.
+kind_ls_paths() {
+  NT_LS_MORE=''
+  nt_lines desired; nts_ifs0=$IFS; IFS=$NT_NL; set -f
+  for nts_l in $NT_LINES; do IFS=$nts_ifs0; set +f; nt_kv "$nts_l"; nts_path "$nt_k" && NT_LS_MORE="$NT_LS_MORE $NTS_PATH"; done
+  IFS=$nts_ifs0; set +f
+}
+
 kind_preflight() {
   [ -z "$NTS_CT" ] || printf '%s' "$NTS_CT" >> "$NT_TMP/content"
   [ -n "$NTS_FILE" ] || nt_die 5 "plan has no @file"
@@ -379,13 +387,26 @@ kind_preflight() {
     nt_problem "$NTS_MSG"
   fi
   if [ -n "$nts_plist" ]; then
-    # Mode bits: root may write a 0444 file's inode per access(2), but the kernel refuses it (EPERM).
-    # (captured, not read back from a file: a command substitution reads the pipe in blocks, the read builtin
-    # byte by byte; the same one ls process)
+    # Mode bits: root may write a 0444 file's inode per access(2), but the kernel refuses it (EPERM). The lines of
+    # these paths come from the listing the lock's trust check made (nt_trust_dirs, kind_ls_paths); only a path it
+    # did not list (a key a module loaded above brought) costs an ls here.
+    nts_ro='' nts_left=''
+    nts_listed=$NT_NL
+    if [ -f "$NT_TMP/modes" ]; then
+      while IFS= read -r nts_l; do
+        case " $nts_plist " in *" ${nts_l##* } "*) nts_ro=$nts_ro$nts_l$NT_NL; nts_listed=$nts_listed${nts_l##* }$NT_NL ;; esac
+      done < "$NT_TMP/modes"
+    fi
     set -f
-    # shellcheck disable=SC2086,SC2012 # paths were validated: [A-Za-z0-9._/:-] only
-    nts_ro=$(ls -lLd -- $nts_plist 2>/dev/null)
+    for nts_p in $nts_plist; do case $nts_listed in *"$NT_NL$nts_p$NT_NL"*) ;; *) nts_left="$nts_left $nts_p" ;; esac; done
     set +f
+    if [ -n "$nts_left" ]; then
+      set -f
+      # shellcheck disable=SC2086,SC2012 # paths were validated: [A-Za-z0-9._/:-] only
+      nts_ro=$nts_ro$(ls -ldn -- $nts_left 2>/dev/null)
+      set +f
+    fi
+    nts_ro=${nts_ro%"$NT_NL"}
     if [ -n "$nts_ro" ]; then printf '%s\n' "$nts_ro" > "$NT_TMP/ro"; else : > "$NT_TMP/ro"; fi
     # the world-readable ones ("r" in the others' triplet) for the converged record (nt_world_readable_list)
     : > "$NT_TMP/conv.readable"; nt_index conv.readable # kept in step (a path a line, its own key)
