@@ -374,6 +374,8 @@ const LIVE_NEVER: string[] = ["nt_gate_cleanup"];
  * request asks for it ({@link liveProgram}'s `nicBoot`); nn_live_iface reaches it only then.
  */
 const LIVE_NIC_BOOT = ["nn_boot_scan", "nn_boot_findings"];
+/** NetTuning's adoption checks (sysctl.sh nts_adopt_check, about 4 KB): only when a request adopts files (`adopt`). */
+const LIVE_ADOPT = ["nts_adopt_check"];
 /** A top-level line that marks where a kind's text starts in the text tree-shaken by {@link liveProgram}. */
 const LIVE_KIND_MARK = ": nt-live-kind";
 /** The number of comment lines {@link liveProgram} starts with. */
@@ -387,13 +389,15 @@ export const LIVE_PROGRAM_HEAD = 2;
  * definition of it, in either kind). Deterministic (the same sources give the same bytes) and assembled once per
  * process. Starts with comment lines only (a title and the file-wide shellcheck directives): a caller puts its variable
  * assignments after them ({@link LIVE_PROGRAM_HEAD} lines). `nicBoot`: with NicQueues' bootOverride scan (a read whose
- * requests include a NicQueues that persists with bootOverride "error" or "warn").
+ * requests include a NicQueues that persists with bootOverride "error" or "warn"); `adopt`: with NetTuning's adoption
+ * checks (a NetTuning request that adopts files).
  */
-export function liveProgram(nicBoot = true): string {
-  return once(`program:live:${nicBoot}`, () => {
+export function liveProgram(nicBoot = true, adopt = true): string {
+  return once(`program:live:${nicBoot}:${adopt}`, () => {
     const kinds = (["sysctl", "nic"] as const).map((k) => KIND_FILES[k].map(sh).join("\n"));
     const source = [sh("runtime.sh"), ...kinds].join(`\n${LIVE_KIND_MARK}\n`);
-    const shaken = compactProgram(`${source}\n`, "nt_live_main", nicBoot ? LIVE_NEVER : [...LIVE_NEVER, ...LIVE_NIC_BOOT]).split("\n");
+    const never = [...LIVE_NEVER, ...(nicBoot ? [] : LIVE_NIC_BOOT), ...(adopt ? [] : LIVE_ADOPT)];
+    const shaken = compactProgram(`${source}\n`, "nt_live_main", never).split("\n");
     // compactProgram's output: title, its shellcheck header, the kept lines, "nt_live_main", ""
     if (shaken.pop() !== "" || shaken.pop() !== "nt_live_main") throw new Error("liveProgram: unexpected compactProgram output");
     const marks = shaken.flatMap((l, i) => (l === LIVE_KIND_MARK ? [i] : []));

@@ -136,7 +136,7 @@ export function renderLiveRead(requests: LiveRequest[]): string {
     return `${r.kind}\t${r.ownerId}\t${[...new Set(r.keys)].sort().join(" ")}${moreFields(r)}`;
   });
   // after the program's title and file-wide shellcheck directives, before its first command
-  const program = liveProgram(requests.some(nicBootChecked)).split("\n");
+  const program = liveProgram(requests.some(nicBootChecked), requests.some((r) => r.kind === "sysctl" && (r.boot?.adopt.length ?? 0) > 0)).split("\n");
   return [...program.slice(0, LIVE_PROGRAM_HEAD), `NT_LIVE_REQ=${shQuote(lines.join("\n"))}`, ...program.slice(LIVE_PROGRAM_HEAD)].join("\n");
 }
 

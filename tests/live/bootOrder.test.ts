@@ -311,3 +311,55 @@ describe("NicQueues: another boot mechanism re-applies a declared setting (nic.s
     expect((await host.exec(`cat ${RC}`)).stdout).toContain("txqueuelen 10000");
   });
 });
+
+describe("NetTuning: adoption (sysctl.sh nts_adopt_check: one rule for the preflight and the read)", () => {
+  const X = "/etc/sysctl.d/60-adopt-x.conf";
+  const hostname = async () => (await host.exec("cat /proc/sys/kernel/hostname")).stdout.trim();
+  afterEach(async () => {
+    await host.exec(`rm -f ${X} /etc/sysctl.d/61-adopt-link.conf`);
+  });
+
+  test("a file to adopt that does not exist: refused at preview as at up", async () => {
+    await lab.refusedAlike("NetTuning", { sysctls: { "net.core.somaxconn": 2222 }, adopt: [X] }, [`adopt: ${X} does not exist on ${await hostname()}: nothing to adopt; remove it from adopt`]);
+  });
+
+  test("a file to adopt that sets a key the resource does not declare: refused at preview as at up, with the line to paste", async () => {
+    await host.exec(`printf 'net.core.somaxconn = 777\\nnet.ipv4.tcp_keepalive_time = 600\\n' > ${X}`);
+    await lab.refusedAlike("NetTuning", { sysctls: { "net.core.somaxconn": 2222 }, adopt: [X] }, [
+      `adopt: ${X}:2 sets net.ipv4.tcp_keepalive_time = 600, which this resource does not declare (adopting the file would drop it at the next boot): add to sysctls:  "net.ipv4.tcp_keepalive_time": 600,`,
+    ]);
+  });
+
+  test("a symbolic link to adopt: refused at preview as at up", async () => {
+    await host.exec(`printf 'net.core.somaxconn = 777\\n' > ${X} && ln -s ${X} /etc/sysctl.d/61-adopt-link.conf`);
+    await lab.refusedAlike("NetTuning", { sysctls: { "net.core.somaxconn": 2222 }, adopt: ["/etc/sysctl.d/61-adopt-link.conf"] }, [
+      `adopt: /etc/sysctl.d/61-adopt-link.conf is a symbolic link (to ${X}): adopt the file it points to instead`,
+    ]);
+  });
+
+  test("once adopted: the preview passes as root and as the sudo user (whose read cannot see root's index); the file back: refused as root, as at up", async () => {
+    await host.exec(`printf 'net.core.somaxconn = 777\\n' > ${X}`);
+    const args = { sysctls: { "net.core.somaxconn": 2222 }, adopt: [X] };
+    const s = lab.newStack("adopted");
+    const up = await s.up(lab.program("NetTuning", "ad", args));
+    expect([up.ok, up.error]).toEqual([true, undefined]);
+    expect((await host.exec(`test -e ${X} && echo there || echo gone`)).stdout.trim()).toBe("gone");
+    for (const extra of [{}, { connection: host.connection("sudo"), become: "sudo" }]) {
+      const p = await s.preview(lab.program("NetTuning", "ad", { ...args, ...extra }));
+      expect([p.ok, p.error]).toEqual([true, undefined]);
+    }
+    // the file comes back: refused at preview (root's read sees the index) as at up
+    await host.exec(`printf 'net.core.somaxconn = 777\\n' > ${X}`);
+    const again = `adopt: ${X} was adopted by this resource earlier and exists again: move it away (the adopted original is kept in`;
+    const p = await s.preview(lab.program("NetTuning", "ad", args));
+    expect(p.ok).toBe(false);
+    expect(problems(p.error).filter((l) => l.startsWith(again))).toHaveLength(1);
+    // (an unchanged resource runs nothing at `up`: a changed value makes the preflight run)
+    const u = await s.up(lab.program("NetTuning", "ad", { ...args, sysctls: { "net.core.somaxconn": 2223 }, livePreview: false }));
+    expect(u.ok).toBe(false);
+    expect(problems(u.error).filter((l) => l.startsWith(again))).toHaveLength(1);
+    await host.exec(`rm -f ${X}`);
+    expect((await s.destroy()).ok).toBe(true);
+    expect((await host.exec(`cat ${X}`)).stdout).toBe("net.core.somaxconn = 777\n");
+  });
+});

@@ -160,7 +160,7 @@ describe("renderLiveRead", () => {
   test("the requests in one quoted variable after the program's comment lines, then the program; keys and owner ids are checked", () => {
     const text = renderLiveRead([{ kind: "sysctl", ownerId: "p.s.web-1", keys: ["net.core.somaxconn", "net.core.somaxconn"] }, { kind: "nic", ownerId: "p.s.n-2", keys: ["eth0/rps.rx-*"] }]);
     const lines = text.split("\n");
-    const program = liveProgram(false).split("\n");
+    const program = liveProgram(false, false).split("\n");
     expect(lines.slice(0, LIVE_PROGRAM_HEAD)).toEqual(program.slice(0, LIVE_PROGRAM_HEAD));
     expect(program.slice(0, LIVE_PROGRAM_HEAD).every((l) => l.startsWith("# "))).toBe(true);
     expect(lines[LIVE_PROGRAM_HEAD]).toBe("NT_LIVE_REQ='sysctl\tp.s.web-1\tnet.core.somaxconn");
@@ -241,9 +241,9 @@ describe("the boot-order check and the interface facts (issue #32, preview equal
 
 describe("liveProgram: the engine tree-shaken to the live read", () => {
   test("deterministic, cached, and a small part of the engine: no apply, restore or lock code", () => {
-    const p = liveProgram(false);
-    expect(liveProgram(false)).toBe(p);
-    expect(createHash("sha256").update(p).digest("hex")).toBe(createHash("sha256").update(liveProgram(false)).digest("hex"));
+    const p = liveProgram(false, false);
+    expect(liveProgram(false, false)).toBe(p);
+    expect(createHash("sha256").update(p).digest("hex")).toBe(createHash("sha256").update(liveProgram(false, false)).digest("hex"));
     expect(Buffer.byteLength(p)).toBeLessThan(Buffer.byteLength(engine().text) / 8);
     // 18,468 bytes before the boot-order check and the interface/ethtool facts (issue #32 "Preview equals up"); +4,762:
     // sysctl.sh nts_boot_conflicts (the preflight's awk, shared), nts_boot_mask, nts_adopt_links, nts_live_boot, nic.sh
@@ -255,12 +255,18 @@ describe("liveProgram: the engine tree-shaken to the live read", () => {
     // refusals (nn_persist_refusals, nn_boot_paths, nn_rc_scan, nn_is_ours and four messages: 30,321); +826: the
     // planned sysctl.d file's owner (nts_file_refusals, nts_is_ours, two messages: 31,147)
     // (+~950: the bootOverride check's request fields and classes in nn_live_iface, nn_boot_class, nn_live_boot_cb:
-    // 32,126; its scan is in the other variant)
-    expect(Buffer.byteLength(p)).toBeLessThan(18_468 + 4_800 + 700 + 3_300 + 3_500 + 900 + 1_000);
+    // 32,126; its scan is in the other variant; +~810: the adoption check's part of nts_live_boot (which index, the
+    // record): 32,938, nts_adopt_check itself is in the other variant)
+    expect(Buffer.byteLength(p)).toBeLessThan(18_468 + 4_800 + 700 + 3_300 + 3_500 + 900 + 1_000 + 900);
     // with NicQueues' bootOverride scan (nic.sh nn_boot_scan and the awk programs it runs, nn_boot_findings; sent only
     // when a NicQueues of the read persists with the check on): about +9,400 bytes
-    const full = liveProgram(true);
-    expect(full.length - liveProgram(false).length).toBeGreaterThan(5_000);
+    const full = liveProgram(true, false);
+    expect(full.length - liveProgram(false, false).length).toBeGreaterThan(5_000);
+    // with NetTuning's adoption checks (sysctl.sh nts_adopt_check, sent only when a NetTuning of the read adopts files)
+    expect(liveProgram(false, true).length - p.length).toBeGreaterThan(2_000);
+    expect(liveProgram(false, true).length - p.length).toBeLessThan(5_000);
+    expect(liveProgram(false, true)).toMatch(/^nts_adopt_check\(\) \{/m);
+    expect(p).not.toMatch(/^nts_adopt_check\(\) \{/m);
     expect(Buffer.byteLength(full)).toBeLessThan(Buffer.byteLength(p) + 10_000);
     for (const f of ["nn_boot_scan", "nn_boot_findings", "nn_boot_cmds", "nn_boot_tuned"]) {
       expect(full).toMatch(new RegExp(`^${f}\\(\\) \\{`, "m"));

@@ -329,10 +329,24 @@ nts_live_boot() {
   case "$1" in *\\*) return 0 ;; esac # (an awk -v value: no escapes; provider/live/read.ts checks every field)
   NT_OWNER=$NTS_OWNER_LABEL
   nts_file_refusals nt_live_refuse live
-  [ -n "$NTS_WANT" ] || return 0
-  nts_boot_mask && printf 'boot\tmask\t%s\n' "$NTS_C"
   NTS_ADOPTED=''
   while [ -n "$nts_a" ]; do NTS_ADOPTED=$NTS_ADOPTED${nts_a%%;*}$NT_NL; case $nts_a in *';'*) nts_a=${nts_a#*;} ;; *) nts_a='' ;; esac; done
+  # adoption (nts_adopt_check, the preflight's rule): its index of earlier adoptions is in root's state directory
+  if [ -n "$NTS_ADOPTED" ]; then
+    NT_STATE=$NT_ROOT/sysctl NT_OWNER_ID=$ntl_id NTS_KLIST=$ntl_keys NTS_APPLIED_BEFORE=0
+    # shellcheck disable=SC2154 # ntl_f, ntl_id, ntl_keys: nt_live_main's record, owner id and keys of this resource
+    [ -e "$ntl_f" ] && NTS_APPLIED_BEFORE=1
+    nts_adopt_dir
+    if [ -r "$NTS_ADIR/index" ]; then nts_aidx=$NTS_ADIR/index
+    elif [ ! -e "$NT_ROOT" ]; then nts_aidx=/dev/null # nothing was ever applied here
+    elif [ -x "$NT_ROOT" ] && { [ ! -e "$NT_STATE" ] || [ -x "$NT_STATE" ]; } && [ ! -e "$NTS_ADIR/index" ]; then nts_aidx=/dev/null
+    else nts_aidx='?'; fi
+    nts_ifs1=$IFS; IFS=$NT_NL; set -f
+    for nts_ap in $NTS_ADOPTED; do IFS=$nts_ifs1; set +f; nts_adopt_check "$nts_ap" "$nts_aidx" '' nt_live_refuse; done
+    IFS=$nts_ifs1; set +f
+  fi
+  [ -n "$NTS_WANT" ] || return 0
+  nts_boot_mask && printf 'boot\tmask\t%s\n' "$NTS_C"
   nts_adopt_links
   nts_boot_conflicts '' "boot${NT_TAB}override$NT_TAB" "boot${NT_TAB}unreadable$NT_TAB"
 }
@@ -585,8 +599,8 @@ nts_adopt_directive() { # NAME VALUE: @adopt, @adopted, @adopted-data, @adopted-
 }
 
 # Settings of a sysctl file: "line<TAB>declared|undeclared<TAB>key<TAB>value" (keys in KEYS's first column are declared).
-nts_adopt_settings() { # FILE KEYS
-  awk -v tab="$NT_TAB" -v keys="$2" '
+nts_adopt_settings() { # FILE KEYS [KLIST]: KEYS a file of "key<TAB>value" lines, or KLIST the keys, space-separated
+  awk -v tab="$NT_TAB" -v keys="$2" -v klist="${3:-}" '
     # a CR is white space to procps and systemd-sysctl alike (a file with CRLF line ends sets the same values)
     function norm(s) { gsub(/[ \t\r]+/, " ", s); sub(/^ /, "", s); sub(/ $/, "", s); return s }
     function dots(k,  first) {
@@ -594,7 +608,10 @@ nts_adopt_settings() { # FILE KEYS
       if (first && substr(k, first, 1) == "/") { gsub(/\./, "\001", k); gsub(/\//, ".", k); gsub(/\001/, "/", k) }
       return k
     }
-    BEGIN { while ((getline l < keys) > 0) { split(l, a, tab); want[dots(a[1])] = 1 } }
+    BEGIN {
+      if (klist != "") { n = split(klist, a, " "); for (i = 1; i <= n; i++) want[dots(a[i])] = 1 }
+      else while ((getline l < keys) > 0) { split(l, a, tab); want[dots(a[1])] = 1 }
+    }
     /^[ \t]*[#;]/ || !/=/ { next }
     {
       k = $0; sub(/=.*/, "", k); v = $0; sub(/^[^=]*=/, "", v)
@@ -615,46 +632,71 @@ nts_adopt_preflight() {
   nts_adopt_dir
   nts_aidx=$NTS_ADIR/index
   [ -f "$nts_aidx" ] || nts_aidx=/dev/null
-  while IFS= read -r nts_p; do
-    if [ -L "$nts_p" ]; then
-      nt_problem "adopt: $nts_p is a symbolic link (to $(readlink "$nts_p" 2>/dev/null)): adopt the file it points to instead"; continue
-    fi
-    if nt_lookup "$nts_aidx" "$nts_p"; then
-      # Adopted by an earlier run: the file must not have come back (its first original is the one kept).
-      if [ "$nts_p" = /etc/sysctl.conf ]; then
-        nts_adopt_settings "$nts_p" "$NT_TMP/desired" > "$NT_TMP/adopt.set" 2>/dev/null
-        while IFS="$NT_TAB" read -r nts_n nts_d nts_k nts_v; do
-          [ "$nts_d" = declared ] && nt_problem "adopt: $nts_p:$nts_n sets $nts_k = $nts_v again after this resource adopted that file's lines: remove that line (the adopted original is kept in $NTS_ADIR)"
-        done < "$NT_TMP/adopt.set"
-      elif [ -e "$nts_p" ]; then
-        nt_problem "adopt: $nts_p was adopted by this resource earlier and exists again: move it away (the adopted original is kept in $NTS_ADIR and comes back on delete)"
-      fi
-      continue
-    fi
-    if [ ! -e "$nts_p" ]; then
-      [ "$nts_p" = /etc/sysctl.conf ] && continue
-      nt_problem "adopt: $nts_p does not exist on $NT_HOSTNAME: nothing to adopt; remove it from adopt"; continue
-    fi
-    if [ ! -f "$nts_p" ] || [ ! -r "$nts_p" ]; then nt_problem "adopt: $nts_p is not a readable regular file"; continue; fi
-    nts_adopt_settings "$nts_p" "$NT_TMP/desired" > "$NT_TMP/adopt.set" || { nt_problem "adopt: cannot read $nts_p"; continue; }
-    nts_decl=0; nts_undecl=0
-    while IFS="$NT_TAB" read -r nts_n nts_d nts_k nts_v; do
-      if [ "$nts_d" = declared ]; then nts_decl=$((nts_decl + 1)); continue; fi
-      [ "$nts_p" = /etc/sysctl.conf ] && continue # only its lines that set declared keys are adopted
-      nts_undecl=$((nts_undecl + 1))
-      case "$nts_k" in
-        *'*'*) nt_problem "adopt: $nts_p:$nts_n sets the glob $nts_k = $nts_v, which a resource cannot declare: move that line to another file" ;;
-        *)
-          case "$nts_v" in ''|*[!0-9]*) nts_paste="\"$nts_k\": \"$nts_v\"," ;; *) nts_paste="\"$nts_k\": $nts_v," ;; esac
-          nt_problem "adopt: $nts_p:$nts_n sets $nts_k = $nts_v, which this resource does not declare (adopting the file would drop it at the next boot): add to sysctls:  $nts_paste" ;;
-      esac
-    done < "$NT_TMP/adopt.set"
-    [ "$nts_p" = /etc/sysctl.conf ] && [ "$nts_decl" = 0 ] && continue # no line of it sets a declared key
-    [ "$nts_undecl" = 0 ] || continue
-    if [ "$nts_p" = /etc/sysctl.conf ]; then printf '%s\tlines\n' "$nts_p"; else printf '%s\tfile\n' "$nts_p"; fi >> "$NT_TMP/adopt.todo"
+  NTS_KLIST=''
+  while IFS= read -r nts_ap; do
+    nts_adopt_check "$nts_ap" "$nts_aidx" "$NT_TMP/desired" nt_problem
+    [ -z "$NTS_ADOPT_HOW" ] || printf '%s\t%s\n' "$nts_ap" "$NTS_ADOPT_HOW" >> "$NT_TMP/adopt.todo" || nt_tmp_full
   done < "$NT_TMP/adopt"
   nts_adopt_links
   return 0
+}
+
+# nts_adopt_check PATH INDEX KEYS CALLBACK: the preflight's checks of one adopted file (one rule for the apply's
+# preflight and the live read), each problem through CALLBACK (nt_problem; the read: nt_live_refuse). NTS_ADOPT_HOW =
+# "file", "lines" (/etc/sysctl.conf: its lines that set declared keys) or empty (nothing to adopt, or refused).
+# INDEX: this owner's index of earlier adoptions, /dev/null when there is none, "?" when this user cannot tell (a
+# read without root: the state directory is root's): then a missing file of a resource applied before
+# (NTS_APPLIED_BEFORE=1) and a file this user cannot read are left to `up`. KEYS: a file of the declared
+# "key<TAB>value" lines, or empty with NTS_KLIST the declared keys.
+nts_adopt_check() {
+  NTS_ADOPT_HOW='' nts_p=$1 nts_cb=$4
+  if [ -L "$nts_p" ]; then
+    "$nts_cb" "adopt: $nts_p is a symbolic link (to $(readlink "$nts_p" 2>/dev/null)): adopt the file it points to instead"; return 0
+  fi
+  if [ "$2" != '?' ] && nt_lookup "$2" "$nts_p"; then
+    # Adopted by an earlier run: the file must not have come back (its first original is the one kept).
+    if [ "$nts_p" = /etc/sysctl.conf ]; then
+      nts_set=$(nts_adopt_settings "$nts_p" "$3" "$NTS_KLIST" 2>/dev/null)
+      nts_ifs=$IFS; IFS=$NT_NL; set -f
+      for nts_l in $nts_set; do IFS=$NT_TAB
+        # shellcheck disable=SC2086 # the fields: line, declared|undeclared, key, value (the rest)
+        set -- $nts_l
+        IFS=$nts_ifs; set +f
+        [ "$2" = declared ] && "$nts_cb" "adopt: $nts_p:$1 sets $3 = ${nts_l#*"$NT_TAB"*"$NT_TAB"*"$NT_TAB"} again after this resource adopted that file's lines: remove that line (the adopted original is kept in $NTS_ADIR)"
+      done; IFS=$nts_ifs; set +f
+    elif [ -e "$nts_p" ]; then
+      "$nts_cb" "adopt: $nts_p was adopted by this resource earlier and exists again: move it away (the adopted original is kept in $NTS_ADIR and comes back on delete)"
+    fi
+    return 0
+  fi
+  if [ ! -e "$nts_p" ]; then
+    [ "$nts_p" = /etc/sysctl.conf ] && return 0
+    [ "$2" = '?' ] && [ "${NTS_APPLIED_BEFORE:-0}" = 1 ] && return 0
+    "$nts_cb" "adopt: $nts_p does not exist on $NT_HOSTNAME: nothing to adopt; remove it from adopt"; return 0
+  fi
+  if [ "$2" = '?' ] && [ -f "$nts_p" ] && [ ! -r "$nts_p" ]; then return 0; fi
+  if [ ! -f "$nts_p" ] || [ ! -r "$nts_p" ]; then "$nts_cb" "adopt: $nts_p is not a readable regular file"; return 0; fi
+  nts_set=$(nts_adopt_settings "$nts_p" "$3" "$NTS_KLIST") || { "$nts_cb" "adopt: cannot read $nts_p"; return 0; }
+  nts_decl=0; nts_undecl=0
+  nts_ifs=$IFS; IFS=$NT_NL; set -f
+  for nts_l in $nts_set; do IFS=$NT_TAB
+    # shellcheck disable=SC2086 # the fields: line, declared|undeclared, key, value (the rest)
+    set -- $nts_l
+    IFS=$nts_ifs; set +f
+    nts_v=${nts_l#*"$NT_TAB"*"$NT_TAB"*"$NT_TAB"}; [ $# -ge 4 ] || nts_v=''
+    if [ "$2" = declared ]; then nts_decl=$((nts_decl + 1)); continue; fi
+    [ "$nts_p" = /etc/sysctl.conf ] && continue # only its lines that set declared keys are adopted
+    nts_undecl=$((nts_undecl + 1))
+    case "$3" in
+      *'*'*) "$nts_cb" "adopt: $nts_p:$1 sets the glob $3 = $nts_v, which a resource cannot declare: move that line to another file" ;;
+      *)
+        case "$nts_v" in ''|*[!0-9]*) nts_paste="\"$3\": \"$nts_v\"," ;; *) nts_paste="\"$3\": $nts_v," ;; esac
+        "$nts_cb" "adopt: $nts_p:$1 sets $3 = $nts_v, which this resource does not declare (adopting the file would drop it at the next boot): add to sysctls:  $nts_paste" ;;
+    esac
+  done; IFS=$nts_ifs; set +f
+  [ "$nts_p" = /etc/sysctl.conf ] && [ "$nts_decl" = 0 ] && return 0 # no line of it sets a declared key
+  [ "$nts_undecl" = 0 ] || return 0
+  if [ "$nts_p" = /etc/sysctl.conf ]; then NTS_ADOPT_HOW='lines'; else NTS_ADOPT_HOW='file'; fi
 }
 
 # NTS_SKIP = the adopted files (NTS_ADOPTED, one a line) and every link in a boot directory to one of them (Debian/RHEL:
