@@ -449,11 +449,12 @@ function bootFindings(parent: pulumi.Resource, resource: string, section: LiveSe
 function nicBootNotes(parent: pulumi.Resource, resource: string, section: LiveSection, checks: LiveNicChecks | undefined): void {
   for (const w of section.warnings) void pulumi.log.warn(`${resource}: ${w} (pulumi up applies the change and warns the same)`, parent);
   if (!checks?.boot || section.noInterface) return;
-  const later = [
-    ...(checks.adoptsRcLocal ? ["rc.local (adoptRcLocalLines: up takes the adopted lines out first)"] : []),
-    ...(checks.rpsOnlyBelow ? ["RPS and RFS lines (rps.onlyWhenQueuesBelowCpus: whether RPS is set depends on the queues after the change)"] : []),
-  ];
-  if (later.length) void pulumi.log.info(`${resource}: the bootOverride check of ${later.join(" and of ")} runs at \`pulumi up\`, before anything changes; the preview checked the rest`, parent);
+  if (checks.rpsOnlyBelow) {
+    void pulumi.log.info(
+      `${resource}: the bootOverride check of RPS and RFS lines (rps.onlyWhenQueuesBelowCpus: whether RPS is set depends on the queues after the change) runs at \`pulumi up\`, before anything changes; the preview checked the rest`,
+      parent,
+    );
+  }
 }
 
 /**

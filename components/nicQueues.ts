@@ -151,7 +151,8 @@ function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<st
   if (problems.length > 0 || !plan) throw inputError(`NicQueues "${name}"`, problems, ALL_ARGS);
   // the live read's boot-override check (nic.sh nn_live_iface): as the plan's @boot-override says (default "error")
   const bootCheck = v.bootOverride === "warn" ? "warn" : v.bootOverride === "ignore" ? undefined : "error";
-  const readChecks: NicPlan["readChecks"] = { ...plan.readChecks, ...(bootCheck ? { boot: bootCheck } : {}), ...(rc.lines.length ? { adoptsRcLocal: true } : {}) };
+  // and its adoptRcLocalLines checks: the plan's entries ("K line", from its @adopt-rc lines)
+  const readChecks: NicPlan["readChecks"] = { ...plan.readChecks, ...(bootCheck ? { boot: bootCheck } : {}), ...(rc.lines.length ? { adoptRc: rc.lines.map((l) => l.replace(/^@adopt-rc /, "")) } : {}) };
   return { ...plan, readChecks, stdin: `${plan.stdin}${[...boot.lines, ...rc.lines, ...gate.lines, ...confirm.lines, ...rolloutLines].map((l) => `${l}\n`).join("")}` };
 }
 

@@ -370,10 +370,11 @@ export function fallbackProgram(kind: HostKind, adopted = false): string {
 /** Functions the live read never calls although their names appear in code it runs (the verify gate's clean-up: a live read never soaks). */
 const LIVE_NEVER: string[] = ["nt_gate_cleanup"];
 /**
- * NicQueues' bootOverride scan (nic.sh nn_boot_scan, about 9 KB with the awk programs it runs): in the read only when a
- * request asks for it ({@link liveProgram}'s `nicBoot`); nn_live_iface reaches it only then.
+ * NicQueues' bootOverride scan (nic.sh nn_boot_scan, about 9 KB with the awk programs it runs) and its adoptRcLocalLines
+ * check (nn_rc_adopt_check): in the read only when a request asks for them ({@link liveProgram}'s `nicBoot`);
+ * nn_live_iface reaches them only then.
  */
-const LIVE_NIC_BOOT = ["nn_boot_scan", "nn_boot_findings"];
+const LIVE_NIC_BOOT = ["nn_boot_scan", "nn_boot_findings", "nn_rc_adopt_check"];
 /** NetTuning's adoption checks (sysctl.sh nts_adopt_check, about 4 KB): only when a request adopts files (`adopt`). */
 const LIVE_ADOPT = ["nts_adopt_check"];
 /** A top-level line that marks where a kind's text starts in the text tree-shaken by {@link liveProgram}. */

@@ -72,8 +72,8 @@ export interface LiveNicChecks {
   rpsOnlyBelow?: boolean;
   /** bootOverride's check ("error" or "warn"; absent: "ignore"): the read scans the host's other boot mechanisms as the preflight does. */
   boot?: "error" | "warn";
-  /** adoptRcLocalLines given: the read leaves rc.local to the preflight (which takes the adopted lines out first). */
-  adoptsRcLocal?: boolean;
+  /** adoptRcLocalLines, as the plan's `@adopt-rc` lines give them ("K line"): the read checks them as the preflight does. */
+  adoptRc?: string[];
 }
 
 const KEY = /^[A-Za-z0-9._:/@+*-]+$/;
@@ -104,9 +104,13 @@ function moreFields(r: LiveRequest): string {
     if (n.persistence !== undefined && !["systemd", "rc.local", "none", "auto"].includes(n.persistence)) throw bad("persistence", n.persistence);
     if (n.label !== undefined && !LABEL.test(n.label)) throw bad("owner label", n.label);
     if (n.boot !== undefined && n.boot !== "error" && n.boot !== "warn") throw bad("bootOverride", n.boot);
+    // eslint-disable-next-line no-control-regex
+    const rc = (n.adoptRc ?? []).map((e) => (/^[0-9]+ [^\x00-\x1f\x7f]*$/.test(e) ? e : ((): never => { throw bad("adoptRcLocalLines entry", e); })()));
     const fields = `\t${r.iface}\t${n.rpsCpus ?? ""}\t${n.irqCpus ?? ""}\t${n.sockFlow ? 1 : ""}\t${n.persistence ?? ""}\t${n.label ?? ""}`;
-    // the bootOverride check's (only when asked: nn_live_iface reads them when present)
-    return n.boot ? `${fields}\t${n.boot}\t${n.adoptsRcLocal ? 1 : ""}\t${n.rpsOnlyBelow ? 1 : ""}` : fields;
+    // then, only when asked (nn_live_iface reads them when present): bootOverride's check, whether RPS waits for the
+    // queue count, and the adoptRcLocalLines entries (one a field, the last ones: an entry has no tab)
+    if (!n.boot && !n.rpsOnlyBelow && !rc.length) return fields;
+    return `${fields}\t${n.boot ?? ""}\t${n.rpsOnlyBelow ? 1 : ""}${rc.map((e) => `\t${e}`).join("")}`;
   }
   const b = r.boot;
   if (r.kind !== "sysctl" || !b) return "";
@@ -122,9 +126,13 @@ function moreFields(r: LiveRequest): string {
   return `\t${b.file}\t${b.label}\t${b.adopt.join(";")}\t${want.join(";")}`;
 }
 
-/** A NicQueues request whose read runs the bootOverride scan (nic.sh nn_live_iface): it persists, and the check is on. */
+/**
+ * A NicQueues request whose read runs the bootOverride scan (nic.sh nn_live_iface: it persists, and the check is on) or
+ * the adoptRcLocalLines checks.
+ */
 function nicBootChecked(r: LiveRequest): boolean {
-  return r.kind === "nic" && r.iface !== undefined && r.nicChecks?.boot !== undefined && r.nicChecks.persistence !== "none";
+  const n = r.nicChecks;
+  return r.kind === "nic" && r.iface !== undefined && n !== undefined && ((n.boot !== undefined && n.persistence !== "none") || (n.adoptRc?.length ?? 0) > 0);
 }
 
 /** stdin of {@link LIVE_READ_COMMAND}: the read program ({@link liveProgram}) with the requests as one quoted variable. */

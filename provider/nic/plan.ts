@@ -31,7 +31,7 @@ export interface NicPlan {
    * What the live read checks of the RPS, IRQ and persistence declarations, as the plan's lines give them, and the
    * owner's label (provider/live/read.ts LiveNicChecks).
    */
-  readChecks: { rpsCpus?: string; irqCpus?: string; sockFlow: boolean; persistence: string; label: string; rpsOnlyBelow?: boolean; boot?: "error" | "warn"; adoptsRcLocal?: boolean };
+  readChecks: { rpsCpus?: string; irqCpus?: string; sockFlow: boolean; persistence: string; label: string; rpsOnlyBelow?: boolean; boot?: "error" | "warn"; adoptRc?: string[] };
 }
 
 /** A group's entries in the spec's apply order (features, which have no fixed names, by name). */

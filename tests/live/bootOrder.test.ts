@@ -295,20 +295,40 @@ describe("NicQueues: another boot mechanism re-applies a declared setting (nic.s
     expect(warn.filter((m) => m.includes(heur))).toHaveLength(1);
   });
 
-  test("adoptRcLocalLines: the read leaves rc.local to up (which takes the adopted line out first) and says so; up adopts it", async () => {
-    await rcLocal("ip link set dev eth0 txqueuelen 10000");
+  test("adoptRcLocalLines: the adopted line is no conflict at preview, another one is (as at up); up adopts it, destroy gives it back", async () => {
+    await host.exec(`printf '#!/bin/sh\\nip link set dev eth0 txqueuelen 10000\\nexit 0\\n' > ${RC} && chmod 0755 ${RC}`);
     const args = { interface: host.iface, persistence: "systemd", txQueueLength: 5000, adoptRcLocalLines: ["ip link set dev eth0 txqueuelen 10000"] };
     const p = await lab.preview("NicQueues", "a", args);
     expect([p.ok, p.error]).toEqual([true, undefined]);
-    expect(p.info.filter((m) => m.includes("bootOverride"))).toEqual([
-      'NicQueues "a": the bootOverride check of rc.local (adoptRcLocalLines: up takes the adopted lines out first) runs at `pulumi up`, before anything changes; the preview checked the rest',
-    ]);
+    expect([...p.info, ...p.warn].filter((m) => m.includes("bootOverride") || m.includes("adoptRcLocalLines"))).toEqual([]);
     const s = lab.newStack("a");
     const up = await s.up(lab.program("NicQueues", "a", args));
     expect([up.ok, up.error]).toEqual([true, undefined]);
     expect((await host.exec(`cat ${RC}`)).stdout).not.toContain("txqueuelen 10000");
+    // once adopted: the preview passes as root and as the sudo user (whose read cannot see what root's state says was
+    // taken out)
+    for (const extra of [{}, { connection: host.connection("sudo"), become: "sudo" }]) {
+      const again = await s.preview(lab.program("NicQueues", "a", { ...args, ...extra }));
+      expect([again.ok, again.error]).toEqual([true, undefined]);
+    }
     expect((await s.destroy()).ok).toBe(true);
     expect((await host.exec(`cat ${RC}`)).stdout).toContain("txqueuelen 10000");
+    // a line not adopted is still a conflict
+    await host.exec(`printf '#!/bin/sh\\nip link set dev eth0 txqueuelen 10000\\nip link set dev eth0 txqueuelen 9000\\nexit 0\\n' > ${RC} && chmod 0755 ${RC}`);
+    await lab.refusedAlike("NicQueues", args, [
+      `bootOverride: ${RC}:3 re-applies txqueuelen settings of eth0 at boot ('ip link set dev eth0 txqueuelen 9000'), over this resource's: ${FIX}`,
+    ]);
+  });
+
+  test("adoptRcLocalLines naming a line rc.local does not have, or with persistence \"rc.local\": refused at preview as at up", async () => {
+    await rcLocal("ip link set dev eth0 txqueuelen 10000");
+    const hostname = (await host.exec("cat /proc/sys/kernel/hostname")).stdout.trim();
+    await lab.refusedAlike("NicQueues", { interface: host.iface, persistence: "none", txQueueLength: 5000, adoptRcLocalLines: ["ip link set dev eth0 txqueuelen 8000"] }, [
+      `adoptRcLocalLines[0] ('ip link set dev eth0 txqueuelen 8000') is not in ${RC} on ${hostname} (compared trimmed, outside pulumi-net-tuning blocks): copy the lines exactly as the file has them`,
+    ]);
+    await lab.refusedAlike("NicQueues", { interface: host.iface, persistence: "rc.local", txQueueLength: 5000, adoptRcLocalLines: ["ip link set dev eth0 txqueuelen 10000"] }, [
+      'adoptRcLocalLines needs persistence "systemd" or "none" (rc.local would hold this resource\'s own block): set persistence',
+    ]);
   });
 });
 

@@ -204,11 +204,17 @@ describe("the boot-order check and the interface facts (issue #32, preview equal
     expect(nic({ rpsCpus: "0,2-3", irqCpus: "spread", sockFlow: true, persistence: "rc.local", label: "p/s/q" })).toBe("NT_LIVE_REQ='nic\ta\t\teth0\t0,2-3\tspread\t1\trc.local\tp/s/q'");
     expect(nic({ sockFlow: false, persistence: "auto", label: "p/s/q" })).toBe("NT_LIVE_REQ='nic\ta\t\teth0\t\t\t\tauto\tp/s/q'");
     // bootOverride's fields only when the check is on (and then the program carries the scan)
-    expect(nic({ persistence: "auto", label: "p/s/q", boot: "warn", adoptsRcLocal: true, rpsOnlyBelow: true })).toBe("NT_LIVE_REQ='nic\ta\t\teth0\t\t\t\tauto\tp/s/q\twarn\t1\t1'");
-    expect(nic({ persistence: "systemd", label: "p/s/q", boot: "error" })).toBe("NT_LIVE_REQ='nic\ta\t\teth0\t\t\t\tsystemd\tp/s/q\terror\t\t'");
+    expect(nic({ persistence: "auto", label: "p/s/q", boot: "warn", rpsOnlyBelow: true })).toBe("NT_LIVE_REQ='nic\ta\t\teth0\t\t\t\tauto\tp/s/q\twarn\t1'");
+    expect(nic({ persistence: "systemd", label: "p/s/q", boot: "error" })).toBe("NT_LIVE_REQ='nic\ta\t\teth0\t\t\t\tsystemd\tp/s/q\terror\t'");
     expect(() => nic({ boot: "ignore" })).toThrow(/invalid bootOverride/);
+    // adoptRcLocalLines: one entry a field, the last ones (a quote inside is the shell quoting's business)
+    expect(nic({ persistence: "none", label: "p/s/q", adoptRc: ["0 ip link set dev eth0 txqueuelen 10000", "1 echo 'x' > /y"] })).toBe(
+      "NT_LIVE_REQ='nic\ta\t\teth0\t\t\t\tnone\tp/s/q\t\t\t0 ip link set dev eth0 txqueuelen 10000\t1 echo '\"'\"'x'\"'\"' > /y'",
+    );
+    expect(() => nic({ adoptRc: ["x"] })).toThrow(/invalid adoptRcLocalLines entry/);
+    expect(() => nic({ adoptRc: ["0 a\tb"] })).toThrow(/invalid adoptRcLocalLines entry/);
     const withScan = (n: Record<string, unknown>) => /^nn_boot_scan\(\) \{/m.test(renderLiveRead([{ kind: "nic", ownerId: "a", keys: [], iface: "eth0", nicChecks: n }]));
-    expect([withScan({ persistence: "systemd", boot: "error" }), withScan({ persistence: "none", boot: "error" }), withScan({ persistence: "systemd" })]).toEqual([true, false, false]);
+    expect([withScan({ persistence: "systemd", boot: "error" }), withScan({ persistence: "none", boot: "error" }), withScan({ persistence: "systemd" }), withScan({ persistence: "none", adoptRc: ["0 x"] })]).toEqual([true, false, false, true]);
     expect(() => nic({ rpsCpus: "0;1" })).toThrow(/invalid rps CPU list/);
     expect(() => nic({ irqCpus: "all" })).toThrow(/invalid IRQ CPU list/);
     expect(() => nic({ persistence: "cron" })).toThrow(/invalid persistence/);
@@ -256,10 +262,12 @@ describe("liveProgram: the engine tree-shaken to the live read", () => {
     // planned sysctl.d file's owner (nts_file_refusals, nts_is_ours, two messages: 31,147)
     // (+~950: the bootOverride check's request fields and classes in nn_live_iface, nn_boot_class, nn_live_boot_cb:
     // 32,126; its scan is in the other variant; +~810: the adoption check's part of nts_live_boot (which index, the
-    // record): 32,938, nts_adopt_check itself is in the other variant)
-    expect(Buffer.byteLength(p)).toBeLessThan(18_468 + 4_800 + 700 + 3_300 + 3_500 + 900 + 1_000 + 900);
+    // record): 32,938, nts_adopt_check itself is in the other variant; +~720: nn_live_iface reads NicQueues'
+    // adoptRcLocalLines entries (33,660; nn_rc_adopt_check is in the other variant))
+    expect(Buffer.byteLength(p)).toBeLessThan(18_468 + 4_800 + 700 + 3_300 + 3_500 + 900 + 1_000 + 900 + 800);
     // with NicQueues' bootOverride scan (nic.sh nn_boot_scan and the awk programs it runs, nn_boot_findings; sent only
-    // when a NicQueues of the read persists with the check on): about +9,400 bytes
+    // when a NicQueues of the read persists with the check on) and its adoptRcLocalLines check (nn_rc_adopt_check):
+    // about +11,200 bytes
     const full = liveProgram(true, false);
     expect(full.length - liveProgram(false, false).length).toBeGreaterThan(5_000);
     // with NetTuning's adoption checks (sysctl.sh nts_adopt_check, sent only when a NetTuning of the read adopts files)
@@ -267,7 +275,7 @@ describe("liveProgram: the engine tree-shaken to the live read", () => {
     expect(liveProgram(false, true).length - p.length).toBeLessThan(5_000);
     expect(liveProgram(false, true)).toMatch(/^nts_adopt_check\(\) \{/m);
     expect(p).not.toMatch(/^nts_adopt_check\(\) \{/m);
-    expect(Buffer.byteLength(full)).toBeLessThan(Buffer.byteLength(p) + 10_000);
+    expect(Buffer.byteLength(full)).toBeLessThan(Buffer.byteLength(p) + 12_000);
     for (const f of ["nn_boot_scan", "nn_boot_findings", "nn_boot_cmds", "nn_boot_tuned"]) {
       expect(full).toMatch(new RegExp(`^${f}\\(\\) \\{`, "m"));
       expect(p).not.toMatch(new RegExp(`^${f}\\(\\) \\{`, "m"));

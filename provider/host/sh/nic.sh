@@ -454,10 +454,13 @@ nn_live_iface() {
   NN_IRQ_CPUS=${nnl_r%%"$NT_TAB"*}; nnl_r=${nnl_r#*"$NT_TAB"}
   nnl_sf=${nnl_r%%"$NT_TAB"*}; nnl_r=${nnl_r#*"$NT_TAB"}
   NN_PERSIST=${nnl_r%%"$NT_TAB"*}; nnl_r=${nnl_r#*"$NT_TAB"}
-  # then the owner's label, bootOverride's check (error, warn; empty: ignore), whether it adopts rc.local lines and
-  # whether RPS waits for the queue count (rps.onlyWhenQueuesBelowCpus)
-  nnl_label=${nnl_r%%"$NT_TAB"*}; nnl_boot='' nnl_adopt='' nnl_below=''
-  case $nnl_r in *"$NT_TAB"*) nnl_r=${nnl_r#*"$NT_TAB"}; nnl_boot=${nnl_r%%"$NT_TAB"*}; nnl_r=${nnl_r#*"$NT_TAB"}; nnl_adopt=${nnl_r%%"$NT_TAB"*}; nnl_below=${nnl_r#*"$NT_TAB"} ;; esac
+  # then the owner's label, bootOverride's check (error, warn; empty: ignore), whether RPS waits for the queue count
+  # (rps.onlyWhenQueuesBelowCpus), and the adoptRcLocalLines entries ("K line", one a field: the rest of the line)
+  nnl_label=${nnl_r%%"$NT_TAB"*}; nnl_boot='' nnl_below='' nnl_rc=''
+  case $nnl_r in *"$NT_TAB"*)
+    nnl_r=${nnl_r#*"$NT_TAB"}; nnl_boot=${nnl_r%%"$NT_TAB"*}; nnl_r=${nnl_r#*"$NT_TAB"}; nnl_below=${nnl_r%%"$NT_TAB"*}
+    case $nnl_r in *"$NT_TAB"*) nnl_rc=${nnl_r#*"$NT_TAB"} ;; esac ;;
+  esac
   nn_valid_if "$NN_IF" || return 0
   printf 'host\thostname\t%s\n' "$NT_HOSTNAME"
   if [ ! -e "$NN_SYS/$NN_IF" ]; then nn_ifaces; printf 'no-interface\t%s\t%s\n' "$NN_IF" "$NN_IFACES"; return 0; fi
@@ -469,14 +472,34 @@ nn_live_iface() {
   nn_rps_refusals nt_live_refuse "$nnl_sf" -e
   [ -z "$NN_IRQ_CPUS" ] || nn_irq_refusals nt_live_refuse
   # persistence: the plan's word and the owner's label (its marker lines); not valid or absent: not checked
-  case $NN_PERSIST in systemd | rc.local | auto) ;; *) return 0 ;; esac
+  case $NN_PERSIST in systemd | rc.local | auto | none) ;; *) return 0 ;; esac
   case $nnl_label in '' | *[!A-Za-z0-9._:/@\ -]*) return 0 ;; esac
   NT_OWNER=$nnl_label NN_RC_AT=''
   nn_boot_paths
-  nn_persist_refusals nt_live_refuse live
+  case $NN_PERSIST in
+    auto) if [ -d /run/systemd/system ]; then NN_MODE=systemd; else NN_MODE=rc.local; fi ;;
+    *) NN_MODE=$NN_PERSIST ;;
+  esac
+  [ "$NN_MODE" = none ] || nn_persist_refusals nt_live_refuse live
+  # adoptRcLocalLines (nn_rc_adopt_check, the preflight's rule): what this resource took out before is in root's
+  # state dir; a read that cannot search it, of a resource applied before, leaves what depends on it to up
+  NN_ADL=''
+  if [ -n "$nnl_rc" ]; then
+    nnl_w=''
+    while [ -n "$nnl_rc" ]; do
+      nnl_e=${nnl_rc%%"$NT_TAB"*}
+      case $nnl_rc in *"$NT_TAB"*) nnl_rc=${nnl_rc#*"$NT_TAB"} ;; *) nnl_rc='' ;; esac
+      case $nnl_e in [0-9]*' '*) nnl_w=$nnl_w${nnl_e%% *}$NT_TAB${nnl_e#* }$NT_NL ;; esac
+    done
+    NT_STATE=$NT_ROOT/nic NT_OWNER_ID=$ntl_id NN_RC_KNOWN=1
+    # shellcheck disable=SC2154 # ntl_f, ntl_id: nt_live_main's record and owner id of this resource
+    if [ -e "$NT_ROOT" ] && ! [ -x "$NT_STATE" ] && [ -e "$ntl_f" ]; then NN_RC_KNOWN=0; fi
+    nn_rc_adopt_check nt_live_refuse "$nnl_w" || :
+  fi
+  [ "$NN_MODE" != none ] || return 0
   # bootOverride (nn_boot_overrides' scan and words): the classes of the declared keys; RPS and RFS left out when
   # whether they are set depends on the queue count after the channels change (rps.onlyWhenQueuesBelowCpus: up
-  # checks them); rc.local left out when the resource adopts lines of it (up takes those out first)
+  # checks them); the adopted rc.local lines (NN_ADL) are not findings
   case $nnl_boot in error | warn) NN_BOOT=$nnl_boot ;; *) return 0 ;; esac
   nn_classes=' '
   set -f
@@ -486,7 +509,6 @@ nn_live_iface() {
     nn_boot_class "$nnl_k"
   done
   set +f
-  if [ "$nnl_adopt" = 1 ]; then NN_ADOPTED=-; else NN_ADOPTED=/dev/null; fi
   nn_boot_findings nn_live_boot_cb "$(nn_boot_scan)"
   return 0
 }
@@ -1305,13 +1327,13 @@ NN_BOOT=error
 
 # nn_boot_cmds MODE FILE: "exact|heur<TAB>class<TAB>file:line<TAB>text" for commands in FILE that set a class for
 # $NN_IF (heur for the heuristic modes). MODE rc: every line outside pulumi-net-tuning blocks, but the adopted ones
-# (the file:line lines of $NN_ADOPTED); ifupdown: up/post-up/pre-up lines and ethtool options ($IFACE = the
+# (the "file:line" lines of $NN_ADL, nn_rc_adopt_check); ifupdown: up/post-up/pre-up lines and ethtool options ($IFACE = the
 # stanza's interface); any: every line (heuristic scan); anyfiles FILE…: as any for each FILE that has no line
 # "# pulumi-net-tuning owner: $NT_OWNER" (each file's lines held until its end).
 nn_boot_cmds() {
   nn_bm=$1; shift
   case $nn_bm in any | anyfiles) nn_bt=heur ;; *) nn_bt=exact ;; esac
-  awk -v mode="$nn_bm" -v ifn="$NN_IF" -v tab="$NT_TAB" -v tag="$nn_bt" -v adopted="${NN_ADOPTED:-/dev/null}" -v owner="# pulumi-net-tuning owner: $NT_OWNER" '
+  NN_ADL=${NN_ADL:-} awk -v mode="$nn_bm" -v ifn="$NN_IF" -v tab="$NT_TAB" -v tag="$nn_bt" -v owner="# pulumi-net-tuning owner: $NT_OWNER" '
     function esc(s) { gsub(/[][\\.^$*+?(){}|]/, "\\\\&", s); return s }
     function out(c, t) { sub(/^[ \t]+/, "", t); if (mode == "anyfiles") held = held tag tab c tab FILENAME ":" FNR tab t "\n"; else print tag tab c tab FILENAME ":" FNR tab t }
     function flush() { if (!ours) printf "%s", held; held = ""; ours = 0 }
@@ -1330,7 +1352,7 @@ nn_boot_cmds() {
       if (l ~ /rps_sock_flow_entries/) { out("sockflow", l); hit = 1 }
       return hit
     }
-    BEGIN { me = esc(ifn); while ((getline a < adopted) > 0) skip[a] = 1 }
+    BEGIN { me = esc(ifn); n = split(ENVIRON["NN_ADL"], al, "\n"); for (i = 1; i <= n; i++) if (al[i] != "") skip[al[i]] = 1 }
     FNR == 1 { inblk = 0; inloop = 0; stanza = ""; if (mode == "anyfiles") flush() }
     mode == "anyfiles" && $0 == owner { ours = 1 }
     /^# BEGIN pulumi-net-tuning / { inblk = 1; next }
@@ -1450,12 +1472,12 @@ nn_boot_tuned() {
 }
 
 # nn_boot_scan: every finding of the mechanisms above for $NN_IF, "exact|heur<TAB>class<TAB>where<TAB>text" lines on
-# stdout; reads only (the preflight and the live read share it). rc.local lines listed in $NN_ADOPTED (file:line) are
-# left out; NN_ADOPTED=- leaves rc.local out (the live read of a resource that adopts rc.local lines: up checks it).
+# stdout; reads only (the preflight and the live read share it). The rc.local lines this resource adopts ($NN_ADL)
+# are left out.
 nn_boot_scan() {
   nn_rcs=''
   for nn_f in /etc/rc.d/rc.local /etc/rc.local; do
-    if [ "${NN_ADOPTED:-}" = - ] || [ ! -f "$nn_f" ]; then continue; fi
+    [ -f "$nn_f" ] || continue
     nn_r=$(readlink -f "$nn_f" 2>/dev/null) || nn_r=$nn_f
     case " $nn_rcs " in *" $nn_r "*) continue ;; esac
     nn_rcs="$nn_rcs $nn_r"
@@ -1543,8 +1565,7 @@ nn_boot_overrides() {
   # the setting classes this resource declares for the interface
   nn_classes=' '
   while IFS="$NT_TAB" read -r nn_k _; do nn_boot_class "$nn_k"; done < "$NT_TMP/desired"
-  [ -f "$NT_TMP/rc.adopt.lines" ] || : > "$NT_TMP/rc.adopt.lines"
-  NN_ADOPTED=$NT_TMP/rc.adopt.lines
+  # (NN_ADL: the adopted rc.local lines, from nn_rc_adopt_preflight)
   # (a file, not a command substitution: that would be one more process)
   nn_boot_scan > "$NT_TMP/boot.found" || nt_tmp_full
   nn_bf=''
@@ -1571,16 +1592,37 @@ nn_rc_adopt_dir() { NN_RADIR=$NT_STATE/$NT_OWNER_ID.rc-adopted; }
 
 # Preflight: the lines to take out ($NT_TMP/rc.adopt.lines, "file:line", also skipped by the boot-override check).
 nn_rc_adopt_preflight() {
-  : > "$NT_TMP/rc.adopt.lines"; NN_RC_ADOPT=0
+  : > "$NT_TMP/rc.adopt.lines"; NN_RC_ADOPT=0 NN_ADL=''
   [ -s "$NT_TMP/rc.adopt.want" ] || return 0
+  nn_rcw=''
+  while IFS= read -r nn_l; do nn_rcw=$nn_rcw$nn_l$NT_NL; done < "$NT_TMP/rc.adopt.want"
+  NN_RC_KNOWN=1
+  nn_rc_adopt_check nt_problem "$nn_rcw" || return 0
+  printf '%s' "$NN_ADL" > "$NT_TMP/rc.adopt.lines" || nt_tmp_full
+  [ -n "$NN_ADL" ] && NN_RC_ADOPT=1
+  return 0
+}
+
+# nn_rc_adopt_check CALLBACK WANT: the preflight's checks of adoptRcLocalLines (one rule for the preflight and the
+# live read; reads only). WANT: the entries as "K<TAB>line" lines (trimmed). NN_ADL = the "file:line" lines to take
+# out (newline-ended), when they can be; each problem through CALLBACK (nt_problem; the read: nt_live_refuse); 1 when
+# refused. What this resource took out before is in root's state dir: NN_RC_KNOWN=0 (a read without root, of a
+# resource applied before) leaves what depends on it to `up`.
+nn_rc_adopt_check() {
+  NN_ADL='' nn_cb=$1
   nn_rc_adopt_dir
+  nn_rc_before=0; [ -f "$NN_RADIR/meta" ] && nn_rc_before=1
   if [ ! -f "$NN_RCLOCAL" ]; then
-    [ -f "$NN_RADIR/meta" ] && return 0
-    nt_problem "adoptRcLocalLines: $NN_RCLOCAL does not exist on $NT_HOSTNAME: nothing to adopt; remove adoptRcLocalLines"; return 0
+    [ "$nn_rc_before" = 1 ] || [ "$NN_RC_KNOWN" = 0 ] && return 0
+    "$nn_cb" "adoptRcLocalLines: $NN_RCLOCAL does not exist on $NT_HOSTNAME: nothing to adopt; remove adoptRcLocalLines"; return 1
   fi
-  awk -v tab="$NT_TAB" -v want="$NT_TMP/rc.adopt.want" -v f="$NN_RCLOCAL" '
+  [ -r "$NN_RCLOCAL" ] || return 0 # (a read without root: up reads it)
+  nn_m=$(NN_RCW=$2 awk -v tab="$NT_TAB" -v f="$NN_RCLOCAL" '
     function trim(s) { sub(/^[ \t\r]+/, "", s); sub(/[ \t\r]+$/, "", s); return s }
-    BEGIN { while ((getline l < want) > 0) { i = index(l, tab); k = substr(l, 1, i - 1) + 0; w[k, ++len[k]] = substr(l, i + 1); if (k > maxk) maxk = k } }
+    BEGIN {
+      n = split(ENVIRON["NN_RCW"], wl, "\n")
+      for (x = 1; x <= n; x++) { l = wl[x]; i = index(l, tab); if (!i) continue; k = substr(l, 1, i - 1) + 0; w[k, ++len[k]] = substr(l, i + 1); if (k > maxk) maxk = k }
+    }
     /^# BEGIN pulumi-net-tuning / { inblk = 1 }
     { t[NR] = inblk ? "\001" : trim($0) }
     /^# END pulumi-net-tuning / { inblk = 0 }
@@ -1596,24 +1638,31 @@ nn_rc_adopt_preflight() {
         if (found == 1) for (j = 0; j < len[k]; j++) print "line" tab f ":" (first + j)
         else print (found ? "many" : "none") tab k tab w[k, 1] tab at
       }
-    }' "$NN_RCLOCAL" > "$NT_TMP/rc.adopt.match"
-  while IFS="$NT_TAB" read -r nn_s nn_a nn_b nn_c; do
-    case "$nn_s" in
-      line) printf '%s\n' "$nn_a" >> "$NT_TMP/rc.adopt.lines" ;;
-      many) nt_problem "adoptRcLocalLines[$nn_a] ('$nn_b') matches $NN_RCLOCAL more than once (at lines $nn_c): give more of the surrounding lines in that entry so it matches once" ;;
-      none) [ -f "$NN_RADIR/meta" ] || nt_problem "adoptRcLocalLines[$nn_a] ('$nn_b') is not in $NN_RCLOCAL on $NT_HOSTNAME (compared trimmed, outside pulumi-net-tuning blocks): copy the lines exactly as the file has them" ;;
+    }' "$NN_RCLOCAL")
+  nn_rc_bad=0 nn_rc_sp=''
+  nn_ifs=$IFS; IFS=$NT_NL; set -f
+  for nn_l in $nn_m; do IFS=$NT_TAB
+    # shellcheck disable=SC2086 # the match's fields: line|many|none, then its data
+    set -- $nn_l
+    IFS=$nn_ifs; set +f
+    case "$1" in
+      line) NN_ADL=$NN_ADL$2$NT_NL; nn_rc_sp="$nn_rc_sp$2 " ;;
+      many) nn_rc_bad=1; "$nn_cb" "adoptRcLocalLines[$2] ('$3') matches $NN_RCLOCAL more than once (at lines $4): give more of the surrounding lines in that entry so it matches once" ;;
+      none)
+        [ "$nn_rc_before" = 1 ] || [ "$NN_RC_KNOWN" = 0 ] && continue
+        nn_rc_bad=1; "$nn_cb" "adoptRcLocalLines[$2] ('$3') is not in $NN_RCLOCAL on $NT_HOSTNAME (compared trimmed, outside pulumi-net-tuning blocks): copy the lines exactly as the file has them" ;;
     esac
-  done < "$NT_TMP/rc.adopt.match"
-  [ -s "$NT_TMP/rc.adopt.lines" ] || return 0
-  if [ -f "$NN_RADIR/meta" ]; then
-    nt_problem "adoptRcLocalLines: this resource took lines out of $NN_RCLOCAL before and the file holds adopted lines again ($(tr '\n' ' ' < "$NT_TMP/rc.adopt.lines")): remove them by hand (the original kept in $NN_RADIR comes back on delete)"
-    return 0
+  done; IFS=$nn_ifs; set +f
+  [ -n "$NN_ADL" ] || return "$nn_rc_bad"
+  if [ "$nn_rc_before" = 1 ]; then
+    "$nn_cb" "adoptRcLocalLines: this resource took lines out of $NN_RCLOCAL before and the file holds adopted lines again ($nn_rc_sp): remove them by hand (the original kept in $NN_RADIR comes back on delete)"
+    return 1
   fi
   if [ "$NN_MODE" = rc.local ] || nn_rclocal_has_block; then
-    nt_problem "adoptRcLocalLines needs persistence \"systemd\" or \"none\" (rc.local would hold this resource's own block): set persistence"
-    return 0
+    "$nn_cb" "adoptRcLocalLines needs persistence \"systemd\" or \"none\" (rc.local would hold this resource's own block): set persistence"
+    return 1
   fi
-  NN_RC_ADOPT=1
+  return "$nn_rc_bad"
 }
 
 # kind_files: the original saved (staged first), then rc.local without the adopted lines, checked with sh -n.
