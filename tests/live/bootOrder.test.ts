@@ -29,6 +29,21 @@ beforeAll(() => {
 
 
 
+const RC = "/etc/rc.local";
+/** Each test of the describe it is called in gets rc.local back as it was, then `cleanup` runs. */
+function keepRcLocal(cleanup: string): void {
+  let rcBefore: string | undefined;
+  beforeEach(async () => {
+    const r = await host.exec(`cat ${RC}`);
+    rcBefore = r.code === 0 ? r.stdout : undefined;
+  });
+  afterEach(async () => {
+    if (rcBefore === undefined) await host.exec(`rm -f ${RC}`);
+    else await host.exec(`cat > ${RC}`, { stdin: rcBefore });
+    await host.exec(cleanup);
+  });
+}
+
 const somaxconn = async () => (await host.exec("cat /proc/sys/net/core/somaxconn")).stdout.trim();
 const OVERRIDE = "net.core.somaxconn = 2222 is overridden at boot by /etc/sysctl.d/99-zz.conf:1 which sets 777";
 
@@ -184,18 +199,8 @@ describe("NicQueues: what the preflight checks before reading the interface", ()
 });
 
 describe("NicQueues: persistence the host cannot take (nic.sh nn_persist_refusals: one rule for the preflight and the read)", () => {
-  const RC = "/etc/rc.local";
   const UNIT = "/etc/systemd/system/net-tuning-nic-eth0.service";
-  let rcBefore: string | undefined;
-  beforeEach(async () => {
-    const r = await host.exec(`cat ${RC}`);
-    rcBefore = r.code === 0 ? r.stdout : undefined;
-  });
-  afterEach(async () => {
-    if (rcBefore === undefined) await host.exec(`rm -f ${RC}`);
-    else await host.exec(`cat > ${RC}`, { stdin: rcBefore });
-    await host.exec(`rm -f ${UNIT}`);
-  });
+  keepRcLocal(`rm -f ${UNIT}`);
 
   test("rc.local holding another resource's block for the interface: refused at preview as at up, in the same words", async () => {
     const begin = "# BEGIN pulumi-net-tuning other/stack/x eth0";
@@ -229,19 +234,9 @@ describe("NicQueues: persistence the host cannot take (nic.sh nn_persist_refusal
 });
 
 describe("NicQueues: another boot mechanism re-applies a declared setting (nic.sh nn_boot_scan: one scan and rule for the preflight and the read)", () => {
-  const RC = "/etc/rc.local";
   const NM = "/etc/NetworkManager/system-connections/lab.nmconnection";
   const SVC = "/etc/systemd/system/hk-nic.service";
-  let rcBefore: string | undefined;
-  beforeEach(async () => {
-    const r = await host.exec(`cat ${RC}`);
-    rcBefore = r.code === 0 ? r.stdout : undefined;
-  });
-  afterEach(async () => {
-    if (rcBefore === undefined) await host.exec(`rm -f ${RC}`);
-    else await host.exec(`cat > ${RC}`, { stdin: rcBefore });
-    await host.exec(`rm -rf /etc/NetworkManager ${SVC} /etc/systemd/system/net-tuning-nic-eth0.service`);
-  });
+  keepRcLocal(`rm -rf /etc/NetworkManager ${SVC} /etc/systemd/system/net-tuning-nic-eth0.service`);
   const rcLocal = (line: string) => host.exec(`printf '#!/bin/sh\\n${line}\\nexit 0\\n' > ${RC} && chmod 0755 ${RC}`);
   const TXQ = `${RC}:2 re-applies txqueuelen settings of eth0 at boot ('ip link set dev eth0 txqueuelen 10000'), over this resource's`;
   const FIX = 'remove that line (rc.local: or list it in adoptRcLocalLines), or set bootOverride to "warn" to accept it';
