@@ -195,7 +195,7 @@ function requestRead(conn: ReadConnection, req: LiveRequest): Promise<Answer> {
 async function runRead(b: Batch): Promise<Answer> {
   let stdin: string;
   try {
-    stdin = renderLiveRead(b.requests);
+    stdin = renderLiveRead(b.requests, { root: (b.conn.user ?? "root") === "root" });
   } catch (e) {
     return { ok: false, reason: `${endpointLabel(b.conn)}: ${(e as Error).message}`, ms: 0, hostKeys: [] };
   }

@@ -44,7 +44,7 @@ export function auditProgram(): string {
     renderCounterSh("all"),
     // the live read: its own header line and "!end"; NT_LIVE_REQ was set by audit.sh from the records found (no
     // bootOverride check asked: the read without NicQueues' boot scan)
-    liveProgram(false, false),
+    liveProgram(false, false, false),
   ].join("\n");
   return programText;
 }

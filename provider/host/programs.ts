@@ -377,6 +377,11 @@ const LIVE_NEVER: string[] = ["nt_gate_cleanup"];
 const LIVE_NIC_BOOT = ["nn_boot_scan", "nn_boot_findings", "nn_rc_adopt_check"];
 /** NetTuning's adoption checks (sysctl.sh nts_adopt_check, about 4 KB): only when a request adopts files (`adopt`). */
 const LIVE_ADOPT = ["nts_adopt_check"];
+/**
+ * Another owner's journal holding a declared key (runtime.sh nt_owner_conflicts) or the NicQueues' interface or
+ * rps_sock_flow_entries (nic.sh nn_other_owners): a read as root only (`NT_LIVE_ROOT`).
+ */
+const LIVE_OWNERS = ["nt_owner_conflicts", "nn_other_owners"];
 /** A top-level line that marks where a kind's text starts in the text tree-shaken by {@link liveProgram}. */
 const LIVE_KIND_MARK = ": nt-live-kind";
 /** The number of comment lines {@link liveProgram} starts with. */
@@ -391,13 +396,13 @@ export const LIVE_PROGRAM_HEAD = 2;
  * process. Starts with comment lines only (a title and the file-wide shellcheck directives): a caller puts its variable
  * assignments after them ({@link LIVE_PROGRAM_HEAD} lines). `nicBoot`: with NicQueues' bootOverride scan (a read whose
  * requests include a NicQueues that persists with bootOverride "error" or "warn"); `adopt`: with NetTuning's adoption
- * checks (a NetTuning request that adopts files).
+ * checks (a NetTuning request that adopts files); `owners`: with the check of other owners' journals (a read as root).
  */
-export function liveProgram(nicBoot = true, adopt = true): string {
-  return once(`program:live:${nicBoot}:${adopt}`, () => {
+export function liveProgram(nicBoot = true, adopt = true, owners = true): string {
+  return once(`program:live:${nicBoot}:${adopt}:${owners}`, () => {
     const kinds = (["sysctl", "nic"] as const).map((k) => KIND_FILES[k].map(sh).join("\n"));
     const source = [sh("runtime.sh"), ...kinds].join(`\n${LIVE_KIND_MARK}\n`);
-    const never = [...LIVE_NEVER, ...(nicBoot ? [] : LIVE_NIC_BOOT), ...(adopt ? [] : LIVE_ADOPT)];
+    const never = [...LIVE_NEVER, ...(nicBoot ? [] : LIVE_NIC_BOOT), ...(adopt ? [] : LIVE_ADOPT), ...(owners ? [] : LIVE_OWNERS)];
     const shaken = compactProgram(`${source}\n`, "nt_live_main", never).split("\n");
     // compactProgram's output: title, its shellcheck header, the kept lines, "nt_live_main", ""
     if (shaken.pop() !== "" || shaken.pop() !== "nt_live_main") throw new Error("liveProgram: unexpected compactProgram output");

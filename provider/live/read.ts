@@ -135,8 +135,12 @@ function nicBootChecked(r: LiveRequest): boolean {
   return r.kind === "nic" && r.iface !== undefined && n !== undefined && ((n.boot !== undefined && n.persistence !== "none") || (n.adoptRc?.length ?? 0) > 0);
 }
 
-/** stdin of {@link LIVE_READ_COMMAND}: the read program ({@link liveProgram}) with the requests as one quoted variable. */
-export function renderLiveRead(requests: LiveRequest[]): string {
+/**
+ * stdin of {@link LIVE_READ_COMMAND}: the read program ({@link liveProgram}) with the requests as one quoted variable.
+ * `root`: the read logs in as root, so it also checks what only root can see (another owner's journal holding a
+ * declared key: `NT_LIVE_ROOT=1` and the program's `owners` part).
+ */
+export function renderLiveRead(requests: LiveRequest[], opts: { root?: boolean } = {}): string {
   const lines = requests.map((r) => {
     if (!OWNER_ID.test(r.ownerId)) throw new Error(`pulumi-net-tuning: invalid owner id ${JSON.stringify(r.ownerId)}`);
     const bad = r.keys.find((k) => !KEY.test(k));
@@ -144,8 +148,9 @@ export function renderLiveRead(requests: LiveRequest[]): string {
     return `${r.kind}\t${r.ownerId}\t${[...new Set(r.keys)].sort().join(" ")}${moreFields(r)}`;
   });
   // after the program's title and file-wide shellcheck directives, before its first command
-  const program = liveProgram(requests.some(nicBootChecked), requests.some((r) => r.kind === "sysctl" && (r.boot?.adopt.length ?? 0) > 0)).split("\n");
-  return [...program.slice(0, LIVE_PROGRAM_HEAD), `NT_LIVE_REQ=${shQuote(lines.join("\n"))}`, ...program.slice(LIVE_PROGRAM_HEAD)].join("\n");
+  const program = liveProgram(requests.some(nicBootChecked), requests.some((r) => r.kind === "sysctl" && (r.boot?.adopt.length ?? 0) > 0), opts.root === true).split("\n");
+  const vars = [`NT_LIVE_REQ=${shQuote(lines.join("\n"))}`, ...(opts.root ? ["NT_LIVE_ROOT=1"] : [])];
+  return [...program.slice(0, LIVE_PROGRAM_HEAD), ...vars, ...program.slice(LIVE_PROGRAM_HEAD)].join("\n");
 }
 
 /** The host's record of what an owner's last successful apply left there. */

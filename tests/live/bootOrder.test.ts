@@ -18,6 +18,7 @@ import { rollout } from "../../components/rollout";
 import type { LabHost } from "../../testkit/lab";
 import { previewLab, problems } from "./previewLab";
 import { withLogs, within } from "../../testkit/jest";
+import { snapshot } from "../../testkit/host";
 
 jest.setTimeout(180_000);
 const lab = previewLab("bootorder", "rm -f /etc/sysctl.d/99-zz.conf /run/sysctl.d/90-bo.conf; [ ! -e /usr/sbin/ethtool.off ] || mv -f /usr/sbin/ethtool.off /usr/sbin/ethtool");
@@ -376,5 +377,43 @@ describe("NetTuning: adoption (sysctl.sh nts_adopt_check: one rule for the prefl
     await host.exec(`rm -f ${X}`);
     expect((await s.destroy()).ok).toBe(true);
     expect((await host.exec(`cat ${X}`)).stdout).toBe("net.core.somaxconn = 777\n");
+  });
+});
+
+describe("a key or interface another stack's resource manages on the host (runtime.sh nt_owner_conflicts, nic.sh nn_other_owners: the preflight's rules, in a read as root)", () => {
+  test("refused at preview as at up, in the same words; the sudo user's read cannot see root's journals and leaves it to up", async () => {
+    const a = lab.newStack("owner-a");
+    const upA = await a.up(lab.program("NetTuning", "oa", { sysctls: { "net.core.somaxconn": 3333 }, fileName: "90-oa.conf" }));
+    expect([upA.ok, upA.error]).toEqual([true, undefined]);
+    const before = await snapshot(host);
+    const args = { sysctls: { "net.core.somaxconn": 4444, "net.ipv4.tcp_fin_timeout": 33 }, fileName: "90-ob.conf" };
+    const p = await lab.preview("NetTuning", "ob", args);
+    expect(p.ok).toBe(false);
+    expect(p.sessions).toBe(0);
+    const said = problems(p.error);
+    expect(said).toHaveLength(1);
+    expect(said[0]).toMatch(/^net\.core\.somaxconn is already managed by \S+\/oa on this host \(journal \/var\/lib\/pulumi-net-tuning\/sysctl\/\S+\.orig\): manage it in one resource only, or remove it there first$/);
+    const up = await lab.newStack("owner-b").up(lab.program("NetTuning", "ob", { ...args, livePreview: false }));
+    expect(up.ok).toBe(false);
+    expect(problems(up.error)).toEqual(said);
+    const sudo = await lab.preview("NetTuning", "ob", { ...args, connection: host.connection("sudo"), become: "sudo" });
+    expect([sudo.ok, sudo.error]).toEqual([true, undefined]);
+    expect(await snapshot(host)).toBe(before);
+  });
+
+  test("NicQueues: an interface another stack's NicQueues tunes (nic.sh nn_other_owners): refused at preview as at up", async () => {
+    const a = lab.newStack("nic-a");
+    const upA = await a.up(lab.program("NicQueues", "na", { interface: host.iface, persistence: "none", txQueueLength: 3100 }));
+    expect([upA.ok, upA.error]).toEqual([true, undefined]);
+    const args = { interface: host.iface, persistence: "none", txQueueLength: 3200 };
+    const p = await lab.preview("NicQueues", "nb", args);
+    expect(p.ok).toBe(false);
+    const said = problems(p.error);
+    // (and its txqueuelen key by the generic rule, as the preflight says it too)
+    expect(said.filter((l) => !l.startsWith(`${host.iface}/txqueuelen is already managed by`))).toHaveLength(1);
+    expect(said.find((l) => l.startsWith(`${host.iface} is`))).toMatch(new RegExp(`^${host.iface} is already managed by \\S+/na \\(journal /var/lib/pulumi-net-tuning/nic/\\S+\\.orig\\): one NicQueues per interface; manage it there, or delete that resource first$`));
+    const up = await lab.newStack("nic-b").up(lab.program("NicQueues", "nb", { ...args, livePreview: false }));
+    expect(up.ok).toBe(false);
+    expect(problems(up.error)).toEqual(said);
   });
 });

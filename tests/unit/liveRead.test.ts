@@ -160,7 +160,7 @@ describe("renderLiveRead", () => {
   test("the requests in one quoted variable after the program's comment lines, then the program; keys and owner ids are checked", () => {
     const text = renderLiveRead([{ kind: "sysctl", ownerId: "p.s.web-1", keys: ["net.core.somaxconn", "net.core.somaxconn"] }, { kind: "nic", ownerId: "p.s.n-2", keys: ["eth0/rps.rx-*"] }]);
     const lines = text.split("\n");
-    const program = liveProgram(false, false).split("\n");
+    const program = liveProgram(false, false, false).split("\n");
     expect(lines.slice(0, LIVE_PROGRAM_HEAD)).toEqual(program.slice(0, LIVE_PROGRAM_HEAD));
     expect(program.slice(0, LIVE_PROGRAM_HEAD).every((l) => l.startsWith("# "))).toBe(true);
     expect(lines[LIVE_PROGRAM_HEAD]).toBe("NT_LIVE_REQ='sysctl\tp.s.web-1\tnet.core.somaxconn");
@@ -247,9 +247,9 @@ describe("the boot-order check and the interface facts (issue #32, preview equal
 
 describe("liveProgram: the engine tree-shaken to the live read", () => {
   test("deterministic, cached, and a small part of the engine: no apply, restore or lock code", () => {
-    const p = liveProgram(false, false);
-    expect(liveProgram(false, false)).toBe(p);
-    expect(createHash("sha256").update(p).digest("hex")).toBe(createHash("sha256").update(liveProgram(false, false)).digest("hex"));
+    const p = liveProgram(false, false, false);
+    expect(liveProgram(false, false, false)).toBe(p);
+    expect(createHash("sha256").update(p).digest("hex")).toBe(createHash("sha256").update(liveProgram(false, false, false)).digest("hex"));
     expect(Buffer.byteLength(p)).toBeLessThan(Buffer.byteLength(engine().text) / 8);
     // 18,468 bytes before the boot-order check and the interface/ethtool facts (issue #32 "Preview equals up"); +4,762:
     // sysctl.sh nts_boot_conflicts (the preflight's awk, shared), nts_boot_mask, nts_adopt_links, nts_live_boot, nic.sh
@@ -268,13 +268,20 @@ describe("liveProgram: the engine tree-shaken to the live read", () => {
     // with NicQueues' bootOverride scan (nic.sh nn_boot_scan and the awk programs it runs, nn_boot_findings; sent only
     // when a NicQueues of the read persists with the check on) and its adoptRcLocalLines check (nn_rc_adopt_check):
     // about +11,200 bytes
-    const full = liveProgram(true, false);
-    expect(full.length - liveProgram(false, false).length).toBeGreaterThan(5_000);
+    const full = liveProgram(true, false, false);
+    expect(full.length - liveProgram(false, false, false).length).toBeGreaterThan(5_000);
     // with NetTuning's adoption checks (sysctl.sh nts_adopt_check, sent only when a NetTuning of the read adopts files)
-    expect(liveProgram(false, true).length - p.length).toBeGreaterThan(2_000);
-    expect(liveProgram(false, true).length - p.length).toBeLessThan(5_000);
-    expect(liveProgram(false, true)).toMatch(/^nts_adopt_check\(\) \{/m);
+    expect(liveProgram(false, true, false).length - p.length).toBeGreaterThan(2_000);
+    expect(liveProgram(false, true, false).length - p.length).toBeLessThan(5_000);
+    expect(liveProgram(false, true, false)).toMatch(/^nts_adopt_check\(\) \{/m);
     expect(p).not.toMatch(/^nts_adopt_check\(\) \{/m);
+    // with the check of other owners' journals (runtime.sh nt_owner_conflicts, nic.sh nn_other_owners; a read as root: NT_LIVE_ROOT=1)
+    expect(liveProgram(false, false, true)).toMatch(/^nt_owner_conflicts\(\) \{/m);
+    expect(p).not.toMatch(/^nt_owner_conflicts\(\) \{/m);
+    expect(liveProgram(false, false, true).length - p.length).toBeLessThan(2_500); // 2,198 bytes
+    const asRoot = renderLiveRead([{ kind: "sysctl", ownerId: "a", keys: ["net.core.somaxconn"] }], { root: true }).split("\n");
+    expect(asRoot[LIVE_PROGRAM_HEAD + 1]).toBe("NT_LIVE_ROOT=1");
+    expect(renderLiveRead([{ kind: "sysctl", ownerId: "a", keys: ["net.core.somaxconn"] }])).not.toMatch(/^NT_LIVE_ROOT=/m);
     expect(Buffer.byteLength(full)).toBeLessThan(Buffer.byteLength(p) + 12_000);
     for (const f of ["nn_boot_scan", "nn_boot_findings", "nn_boot_cmds", "nn_boot_tuned"]) {
       expect(full).toMatch(new RegExp(`^${f}\\(\\) \\{`, "m"));

@@ -471,6 +471,13 @@ nn_live_iface() {
   NN_DRIVER=''
   nn_rps_refusals nt_live_refuse "$nnl_sf" -e
   [ -z "$NN_IRQ_CPUS" ] || nn_irq_refusals nt_live_refuse
+  # another owner of the interface or of rps_sock_flow_entries (the preflight's nn_check_other_owners): root's
+  # journals, a read as root only (NT_LIVE_ROOT=1)
+  if [ "${NT_LIVE_ROOT:-0}" = 1 ]; then
+    # shellcheck disable=SC2154 # ntl_id: nt_live_main's owner id of this resource
+    NT_STATE=$NT_ROOT/nic NT_JOURNAL=$NT_ROOT/nic/$ntl_id.orig
+    nn_other_owners nt_live_refuse "$nnl_sf"
+  fi
   # persistence: the plan's word and the owner's label (its marker lines); not valid or absent: not checked
   case $NN_PERSIST in systemd | rc.local | auto | none) ;; *) return 0 ;; esac
   case $nnl_label in '' | *[!A-Za-z0-9._:/@\ -]*) return 0 ;; esac
@@ -836,18 +843,24 @@ nn_irqbalance_running() {
 
 # Another NicQueues on this interface, or a NetTuning holding rps_sock_flow_entries, is refused.
 nn_check_other_owners() {
+  nn_osf=0; nt_lookup "$NT_TMP/requested" net.core.rps_sock_flow_entries && nn_osf=1
+  nn_other_owners nt_problem "$nn_osf"
+}
+# nn_other_owners CALLBACK SOCKFLOW: the check above (SOCKFLOW 1: rps.sockFlowEntries is declared), each problem through
+# CALLBACK (nt_problem; the live read as root: nt_live_refuse). Journals are root's: another user finds none.
+nn_other_owners() {
   for nn_j in "$NT_STATE"/*.orig; do
     [ -f "$nn_j" ] || continue
     [ "$nn_j" = "$NT_JOURNAL" ] && continue
     if awk -F "$NT_TAB" -v p="$NN_IF/" 'index($1, p) == 1 { f = 1 } END { exit !f }' "$nn_j"; then
-      nt_problem "$NN_IF is already managed by $(cat "${nn_j%.orig}.owner" 2>/dev/null || echo "${nn_j##*/}") (journal $nn_j): one NicQueues per interface; manage it there, or delete that resource first"
+      "$1" "$NN_IF is already managed by $(cat "${nn_j%.orig}.owner" 2>/dev/null || echo "${nn_j##*/}") (journal $nn_j): one NicQueues per interface; manage it there, or delete that resource first"
     fi
   done
-  if nt_lookup "$NT_TMP/requested" net.core.rps_sock_flow_entries; then
+  if [ "$2" = 1 ]; then
     for nn_j in "$NT_ROOT"/sysctl/*.orig; do
       [ -f "$nn_j" ] || continue
       if awk -F "$NT_TAB" '$1 == "net.core.rps_sock_flow_entries" || $1 == "net/core/rps_sock_flow_entries" { f = 1 } END { exit !f }' "$nn_j"; then
-        nt_problem "net.core.rps_sock_flow_entries is already managed by $(cat "${nn_j%.orig}.owner" 2>/dev/null || echo "${nn_j##*/}") (journal $nn_j): set it in one resource only (remove rps.sockFlowEntries here or the sysctl there)"
+        "$1" "net.core.rps_sock_flow_entries is already managed by $(cat "${nn_j%.orig}.owner" 2>/dev/null || echo "${nn_j##*/}") (journal $nn_j): set it in one resource only (remove rps.sockFlowEntries here or the sysctl there)"
       fi
     done
   fi

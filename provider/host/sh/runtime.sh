@@ -735,8 +735,13 @@ nt_same() {
 # (the plan's "@alias KEY NAME..." lines, in $NT_TMP/aliases: net.ipv4.ip_forward is net.ipv4.conf.all.forwarding)
 # are the same key: another journal holding one of them refuses it too, and so does this owner's own journal (a
 # rename in place would record the tuned value as the new name's original, and restoring the old name would undo it).
-nt_check_owners() {
-  nt_al=0; [ -s "$NT_TMP/aliases" ] && nt_al=1
+nt_check_owners() { nt_lines desired; nt_owner_conflicts nt_problem "$NT_LINES" "$NT_TMP/aliases"; }
+
+# nt_owner_conflicts CALLBACK LINES ALIASES: the check above for LINES (the desired "key<TAB>value" or "key" lines) and
+# the ALIASES file (empty: none), each problem through CALLBACK (nt_problem; the live read, as root: nt_live_refuse).
+# The journals are root's (0700 state dir): another user finds none, so nothing.
+nt_owner_conflicts() {
+  nt_al=0; [ -n "$3" ] && [ -s "$3" ] && nt_al=1
   for nt_j in "$NT_STATE"/*.orig; do
     [ -f "$nt_j" ] || continue
     nt_own=0; [ "$nt_j" = "$NT_JOURNAL" ] && nt_own=1
@@ -747,18 +752,18 @@ nt_check_owners() {
     # the other journal's keys (first fields, as nt_lookup matches them) read once, then each desired key in order
     nt_jk=$NT_NL
     while IFS="$NT_TAB" read -r nt_k _; do nt_jk=$nt_jk$nt_k$NT_NL; done < "$nt_j"
-    nt_lines desired; nt_ifs=$IFS; IFS=$NT_NL; set -f
-    for nt_l in $NT_LINES; do IFS=$nt_ifs; set +f; nt_kv "$nt_l"
+    nt_ifs=$IFS; IFS=$NT_NL; set -f
+    for nt_l in $2; do IFS=$nt_ifs; set +f; nt_k=${nt_l%%"$NT_TAB"*}
       [ "$nt_own" = 0 ] && case $nt_jk in *"$NT_NL$nt_k$NT_NL"*)
-        nt_problem "$nt_k is already managed by $nt_other on this host (journal $nt_j): manage it in one resource only, or remove it there first"; continue ;;
+        "$1" "$nt_k is already managed by $nt_other on this host (journal $nt_j): manage it in one resource only, or remove it there first"; continue ;;
       esac
-      if [ "$nt_al" = 1 ] && nt_lookup "$NT_TMP/aliases" "$nt_k"; then
+      if [ "$nt_al" = 1 ] && nt_lookup "$3" "$nt_k"; then
         for nt_n in $NT_FOUND; do
           case $nt_jk in *"$NT_NL$nt_n$NT_NL"*)
             if [ "$nt_own" = 1 ]; then
-              nt_problem "$nt_k is the kernel variable this resource set as $nt_n (journal $nt_j): keep the name $nt_n, or remove the key first (an up without it restores the original), then add it as $nt_k"
+              "$1" "$nt_k is the kernel variable this resource set as $nt_n (journal $nt_j): keep the name $nt_n, or remove the key first (an up without it restores the original), then add it as $nt_k"
             else
-              nt_problem "$nt_k is already managed by $nt_other on this host as $nt_n, the same kernel variable (journal $nt_j): manage it in one resource only, under one name, or remove it there first"
+              "$1" "$nt_k is already managed by $nt_other on this host as $nt_n, the same kernel variable (journal $nt_j): manage it in one resource only, under one name, or remove it there first"
             fi; break ;;
           esac
         done
@@ -2029,6 +2034,13 @@ nt_live_main() {
     set +f
     ntl_missing=0
     for ntl_k do nt_live_key "$ntl_k"; done
+    # another owner's journal holding a declared key (the preflight's nt_check_owners; journals are root's: a read
+    # as root only, NT_LIVE_ROOT=1 from provider/live/read.ts renderLiveRead)
+    if [ "${NT_LIVE_ROOT:-0}" = 1 ]; then
+      ntl_kl=''; set -f; for ntl_k in $ntl_keys; do ntl_kl=$ntl_kl$ntl_k$NT_NL; done; set +f
+      NT_STATE=$NT_ROOT/$ntl_kind NT_JOURNAL=$NT_ROOT/$ntl_kind/$ntl_id.orig
+      nt_owner_conflicts nt_live_refuse "$ntl_kl" ''
+    fi
     [ "$ntl_missing" = 0 ] || nt_live_host
     case "$ntl_kind: $ntl_keys " in "sysctl:"*" net.ipv4.tcp_congestion_control "*) nts_live_cc ;; esac
     if [ -n "$ntl_more" ]; then case $ntl_kind in sysctl) nts_live_boot "$ntl_more" ;; nic) nn_live_iface "$ntl_more" ;; esac; fi
