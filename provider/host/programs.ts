@@ -381,7 +381,7 @@ const LIVE_ADOPT = ["nts_adopt_check"];
  * Another owner's journal holding a declared key (runtime.sh nt_owner_conflicts) or the NicQueues' interface or
  * rps_sock_flow_entries (nic.sh nn_other_owners): a read as root only (`NT_LIVE_ROOT`).
  */
-const LIVE_OWNERS = ["nt_owner_conflicts", "nn_other_owners"];
+const LIVE_OWNERS = ["nt_owner_conflicts", "nn_other_owners", "nn_txq_writable", "nn_irq_writable"];
 /** A top-level line that marks where a kind's text starts in the text tree-shaken by {@link liveProgram}. */
 const LIVE_KIND_MARK = ": nt-live-kind";
 /** The number of comment lines {@link liveProgram} starts with. */

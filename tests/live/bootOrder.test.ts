@@ -416,4 +416,15 @@ describe("a key or interface another stack's resource manages on the host (runti
     expect(up.ok).toBe(false);
     expect(problems(up.error)).toEqual(said);
   });
+
+  test("NicQueues: a tx_queue_len root cannot write (nic.sh nn_txq_writable; here a read-only mount): refused at preview as at up", async () => {
+    const dir = (await host.exec(`readlink -f /sys/class/net/${host.iface}`)).stdout.trim();
+    await host.exec(`mount --bind ${dir} ${dir} && mount -o remount,bind,ro ${dir}`);
+    try {
+      const hostname = (await host.exec("cat /proc/sys/kernel/hostname")).stdout.trim();
+      await lab.refusedAlike("NicQueues", { interface: host.iface, persistence: "none", txQueueLength: 3300 }, [`txQueueLength: /sys/class/net/${host.iface}/tx_queue_len is not writable on ${hostname}`]);
+    } finally {
+      await host.exec(`umount ${dir}`);
+    }
+  });
 });

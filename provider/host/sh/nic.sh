@@ -470,13 +470,18 @@ nn_live_iface() {
   [ "$nnl_sf" = 1 ] || nnl_sf=0
   NN_DRIVER=''
   nn_rps_refusals nt_live_refuse "$nnl_sf" -e
-  [ -z "$NN_IRQ_CPUS" ] || nn_irq_refusals nt_live_refuse
-  # another owner of the interface or of rps_sock_flow_entries (the preflight's nn_check_other_owners): root's
-  # journals, a read as root only (NT_LIVE_ROOT=1)
+  nnl_irq=1; [ -z "$NN_IRQ_CPUS" ] || nn_irq_refusals nt_live_refuse || nnl_irq=0
+  # what only root can tell (a read as root only, NT_LIVE_ROOT=1): another owner of the interface or of
+  # rps_sock_flow_entries (the preflight's nn_check_other_owners: root's journals), and whether root can write the
+  # declared tx_queue_len and the IRQs' smp_affinity
   if [ "${NT_LIVE_ROOT:-0}" = 1 ]; then
-    # shellcheck disable=SC2154 # ntl_id: nt_live_main's owner id of this resource
+    # shellcheck disable=SC2154 # ntl_id, ntl_keys: nt_live_main's owner id and keys of this resource
     NT_STATE=$NT_ROOT/nic NT_JOURNAL=$NT_ROOT/nic/$ntl_id.orig
     nn_other_owners nt_live_refuse "$nnl_sf"
+    case " $ntl_keys " in *" $NN_IF/txqueuelen "*) nn_txq_writable nt_live_refuse || : ;; esac
+    if [ -n "$NN_IRQ_CPUS" ] && [ "$nnl_irq" = 1 ]; then
+      for nnl_q in $NN_IRQS; do nn_irq_writable nt_live_refuse "$nnl_q" || :; done
+    fi
   fi
   # persistence: the plan's word and the owner's label (its marker lines); not valid or absent: not checked
   case $NN_PERSIST in systemd | rc.local | auto | none) ;; *) return 0 ;; esac
@@ -798,7 +803,7 @@ nn_irqbalance_bans() { # prints the banned IRQ numbers from irqbalance's configu
 
 # nn_irq_refusals CALLBACK: the IRQ checks the preflight and the live read share (as nn_rps_refusals): an interface
 # without IRQs of its own, irqAffinity.cpus not online. Sets NN_IRQS (the IRQ numbers, a line each) and nn_online; 1 when
-# the irqAffinity part cannot go on. (A /proc/irq/N/smp_affinity that root cannot write is the preflight's alone.)
+# the irqAffinity part cannot go on. (A /proc/irq/N/smp_affinity that root cannot write: nn_irq_writable, for root.)
 nn_irq_refusals() {
   NN_IRQS=$(nn_irqs)
   if [ -z "$NN_IRQS" ]; then nn_drv; nn_msg_irq_none "$NN_IF" "$NN_DRIVER" "$NN_SYS"; "$1" "$NN_MSG"; return 1; fi
@@ -807,6 +812,18 @@ nn_irq_refusals() {
   nn_bad=$(nn_cpus_outside "$NN_IRQ_CPUS" "$nn_online")
   if [ -n "$nn_bad" ]; then nn_msg_irq_cpus "$nn_bad" "$NT_HOSTNAME" "$nn_online"; "$1" "$NN_MSG"; return 1; fi
   return 0
+}
+
+# nn_irq_writable CALLBACK IRQ / nn_txq_writable CALLBACK: root can write the IRQ's smp_affinity / the interface's
+# tx_queue_len (a -w test, no write: the preflight's and, as root, the live read's); else a problem through CALLBACK
+# and 1. (Another user's -w says nothing about root's.)
+nn_irq_writable() {
+  [ -w "/proc/irq/$2/smp_affinity" ] && return 0
+  "$1" "irqAffinity: /proc/irq/$2/smp_affinity is not writable on $NT_HOSTNAME (a managed IRQ whose affinity the kernel fixes?)"; return 1
+}
+nn_txq_writable() {
+  [ -w "$NN_SYS/$NN_IF/tx_queue_len" ] && return 0
+  "$1" "txQueueLength: $NN_SYS/$NN_IF/tx_queue_len is not writable on $NT_HOSTNAME"; return 1
 }
 
 nn_check_irq() {
@@ -818,10 +835,7 @@ nn_check_irq() {
   nn_n=$(wc -l < "$NT_TMP/irqcpus")
   nn_i=0
   while IFS= read -r nn_irq; do
-    if [ ! -w "/proc/irq/$nn_irq/smp_affinity" ]; then
-      nt_problem "irqAffinity: /proc/irq/$nn_irq/smp_affinity is not writable on $NT_HOSTNAME (a managed IRQ whose affinity the kernel fixes?)"
-      continue
-    fi
+    nn_irq_writable nt_problem "$nn_irq" || continue
     nn_cpu=$(sed -n "$((nn_i % nn_n + 1))p" "$NT_TMP/irqcpus")
     nn_mask_of "$nn_cpu"; printf '%s\t%s\n' "$NN_IF/irq.$nn_irq" "$NN_MASK" >> "$NT_TMP/want.irq"
     nn_i=$((nn_i + 1))
@@ -1147,8 +1161,8 @@ kind_preflight() {
     nn_msg_no_ethtool "$NT_HOSTNAME"; nt_problem "$NN_MSG"
   fi
   if nt_lookup "$NT_TMP/requested" txqueuelen; then
-    if [ -w "$NN_SYS/$NN_IF/tx_queue_len" ]; then printf '%s\t%s\n' "$NN_IF/txqueuelen" "$NT_FOUND" >> "$NT_TMP/want.txq"
-    else nt_problem "txQueueLength: $NN_SYS/$NN_IF/tx_queue_len is not writable on $NT_HOSTNAME"; fi
+    nn_txqv=$NT_FOUND
+    if nn_txq_writable nt_problem; then printf '%s\t%s\n' "$NN_IF/txqueuelen" "$nn_txqv" >> "$NT_TMP/want.txq"; fi
   fi
   nn_check_rps
   nn_check_irq
