@@ -5,6 +5,7 @@
  */
 import { origLines, planHeader } from "../planText";
 import { Owner } from "../owner";
+import type { LiveNicChecks } from "../live/read";
 import type { NicPreset } from "../sizing/nic";
 import { FEATURE_SHORT_NAMES, HOST_PREFIX, JOURNAL_KEY_ORDER, NIC_GROUPS, NIC_GROUP_SPECS, NicGroup, settingByArg, settingsOf } from "./spec";
 import { NicInput, NicRequest, validateNic } from "./validate";
@@ -31,7 +32,7 @@ export interface NicPlan {
    * What the live read checks of the RPS, IRQ and persistence declarations, as the plan's lines give them, and the
    * owner's label (provider/live/read.ts LiveNicChecks).
    */
-  readChecks: { rpsCpus?: string; irqCpus?: string; sockFlow: boolean; persistence: string; label: string; rpsOnlyBelow?: boolean; boot?: "error" | "warn"; adoptRc?: string[] };
+  readChecks: LiveNicChecks & { sockFlow: boolean; persistence: string; label: string };
 }
 
 /** A group's entries in the spec's apply order (features, which have no fixed names, by name). */
