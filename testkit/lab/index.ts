@@ -391,11 +391,18 @@ function pidsIn(netnses: string[]): string[] {
   return out;
 }
 
+/**
+ * How a lab directory is removed: retried when it is not empty yet (ENOTEMPTY), as when a concurrent
+ * cleanupStaleLabs() of the other test lane makes its `.cleanup-claim` in it again while this one removes it (both
+ * lanes of one `npm test` start by cleaning stale labs: seen after a killed run left some).
+ */
+const RM_LAB_DIR = { recursive: true, force: true, maxRetries: 10, retryDelay: 100 } as const;
+
 function teardownSync(id: string, key: string): void {
   const l = leftovers(id, key);
   spawnSync("/bin/sh", ["-c", teardownScript(l.netns, l.veths)], { timeout: 30_000, env: { PATH: SAFE_PATH }, stdio: "ignore" });
   for (const m of labMounts(l.dir)) spawnSync("umount", ["-l", m], { timeout: 10_000, stdio: "ignore" });
-  fs.rmSync(l.dir, { recursive: true, force: true });
+  fs.rmSync(l.dir, RM_LAB_DIR);
   removeSlots(id);
 }
 
@@ -409,7 +416,7 @@ async function teardown(id: string, key: string): Promise<string[]> {
   const zombies = recorded.filter((p) => stillThere(p));
   if (zombies.length) what.push(`${id}: processes not yet reaped by their parent: ${zombies.map((z) => z.pid).join(" ")}`);
   for (const m of labMounts(l.dir)) await run("umount", ["-l", m], { timeoutMs: 10_000 });
-  fs.rmSync(l.dir, { recursive: true, force: true });
+  fs.rmSync(l.dir, RM_LAB_DIR);
   what.push(...removeSlots(id).map((s) => `${id}: ${s}`));
   const left = leftovers(id, key);
   const still = describeLeftovers(left, id);
