@@ -475,8 +475,8 @@ nn_live_iface() {
   # rps_sock_flow_entries (the preflight's nn_check_other_owners: root's journals), and whether root can write the
   # declared tx_queue_len and the IRQs' smp_affinity
   if [ "${NT_LIVE_ROOT:-0}" = 1 ]; then
-    # shellcheck disable=SC2154 # ntl_id, ntl_keys: nt_live_main's owner id and keys of this resource
-    NT_STATE=$NT_ROOT/nic NT_JOURNAL=$NT_ROOT/nic/$ntl_id.orig
+    # (NT_STATE and NT_JOURNAL: this resource's, set by nt_live_main for its own owners check; ntl_keys: its keys)
+    # shellcheck disable=SC2154
     nn_other_owners nt_live_refuse "$nnl_sf"
     case " $ntl_keys " in *" $NN_IF/txqueuelen "*) nn_txq_writable nt_live_refuse || : ;; esac
     if [ -n "$NN_IRQ_CPUS" ] && [ "$nnl_irq" = 1 ]; then
@@ -488,10 +488,7 @@ nn_live_iface() {
   case $nnl_label in '' | *[!A-Za-z0-9._:/@\ -]*) return 0 ;; esac
   NT_OWNER=$nnl_label NN_RC_AT=''
   nn_boot_paths
-  case $NN_PERSIST in
-    auto) if [ -d /run/systemd/system ]; then NN_MODE=systemd; else NN_MODE=rc.local; fi ;;
-    *) NN_MODE=$NN_PERSIST ;;
-  esac
+  nn_resolve_mode
   [ "$NN_MODE" = none ] || nn_persist_refusals nt_live_refuse live
   # adoptRcLocalLines (nn_rc_adopt_check, the preflight's rule): what this resource took out before is in root's
   # state dir; a read that cannot search it, of a resource applied before, leaves what depends on it to up
