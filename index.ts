@@ -18,6 +18,7 @@ export { rollout } from "./components/rollout";
 export type { Rollout, RolloutOptions, RolloutContext, RolloutSummary, HostStatus } from "./components/rollout";
 export type { Verification, VerificationReading } from "./provider/counters/gate";
 export type { ProfileSpec, PresetSpec } from "./provider/sizing/spec";
+export { ProfileName, PresetName, GuardAction } from "./provider/sizing/spec";
 export {
   longFatFlows,
   manySmallFlows,

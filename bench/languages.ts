@@ -34,7 +34,19 @@ const KNOWN = ["python", "go", "yaml", "jest"];
 const COMMAND_VERSION = "1.2.1";
 const FILE_NAME = "90-nt-langs.conf";
 /** per-namespace keys, each set to a value the lab's default is not */
-const SYSCTLS: Record<string, number> = { "net.core.somaxconn": 8192, "net.ipv4.tcp_fin_timeout": 23, "net.ipv4.tcp_keepalive_time": 1800 };
+/**
+ * The sysctls every language declares: numbers, a list (tcp_rmem's three fields) and a string, the three members of
+ * the schema's `oneOf` for a sysctl value (scripts/gen-schema.ts).
+ */
+const SYSCTLS: Record<string, number | string | number[]> = {
+  "net.core.somaxconn": 8192,
+  "net.ipv4.tcp_fin_timeout": 23,
+  "net.ipv4.tcp_keepalive_time": 1800,
+  "net.ipv4.tcp_rmem": [4096, 131072, 8388608],
+  "net.ipv4.tcp_congestion_control": "reno",
+};
+/** A sysctl value as /proc/sys shows it (a list's fields separated by one space). */
+const procText = (v: number | string | number[]): string => (Array.isArray(v) ? v.join(" ") : String(v));
 const STEP_TIMEOUT_MS = 900_000;
 
 interface Run {
@@ -171,7 +183,7 @@ resources:
       fileName: \${fileName}
       sysctls:
 ${Object.entries(SYSCTLS)
-  .map(([k, v]) => `        ${k}: ${v}`)
+  .map(([k, v]) => `        ${k}: ${JSON.stringify(v)}`)
   .join("\n")}
 outputs:
   applied: \${web.applied}
@@ -231,7 +243,7 @@ async function runLanguage(lang: string, host: LabHost, tc: ReturnType<typeof to
     await must(["stack", "init", "test", "--non-interactive"]);
     for (const [k, v] of Object.entries({ host: c.host, port: String(c.port), sysctls: JSON.stringify(SYSCTLS), fileName: FILE_NAME })) await must(["config", "set", k, "--plaintext"], v);
     await must(["config", "set", "privateKey", "--secret"], c.privateKey);
-    const declared = Object.fromEntries(Object.entries(SYSCTLS).map(([k, v]) => [k, String(v)]));
+    const declared = Object.fromEntries(Object.entries(SYSCTLS).map(([k, v]) => [k, procText(v)]));
     const originals = await hostValues(host);
     for (const k of Object.keys(SYSCTLS)) if (originals[k] === declared[k]) throw new Error(`${k} is already ${declared[k]} on the host: pick another value`);
 

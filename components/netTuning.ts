@@ -5,6 +5,7 @@ import { variableOf } from "../provider/sysctl/catalogue";
 import { isMisspeltKeyWarning, misspeltKeyProblems } from "../provider/sysctl/validate";
 import { adoptedFromReport, fitAdopted, renderAdoptedRestore, STRING_INPUT_MAX } from "../provider/sysctl/adopt";
 import { ProfileSpec, resolveProfiles } from "../provider/sizing/spec";
+import type { SysctlProfile, SysctlValue } from "../provider/sizing/profile";
 import { adviceLabel } from "./advice";
 import { applyAndRestore, becomeAndRestore, checkArgs, fromPlan, lazyOutput, NOT_WIRED, outputsOfEveryResource, ownerFor, refusalGate, warnAll, whenValid, wiredOutputs } from "./common";
 import { hostCompresses, type HostReport } from "../provider/report";
@@ -44,19 +45,19 @@ export interface NetTuningArgs {
    * catalogued but looks like one that is (`net.core.somaxcon`) is refused: the host refuses keys its kernel does not
    * have; list it in `acknowledge` if your kernel has it. Defaults to none.
    */
-  sysctls?: pulumi.Input<Record<string, pulumi.Input<any>>>;
+  sysctls?: pulumi.Input<Record<string, pulumi.Input<SysctlValue>>>;
   /**
    * A sizing profile: a spec such as `{ name: "longFatFlows", bandwidth: "10Gbit", rtt: "40ms" }`, or in TypeScript
    * the profile a helper returns (`longFatFlows({ bandwidth: "10Gbit", rtt: "40ms" })`). `sysctls` entries override it.
    * Defaults to none.
    */
-  profile?: pulumi.Input<ProfileSpec>;
+  profile?: pulumi.Input<ProfileSpec | SysctlProfile>;
   /**
    * Several profiles, combined: a key two profiles set to different values is refused, unless `sysctls` sets it (an
    * entry there overrides every profile), e.g. `profiles: [{ name: "webServer" }, { name: "database" }]` with
    * `net.core.somaxconn` and `net.ipv4.tcp_max_syn_backlog` in `sysctls`. Defaults to none.
    */
-  profiles?: pulumi.Input<pulumi.Input<ProfileSpec>[]>;
+  profiles?: pulumi.Input<pulumi.Input<ProfileSpec | SysctlProfile>[]>;
   /** File name in /etc/sysctl.d (`[A-Za-z0-9._-]+.conf`). Defaults to `90-net-tuning-<name>.conf`. */
   fileName?: pulumi.Input<string>;
   /** Write the sysctl.d file so values survive a reboot; false = runtime only. Defaults to true. */

@@ -4,13 +4,13 @@ import type * as pulumi from "@pulumi/pulumi";
 /** Ring buffer sizes (`ethtool -G`): each 1-1048576 descriptors or `"max"` (the driver's pre-set maximum from `ethtool -g`), within the driver's maximum (checked on the host before anything changes). */
 export interface NicRings {
   /** rx ring. Range: 1-1048576 descriptors or "max". Defaults to none (left as it is). */
-  rx?: pulumi.Input<any>;
+  rx?: pulumi.Input<number | "max">;
   /** rx-mini ring (few drivers). Range: 1-1048576 descriptors or "max". Defaults to none (left as it is). */
-  rxMini?: pulumi.Input<any>;
+  rxMini?: pulumi.Input<number | "max">;
   /** rx-jumbo ring (few drivers). Range: 1-1048576 descriptors or "max". Defaults to none (left as it is). */
-  rxJumbo?: pulumi.Input<any>;
+  rxJumbo?: pulumi.Input<number | "max">;
   /** tx ring. Range: 1-1048576 descriptors or "max". Defaults to none (left as it is). */
-  tx?: pulumi.Input<any>;
+  tx?: pulumi.Input<number | "max">;
 }
 
 /** Queue counts (`ethtool -L`), 0-4096 each, within the driver's maximums from `ethtool -l`; applied before everything else, since they change the rx queues RPS is set on. */
@@ -76,7 +76,7 @@ export interface NicCoalesce {
 /** Receive Packet/Flow Steering on every rx queue: the CPU mask (`rps_cpus`) is computed on the host from its possible CPUs; the kernel rounds both flow counts up to a power of 2. */
 export interface NicRps {
   /** `"all"` = every possible CPU of the host, or a list of CPU numbers; the hex mask is computed on the host (32-bit comma groups), a CPU the host lacks is refused. Range: "all" or a list of CPU numbers (0-8191). Required. */
-  cpus: pulumi.Input<any>;
+  cpus: pulumi.Input<"all" | number[]>;
   /** `rps_flow_cnt` of every rx queue; the kernel rounds it up to a power of 2. Range: 0-1048576 flow entries per rx queue. Defaults to none (left as it is). */
   flowEntriesPerQueue?: pulumi.Input<number>;
   /** `net.core.rps_sock_flow_entries`, host-wide (refused inside a network namespace or container); rounded up to a power of 2. Range: 0-536870912 flow entries. Defaults to none (left as it is). */
@@ -88,7 +88,7 @@ export interface NicRps {
 /** IRQ affinity of the NIC's IRQs (from /sys/class/net/IF/device/msi_irqs, else /proc/interrupts). An interface without IRQs of its own (veth, bridge, VLAN) is refused; a running irqbalance that has not banned the IRQs gives a warning. IRQ numbers can change across reboots and driver reloads. */
 export interface NicIrqAffinity {
   /** A list of CPU numbers (one CPU per IRQ, round-robin), or `"spread"` = over every online CPU. Range: "spread" or a list of CPU numbers (0-8191). Required. */
-  cpus: pulumi.Input<any>;
+  cpus: pulumi.Input<"spread" | number[]>;
 }
 
 /** The NIC settings among NicQueues' arguments (NicQueuesArgs extends it). */

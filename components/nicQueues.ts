@@ -5,6 +5,7 @@ import { NIC_SETTING_ARGS, Persistence } from "../provider/nic/spec";
 import type { NicInput } from "../provider/nic/validate";
 import { nicBootDirectives, rcAdoptedRestoreNote, rcLocalAdoptDirectives } from "../provider/nic/adopt";
 import { PresetSpec, resolvePreset } from "../provider/sizing/spec";
+import type { NicPreset } from "../provider/sizing/nic";
 import { adviceLabel } from "./advice";
 import { applyAndRestore, becomeAndRestore, checkArgs, lazyOutput, NOT_WIRED, outputsOfEveryResource, ownerFor, refusalGate, warnAll, whenValid, wiredOutputs } from "./common";
 import type { HostReport } from "../provider/report";
@@ -52,7 +53,7 @@ export interface NicQueuesArgs extends NicSettingsArgs {
    * (`rps: { cpus: "all" }` with the throughput preset has no `onlyWhenQueuesBelowCpus`, no flow entries); a group not
    * given is the preset's. Its values get the same checks as arguments. Defaults to none.
    */
-  preset?: pulumi.Input<PresetSpec>;
+  preset?: pulumi.Input<PresetSpec | NicPreset>;
   /**
    * Read the host during `pulumi preview` and `pulumi up` (read-only, one SSH session per host, at most 10 s): logs
    * `<setting>: <on the host now> → <declared>` (rings, channels, features, coalescing, txqueuelen, RPS/RFS, IRQs) on this resource, warns about drift (what changed on the host since

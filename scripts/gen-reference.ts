@@ -58,8 +58,13 @@ function tagsOf(node: ts.Node): string[] {
 /** A type as a reader writes it: `pulumi.Input<…>` unwrapped (every argument may be an Output), whitespace collapsed. */
 function plainType(t: string): string {
   let s = t.replace(/\s+/g, " ").trim();
-  for (let i = 0; i < 5; i++) s = s.replace(/pulumi\.(Input|Output)<([^<>]*(<[^<>]*(<[^<>]*>)?[^<>]*>)?[^<>]*)>/g, "$2");
-  return s.replace(/command\.types\.input\.remote\.ConnectionArgs/, "remote.ConnectionArgs").replace(/Record<string, any>/, "Record<string, number | string | number[]>");
+  // an unwrapped union followed by [] keeps its parentheses: `(ProfileSpec | SysctlProfile)[]`
+  const unwrap = (_: string, _io: string, inner: string, ..._rest: unknown[]): string => inner;
+  for (let i = 0; i < 5; i++) {
+    s = s.replace(/pulumi\.(Input|Output)<([^<>]*(<[^<>]*(<[^<>]*>)?[^<>]*>)?[^<>]*)>(?=\[\])/g, (m, io, inner) => (inner.includes(" | ") ? `(${inner})` : inner));
+    s = s.replace(/pulumi\.(Input|Output)<([^<>]*(<[^<>]*(<[^<>]*>)?[^<>]*>)?[^<>]*)>/g, unwrap);
+  }
+  return s.replace(/command\.types\.input\.remote\.ConnectionArgs/, "remote.ConnectionArgs");
 }
 
 function find<T extends ts.Node>(sf: ts.SourceFile, pred: (n: ts.Node) => n is T, name: string): T {

@@ -2,7 +2,7 @@
  * Writes what is derived from the NIC spec (provider/nic/spec.ts): `npm run gen`. `npm run gen -- --check` exits 1
  * when a committed file differs (tests/unit/genSpec.test.ts runs the same check).
  *  - components/nicArgs.generated.ts: the NicQueues args interfaces (named, `pulumi.Input<>` fields, JSDoc with unit,
- *    range and default; no unions, no zod: the Pulumi schema analyzer infers the multi-language schema from them);
+ *    range and default; no zod: scripts/gen-schema.ts derives the multi-language schema from them);
  *  - provider/nic/values.generated.ts: the same shapes with plain values (presets, profiles' `nic` parts);
  *  - provider/host/sh/nicspec.sh: the host's name lists (setting names, value classes, maxima, feature short names,
  *    apply order);
@@ -29,11 +29,14 @@ function jsdoc(s: NicSetting): string {
   return parts.join(" ");
 }
 
-/** The TypeScript type of a setting's value: plain, or wrapped in pulumi.Input (cpus/ring are `any`: no unions). */
+/**
+ * The TypeScript type of a setting's value: plain, or wrapped in pulumi.Input. Rings and CPU lists are unions
+ * (`number | "max"`, `"all" | number[]`): the schema the component provider serves (scripts/gen-schema.ts) gives them
+ * as `oneOf` types.
+ */
 function tsType(s: NicSetting, input: boolean): string {
   const plain = s.type === "ring" ? 'number | "max"' : s.type === "cpus" ? `"${s.keyword}" | number[]` : s.type === "count" ? "number" : "boolean";
-  if (!input) return plain;
-  return s.type === "ring" || s.type === "cpus" ? "pulumi.Input<any>" : `pulumi.Input<${plain}>`;
+  return input ? `pulumi.Input<${plain}>` : plain;
 }
 
 function interfaces(input: boolean): string {

@@ -6,6 +6,7 @@
 import { InputError } from "../errors";
 import { KNOWN_CONGESTION_CONTROL } from "../sysctl/catalogue";
 import { defaultBuffersPerConnection, memoryGuard, thresholdProblems } from "./guard";
+import type { GuardAction } from "./spec";
 import { NicPreset, lowLatency, throughput } from "./nic";
 import { SysctlProfile, SysctlValue } from "./profile";
 import {
@@ -58,7 +59,7 @@ export interface GuardOptions {
    * What a guard result at level `"error"` does: `"warn"` (default) only adds its message to `warnings`;
    * `"error"` throws an InputError. Levels `"warn"` always go to `warnings` only.
    */
-  guard?: "warn" | "error";
+  guard?: GuardAction;
   /** Guard ratio above which a warning is given. Defaults to 0.5. */
   warnAt?: number;
   /** Guard ratio at or above which the level is error. Defaults to 1.0. */

@@ -4,11 +4,55 @@
  * render the same plan. Pure; no `@pulumi/*`.
  */
 import { InputError } from "../errors";
-import { NicPreset, nicPresets } from "./nic";
+import { NicPreset, NicPresetName, nicPresets } from "./nic";
 import { combineProfiles, isSysctlProfile, SysctlProfile } from "./profile";
 import { SysctlProfileSchema } from "./schemas";
 import { formatIssues } from "../nic/schema";
 import { database, longFatFlows, manySmallFlows, nvmeTcpLatency, nvmeTcpThroughput, proxyGateway, webServer } from "./profiles";
+
+/** The sizing profiles a {@link ProfileSpec} names (the TypeScript helpers of the same names). */
+export const ProfileName = {
+  /** Few long, fat flows (needs `bandwidth` and `rtt`). */
+  LongFatFlows: "longFatFlows",
+  /** Many short flows (needs `bandwidth` and `rtt`). */
+  ManySmallFlows: "manySmallFlows",
+  /** A high-concurrency web server. */
+  WebServer: "webServer",
+  /** A database server. */
+  Database: "database",
+  /** A reverse proxy or API gateway. */
+  ProxyGateway: "proxyGateway",
+  /** NVMe/TCP, latency first. */
+  NvmeTcpLatency: "nvmeTcpLatency",
+  /** NVMe/TCP, throughput first (optional `bandwidth` + `rtt`). */
+  NvmeTcpThroughput: "nvmeTcpThroughput",
+} as const;
+/** A value of {@link ProfileName}. */
+export type ProfileName = (typeof ProfileName)[keyof typeof ProfileName];
+
+/** What a memory guard result at level error does. */
+export const GuardAction = {
+  /** Only add its message to the warnings (the default). */
+  Warn: "warn",
+  /** Refuse the plan. */
+  Error: "error",
+} as const;
+/** A value of {@link GuardAction}: `"warn"` or `"error"`. */
+export type GuardAction = (typeof GuardAction)[keyof typeof GuardAction];
+
+/** The NIC presets a {@link PresetSpec} names (`nicPresets` of the same names). */
+export const PresetName = {
+  /** Throughput first: rings at the maximum, GRO/GSO/TSO on, txqueuelen 10000, RPS/RFS where queues are fewer than CPUs. */
+  Throughput: "throughput",
+  /** Latency first. */
+  LowLatency: "lowLatency",
+} as const;
+/** A value of {@link PresetName}: `"throughput"` or `"lowLatency"`. */
+export type PresetName = (typeof PresetName)[keyof typeof PresetName];
+
+// PresetName lists exactly the names of nicPresets (a compile error otherwise).
+const SAME_PRESETS: [PresetName] extends [NicPresetName] ? ([NicPresetName] extends [PresetName] ? true : never) : never = true;
+void SAME_PRESETS;
 
 /**
  * A sysctl profile by name, with the options of the helper of that name, e.g.
@@ -20,7 +64,7 @@ export interface ProfileSpec {
    * The profile: `longFatFlows`, `manySmallFlows` (both need `bandwidth` and `rtt`), `webServer`, `database`,
    * `proxyGateway`, `nvmeTcpLatency` or `nvmeTcpThroughput` (optional `bandwidth` + `rtt`).
    */
-  name: string;
+  name: ProfileName;
   /** Link rate, e.g. `"10Gbit"`, `"500Mbit"` (decimal prefixes), or bits/s. */
   bandwidth?: string;
   /** Round-trip time, e.g. `"40ms"`, `"800us"`, or seconds. */
@@ -30,7 +74,7 @@ export interface ProfileSpec {
   /** Host memory, e.g. `"128GiB"`, or bytes; with `concurrency`, runs the memory guard. */
   memory?: string;
   /** What a memory guard result at level error does: `"warn"` (default) or `"error"` (refuse). */
-  guard?: string;
+  guard?: GuardAction;
   /** Guard ratio above which a warning is given. Defaults to 0.5. */
   warnAt?: number;
   /** Guard ratio at or above which the level is error. Defaults to 1.0. */
@@ -50,10 +94,10 @@ export interface ProfileSpec {
 /** A NIC preset by name: `{ name: "throughput" }` or `{ name: "lowLatency" }`. `nicPresets.throughput()` is accepted too. */
 export interface PresetSpec {
   /** `"throughput"` or `"lowLatency"`. */
-  name: string;
+  name: PresetName;
 }
 
-const PROFILE_FNS: Record<string, (o: never) => SysctlProfile> = {
+const PROFILE_FNS: Record<ProfileName, (o: never) => SysctlProfile> = {
   longFatFlows,
   manySmallFlows,
   webServer,
@@ -80,7 +124,7 @@ function resolveOne(value: unknown, path: string, problems: string[]): SysctlPro
   const spec = value as Record<string, unknown>;
   const unknown = Object.keys(spec).filter((k) => !SPEC_FIELDS.includes(k) && spec[k] !== undefined && spec[k] !== null);
   if (unknown.length > 0) problems.push(`${path}: unknown field${unknown.length > 1 ? "s" : ""} ${unknown.map((k) => `"${k}"`).join(", ")} (fields: ${SPEC_FIELDS.join(", ")})`);
-  const fn = typeof spec.name === "string" ? PROFILE_FNS[spec.name] : undefined;
+  const fn = typeof spec.name === "string" && Object.prototype.hasOwnProperty.call(PROFILE_FNS, spec.name) ? PROFILE_FNS[spec.name as ProfileName] : undefined;
   if (!fn) {
     problems.push(`${path}.name: ${JSON.stringify(spec.name)} is not a profile: use one of ${Object.keys(PROFILE_FNS).join(", ")}`);
     return undefined;

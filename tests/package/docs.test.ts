@@ -22,7 +22,7 @@ test("typedoc: 0 warnings, the landing page, and exactly the public API", () => 
     expect(names).toEqual(
       [
         "NetTuning", "NetTuningArgs", "BootOverride", "NicQueues", "NicQueuesArgs", "NicRings", "NicChannels", "NicCoalesce", "NicRps", "NicIrqAffinity",
-        "Persistence", "Become", "ProfileSpec", "PresetSpec", "longFatFlows", "manySmallFlows", "webServer", "database", "proxyGateway", "nvmeTcpLatency",
+        "Persistence", "Become", "ProfileSpec", "PresetSpec", "ProfileName", "PresetName", "GuardAction", "longFatFlows", "manySmallFlows", "webServer", "database", "proxyGateway", "nvmeTcpLatency",
         "nvmeTcpThroughput", "GuardOptions", "FlowOptions", "NvmeThroughputOptions", "combine", "SysctlProfile", "SysctlValue", "VerifyArgs", "Verification", "VerificationReading", "ConfirmArgs", "rollout", "Rollout", "RolloutOptions", "RolloutContext", "RolloutSummary", "HostStatus", "nicPresets", "throughput",
         "lowLatency", "NicPreset", "NicPresetName", "bdp", "BdpArgs", "Bandwidth", "Rtt", "ByteSize", "CATALOGUE", "REJECTED_KEYS", "CatalogueEntry",
         "RejectedKey", "InputError", "NicSettingsValues", "NicRingsValues", "NicChannelsValues", "NicCoalesceValues", "NicRpsValues",

@@ -70,15 +70,38 @@ afterAll(() => {
 describe("npm pack tarball", () => {
   test("holds dist (with the host programs), LICENSE and README, and no sources, tests or maps", () => {
     const files = run("tar", ["tzf", tarball], { cwd: tmp, timeout: 30_000 }).split("\n").filter(Boolean);
-    expect(files).toEqual(expect.arrayContaining(["package/LICENSE", "package/README.md", "package/package.json", "package/dist/index.js", "package/dist/index.d.ts"]));
+    expect(files).toEqual(expect.arrayContaining(["package/LICENSE", "package/README.md", "package/package.json", "package/dist/index.js", "package/dist/index.d.ts", "package/schema.json", "package/dist/components/plugin.js"]));
     expect(files.some((f) => f.startsWith("package/dist/provider/host/sh/"))).toBe(true);
-    expect(files.filter((f) => !f.startsWith("package/dist/") && !["package/LICENSE", "package/README.md", "package/package.json"].includes(f))).toEqual([]);
+    expect(files.filter((f) => !f.startsWith("package/dist/") && !["package/LICENSE", "package/README.md", "package/package.json", "package/schema.json"].includes(f))).toEqual([]);
     expect(files.filter((f) => /\.map$|\/tests?\/|testkit|\.test\./.test(f))).toEqual([]);
     const pj = JSON.parse(fs.readFileSync(path.join(REPO, "package.json"), "utf8"));
     expect(pj.dependencies["@pulumi/pulumi"]).toBeUndefined();
     expect(pj.peerDependencies).toEqual({ "@pulumi/pulumi": "^3.248.0", "@pulumi/command": "^1.2.1" });
     expect(pj.scripts.prepare).toBe("npm run build");
     expect(fs.readFileSync(path.join(REPO, "LICENSE"), "utf8")).toMatch(/Apache License\s+Version 2\.0, January 2004/);
+  });
+
+  test("the declarations a user compiles against (dist/index.d.ts and every .d.ts it reaches) have no `any`", () => {
+    const dir = path.join(tmp, "unpacked");
+    fs.mkdirSync(dir, { recursive: true });
+    run("tar", ["xzf", tarball, "-C", dir], { cwd: tmp, timeout: 30_000 });
+    const seen = new Set<string>();
+    const hits: string[] = [];
+    const visit = (file: string): void => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      const text = fs.readFileSync(file, "utf8");
+      // declarations without comments and string literal types (a JSDoc or a usage text may say "any")
+      const code = text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/\/\/.*$/gm, "").replace(/"(?:[^"\\\n]|\\.)*"/g, '""');
+      code.split("\n").forEach((l, i) => /\bany\b/.test(l) && hits.push(`${path.relative(dir, file)}:${i + 1}: ${l.trim()}`));
+      for (const m of text.matchAll(/from "(\.{1,2}\/[^"]+)"/g)) visit(path.resolve(path.dirname(file), `${m[1]}.d.ts`));
+    };
+    visit(path.join(dir, "package/dist/index.d.ts"));
+    expect(seen.size).toBeGreaterThan(10);
+    expect(hits).toEqual([]);
+    // package.json: `main` is the plugin entry run-plugin loads, `exports` what a program's import of the package gets
+    const pj = JSON.parse(fs.readFileSync(path.join(dir, "package/package.json"), "utf8"));
+    expect([pj.main, pj.types, pj.exports["."]]).toEqual(["dist/components/plugin.js", "dist/index.d.ts", { types: "./dist/index.d.ts", default: "./dist/index.js" }]);
   });
 
   test("installed from the tarball: compiles under Pulumi's template tsconfig and runs", () => {

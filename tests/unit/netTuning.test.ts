@@ -197,7 +197,7 @@ describe("every route is validated before any remote call, with one message list
   test("profiles: a list of specs is combined; a conflict or an unknown name is listed with the fix", async () => {
     const t = new NetTuning("both", { connection: another(), profiles: [{ name: "webServer" }, { name: "nvmeTcpLatency" }] });
     expect(await promiseOf(t.fileContent)).toContain("net.core.somaxconn = 65535\n");
-    expect(() => new NetTuning("unk", { connection: another(), profile: { name: "fastest" }, profiles: [{ name: "webServer", rtt: "x", colour: 1 } as any] })).toThrow(
+    expect(() => new NetTuning("unk", { connection: another(), profile: { name: "fastest" } as any, profiles: [{ name: "webServer", rtt: "x", colour: 1 } as any] })).toThrow(
       /NetTuning "unk": 2 invalid inputs:\n {2}- profile\.name: "fastest" is not a profile: use one of longFatFlows, manySmallFlows, webServer, database, proxyGateway, nvmeTcpLatency, nvmeTcpThroughput\n {2}- profiles\[0\]: unknown field "colour"/,
     );
     nothingRegistered("unk");
@@ -220,7 +220,7 @@ describe("every route is validated before any remote call, with one message list
   });
 
   test("profile and validator agree: no warning contradicts the profile's own choices; acknowledge moves advice aside", async () => {
-    const profile = { name: "longFatFlows", bandwidth: "10Gbit", rtt: "40ms", concurrency: 2000, memory: "128GiB" };
+    const profile = { name: "longFatFlows", bandwidth: "10Gbit", rtt: "40ms", concurrency: 2000, memory: "128GiB" } as const;
     const t = new NetTuning("agree", { connection: another(), profile });
     const warnings = await promiseOf(t.warnings);
     expect(warnings.filter((w) => /10,000 connections|tcp_fin_timeout only shortens/.test(w))).toEqual([]);

@@ -111,7 +111,7 @@ describe("every route is validated before any remote call", () => {
     const [sa, sb] = [await plan("nicspec"), await plan("nichelper")];
     expect(sa).toBe(sb);
     expect(sa).toContain("@set ring.rx max\n");
-    expect(messageOf(() => new NicQueues("unk", { connection: another(), interface: "eth1", preset: { name: "fastest" } }))).toBe(
+    expect(messageOf(() => new NicQueues("unk", { connection: another(), interface: "eth1", preset: { name: "fastest" } as any }))).toBe(
       'NicQueues "unk": 1 invalid input:\n  - preset.name: "fastest" is not a NIC preset: use "throughput" or "lowLatency"',
     );
     nothingRegistered("unk");

@@ -1,0 +1,126 @@
+/**
+ * Writes schema.json, the Pulumi package schema the component provider serves to Python, Go, C#, Java and YAML
+ * programs (components/plugin.ts): `npm run gen` (after gen-spec, whose args interfaces it reads); `-- --check` exits 1
+ * when the committed file differs (tests/package/schema.test.ts runs the same check).
+ *
+ * The schema is derived from the same declarations TypeScript users compile against: the args interfaces of NetTuning
+ * and NicQueues (their JSDoc becomes each property's description) and the classes' public outputs, read by
+ * @pulumi/pulumi's own schema analyzer (provider/experimental), which the Node.js language host would otherwise run
+ * when the plugin starts. That analyzer refuses union types other than enums, so this generator extends it at one point,
+ * a union type:
+ *  - members that only TypeScript can pass ({@link TYPESCRIPT_ONLY}: the resolved profiles and presets the TypeScript
+ *    helpers return) are left out; the declarative spec beside them is what other languages send;
+ *  - a union of what is left (`number | "max"`, `"all" | number[]`, a sysctl's `number | string | number[]`) becomes a
+ *    schema `oneOf` of its members' types, which the SDK generators render as their languages' unions.
+ * Everything else is the analyzer's, unchanged: the same types, names and tokens the inferred schema had.
+ */
+import * as fs from "fs";
+import * as path from "path";
+import type * as typescript from "typescript";
+
+const REPO = path.resolve(__dirname, "..");
+export const SCHEMA_FILE = "schema.json";
+/** The components the package serves, by class name (their type tokens are `net-tuning:index:<name>`). */
+export const COMPONENTS = ["NetTuning", "NicQueues"];
+/**
+ * Interfaces that only a TypeScript program can pass (the values the sizing helpers and `nicPresets` return): in a union
+ * beside the spec form, the schema gives only the spec form.
+ */
+const TYPESCRIPT_ONLY = new Set(["SysctlProfile", "NicPreset"]);
+
+type Prop = Record<string, unknown>;
+
+/** The package's provider name as run-plugin derives it from package.json `name` (scope dropped). */
+export function providerName(pkg: { name: string }): string {
+  return pkg.name.replace(/^@[^/]+\//, "").replace(/[^-a-zA-Z0-9_]/g, "-");
+}
+
+/** The schema of the package in `dir` (the repository, or a clone of it), as JSON text with a final newline. */
+export function renderSchema(dir: string = REPO): string {
+  const ts: typeof typescript = require("typescript");
+  // the analyzer's analyzeType is private in its declarations: the class is taken untyped, with the shape used here
+  const { Analyzer } = require("@pulumi/pulumi/provider/experimental/analyzer") as {
+    Analyzer: new (dir: string, name: string, pkg: unknown, components: Set<string>) => {
+      analyze(): { components: unknown; typeDefinitions: unknown; dependencies: unknown };
+      analyzeType(context: Record<string, unknown>, type: typescript.Type, location: typescript.Node, optional?: boolean, docString?: string): Prop;
+    };
+  };
+  const { generateSchema } = require("@pulumi/pulumi/provider/experimental/schema");
+  const pkg = JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8"));
+  const name = providerName(pkg);
+
+  /** The analyzer with union types (module doc). `analyzeType` is the analyzer's one entry for a property's type. */
+  class UnionAnalyzer extends Analyzer {
+    analyzeType(context: Record<string, unknown>, type: typescript.Type, location: typescript.Node, optional = false, docString?: string): Prop {
+      // enums, booleans (`true | false`) and the Input/Output wrappers are the analyzer's own cases
+      if (!type.isUnion() || isEnumLike(type) || isBoolean(type) || isWrapper(type)) return super.analyzeType(context, type, location, optional, docString);
+      const members = type.types.filter((t) => (t.flags & (ts.TypeFlags.Undefined | ts.TypeFlags.Void)) === 0);
+      const isOptional = optional || members.length < type.types.length;
+      const kept = members.filter((t) => !TYPESCRIPT_ONLY.has(String(t.getSymbol()?.escapedName ?? "")));
+      if (kept.length === 1) return super.analyzeType(context, kept[0], location, isOptional, docString);
+      const oneOf = mergeLiterals(kept).map((t) => {
+        const p = super.analyzeType(context, t, location, false, undefined);
+        delete p.plain;
+        return p;
+      });
+      const prop: Prop = { oneOf };
+      if (isOptional) prop.optional = true;
+      if (context.inputOutput === 0 /* InputOutput.Neither: plain */) prop.plain = true;
+      if (docString) prop.description = docString;
+      return prop;
+    }
+  }
+  /** A union the analyzer takes as an enum: string or number literals only. */
+  function isEnumLike(t: typescript.UnionType): boolean {
+    const defined = t.types.filter((m) => (m.flags & ts.TypeFlags.Undefined) === 0);
+    return defined.every((m) => m.isStringLiteral()) || defined.every((m) => m.isNumberLiteral());
+  }
+  function isBoolean(t: typescript.UnionType): boolean {
+    return t.types.every((m) => (m.flags & (ts.TypeFlags.BooleanLiteral | ts.TypeFlags.Undefined)) !== 0);
+  }
+  /** `Input<T>` (T | Promise<T> | OutputInstance<T>) and `Output<T>`: the analyzer unwraps them. */
+  function isWrapper(t: typescript.UnionType): boolean {
+    return t.types.some((m) => {
+      const n = String(m.getSymbol()?.escapedName ?? m.aliasSymbol?.escapedName ?? "");
+      return n === "Promise" || n === "OutputInstance" || n === "Output";
+    });
+  }
+  /** A union's string literals (`"max"`, `"all"`) stand for the string type in `oneOf`: one string member. */
+  function mergeLiterals(types: typescript.Type[]): typescript.Type[] {
+    const out: typescript.Type[] = [];
+    let str = false;
+    for (const t of types) {
+      if (t.isStringLiteral() || (t.flags & ts.TypeFlags.String) !== 0) {
+        if (!str) out.push(checker().getStringType());
+        str = true;
+      } else if (t.isNumberLiteral()) out.push(checker().getNumberType());
+      else out.push(t);
+    }
+    return out;
+  }
+  const analyzer = new UnionAnalyzer(dir, name, pkg, new Set(COMPONENTS));
+  const checker = (): typescript.TypeChecker => (analyzer as unknown as { checker: typescript.TypeChecker }).checker;
+  const r = analyzer.analyze();
+  const schema = generateSchema(name, pkg.version, pkg.description, r.components, r.typeDefinitions, r.dependencies, undefined);
+  return `${JSON.stringify(schema, null, 2)}\n`;
+}
+
+/** The committed file's difference from a fresh rendering: [] when up to date. */
+export function schemaDrift(): string[] {
+  const file = path.join(REPO, SCHEMA_FILE);
+  const now = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : "";
+  return now === renderSchema() ? [] : [SCHEMA_FILE];
+}
+
+if (require.main === module) {
+  if (process.argv.includes("--check")) {
+    const d = schemaDrift();
+    if (d.length > 0) {
+      console.error(`out of date: ${d.join(", ")} (run npm run gen)`);
+      process.exit(1);
+    }
+  } else {
+    fs.writeFileSync(path.join(REPO, SCHEMA_FILE), renderSchema());
+    console.log(`written: ${SCHEMA_FILE}`);
+  }
+}
