@@ -14,6 +14,12 @@ const SH_DIR = path.join(__dirname, "sh");
 export const ENGINE_DIR = path.join(__dirname, "engine");
 /** Root-owned install directory on the host (0755, files 0644 root). */
 export const ENGINE_INSTALL_DIR = "/usr/local/lib/pulumi-net-tuning";
+/**
+ * World-readable record of the last successful apply per owner (runtime.sh NT_CONVERGED_DIR): root's, 0755. The
+ * engine's install (programs.ts ENGINE_BOOT) creates it with the install directory, in the same `mkdir -p`, so no
+ * apply pays a process for it; nt_converged_write still creates it when a restore removed it (empty) meanwhile.
+ */
+export const CONVERGED_DIR = "/var/lib/pulumi-net-tuning-converged";
 /** Staging directory for the SFTP copy when connected as root (SFTP writes as the SSH user, no sudo). */
 export const ENGINE_STAGE_ROOT = "/var/lib/pulumi-net-tuning/incoming";
 /** Staging directory relative to the SSH user's home (SFTP relative paths are home-relative) for become "sudo". */

@@ -19,8 +19,8 @@ import { sameValue } from "../sysctl/readback";
 /** The command of a live read: /bin/sh reads the program from stdin; $1 $2 = engine kind and operation `live`. */
 export const LIVE_READ_COMMAND = "/bin/sh -s live live";
 export const LIVE_READ_HEADER = "net-tuning-live v2";
-/** World-readable record of the last successful apply per owner (runtime.sh NT_CONVERGED_DIR). */
-export const CONVERGED_DIR = "/var/lib/pulumi-net-tuning-converged";
+import { CONVERGED_DIR } from "../host/engine";
+export { CONVERGED_DIR };
 /** The token of a resource without a record (never applied by an engine that records): no suffix on the command. */
 export const NO_TOKEN = "0";
 

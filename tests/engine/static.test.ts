@@ -8,7 +8,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { gzipSync } from "zlib";
-import { assembleEngine, engine, enginePath } from "../../provider/host/engine";
+import { assembleEngine, CONVERGED_DIR, engine, enginePath } from "../../provider/host/engine";
 import { completeApplied, completePrevious, completeReport, parseReport } from "../../provider/report";
 import { planValues } from "../../provider/sysctl/plan";
 import { APPLY_RUN, ENGINE_BOOT, engineCommand, engineStdin, fallbackProgram, frameRestore, readRestoreStdin, RESTORE_BOOT, restoreCommand, restoreStdin, urnLookup } from "../../provider/host/programs";
@@ -89,7 +89,10 @@ test("the bootstraps (root, sudo, restore): shellcheck clean and parse in dash/b
   }
   // the provider repeats the command in every error, and each is stored several times per host (issue #12): short
   // (the bootstrap is the apply stdin's second line, stored twice per resource; the command four times)
-  expect(ENGINE_BOOT.length).toBeLessThanOrEqual(720); // 690
+  expect(ENGINE_BOOT.length).toBeLessThanOrEqual(740); // 727 (the install also creates the converged records directory)
+  // that directory is the engine's NT_CONVERGED_DIR, the live read's and the install's (one name)
+  expect(ENGINE_BOOT).toContain(`mkdir -p $d ${CONVERGED_DIR}&&`);
+  expect(engine().text).toContain(`\nNT_CONVERGED_DIR=${CONVERGED_DIR}\n`);
   expect(cmds.root.length).toBeLessThan(210); // 203 with this token (795 with the bootstrap in it, 962 with the delivery's URN and the staging directory)
   expect(cmds.restore.length).toBeLessThan(470); // 339 (was 633: the installed engine is checked by the fallback program now, in the compressed stream); 445: the @end line's sha256 checked, issue #32
   expect(() => engineCommand("sysctl", "create", "bad id;rm")).toThrow(/invalid delivery token/);
