@@ -161,7 +161,10 @@ async function fileThere(host: LabHost): Promise<boolean> {
   return (await host.exec(`test -f /etc/sysctl.d/${FILE_NAME}`)).code === 0;
 }
 
-const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+/** Equal JSON values, objects compared without regard to key order (outputs come back with sorted keys). */
+const same = (a: unknown, b: unknown): boolean => JSON.stringify(sorted(a)) === JSON.stringify(sorted(b));
+const sorted = (v: unknown): unknown =>
+  v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([x], [y]) => (x < y ? -1 : 1)).map(([k, x]) => [k, sorted(x)])) : v;
 
 const YAML_PROGRAM = (name: string) => `name: ${name}
 runtime: yaml

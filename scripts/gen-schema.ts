@@ -10,8 +10,12 @@
  * a union type:
  *  - members that only TypeScript can pass ({@link TYPESCRIPT_ONLY}: the resolved profiles and presets the TypeScript
  *    helpers return) are left out; the declarative spec beside them is what other languages send;
- *  - a union of what is left (`number | "max"`, `"all" | number[]`, a sysctl's `number | string | number[]`) becomes a
- *    schema `oneOf` of its members' types, which the SDK generators render as their languages' unions.
+ *  - a union of what is left becomes a schema `oneOf` of its members' types (a ring size `number | "max"`), which the SDK
+ *    generators render as their languages' unions; except a union with a list among its members (a CPU list
+ *    `"all" | number[]`, a sysctl value `number | string | number[]`), which stays `Any`: the Python SDK (3.248,
+ *    pulumi/runtime/rpc.py `_get_list_element_type`) cannot serialize a list whose declared type is a Union, so the
+ *    generated Python SDK would fail on `[4096, 131072, 6291456]` (seen with `npm run bench:languages`). The
+ *    component checks those values itself, with the same messages in every language.
  * Everything else is the analyzer's, unchanged: the same types, names and tokens the inferred schema had.
  */
 import * as fs from "fs";
@@ -58,14 +62,18 @@ export function renderSchema(dir: string = REPO): string {
       const isOptional = optional || members.length < type.types.length;
       const kept = members.filter((t) => !TYPESCRIPT_ONLY.has(String(t.getSymbol()?.escapedName ?? "")));
       if (kept.length === 1) return super.analyzeType(context, kept[0], location, isOptional, docString);
-      const oneOf = mergeLiterals(kept).map((t) => {
-        const p = super.analyzeType(context, t, location, false, undefined);
-        delete p.plain;
-        return p;
-      });
-      const prop: Prop = { oneOf };
+      let prop: Prop;
+      if (kept.some((t) => checker().isArrayType(t))) prop = { $ref: "pulumi.json#/Any" }; // never plain, as the analyzer's Any
+      else {
+        const oneOf = mergeLiterals(kept).map((t) => {
+          const p = super.analyzeType(context, t, location, false, undefined);
+          delete p.plain;
+          return p;
+        });
+        prop = { oneOf };
+        if (context.inputOutput === 0 /* InputOutput.Neither: plain */) prop.plain = true;
+      }
       if (isOptional) prop.optional = true;
-      if (context.inputOutput === 0 /* InputOutput.Neither: plain */) prop.plain = true;
       if (docString) prop.description = docString;
       return prop;
     }

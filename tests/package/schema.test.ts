@@ -26,16 +26,18 @@ test("schema.json is what scripts/gen-schema.ts derives from the args interfaces
   expect(JSON.parse(fresh)).toEqual(schema);
 });
 
-test("the union types are oneOf types (no Any): rings, CPU lists, sysctl values; TypeScript-only members left out", () => {
-  expect(JSON.stringify(schema)).not.toContain("pulumi.json#/Any");
+test("union types: a ring size is a oneOf; a union with a list is Any (the Python SDK cannot serialize it); TypeScript-only members left out", () => {
   const t = schema.types;
   for (const k of ["rx", "rxMini", "rxJumbo", "tx"]) expect(t["net-tuning:index:NicRings"].properties[k].oneOf).toEqual([{ type: "number" }, { type: "string" }]);
+  // `"all" | number[]` and a sysctl's `number | string | number[]`: the generated Python SDK declares a list inside a
+  // Union, which pulumi 3.248's rpc.py refuses to serialize (AssertionError "Expected 'list'"); the component checks them
   for (const ty of ["NicRps", "NicIrqAffinity"]) {
-    expect(t[`net-tuning:index:${ty}`].properties.cpus.oneOf).toEqual([{ type: "array", items: { type: "number", plain: true } }, { type: "string" }]);
+    expect(t[`net-tuning:index:${ty}`].properties.cpus.$ref).toBe("pulumi.json#/Any");
     expect(t[`net-tuning:index:${ty}`].required).toEqual(["cpus"]);
   }
   const nt = schema.resources["net-tuning:index:NetTuning"].inputProperties;
-  expect(nt.sysctls.additionalProperties.oneOf).toEqual([{ type: "string" }, { type: "number" }, { type: "array", items: { type: "number", plain: true } }]);
+  expect(nt.sysctls.additionalProperties).toEqual({ $ref: "pulumi.json#/Any" });
+  expect(JSON.stringify(schema).match(/pulumi\.json#\/Any/g)).toHaveLength(3);
   // `profile: longFatFlows({...})` is TypeScript's; other languages send the spec, whose name is an enum
   expect(nt.profile.$ref).toBe("#/types/net-tuning:index:ProfileSpec");
   expect(t["net-tuning:index:ProfileSpec"].properties.name.$ref).toBe("#/types/net-tuning:index:ProfileName");
