@@ -239,7 +239,8 @@ function plan(p: Parsed): { profile: SysctlProfile; guard?: MemoryGuardResult } 
  * then those a NicQueues logs for the profile's `nic` preset.
  */
 function warningsOf(profile: SysctlProfile): string[] {
-  const sysctl = planWarnings(validateSysctls(profile.sysctls, "plan").warnings, profile).warnings;
+  const advice = planWarnings(validateSysctls(profile.sysctls, "plan").advice, profile);
+  const sysctl = [...advice.misspelt, ...advice.warnings];
   const nic = profile.nic ? validateNic({ interface: "lo", preset: profile.nic }, `NicQueues (preset ${profile.nic.name})`).warnings : [];
   return [...sysctl, ...nic];
 }

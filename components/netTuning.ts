@@ -2,7 +2,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type * as command from "@pulumi/command";
 import { planSysctls, planValues, renderSysctlRestoreStdin, SysctlPlan } from "../provider/sysctl/plan";
 import { variableOf } from "../provider/sysctl/catalogue";
-import { isMisspeltKeyWarning, misspeltKeyProblems } from "../provider/sysctl/validate";
+import { misspeltKeyProblems } from "../provider/sysctl/validate";
 import { adoptedFromReport, fitAdopted, renderAdoptedRestore, STRING_INPUT_MAX } from "../provider/sysctl/adopt";
 import { ProfileSpec, resolveProfiles } from "../provider/sizing/spec";
 import type { SysctlProfile, SysctlValue } from "../provider/sizing/profile";
@@ -171,8 +171,7 @@ function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<(t
   // A misspelt key (net.core.somaxcon) is refused by the host preflight, so here too (issue #32 item 11): the advice
   // becomes an error unless the key is in `acknowledge` (then it is in plan.acknowledged, not in plan.warnings).
   if (plan) {
-    problems.push(...plan.warnings.filter(isMisspeltKeyWarning));
-    plan = { ...plan, warnings: plan.warnings.filter((w) => !isMisspeltKeyWarning(w)) };
+    problems.push(...plan.misspelt);
   } else if (typeof sysctls === "object" && !Array.isArray(sysctls)) {
     // the plan failed for other reasons: its misspelt keys join the list (one error lists every problem)
     problems.push(...misspeltKeyProblems(sysctls as Record<string, unknown>, ackOk ? (ack as string[]) : []));

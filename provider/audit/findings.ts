@@ -8,7 +8,7 @@
 import { InputError } from "../errors";
 import { SysctlProfile, memoryGuard, tryBdp, formatBytes } from "../sizing";
 import { sameValue } from "../sysctl/readback";
-import { validateSysctls, warningKey } from "../sysctl/validate";
+import { SysctlInputError, validateSysctls } from "../sysctl/validate";
 import { lookup, REJECTED_KEYS } from "../sysctl/catalogue";
 import { HostFacts } from "./program";
 import { ESNET } from "../sizing/esnet";
@@ -139,15 +139,18 @@ function validatorFindings(values: Record<string, string>): Finding[] {
   for (let round = 0; round < 4; round++) {
     try {
       const r = validateSysctls(input, "host");
-      for (const w of r.warnings) out.push({ level: "warning", rule: "validator", subject: warningKey(w), message: onHost(w) });
+      for (const a of r.advice) out.push({ level: "warning", rule: "validator", subject: a.key, message: onHost(a.text) });
       return out;
     } catch (e) {
-      if (!(e instanceof InputError)) throw e;
+      if (!(e instanceof SysctlInputError)) {
+        // (not an object of keys: the host's values always are)
+        if (e instanceof InputError) return [...out, ...e.problems.map((p) => ({ level: "error" as const, rule: "validator", message: onHost(p) }))];
+        throw e;
+      }
       const drop = new Set<string>();
-      for (const p of e.problems) {
-        const key = warningKey(p);
-        out.push({ level: "error", rule: "validator", subject: key, message: onHost(p) });
-        if (key !== undefined) drop.add(key);
+      for (const p of e.keyProblems) {
+        out.push({ level: "error", rule: "validator", subject: p.key, message: onHost(p.text) });
+        drop.add(p.key);
       }
       if (drop.size === 0) return out;
       input = Object.fromEntries(Object.entries(input).filter(([k]) => !drop.has(k)));

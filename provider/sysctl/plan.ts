@@ -5,7 +5,7 @@ import { PACKAGE_NAME } from "../version";
 import type { SysctlProfile } from "../sizing/profile";
 import { isSecretKey, lookup, moduleOf, otherNames } from "./catalogue";
 import { readbackDirective } from "./readback";
-import { canonicalKey, reconcileAdvice, validateSysctls } from "./validate";
+import { acknowledgedText, Advice, canonicalKey, reconcileAdvice, validateSysctls, ValidatedSysctls } from "./validate";
 import { adoptDirectives, validateAdopt } from "./adopt";
 
 /** What bootOverride does when a file read later at boot sets one of our keys to another value. */
@@ -53,6 +53,11 @@ export interface SysctlPlan {
   /** Advice for `pulumi.log.warn` at preview, each naming key, value and fix. */
   warnings: string[];
   /**
+   * The advice about keys that are not catalogued but look like ones that are, unless acknowledged: NetTuning refuses
+   * them at preview, as the host preflight refuses a key its kernel does not have. Not among `warnings`.
+   */
+  misspelt: string[];
+  /**
    * Advice not logged: about keys in `acknowledge`, or about a value the profile chose (its rationale covers it).
    * The keys of `acknowledge` are also `# acknowledged: KEY` lines of the plan, so the review sees them.
    */
@@ -78,14 +83,19 @@ function oneLine(text: string | undefined): string {
  * warnings prefixed with its name. `net-tuning plan` prints exactly this list for the same profile.
  */
 export function planWarnings(
-  validatorWarnings: string[],
+  validatorAdvice: Advice[],
   profile: SysctlProfile | undefined,
   opts: { ownKeys?: Set<string>; acknowledge?: string[] } = {},
-): { warnings: string[]; acknowledged: string[] } {
-  const advice = reconcileAdvice(validatorWarnings, { profileKeys: Object.keys(profile?.sysctls ?? {}), ownKeys: opts.ownKeys, acknowledge: opts.acknowledge });
-  const warnings = [...advice.warnings];
+): { warnings: string[]; misspelt: string[]; acknowledged: string[]; acknowledgedKeys: string[] } {
+  const advice = reconcileAdvice(validatorAdvice, { profileKeys: Object.keys(profile?.sysctls ?? {}), ownKeys: opts.ownKeys, acknowledge: opts.acknowledge });
+  const warnings = advice.warnings.filter((a) => !a.misspelt).map((a) => a.text);
   for (const w of profile?.warnings ?? []) warnings.push(`profile ${profile?.name}: ${w}`);
-  return { warnings, acknowledged: advice.acknowledged };
+  return {
+    warnings,
+    misspelt: advice.warnings.filter((a) => a.misspelt).map((a) => a.text),
+    acknowledged: advice.acknowledged.map(acknowledgedText),
+    acknowledgedKeys: [...new Set(advice.acknowledged.filter((a) => a.by === "acknowledge").map((a) => a.key))].sort(),
+  };
 }
 
 /** Validates and renders a NetTuning resource. Pure and deterministic: identical inputs give identical text. */
@@ -114,7 +124,7 @@ export function planSysctls(input: SysctlPlanInput): SysctlPlan {
   const own = new Set(Object.keys(input.sysctls ?? {}).map(canonicalKey));
   for (const k of Object.keys(merged)) if (own.has(canonicalKey(k))) delete merged[k];
   for (const [k, v] of Object.entries(input.sysctls ?? {})) merged[k] = v;
-  let validated = { values: {} as Record<string, string>, warnings: [] as string[] };
+  let validated: ValidatedSysctls = { values: {}, advice: [] };
   try {
     validated = validateSysctls(merged, resource, input.secretKeys ?? []);
   } catch (e) {
@@ -160,13 +170,11 @@ export function planSysctls(input: SysctlPlanInput): SysctlPlan {
     const others = otherNames(k);
     if (others.length) directives.push(`@alias ${k} ${others.join(" ")}`);
   }
-  const advice = planWarnings(validated.warnings, input.profile, { ownKeys: own, acknowledge: input.acknowledge });
-  const warnings = advice.warnings;
+  const advice = planWarnings(validated.advice, input.profile, { ownKeys: own, acknowledge: input.acknowledge });
   // The review sees which keys the user acknowledged (the host ignores comment lines); the key only, so rewording the
   // advice in an upgrade changes no resource's plan (the prose is in `acknowledged`). Advice a profile's rationale
   // covers stays out of the plan: it is in the file as the rationale, and plans of earlier versions stay byte for byte.
-  const ackKeys = new Set(advice.acknowledged.map((a) => /^(\S+) \(acknowledged\): /.exec(a)?.[1]).filter((k): k is string => k !== undefined));
-  for (const k of [...ackKeys].sort()) directives.push(`# acknowledged: ${k}`);
+  for (const k of advice.acknowledgedKeys) directives.push(`# acknowledged: ${k}`);
   directives.push(...(input.verifyLines ?? []));
   return {
     values,
@@ -177,7 +185,8 @@ export function planSysctls(input: SysctlPlanInput): SysctlPlan {
     adopt: adopted.paths,
     ...(input.persist === false || input.bootOverride === "ignore" ? {} : { bootCheck: input.bootOverride === "warn" ? ("warn" as const) : ("error" as const) }),
     secretKeys,
-    warnings,
+    warnings: advice.warnings,
+    misspelt: advice.misspelt,
     acknowledged: advice.acknowledged,
   };
 }

@@ -44,18 +44,43 @@
  * rule and words each message as `KEY = VALUE <fact>: <advice>. Fix: <fix>.` Error rules refuse the input; the
  * others are advisory warnings, which `acknowledge` (or a profile's rationale) can cover (`reconcileAdvice`).
  * Unknown keys only get a "did you mean" warning (`nearMiss`), which NetTuning turns into an error unless the key is
- * in `acknowledge` ({@link isMisspeltKeyWarning}): the host refuses a key its kernel does not have.
+ * in `acknowledge` ({@link Advice} `misspelt`): the host refuses a key its kernel does not have.
  */
 import { z } from "zod";
 import { InputError } from "../errors";
 import { CatalogueEntry, CATALOGUE, isSecretKey, KeyRef, lookup, otherNames, rejection, SysctlRule, valueForm, variableOf } from "./catalogue";
 import { kernelPow2 } from "./readback";
 
+/** A finding of the validator about one key: the canonical key (or the key as given, when malformed) and the text. */
+export interface KeyProblem {
+  key: string;
+  /** "KEY = VALUE why. Fix: fix." */
+  text: string;
+}
+
+/**
+ * An advisory warning about one key. `misspelt`: the key is not catalogued but looks like one that is
+ * (`net.core.somaxcon`); the host refuses keys its kernel does not have, so NetTuning refuses it unless acknowledged.
+ */
+export interface Advice extends KeyProblem {
+  misspelt?: true;
+}
+
 export interface ValidatedSysctls {
   /** Dotted canonical key → canonical value text; keys sorted. */
   values: Record<string, string>;
-  /** Advice for pulumi.log.warn; each names key, value, why and fix. */
-  warnings: string[];
+  /** Advice for pulumi.log.warn, in key order; each text names key, value, why and fix. */
+  advice: Advice[];
+}
+
+/**
+ * The validator's errors: an InputError whose `problems` are the texts, with each one's key ({@link KeyProblem}) kept
+ * beside them, so a caller (the component's property paths, the audit's findings) never reads a key back out of a text.
+ */
+export class SysctlInputError extends InputError {
+  constructor(resource: string, readonly keyProblems: KeyProblem[]) {
+    super(resource, keyProblems.map((p) => p.text));
+  }
 }
 
 export const KEY_MAX_LENGTH = 200;
@@ -523,19 +548,19 @@ function errorRuleProblem(key: string, e: CatalogueEntry, n: bigint): Fail | und
 }
 
 /** Every rule of every catalogued key of the input (error rules on their own were applied in checkValue). */
-function applyRules(items: Map<string, Item>, problems: string[], warnings: string[]): void {
+function applyRules(items: Map<string, Item>, problems: KeyProblem[], advice: Advice[]): void {
   for (const key of [...items.keys()].sort()) {
     const it = items.get(key)!;
     // Two names of one kernel variable (aliasOf / aliases): one setting, refused even with equal values.
     const v = variableOf(key);
     const also = key === v ? undefined : [v, ...otherNames(key)].find((k) => items.has(k) && k !== key);
     if (also !== undefined) {
-      problems.push(fmt(key, it.shown, `sets the same kernel variable as ${also} (= ${items.get(also)!.shown}), also given here: one variable, two names`, `give only ${v}`));
+      problems.push({ key, text: fmt(key, it.shown, `sets the same kernel variable as ${also} (= ${items.get(also)!.shown}), also given here: one variable, two names`, `give only ${v}`) });
     }
     const e = lookup(key);
     if (!e) {
       const near = nearMiss(key);
-      if (near) warnings.push(misspeltKeyText(key, it.shown, near));
+      if (near) advice.push({ key, text: misspeltKeyText(key, it.shown, near), misspelt: true });
       continue;
     }
     for (const rule of e.rules ?? []) {
@@ -546,27 +571,18 @@ function applyRules(items: Map<string, Item>, problems: string[], warnings: stri
       const ref = "than" in rule.when && isKeyRef(rule.when.than) ? items.get(rule.when.than.key) : undefined;
       const vars = it.secret || ref?.secret ? Object.fromEntries(Object.keys(found).map((k) => [k, SECRET_SHOWN])) : found;
       const m = ruleMessage(rule, e, vars);
-      (rule.level === "error" ? problems : warnings).push(fmt(key, it.shown, m.why, m.fix));
+      (rule.level === "error" ? problems : advice).push({ key, text: fmt(key, it.shown, m.why, m.fix) });
     }
   }
 }
 
-/** The words of the advice about an unknown key that looks like a catalogued one (see {@link isMisspeltKeyWarning}). */
+/** The words of the advice about an unknown key that looks like a catalogued one ({@link Advice}'s `misspelt`). */
 const UNKNOWN_NEAR = "is not a catalogued key; it looks like";
 
 function misspeltKeyText(key: string, shown: string, near: string): string {
   return fmt(key, shown, `${UNKNOWN_NEAR} ${near}, and the host preflight refuses keys that do not exist`, `rename it to ${near} if that is what you meant, or list ${key} in acknowledge if this kernel has that key`);
 }
 
-/**
- * Whether a warning of {@link validateSysctls} is the advice about an unknown key that looks like a catalogued one
- * (`net.core.somaxcon`). The host preflight refuses a key its kernel does not have, so NetTuning refuses such a key at
- * preview too, unless it is in `acknowledge` (a real key of that kernel that merely resembles a catalogued one).
- */
-export function isMisspeltKeyWarning(warning: string): boolean {
-  const key = warningKey(warning);
-  return key !== undefined && warning.includes(` ${UNKNOWN_NEAR} `);
-}
 
 /**
  * The misspelt-key errors of an input that failed validation for other reasons (validateSysctls then returns no
@@ -649,7 +665,7 @@ export function validateSysctls(input: Record<string, unknown>, resource = "sysc
     if (validated.size >= VALIDATED_MAX) validated.clear();
     validated.set(key, hit);
   }
-  return { values: { ...hit.values }, warnings: [...hit.warnings] };
+  return { values: { ...hit.values }, advice: [...hit.advice] };
 }
 
 /**
@@ -678,7 +694,7 @@ function validateUncached(input: Record<string, unknown>, resource: string, secr
   if (typeof input !== "object" || input === null || Array.isArray(input)) {
     throw new InputError(resource, [`sysctls = ${show(input)}: must be an object mapping sysctl keys to values. Fix: give e.g. { "net.core.somaxconn": 4096 }.`]);
   }
-  const problems: string[] = [];
+  const problems: KeyProblem[] = [];
   const items = new Map<string, Item>();
   const rawNames = new Map<string, { raw: string; shown: string }>();
 
@@ -690,56 +706,51 @@ function validateUncached(input: Record<string, unknown>, resource: string, secr
     const secret = given.has(rawKey) || (a.ok && (given.has(a.key) || isSecretKey(a.key)));
     const shown = secret ? SECRET_SHOWN : show(v);
     if (!a.ok) {
-      problems.push(keyMessage(rawKey, a, shown));
+      problems.push({ key: rawKey, text: keyMessage(rawKey, a, shown) });
       continue;
     }
     const key = a.key;
     const other = rawNames.get(key);
     if (other !== undefined) {
-      problems.push(fmt(key, shown, `is given twice, as ${quote(other.raw)} = ${other.shown} and ${quote(rawKey)} = ${shown}`, "keep only one of them"));
+      problems.push({ key, text: fmt(key, shown, `is given twice, as ${quote(other.raw)} = ${other.shown} and ${quote(rawKey)} = ${shown}`, "keep only one of them") });
       continue;
     }
     rawNames.set(key, { raw: rawKey, shown });
     const rej = rejection(key);
     if (rej) {
-      problems.push(fmt(key, shown, rej.reason, rej.fix));
+      problems.push({ key, text: fmt(key, shown, rej.reason, rej.fix) });
       continue;
     }
     const e = lookup(key);
     if (e?.readOnly) {
-      problems.push(fmt(key, shown, e.readOnly.why, e.readOnly.fix));
+      problems.push({ key, text: fmt(key, shown, e.readOnly.why, e.readOnly.fix) });
       continue;
     }
     const c = checkValue(key, v, e);
     if (isFail(c)) {
       // the why and fix of a secret may quote the value (an element, a rounded value): the key's form instead
-      if (secret) problems.push(fmt(key, shown, e ? `is not accepted: the key takes a ${valueForm(e, { usual: false })}` : "is not a valid sysctl value", e ? `give a ${valueForm(e, { usual: false })}` : "use only letters, digits, spaces and . _ : , + -"));
-      else problems.push(fmt(key, shown, c.why, c.fix));
+      if (secret) problems.push({ key, text: fmt(key, shown, e ? `is not accepted: the key takes a ${valueForm(e, { usual: false })}` : "is not a valid sysctl value", e ? `give a ${valueForm(e, { usual: false })}` : "use only letters, digits, spaces and . _ : , + -") });
+      else problems.push({ key, text: fmt(key, shown, c.why, c.fix) });
       continue;
     }
     if (!VALUE_SAFE.test(c.text)) {
       // Defence in depth: never reached with the rules above.
-      problems.push(fmt(key, shown, "produced an unsafe canonical value", "report this as a bug"));
+      problems.push({ key, text: fmt(key, shown, "produced an unsafe canonical value", "report this as a bug") });
       continue;
     }
     items.set(key, { raw: v, shown, checked: c, secret });
   }
 
-  const warnings: string[] = [];
+  const advice: Advice[] = [];
   const keys = [...items.keys()].sort();
-  applyRules(items, problems, warnings);
+  applyRules(items, problems, advice);
 
-  if (problems.length > 0) throw new InputError(resource, problems);
+  if (problems.length > 0) throw new SysctlInputError(resource, problems);
   const values: Record<string, string> = {};
   for (const key of keys) values[key] = items.get(key)!.checked.text;
-  return { values, warnings };
+  return { values, advice };
 }
 
-
-/** The sysctl key an advisory warning is about (warnings start with `key = value`), or undefined. */
-export function warningKey(warning: string): string | undefined {
-  return /^([a-z0-9_-]+(?:\.[A-Za-z0-9_@:+/-]+)+) = /.exec(warning)?.[1];
-}
 
 /** The canonical form of a key as the validator writes it ("/" kept inside a VLAN interface name), or the key itself when malformed. */
 export function canonicalKey(key: string): string {
@@ -755,6 +766,11 @@ export function canonicalKey(key: string): string {
 /** canonicalKey's results (a pure function of the key; planning calls it for every key of every resource). */
 const canonical = new Map<string, string>();
 
+/** Advice moved out of the warnings: the user listed its key in `acknowledge`, or a profile chose the value. */
+export interface AcknowledgedAdvice extends Advice {
+  by: "acknowledge" | "profile";
+}
+
 /**
  * Reconciles the validator's advisory warnings with a profile and the user's acknowledgements, so that the component
  * and `net-tuning plan` give the same advice: a warning about a key the profile chose (and the user did not override)
@@ -762,25 +778,29 @@ const canonical = new Map<string, string>();
  * move to `acknowledged` instead of being logged. An acknowledged key without any warning is itself a warning.
  */
 export function reconcileAdvice(
-  warnings: string[],
+  advice: Advice[],
   opts: { profileKeys?: Iterable<string>; ownKeys?: Iterable<string>; acknowledge?: string[] },
-): { warnings: string[]; acknowledged: string[] } {
+): { warnings: Advice[]; acknowledged: AcknowledgedAdvice[] } {
   const own = new Set([...(opts.ownKeys ?? [])].map(canonicalKey));
   const covered = new Set([...(opts.profileKeys ?? [])].map(canonicalKey).filter((k) => !own.has(k)));
   const ack = new Set((opts.acknowledge ?? []).map(canonicalKey));
-  const kept: string[] = [];
-  const acknowledged: string[] = [];
+  const kept: Advice[] = [];
+  const acknowledged: AcknowledgedAdvice[] = [];
   const used = new Set<string>();
-  for (const w of warnings) {
-    const key = warningKey(w);
-    if (key && ack.has(key)) {
-      acknowledged.push(`${key} (acknowledged): ${w}`);
-      used.add(key);
-    } else if (key && covered.has(key)) acknowledged.push(`${key} (chosen by the profile, see its rationale): ${w}`);
-    else kept.push(w);
+  for (const a of advice) {
+    if (ack.has(a.key)) {
+      acknowledged.push({ ...a, by: "acknowledge" });
+      used.add(a.key);
+    } else if (covered.has(a.key)) acknowledged.push({ ...a, by: "profile" });
+    else kept.push(a);
   }
   for (const k of ack) {
-    if (!used.has(k)) kept.push(`acknowledge lists ${k}, which has no advisory warning: remove it from acknowledge`);
+    if (!used.has(k)) kept.push({ key: k, text: `acknowledge lists ${k}, which has no advisory warning: remove it from acknowledge` });
   }
   return { warnings: kept, acknowledged };
+}
+
+/** An acknowledged advice as the `acknowledged` output shows it. */
+export function acknowledgedText(a: AcknowledgedAdvice): string {
+  return `${a.key} (${a.by === "acknowledge" ? "acknowledged" : "chosen by the profile, see its rationale"}): ${a.text}`;
 }

@@ -114,10 +114,10 @@ describe("memoised validation", () => {
   test("each call gets its own copy of a memoised result", () => {
     const a = validateSysctls({ ...sysctls });
     a.values["net.core.somaxconn"] = "1";
-    a.warnings.push("changed by the caller");
+    a.advice.push({ key: "x", text: "changed by the caller" });
     const b = validateSysctls({ ...sysctls });
     expect(b.values["net.core.somaxconn"]).toBe("4096");
-    expect(b.warnings).not.toContain("changed by the caller");
+    expect(b.advice.map((w) => w.text)).not.toContain("changed by the caller");
     expect(b.values["net.ipv4.tcp_rmem"]).toBe("4096 131072 16777216");
   });
 

@@ -30,7 +30,7 @@ describe("the catalogue carries the rules", () => {
     expect(src).not.toMatch(/function nextPow2/);
   });
   test("a warning is the rule's fact followed by the catalogue's advice (word for word) and the rule's fix", () => {
-    const w = validateSysctls({ "net.ipv4.tcp_sack": 0, "net.core.somaxconn": 65536 }).warnings;
+    const w = validateSysctls({ "net.ipv4.tcp_sack": 0, "net.core.somaxconn": 65536 }).advice.map((a) => a.text);
     expect(w).toEqual([
       `net.core.somaxconn = 65536 wraps to 0 on pre-4.1 kernels: ${lookup("net.core.somaxconn")!.advice}. Fix: use at most 65535 on pre-4.1 kernels; also raise the backlog the application passes to listen() (e.g. nginx "listen 80 backlog=65535").`,
       `net.ipv4.tcp_sack = 0: ${lookup("net.ipv4.tcp_sack")!.advice}. Fix: keep net.ipv4.tcp_sack = 1 (the default).`,
@@ -39,8 +39,8 @@ describe("the catalogue carries the rules", () => {
   test("ms-jiffies keys: accepted, with advice naming the step sizes unless the value is a multiple of 20 ms", () => {
     const r = validateSysctls({ "net.ipv4.tcp_invalid_ratelimit": 250, "net.ipv4.icmp_ratelimit": 1000 });
     expect(r.values).toEqual({ "net.ipv4.icmp_ratelimit": "1000", "net.ipv4.tcp_invalid_ratelimit": "250" });
-    expect(r.warnings).toHaveLength(1);
-    expect(r.warnings[0]).toMatch(/^net\.ipv4\.tcp_invalid_ratelimit = 250 is not a multiple of 20 ms: .*1 ms at HZ=1000, 4 ms at HZ=250, 10 ms at HZ=100.*Fix: .*e\.g\. 260\.$/);
+    expect(r.advice).toHaveLength(1);
+    expect(r.advice[0].text).toMatch(/^net\.ipv4\.tcp_invalid_ratelimit = 250 is not a multiple of 20 ms: .*1 ms at HZ=1000, 4 ms at HZ=250, 10 ms at HZ=100.*Fix: .*e\.g\. 260\.$/);
   });
 });
 

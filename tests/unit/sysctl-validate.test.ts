@@ -45,7 +45,7 @@ function expectNames(msg: string, key: string, value: string, fix: string | RegE
 }
 
 function warningsOf(input: Record<string, unknown>): string[] {
-  return validateSysctls(input, R).warnings;
+  return validateSysctls(input, R).advice.map((a) => a.text);
 }
 
 function warningAbout(input: Record<string, unknown>, re: RegExp): string {
@@ -80,7 +80,7 @@ describe("accepted inputs and canonical values", () => {
     expect(r.values["net.ipv4.tcp_timestamps"]).toBe("1");
     expect(r.values["net.ipv4.ip_local_port_range"]).toBe("10000 65535");
     expect(Object.keys(r.values)).toEqual(Object.keys(r.values).slice().sort());
-    expect(r.warnings).toEqual([]);
+    expect(r.advice).toEqual([]);
   });
 
   it("scenario B settings (seed 001) are accepted", () => {
@@ -95,7 +95,7 @@ describe("accepted inputs and canonical values", () => {
       "net.ipv4.tcp_autocorking": 0, "net.ipv4.tcp_congestion_control": "bbr", "net.core.default_qdisc": " fq ",
     }, R);
     expect(r.values["net.core.default_qdisc"]).toBe("fq");
-    expect(r.warnings).toEqual([]);
+    expect(r.advice).toEqual([]);
   });
 
   it("canonicalises ints (strings, hex, -0), slash keys, and string lists", () => {
@@ -129,7 +129,7 @@ describe("accepted inputs and canonical values", () => {
     expect(r.values["net.ipv4.conf.bond0/200.forwarding"]).toBe("1");
     expect(r.values["net.ipv4.some_vector"]).toBe("1 2 3");
     expect(r.values["kernel.some_string"]).toBe("a:b,c+d");
-    expect(r.warnings).toEqual([]);
+    expect(r.advice).toEqual([]);
   });
 
   it("defaults the resource name", () => {
@@ -367,7 +367,7 @@ describe("catalogue type, range, arity and order", () => {
   it("ip_local_port_range: low below ip_unprivileged_port_start in the same input is refused", () => {
     expectNames(problem({ "net.ipv4.ip_local_port_range": "2000 65535", "net.ipv4.ip_unprivileged_port_start": 4096 }),
       "net.ipv4.ip_local_port_range", '"2000 65535"', "raise the low port to at least 4096", "EINVAL");
-    expect(validateSysctls({ "net.ipv4.ip_local_port_range": "900 65535", "net.ipv4.ip_unprivileged_port_start": 900 }).warnings).toEqual([]);
+    expect(validateSysctls({ "net.ipv4.ip_local_port_range": "900 65535", "net.ipv4.ip_unprivileged_port_start": 900 }).advice).toEqual([]);
   });
 
   it("string keys: name format", () => {
@@ -605,7 +605,7 @@ describe("properties", () => {
     fc.assert(
       fc.property(fc.constantFrom(...Object.keys(CATALOGUE)), anyValue, (key, v) => {
         try {
-          for (const w of validateSysctls({ [key]: v }, R).warnings) expect(w).toContain(key);
+          for (const w of validateSysctls({ [key]: v }, R).advice) expect([w.key, w.text]).toEqual([key, expect.stringContaining(key)]);
         } catch (e) {
           expect(e).toBeInstanceOf(InputError);
           for (const p of (e as InputError).problems) {
@@ -660,7 +660,7 @@ describe("properties", () => {
           if (e.type === "multi") expect(v.split(" ")).toHaveLength(e.arity!);
           if (e.type === "int" || e.type === "bool") expect(v).toMatch(/^-?(0|[1-9][0-9]*)$/);
         }
-        for (const w of r.warnings) expect(w).toContain("Fix: ");
+        for (const w of r.advice) expect(w.text).toContain("Fix: ");
         expect(validateSysctls(r.values, R).values).toEqual(r.values);
       }),
       { numRuns: 1000 },
@@ -703,31 +703,31 @@ describe("properties", () => {
 });
 
 describe("reconcileAdvice: the validator's advice against a profile and acknowledge (shared by NetTuning and the CLI)", () => {
-  const { reconcileAdvice, warningKey } = require("../../provider/sysctl/validate") as typeof import("../../provider/sysctl/validate");
-  const fin = "net.ipv4.tcp_fin_timeout = 15: tcp_fin_timeout only shortens orphaned FIN_WAIT_2. Fix: keep it.";
-  const rmem = "net.ipv4.tcp_rmem = [4096, 16777216, 134217728]: the default buffer is big. Fix: lower it.";
+  const { acknowledgedText, reconcileAdvice, validateSysctls: v } = require("../../provider/sysctl/validate") as typeof import("../../provider/sysctl/validate");
+  const fin = { key: "net.ipv4.tcp_fin_timeout", text: "net.ipv4.tcp_fin_timeout = 15: tcp_fin_timeout only shortens orphaned FIN_WAIT_2. Fix: keep it." };
+  const rmem = { key: "net.ipv4.tcp_rmem", text: "net.ipv4.tcp_rmem = [4096, 16777216, 134217728]: the default buffer is big. Fix: lower it." };
 
-  test("the key of a warning", () => {
-    expect(warningKey(fin)).toBe("net.ipv4.tcp_fin_timeout");
-    expect(warningKey("profile webServer: fs.file-max is not set")).toBeUndefined();
+  test("each advice names its key as an object (never read back from its text); a misspelt key is marked", () => {
+    expect(v({ "net.ipv4.tcp_fin_timeout": 15 }).advice.map((a) => a.key)).toEqual(["net.ipv4.tcp_fin_timeout"]);
+    expect(v({ "net.core.somaxcon": 4096 }).advice).toEqual([{ key: "net.core.somaxcon", text: expect.stringContaining("looks like net.core.somaxconn"), misspelt: true }]);
   });
   test("a profile's own key is covered by its rationale; the user's override is not", () => {
-    expect(reconcileAdvice([fin, rmem], { profileKeys: ["net.ipv4.tcp_fin_timeout", "net.ipv4.tcp_rmem"], ownKeys: ["net/ipv4/tcp_rmem"] })).toEqual({
-      warnings: [rmem],
-      acknowledged: [`net.ipv4.tcp_fin_timeout (chosen by the profile, see its rationale): ${fin}`],
-    });
+    const r = reconcileAdvice([fin, rmem], { profileKeys: ["net.ipv4.tcp_fin_timeout", "net.ipv4.tcp_rmem"], ownKeys: ["net/ipv4/tcp_rmem"] });
+    expect(r).toEqual({ warnings: [rmem], acknowledged: [{ ...fin, by: "profile" }] });
+    expect(r.acknowledged.map(acknowledgedText)).toEqual([`net.ipv4.tcp_fin_timeout (chosen by the profile, see its rationale): ${fin.text}`]);
   });
   test("acknowledge per key; an acknowledged key without advice is itself a warning", () => {
-    expect(reconcileAdvice([fin, rmem], { acknowledge: ["net/ipv4/tcp_fin_timeout", "vm.swappiness"] })).toEqual({
-      warnings: [rmem, "acknowledge lists vm.swappiness, which has no advisory warning: remove it from acknowledge"],
-      acknowledged: [`net.ipv4.tcp_fin_timeout (acknowledged): ${fin}`],
+    const r = reconcileAdvice([fin, rmem], { acknowledge: ["net/ipv4/tcp_fin_timeout", "vm.swappiness"] });
+    expect(r).toEqual({
+      warnings: [rmem, { key: "vm.swappiness", text: "acknowledge lists vm.swappiness, which has no advisory warning: remove it from acknowledge" }],
+      acknowledged: [{ ...fin, by: "acknowledge" }],
     });
+    expect(r.acknowledged.map(acknowledgedText)).toEqual([`net.ipv4.tcp_fin_timeout (acknowledged): ${fin.text}`]);
   });
   test("VLAN keys keep their \"/\": advice on net.ipv4.conf.eth0/100.rp_filter can be acknowledged in either form, or be a profile's", () => {
-    const vlan = "net.ipv4.conf.eth0/100.rp_filter = 0: reverse-path filtering is off on this interface. Fix: use 2 (loose).";
-    expect(warningKey(vlan)).toBe("net.ipv4.conf.eth0/100.rp_filter");
+    const vlan = { key: "net.ipv4.conf.eth0/100.rp_filter", text: "net.ipv4.conf.eth0/100.rp_filter = 0: reverse-path filtering is off on this interface. Fix: use 2 (loose)." };
     for (const k of ["net.ipv4.conf.eth0/100.rp_filter", "net/ipv4/conf/eth0.100/rp_filter"]) {
-      expect(reconcileAdvice([vlan], { acknowledge: [k] })).toEqual({ warnings: [], acknowledged: [`net.ipv4.conf.eth0/100.rp_filter (acknowledged): ${vlan}`] });
+      expect(reconcileAdvice([vlan], { acknowledge: [k] })).toEqual({ warnings: [], acknowledged: [{ ...vlan, by: "acknowledge" }] });
     }
     expect(reconcileAdvice([vlan], { profileKeys: ["net/ipv4/conf/eth0.100/rp_filter"] }).acknowledged).toHaveLength(1);
     expect(reconcileAdvice([vlan], { profileKeys: ["net.ipv4.conf.eth0/100.rp_filter"], ownKeys: ["net/ipv4/conf/eth0.100/rp_filter"] })).toEqual({ warnings: [vlan], acknowledged: [] });
@@ -767,10 +767,11 @@ describe("secret values never appear in messages (issue #32 item 6)", () => {
   it("warnings of a secret value show no value", () => {
     const r = validateSysctls({ "net.ipv4.tcp_fin_timeout": 5 }, R, ["net.ipv4.tcp_fin_timeout"]);
     const plain = validateSysctls({ "net.ipv4.tcp_fin_timeout": 5 }, R);
-    expect(plain.warnings.join("\n")).toMatch(/tcp_fin_timeout = 5\b/);
-    expect(r.warnings.length).toBe(plain.warnings.length);
-    expect(r.warnings.join("\n")).not.toMatch(/= 5\b/);
-    expect(r.warnings.join("\n")).toContain("(secret)");
+    const text = (v: typeof r) => v.advice.map((a) => a.text).join("\n");
+    expect(text(plain)).toMatch(/tcp_fin_timeout = 5\b/);
+    expect(r.advice.length).toBe(plain.advice.length);
+    expect(text(r)).not.toMatch(/= 5\b/);
+    expect(text(r)).toContain("(secret)");
   });
 
   it("a well-formed key is accepted, and a list for a name key is called a list", () => {
