@@ -13,6 +13,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import { absenceHint, CATALOGUE, isHostWide } from "../provider/sysctl/catalogue";
+import { SYSCTL_KEY_CHARS, SYSCTL_VALUE_CHARS } from "../provider/sysctl/validate";
 import { renderNicMessagesSh, renderSysctlMessagesSh } from "../provider/host/messages";
 import { renderCountersSh } from "../provider/counters/sources";
 import { GATE_DOC_BEGIN, GATE_DOC_END, renderGateDocTable } from "../provider/counters/gate";
@@ -227,7 +228,15 @@ export function renderSysctlSh(): string {
     '  case "$1" in',
   ];
   for (const [body, keys] of groups) lines.push(`    ${patterns(keys, "    ")})`, `      ${body} ;;`);
-  lines.push("    *) NTS_HINT=''; NTS_HOSTWIDE=0 ;;", "  esac", "}", "", ...renderSysctlMessagesSh());
+  lines.push("    *) NTS_HINT=''; NTS_HOSTWIDE=0 ;;", "  esac", "}", "");
+  lines.push(
+    "# The characters of a plan's keys and values, as bracket-expression bodies (provider/sysctl/validate.ts",
+    "# SYSCTL_KEY_CHARS, SYSCTL_VALUE_CHARS): kind_content refuses any other.",
+    `NTS_KEY_CHARS='${SYSCTL_KEY_CHARS}'`,
+    `NTS_VALUE_CHARS='${SYSCTL_VALUE_CHARS}'`,
+    "",
+  );
+  lines.push(...renderSysctlMessagesSh());
   return lines.join("\n");
 }
 

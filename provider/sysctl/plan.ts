@@ -5,7 +5,7 @@ import { PACKAGE_NAME } from "../version";
 import type { SysctlProfile } from "../sizing/profile";
 import { isSecretKey, lookup, moduleOf, otherNames } from "./catalogue";
 import { readbackDirective } from "./readback";
-import { acknowledgedText, Advice, canonicalKey, reconcileAdvice, validateSysctls, ValidatedSysctls } from "./validate";
+import { acknowledgedText, Advice, canonicalKey, reconcileAdvice, SYSCTL_KEY_CHARS, SYSCTL_VALUE_CHARS, validateSysctls, ValidatedSysctls } from "./validate";
 import { adoptDirectives, validateAdopt } from "./adopt";
 
 /** What bootOverride does when a file read later at boot sets one of our keys to another value. */
@@ -224,6 +224,6 @@ export function renderSysctlRestoreStdin(
   const keys = Object.keys(previous).sort();
   const lines = [...planHeader("sysctl", owner), `@file ${filePath}`, `@restore ${restoreOnDelete ? 1 : 0}`];
   lines.push(...keys.filter((k) => secretKeys.includes(k) || isSecretKey(k)).map((k) => `@secret ${k}`));
-  lines.push(...origLines(previous, keys, /^[A-Za-z0-9._/:-]+$/, /^[A-Za-z0-9 \t._:,+-]*$/));
+  lines.push(...origLines(previous, keys, new RegExp(`^[${SYSCTL_KEY_CHARS}]+$`), new RegExp(`^[\t${SYSCTL_VALUE_CHARS}]*$`)));
   return lines.join("\n") + "\n";
 }

@@ -85,9 +85,17 @@ export class SysctlInputError extends InputError {
 
 export const KEY_MAX_LENGTH = 200;
 export const VALUE_MAX_LENGTH = 256;
-/** Characters allowed in a string value (besides tab, which is collapsed to a space). */
-const VALUE_CHAR = /[A-Za-z0-9 ._:,+-]/;
-const VALUE_SAFE = /^[A-Za-z0-9 ._:,+\t-]*$/;
+/**
+ * The characters of a sysctl value, as the body of a bracket expression that means the same in a JavaScript RegExp
+ * and in a sh `case` pattern: the one declaration of the set. The host checks plans with it (sysctl.sh kind_content,
+ * through NTS_VALUE_CHARS in the generated sysctlspec.sh), and an original read from the host may also hold tabs
+ * (NT_ORIG_CHARS; renderSysctlRestoreStdin). A tab in an input value is collapsed to a space.
+ */
+export const SYSCTL_VALUE_CHARS = "A-Za-z0-9 ._:,+-";
+/** The characters of a key as a plan carries it (the host: NTS_KEY_CHARS; a restore plan's `@orig` keys). */
+export const SYSCTL_KEY_CHARS = "A-Za-z0-9._/:-";
+const VALUE_CHAR = new RegExp(`[${SYSCTL_VALUE_CHARS}]`);
+const VALUE_SAFE = new RegExp(`^[${SYSCTL_VALUE_CHARS}]*$`);
 const KEY_CHAR = /[A-Za-z0-9_./-]/;
 const FIRST_COMPONENT = /^[a-z0-9_][a-z0-9_-]*$/;
 const PATH_COMPONENT = /^[A-Za-z0-9_][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*$/;

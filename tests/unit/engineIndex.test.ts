@@ -16,7 +16,7 @@ describe.each(SHELLS)("the engine's index (%s)", (shell) => {
     try {
       for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(tmp, name), text);
       const [cmd, ...args] = shell.split(" ");
-      const r = execFileSync(cmd, [...args, "-c", `. "$1/runtime.sh"; . "$1/sysctl.sh"; NT_TMP="$2"; NT_HOSTNAME=h; ${script} 2>&1`, "t", SH_DIR, tmp], {
+      const r = execFileSync(cmd, [...args, "-c", `. "$1/runtime.sh"; . "$1/sysctlspec.sh"; . "$1/sysctl.sh"; NT_TMP="$2"; NT_HOSTNAME=h; ${script} 2>&1`, "t", SH_DIR, tmp], {
         encoding: "utf8",
         env: { ...process.env, ...env },
       });
@@ -65,7 +65,7 @@ describe.each(SHELLS)("the engine's index (%s)", (shell) => {
     try {
       fs.writeFileSync(path.join(tmp, "plan"), plan);
       const [cmd, ...args] = shell.split(" ");
-      const out = execFileSync(cmd, [...args, "-c", `. "$1/runtime.sh"; . "$1/sysctl.sh"; NT_TMP="$2"; NT_HOSTNAME=h; : > "$NT_TMP/desired"; nt_index desired; nt_read_stdin < "$2/plan"; cat "$NT_TMP/desired"; echo --; nt_want net.c 4; cat "$NT_TMP/desired"; nt_get desired net.c && echo "indexed $NT_FOUND"`, "t", SH_DIR, tmp], { encoding: "utf8" });
+      const out = execFileSync(cmd, [...args, "-c", `. "$1/runtime.sh"; . "$1/sysctlspec.sh"; . "$1/sysctl.sh"; NT_TMP="$2"; NT_HOSTNAME=h; : > "$NT_TMP/desired"; nt_index desired; nt_read_stdin < "$2/plan"; cat "$NT_TMP/desired"; echo --; nt_want net.c 4; cat "$NT_TMP/desired"; nt_get desired net.c && echo "indexed $NT_FOUND"`, "t", SH_DIR, tmp], { encoding: "utf8" });
       expect(out).toBe("net.a\t1\nnet.b\t2 3\n--\nnet.a\t1\nnet.b\t2 3\nnet.c\t4\nindexed 4\n");
     } finally {
       fs.rmSync(tmp, { recursive: true, force: true });

@@ -19,7 +19,10 @@ function refusedByEngine(file: string): string[] {
   const src = fs.readFileSync(path.join(__dirname, "../../provider/host/sh", file), "utf8");
   const line = /^NT_ORIG_CHARS=.*$/m.exec(src)?.[0];
   expect(line).toBeDefined();
-  const script = `NT_TAB='\t'; ${line}\nwhile IFS= read -r c; do case "x$c" in *[!$NT_ORIG_CHARS]*) printf '%s\\n' "$c" ;; esac; done`;
+  // the kind's generated tables come first in the engine (sysctlspec.sh's NTS_VALUE_CHARS)
+  const spec = fs.readFileSync(path.join(__dirname, "../../provider/host/sh", file.replace(/\.sh$/, "spec.sh")), "utf8");
+  const vars = spec.split("\n").filter((l) => /^NTS_\w+_CHARS=/.test(l)).join("\n");
+  const script = `NT_TAB='\t'; ${vars}\n${line}\nwhile IFS= read -r c; do case "x$c" in *[!$NT_ORIG_CHARS]*) printf '%s\\n' "$c" ;; esac; done`;
   // one character per line; the tab is given as itself (IFS= keeps it)
   const r = spawnSync("dash", ["-c", script], { input: chars.map((c) => `${c}\n`).join(""), encoding: "utf8" });
   expect(r.status).toBe(0);
@@ -42,4 +45,20 @@ test.each([
   expect(engine).toEqual(component);
   expect(engine).toContain("|");
   expect(engine).not.toContain("a");
+});
+
+test("the sysctl fallback restore (restore-sysctl.sh k_ok, written for size without the generated tables) accepts exactly the sets of provider/sysctl/validate.ts", () => {
+  const { SYSCTL_KEY_CHARS, SYSCTL_VALUE_CHARS } = require("../../provider/sysctl/validate") as typeof import("../../provider/sysctl/validate");
+  const src = fs.readFileSync(path.join(__dirname, "../../provider/host/sh/restore-sysctl.sh"), "utf8");
+  const kOk = /^k_ok\(\) \{\n[\s\S]*?\n\}$/m.exec(src)?.[0];
+  expect(kOk).toBeDefined();
+  // each character c: as a key "a<c>b" and as an original "1<c>"; which the fallback accepts, as "key value" lines
+  const script = `T='\t'\n${kOk}\nwhile IFS= read -r c; do k_ok "a\${c}b" 1 && printf 'k%s\\n' "$c"; k_ok a "1\${c}" && printf 'v%s\\n' "$c"; done; exit 0`;
+  const r = spawnSync("dash", ["-c", script], { input: chars.map((c) => `${c}\n`).join(""), encoding: "utf8" });
+  expect(r.status).toBe(0);
+  const got = r.stdout.split("\n").filter(Boolean);
+  const keyOk = new RegExp(`^[${SYSCTL_KEY_CHARS}]$`);
+  const valueOk = new RegExp(`^[\t${SYSCTL_VALUE_CHARS}]$`);
+  expect(got.filter((l) => l[0] === "k").map((l) => l.slice(1))).toEqual(chars.filter((c) => keyOk.test(c)));
+  expect(got.filter((l) => l[0] === "v").map((l) => l.slice(1))).toEqual(chars.filter((c) => valueOk.test(c)));
 });

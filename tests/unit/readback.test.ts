@@ -102,7 +102,7 @@ describe.each(SHELLS)("the host engine implements the same forms (%s)", (shell) 
     try {
       fs.writeFileSync(path.join(tmp, "readback"), readback);
       const [cmd, ...args] = shell.split(" ");
-      return execFileSync(cmd, [...args, "-c", `. "$1/runtime.sh"; . "$1/sysctl.sh"; NT_TMP="$2"; NT_HOSTNAME=h; ${script}`, "t", SH_DIR, tmp], { encoding: "utf8" });
+      return execFileSync(cmd, [...args, "-c", `. "$1/runtime.sh"; . "$1/sysctlspec.sh"; . "$1/sysctl.sh"; NT_TMP="$2"; NT_HOSTNAME=h; ${script}`, "t", SH_DIR, tmp], { encoding: "utf8" });
     } finally {
       fs.rmSync(tmp, { recursive: true, force: true });
     }

@@ -14,7 +14,7 @@ const KEYS = [
 
 describe.each(SHELLS)("kind_get_many against kind_get (%s)", (shell) => {
   test("the same files read, the same values, unreadable keys left out", () => {
-    const script = `. "$1/sysctl.sh"
+    const script = `. "$1/sysctlspec.sh"; . "$1/sysctl.sh"
       for k in ${KEYS.map((k) => `'${k}'`).join(" ")}; do printf '%s\\t-\\n' "$k"; done > "$NT_TMP/in"
       kind_get_many "$NT_TMP/in" "$NT_TMP/out"; printf 'status %s\\n' "$?"
       while IFS= read -r l; do printf 'many\\t%s\\n' "$l"; done < "$NT_TMP/out"

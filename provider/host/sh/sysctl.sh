@@ -6,9 +6,9 @@ NTS_MODULES=''
 # the content lines, written to $NT_TMP/content by the preflight (nothing reads it before)
 NTS_CT=''
 # The characters an original may have to be stored in Pulumi state (provider/sysctl/plan.ts, renderSysctlRestoreStdin:
-# the same set; tests/unit/origChars.test.ts compares them): a key whose value on the host has any other is refused
-# before anything changes.
-NT_ORIG_CHARS="A-Za-z0-9 ${NT_TAB}._:,+-"
+# the same set; tests/unit/origChars.test.ts compares them): a value's characters (sysctlspec.sh) and tab (first: a "-" ends the set). A key whose
+# value on the host has any other is refused before anything changes.
+NT_ORIG_CHARS="$NT_TAB$NTS_VALUE_CHARS"
 
 kind_directive() {
   case "$1" in
@@ -36,8 +36,8 @@ kind_content() {
   case "$1" in ''|'#'*|';'*) return 0 ;; esac
   nts_k=${1%% = *}; nts_v=${1#* = }
   [ "$nts_k" = "$1" ] && nt_die 5 "malformed sysctl line: $1"
-  case "$nts_k" in *[!A-Za-z0-9._/:-]*|'') nt_die 5 "invalid sysctl key '$nts_k'" ;; esac
-  case "$nts_v" in *[!A-Za-z0-9\ ._:,+-]*) nt_die 5 "invalid value for $nts_k" ;; esac
+  case "$nts_k" in *[!$NTS_KEY_CHARS]*|'') nt_die 5 "invalid sysctl key '$nts_k'" ;; esac
+  case "$nts_v" in *[!$NTS_VALUE_CHARS]*) nt_die 5 "invalid value for $nts_k" ;; esac
   nt_want "$nts_k" "$nts_v"
 }
 

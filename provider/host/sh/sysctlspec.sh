@@ -30,6 +30,11 @@ nts_hint() {
   esac
 }
 
+# The characters of a plan's keys and values, as bracket-expression bodies (provider/sysctl/validate.ts
+# SYSCTL_KEY_CHARS, SYSCTL_VALUE_CHARS): kind_content refuses any other.
+NTS_KEY_CHARS='A-Za-z0-9._/:-'
+NTS_VALUE_CHARS='A-Za-z0-9 ._:,+-'
+
 # nts_msg_absent KERNEL NETNS-NOTE KEYS FIX: NTS_MSG = the message (provider/host/messages.ts)
 nts_msg_absent() { NTS_MSG="these keys do not exist on this kernel (${1}${2}): ${3} — check the spelling, the kernel version, or load the module that provides them${4}"; }
 # nts_msg_cc NAME AVAILABLE LOADABLE: NTS_MSG = the message (provider/host/messages.ts)
