@@ -39,3 +39,4 @@ export type { BdpArgs, Bandwidth, Rtt, ByteSize } from "./provider/sizing/units"
 export { CATALOGUE, REJECTED_KEYS } from "./provider/sysctl/catalogue";
 export type { CatalogueEntry, RejectedKey, SysctlRule, RuleCondition, KeyRef } from "./provider/sysctl/catalogue";
 export { InputError } from "./provider/errors";
+export type { Problem } from "./provider/errors";

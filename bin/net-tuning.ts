@@ -240,7 +240,7 @@ function plan(p: Parsed): { profile: SysctlProfile; guard?: MemoryGuardResult } 
  */
 function warningsOf(profile: SysctlProfile): string[] {
   const advice = planWarnings(validateSysctls(profile.sysctls, "plan").advice, profile);
-  const sysctl = [...advice.misspelt, ...advice.warnings];
+  const sysctl = [...advice.misspelt.map((a) => a.text), ...advice.warnings];
   const nic = profile.nic ? validateNic({ interface: "lo", preset: profile.nic }, `NicQueues (preset ${profile.nic.name})`).warnings : [];
   return [...sysctl, ...nic];
 }

@@ -1,4 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
+import type { Problem } from "../provider/errors";
 import { engine } from "../provider/host/engine";
 import { confirmCommand, engineCommand, engineStdin, HostKind, restoreCommand, restoreStdin } from "../provider/host/programs";
 import { confirmOf, utc } from "../provider/confirm";
@@ -180,7 +181,7 @@ export function applyAndRestore(
   /** The restore plan from the apply's report; `stdinOf` gives the exact -restore stdin a plan becomes (to measure it). */
   restorePlan: RestorePlan,
   owner: Owner = ownerFor(name),
-  live?: Promise<{ token: string; keepStoredToken: boolean; refused?: string[] }>,
+  live?: Promise<{ token: string; keepStoredToken: boolean; refused?: Problem[] }>,
 ): pulumi.Output<HostReport> {
   if (!live) return registerChildren(parent, name, kind, args, applyPlan, restorePlan, owner);
   // Live previews (components/live.ts): the children are registered once the host read settled (bounded), the -apply
@@ -192,7 +193,7 @@ export function applyAndRestore(
   return pulumi.output(
     live.then((l) => {
       if (!l.refused?.length) return registerChildren(parent, name, kind, args, applyPlan, restorePlan, owner, l);
-      const error = inputError(`${resourceClass(kind)} "${name}"`, l.refused, kind === "sysctl" ? ["sysctls", "connection"] : ["channels", "rings", "features", "coalesce", "connection"]);
+      const error = inputError(`${resourceClass(kind)} "${name}"`, l.refused);
       // Inside a rollout the host's refusal is a status, not a failure of the whole program: the preview warns, and
       // `up` runs the apply, whose preflight refuses it (nothing changed) and reports "refused" to the budget check.
       if (args.rollout) {
@@ -399,7 +400,7 @@ export function checkArgs<P>(
   a: { connection?: unknown; livePreview?: unknown },
   allArgs: readonly string[],
   values: unknown[],
-  validate: (v: unknown[], extra: string[]) => P,
+  validate: (v: unknown[], extra: Problem[]) => P,
   logPlan: (p: P, v: unknown[]) => void,
 ): CheckedArgs<P> {
   const connProblems = connectionProblems(a.connection);
@@ -411,7 +412,7 @@ export function checkArgs<P>(
     return { early };
   }
   // the connection is wired whatever the other values: a bad one is refused here when they are Outputs
-  if (connProblems.length > 0) throw inputError(resource, connProblems, allArgs);
+  if (connProblems.length > 0) throw inputError(resource, connProblems);
   let error: InputError | undefined;
   const outcome = pulumi.all(values).apply((v): { plan?: P } => {
     try {

@@ -8,6 +8,7 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import { settingByArg } from "../provider/nic/spec";
+import type { Problem } from "../provider/errors";
 
 /** The host-wide sysctl NicQueues' `rps.sockFlowEntries` writes (from the NIC spec): claimed like a NetTuning key. */
 export const SOCK_FLOW_KEY = settingByArg("rps", "sockFlowEntries")!.ethtool;
@@ -45,13 +46,13 @@ export function claim(
   host: string,
   items: string[],
   resource: string,
-  describe: (item: string, other: string, otherItem: string) => string,
+  describe: (item: string, other: string, otherItem: string) => Problem,
   identity: (item: string) => string = (i) => i,
-): string[] {
+): Problem[] {
   const all = claims();
   let onHost = all.get(host);
   if (!onHost) all.set(host, (onHost = new Map()));
-  const problems: string[] = [];
+  const problems: Problem[] = [];
   for (const i of items) {
     const c = onHost.get(identity(i));
     if (c && c.resource !== resource) problems.push(describe(i, c.resource, c.item));
@@ -72,9 +73,9 @@ export function claimOnHost(
   connection: unknown,
   items: () => string[],
   resource: string,
-  describe: (item: string, other: string, otherItem: string, host: string) => string,
+  describe: (item: string, other: string, otherItem: string, host: string) => Problem,
   identity?: (item: string) => string,
-): string[] {
+): Problem[] {
   const host = knownHost(connection);
   if (!ready || !host) return [];
   return claim(host, items(), resource, (i, o, oi) => describe(i, o, oi, host), identity);

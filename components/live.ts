@@ -4,6 +4,8 @@
  * LIVE_READ_TIMEOUT_MS), logs live → declared on the resource and drift as a warning, and hands the `-apply` child
  * its repair token (see ARCHITECTURE.md, "Live previews and drift").
  */
+import { Problem, problemAt, problemsAt } from "../provider/errors";
+import { sysctlPath } from "../provider/sysctl/validate";
 import { utc } from "../provider/confirm";
 import * as pulumi from "@pulumi/pulumi";
 import { endpoint, HostKeySeen, LIVE_READ_TIMEOUT_MS, readOverSshLimited, ReadConnection } from "../provider/live/ssh";
@@ -43,7 +45,7 @@ export interface LiveOutcome {
    * does not have; a ring or channel above the driver's maximum or not reported): the resource then fails at preview
    * as at `up`, and nothing is registered.
    */
-  refused?: string[];
+  refused?: Problem[];
   /**
    * The declared settings are secret (a secret or unknown-secret `sysctls`/`settings`, or a secret value inside): the
    * messages show "(secret)" instead of values, and the `live` and `drift` outputs are secrets.
@@ -341,7 +343,7 @@ async function liveReadUnsafe(
   const fp = hostKey ? { hostKeyFingerprint: hostKey.fingerprint } : {};
   logUnverifiedKeys(parent, resource, answer.hostKeys);
   // a refused host key fails the resource (the Commands would log in to whoever answers, or fail, at `up`)
-  if (!answer.ok && answer.refused) return { ...none("failed", answer.reason), ...fp, refused: [answer.reason] };
+  if (!answer.ok && answer.refused) return { ...none("failed", answer.reason), ...fp, refused: [problemAt("connection.hostKey", answer.reason)] };
   const section = answer.ok ? answer.sections[ownerId] : undefined;
   if (!answer.ok || !section) {
     const reason = answer.ok ? `${host}: the read returned nothing for this resource` : answer.reason;
@@ -349,7 +351,9 @@ async function liveReadUnsafe(
     logChecksLater(parent, resource);
     return { ...none("failed", reason), ...fp };
   }
-  const refused = kind === "sysctl" ? [...missingKeys(plan.value, section, redact), ...bootFindings(parent, resource, section, boot?.check, c.user ?? "root"), ...section.refusals] : [...nicRefusals(plan.value, section), ...section.refusals];
+  // the host's own refusals (its words, `refuse<TAB>text`) are about the resource as a whole
+  const hostRefusals = problemsAt("", section.refusals);
+  const refused = kind === "sysctl" ? [...missingKeys(plan.value, section, redact), ...bootFindings(parent, resource, section, boot?.check, c.user ?? "root"), ...hostRefusals] : [...nicRefusals(plan.value, section), ...hostRefusals];
   if (kind === "nic") nicBootNotes(parent, resource, section, nicChecks);
   const drift: DriftItem[] = driftOf(section);
   const shown = renderLive(resource, host, compareLive(plan.value, section), drift, section.recordState, { redact });
@@ -405,9 +409,10 @@ function logUnverifiedKeys(parent: pulumi.Resource, resource: string, keys: Host
  * (or, in a network namespace, not allowed): `congestionRefusal`, the preflight's message; not for a value given as a
  * secret (the message names the value: the host's check at `up` refuses it).
  */
-function missingKeys(declared: Record<string, string>, section: LiveSection, redact: boolean | readonly string[] = false): string[] {
+function missingKeys(declared: Record<string, string>, section: LiveSection, redact: boolean | readonly string[] = false): Problem[] {
   const absent = Object.keys(declared).filter((k) => section.missing.includes(k) && moduleOf(k, declared[k]) === undefined);
-  const out = absent.length === 0 ? [] : [keysAbsentRefusal(absent, absenceHint, isHostWide, section.host.kernel ?? "?", section.host.netns === "1")];
+  const absentPath = absent.length === 1 ? sysctlPath(absent[0]) : "sysctls";
+  const out = absent.length === 0 ? [] : [problemAt(absentPath, keysAbsentRefusal(absent, absenceHint, isHostWide, section.host.kernel ?? "?", section.host.netns === "1"))];
   // a declared congestion control the kernel neither offers nor can load (the read's cc-… facts, sysctl.sh nts_live_cc)
   // (not for a value given as a secret: the message names it; the host's own check still runs at `up`)
   const ccKey = "net.ipv4.tcp_congestion_control";
@@ -416,7 +421,7 @@ function missingKeys(declared: Record<string, string>, section: LiveSection, red
   const secret = redact === true || (Array.isArray(redact) && redact.includes(ccKey));
   if (cc !== undefined && !secret && h["cc-available"] !== undefined) {
     const r = congestionRefusal(cc, { available: h["cc-available"], allowed: h["cc-allowed"] ?? "", modules: h["cc-modules"] ?? "", netns: h.netns ?? "0" });
-    if (r) out.push(r);
+    if (r) out.push(problemAt(sysctlPath(ccKey), r));
   }
   return out;
 }
@@ -426,7 +431,7 @@ function missingKeys(declared: Record<string, string>, section: LiveSection, red
  * them: with bootOverride "error" its refusals (the host's text and fix, provider/host/messages.ts bootRefusal), in its
  * order (the masked file, then each override); with "warn" a warning each at preview, as `up` warns.
  */
-function bootFindings(parent: pulumi.Resource, resource: string, section: LiveSection, check: "error" | "warn" | undefined, user: string): string[] {
+function bootFindings(parent: pulumi.Resource, resource: string, section: LiveSection, check: "error" | "warn" | undefined, user: string): Problem[] {
   if (!check) return [];
   // files the read (as the login user, no sudo) could not open: their part of the check is still to come, as root
   if (section.bootUnreadable.length) {
@@ -436,7 +441,8 @@ function bootFindings(parent: pulumi.Resource, resource: string, section: LiveSe
     );
   }
   const found = [...section.boot.filter((b) => b.kind === "mask"), ...section.boot.filter((b) => b.kind === "override")];
-  if (check === "error") return found.map((b) => bootRefusal(b.kind, b.text));
+  // (the finding names a file and the keys it sets; bootOverride is the argument that decides what it does)
+  if (check === "error") return found.map((b) => problemAt("bootOverride", bootRefusal(b.kind, b.text)));
   for (const b of found) void pulumi.log.warn(`${resource}: ${b.text} (bootOverride "warn": pulumi up applies the change and warns the same)`, parent);
   return [];
 }
@@ -499,7 +505,7 @@ export function liveOutputs(live: Promise<LiveOutcome> | undefined): [pulumi.Inp
  * The problem of a plain `livePreview` that is not a boolean (untyped JavaScript, other languages), for the resource's
  * one list of problems; none for a boolean, an absent value or one not known yet.
  */
-export function livePreviewProblem(v: unknown): string[] {
+export function livePreviewProblem(v: unknown): Problem[] {
   if (v === undefined || v === null || typeof v === "boolean" || pulumi.Output.isInstance(v) || v instanceof Promise) return [];
-  return [`livePreview must be true or false (got ${JSON.stringify(v)})`];
+  return [problemAt("livePreview", `livePreview must be true or false (got ${JSON.stringify(v)})`)];
 }

@@ -2,7 +2,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type * as command from "@pulumi/command";
 import { planSysctls, planValues, renderSysctlRestoreStdin, SysctlPlan } from "../provider/sysctl/plan";
 import { variableOf } from "../provider/sysctl/catalogue";
-import { misspeltKeyProblems } from "../provider/sysctl/validate";
+import { misspeltKeyProblems, sysctlPath } from "../provider/sysctl/validate";
 import { adoptedFromReport, fitAdopted, renderAdoptedRestore, STRING_INPUT_MAX } from "../provider/sysctl/adopt";
 import { ProfileSpec, resolveProfiles } from "../provider/sizing/spec";
 import type { SysctlProfile, SysctlValue } from "../provider/sizing/profile";
@@ -13,6 +13,7 @@ import { LiveBootPlan, liveReadIfOn } from "./live";
 import { isPlain } from "./plain";
 import { claimOnHost, SOCK_FLOW_KEY } from "./conflicts";
 import { Become, commonProblems, inputError, problemsOf } from "./validation";
+import { Problem, problemAt, problemsAt } from "../provider/errors";
 import { verificationOf, verifyPlan, type VerifyArgs } from "./verify";
 import { confirmMayRun, confirmPlan, type ConfirmArgs } from "./confirm";
 import type { Verification } from "../provider/counters/gate";
@@ -134,18 +135,18 @@ function secretKeysOf(sysctls: unknown): string[] | pulumi.Output<string[]> {
   const entries = Object.entries(sysctls).filter(([, v]) => !isPlain(v));
   return pulumi.all(entries.map(([k, v]) => pulumi.isSecret(pulumi.output(v as pulumi.Input<unknown>)).then((s) => (s ? k : "")))).apply((ks) => ks.filter((k) => k !== ""));
 }
-function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<(typeof ARG_NAMES)[number], unknown> & { secretKeys?: unknown }, extra: string[] = [], rolloutLines: string[] = []): Checked {
+function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<(typeof ARG_NAMES)[number], unknown> & { secretKeys?: unknown }, extra: Problem[] = [], rolloutLines: string[] = []): Checked {
   const problems = commonProblems({ become: v.become, booleans: { persist: v.persist, restoreOnDelete: v.restoreOnDelete } });
   problems.push(...extra);
   const sysctls = v.sysctls ?? {};
   // the resource's own keys override every profile: profiles that disagree only on them are no conflict
   const resolved = resolveProfiles(v.profile, v.profiles, typeof sysctls === "object" && sysctls !== null && !Array.isArray(sysctls) ? Object.keys(sysctls) : []);
   problems.push(...resolved.problems);
-  if (typeof sysctls !== "object" || Array.isArray(sysctls)) problems.push(`sysctls must be a map of sysctl key to value, e.g. { "net.core.somaxconn": 4096 }`);
+  if (typeof sysctls !== "object" || Array.isArray(sysctls)) problems.push(problemAt("sysctls", `sysctls must be a map of sysctl key to value, e.g. { "net.core.somaxconn": 4096 }`));
   const gate = verifyPlan(v.verify, { kind: "sysctl" });
-  problems.push(...gate.problems);
+  problems.push(...problemsAt("verify", gate.problems));
   const confirm = confirmPlan(v.confirm, { kind: "sysctl", verify: v.verify, connection: v.connection });
-  problems.push(...confirm.problems);
+  problems.push(...problemsAt("confirm", confirm.problems));
   const ack = v.acknowledge ?? [];
   const ackOk = Array.isArray(ack) && ack.every((k) => typeof k === "string");
   let plan: SysctlPlan | undefined;
@@ -156,6 +157,7 @@ function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<(t
         name,
         sysctls: typeof sysctls === "object" && !Array.isArray(sysctls) ? (sysctls as Record<string, unknown>) : {},
         profile: resolved.profile,
+        profileRefused: resolved.problems.length > 0,
         fileName: v.fileName as string | undefined,
         persist: v.persist === true || v.persist === false ? v.persist : undefined,
         bootOverride: v.bootOverride as BootOverride | undefined,
@@ -164,14 +166,14 @@ function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<(t
         secretKeys: Array.isArray(v.secretKeys) ? (v.secretKeys as string[]) : [],
         verifyLines: [...gate.lines, ...confirm.lines, ...rolloutLines],
       });
-    }).filter((p) => !(resolved.problems.length > 0 && p.startsWith("no sysctls"))),
+    }),
   );
 
-  if (!ackOk) problems.push(`acknowledge must be a list of sysctl keys, e.g. ["net.ipv4.tcp_fin_timeout"]`);
+  if (!ackOk) problems.push(problemAt("acknowledge", `acknowledge must be a list of sysctl keys, e.g. ["net.ipv4.tcp_fin_timeout"]`));
   // A misspelt key (net.core.somaxcon) is refused by the host preflight, so here too (issue #32 item 11): the advice
   // becomes an error unless the key is in `acknowledge` (then it is in plan.acknowledged, not in plan.warnings).
   if (plan) {
-    problems.push(...plan.misspelt);
+    problems.push(...plan.misspelt.map((a) => problemAt(sysctlPath(a.key), a.text)));
   } else if (typeof sysctls === "object" && !Array.isArray(sysctls)) {
     // the plan failed for other reasons: its misspelt keys join the list (one error lists every problem)
     problems.push(...misspeltKeyProblems(sysctls as Record<string, unknown>, ackOk ? (ack as string[]) : []));
@@ -184,14 +186,15 @@ function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<(t
       () => Object.keys(plan!.values),
       `NetTuning "${name}"`,
       (key, other, otherKey, host) =>
-        key === SOCK_FLOW_KEY && other.startsWith("NicQueues")
+        problemAt(sysctlPath(key), key === SOCK_FLOW_KEY && other.startsWith("NicQueues")
           ? `${key} is also set by ${other} (its rps.sockFlowEntries) on the same host (${host}): the key is host-wide; set it in only one resource (remove it here or drop rps.sockFlowEntries from ${other})`
           : otherKey !== key
             ? `${key} is the kernel variable ${other} sets as ${otherKey} on the same host (${host}): two names of one variable are one key, which belongs to one NetTuning per host; set it in only one of them (as ${variableOf(key)})`
-            : `${key} is also set by ${other} on the same host (${host}): a key belongs to one NetTuning per host; set it in only one of them`,
+            : `${key} is also set by ${other} on the same host (${host}): a key belongs to one NetTuning per host; set it in only one of them`),
       variableOf,
     ),
-  );  if (problems.length > 0 || !plan) throw inputError(`NetTuning "${name}"`, problems, ALL_ARGS);
+  );
+  if (problems.length > 0 || !plan) throw inputError(`NetTuning "${name}"`, problems);
   // planSysctls reconciled the advice with the profile and `acknowledge` (and shows what was acknowledged).
   return plan;
 }

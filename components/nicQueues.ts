@@ -13,6 +13,8 @@ import { liveReadIfOn } from "./live";
 import { claimOnHost, SOCK_FLOW_KEY } from "./conflicts";
 import type { NicSettingsArgs } from "./nicArgs.generated";
 import { Become, commonProblems, inputError, problemsOf } from "./validation";
+import type { Problem } from "../provider/errors";
+import { problemAt, problemsAt } from "../provider/errors";
 import { BootOverride } from "./netTuning";
 import { verificationOf, verifyPlan, type VerifyArgs } from "./verify";
 import type { Verification } from "../provider/counters/gate";
@@ -113,7 +115,7 @@ const ARG_NAMES: readonly string[] = ["connection", ...SETTINGS, ...OTHER_ARGS];
 const ALL_ARGS: readonly string[] = [...ARG_NAMES, "livePreview"];
 
 /** Every problem of the resolved arguments, or the plan. */
-function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<string, unknown>, extra: string[] = [], rolloutLines: string[] = []): NicPlan {
+function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<string, unknown>, extra: Problem[] = [], rolloutLines: string[] = []): NicPlan {
   const problems = commonProblems({ become: v.become, booleans: { restoreOnDelete: v.restoreOnDelete } });
   problems.push(...extra);
   const preset = resolvePreset(v.preset);
@@ -123,17 +125,17 @@ function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<st
     ...problemsOf(() => {
       const settings: Record<string, unknown> = {};
       for (const k of SETTINGS) settings[k] = v[k];
-      plan = planNic({ ...(settings as NicInput), owner, name, preset: preset.preset });
-    }).filter((p) => !(preset.problems.length > 0 && p.startsWith("nothing to set"))),
+      plan = planNic({ ...(settings as NicInput), owner, name, preset: preset.preset, presetRefused: preset.problems.length > 0 });
+    }),
   );
   const boot = nicBootDirectives(v.bootOverride);
   const rc = rcLocalAdoptDirectives(v.adoptRcLocalLines);
-  problems.push(...boot.problems, ...rc.problems);
+  problems.push(...problemsAt("bootOverride", boot.problems), ...problemsAt("adoptRcLocalLines", rc.problems));
   const gate = verifyPlan(v.verify, { kind: "nic", iface: plan?.request.interface ?? "<interface>" });
-  problems.push(...gate.problems);
+  problems.push(...problemsAt("verify", gate.problems));
   const nicDefault = ["channels", "rings", "features", "preset"].some((k) => v[k] !== undefined && v[k] !== null);
   const confirm = confirmPlan(v.confirm, { kind: "nic", verify: v.verify, connection: v.connection, nicDefault });
-  problems.push(...confirm.problems);
+  problems.push(...problemsAt("confirm", confirm.problems));
   // (claimed only by a resource whose plan is valid: a refused one claims nothing)
   problems.push(
     ...claimOnHost(
@@ -143,13 +145,13 @@ function validate(name: string, owner: ReturnType<typeof ownerFor>, v: Record<st
       `NicQueues "${name}"`,
       (item, other, _otherItem, host) =>
         item === SOCK_FLOW_KEY
-          ? `rps.sockFlowEntries writes the host-wide ${SOCK_FLOW_KEY}, which ${other} also sets on the same host (${host}): set it in only one resource (${
+          ? problemAt("rps.sockFlowEntries", `rps.sockFlowEntries writes the host-wide ${SOCK_FLOW_KEY}, which ${other} also sets on the same host (${host}): set it in only one resource (${
               other.startsWith("NicQueues") ? `drop rps.sockFlowEntries here or from ${other}` : `drop rps.sockFlowEntries here or the key from ${other}`
-            })`
-          : `interface "${item}" is also tuned by ${other} on the same host (${host}): one NicQueues per interface and host; merge their settings into one`,
+            })`)
+          : problemAt("interface", `interface "${item}" is also tuned by ${other} on the same host (${host}): one NicQueues per interface and host; merge their settings into one`),
     ),
   );
-  if (problems.length > 0 || !plan) throw inputError(`NicQueues "${name}"`, problems, ALL_ARGS);
+  if (problems.length > 0 || !plan) throw inputError(`NicQueues "${name}"`, problems);
   // the live read's boot-override check (nic.sh nn_live_iface): as the plan's @boot-override says (default "error")
   const bootCheck = v.bootOverride === "warn" ? "warn" : v.bootOverride === "ignore" ? undefined : "error";
   // and its adoptRcLocalLines checks: the plan's entries ("K line", from its @adopt-rc lines)

@@ -6,7 +6,7 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import { hostKeyProblem } from "../provider/live/hostKey";
-import { InputError } from "../provider/errors";
+import { InputError, Problem, problemAt, problemsAt } from "../provider/errors";
 import { levenshtein } from "../provider/sysctl/validate";
 
 /**
@@ -23,15 +23,15 @@ export const Become = {
 export type Become = (typeof Become)[keyof typeof Become];
 
 /** Problems with `become` and the boolean arguments, each naming the property and the fix. */
-export function commonProblems(values: { become?: unknown; booleans: Record<string, unknown> }): string[] {
-  const problems: string[] = [];
+export function commonProblems(values: { become?: unknown; booleans: Record<string, unknown> }): Problem[] {
+  const problems: Problem[] = [];
   const b = values.become;
   if (b !== undefined && b !== null && b !== "sudo" && b !== "none") {
-    problems.push(`become ${JSON.stringify(b)} is not supported: use "sudo" (runs sudo -n, never prompts) or "none" (the SSH user is root); doas, su and others are not supported`);
+    problems.push(problemAt("become", `become ${JSON.stringify(b)} is not supported: use "sudo" (runs sudo -n, never prompts) or "none" (the SSH user is root); doas, su and others are not supported`));
   }
   for (const [name, v] of Object.entries(values.booleans)) {
     if (v !== undefined && v !== null && typeof v !== "boolean") {
-      problems.push(`${name} ${JSON.stringify(v)} must be true or false (a boolean, not a string or number)`);
+      problems.push(problemAt(name, `${name} ${JSON.stringify(v)} must be true or false (a boolean, not a string or number)`));
     }
   }
   return problems;
@@ -42,7 +42,7 @@ export function commonProblems(values: { become?: unknown; booleans: Record<stri
  * would otherwise be dropped without a word. The closest argument name is suggested (same letters in another case, at
  * most 2 edits apart, or one name starting with the other: txqueuelen → txQueueLength).
  */
-export function unknownArgProblems(args: object, known: readonly string[]): string[] {
+export function unknownArgProblems(args: object, known: readonly string[]): Problem[] {
   return Object.keys(args)
     .filter((k) => !known.includes(k))
     .map((k) => {
@@ -51,7 +51,7 @@ export function unknownArgProblems(args: object, known: readonly string[]): stri
         known.find((n) => n.toLowerCase() === lower) ??
         known.find((n) => levenshtein(lower, n.toLowerCase(), 2) <= 2) ??
         known.find((n) => Math.min(n.length, k.length) >= 5 && (n.toLowerCase().startsWith(lower) || lower.startsWith(n.toLowerCase())));
-      return `${k} is not an argument of this resource, so it would be ignored: ${near ? `did you mean ${near}?` : "remove it"} (the arguments: ${known.join(", ")})`;
+      return problemAt(k, `${k} is not an argument of this resource, so it would be ignored: ${near ? `did you mean ${near}?` : "remove it"} (the arguments: ${known.join(", ")})`);
     });
 }
 
@@ -60,14 +60,14 @@ export function unknownArgProblems(args: object, known: readonly string[]): stri
  * plain `host` string, or without any way to log in (loginProblems). A connection that is an Output as a whole is left
  * to the provider.
  */
-export function connectionProblems(c: unknown): string[] {
+export function connectionProblems(c: unknown): Problem[] {
   const shape = "{ host, port, user, privateKey or password } (the @pulumi/command remote connection)";
-  if (c === undefined || c === null) return [`connection is required: the SSH connection of the host, ${shape}`];
+  if (c === undefined || c === null) return [problemAt("connection", `connection is required: the SSH connection of the host, ${shape}`)];
   if (pulumi.Output.isInstance(c) || c instanceof Promise) return [];
-  if (typeof c !== "object" || Array.isArray(c)) return [`connection ${JSON.stringify(c)} must be an object ${shape}`];
+  if (typeof c !== "object" || Array.isArray(c)) return [problemAt("connection", `connection ${JSON.stringify(c)} must be an object ${shape}`)];
   const h = (c as { host?: unknown }).host;
   if (pulumi.Output.isInstance(h) || h instanceof Promise) return [];
-  if (typeof h !== "string" || h.trim() === "") return [`connection.host ${h === undefined ? "is missing" : `${JSON.stringify(h)} is not a host name or address`}: set it to the host's name or IP address`];
+  if (typeof h !== "string" || h.trim() === "") return [problemAt("connection.host", `connection.host ${h === undefined ? "is missing" : `${JSON.stringify(h)} is not a host name or address`}: set it to the host's name or IP address`)];
   return loginProblems(c as Record<string, unknown>, "connection");
 }
 
@@ -77,18 +77,18 @@ export function connectionProblems(c: unknown): string[] {
  * would fail on the host at `up`; the preview refuses it instead. A field given as an Output (a secret from config)
  * counts as given; an empty string does not. A plain `hostKey` that is not an SSH public key is a problem too.
  */
-function loginProblems(c: Record<string, unknown>, path: string): string[] {
+function loginProblems(c: Record<string, unknown>, path: string): Problem[] {
   const given = (v: unknown) => (typeof v === "string" ? v !== "" : v !== undefined && v !== null);
-  const problems: string[] = [];
+  const problems: Problem[] = [];
   const agentFromEnv = (process.env.SSH_AUTH_SOCK ?? "") !== "";
   if (!given(c.privateKey) && !given(c.password) && !given(c.agentSocketPath) && !agentFromEnv) {
-    problems.push(
+    problems.push(problemAt(path,
       `${path} has no privateKey, password or agentSocketPath (and SSH_AUTH_SOCK is not set), so the SSH login would fail on the host: ` +
         `set ${path}.privateKey (e.g. config.requireSecret("sshKey")), ${path}.password, or ${path}.agentSocketPath (an ssh-agent socket)`,
-    );
+    ));
   }
   // a hostKey @pulumi/command cannot parse fails every Command at `up`: refused here (issue #32)
-  problems.push(...hostKeyProblem(`${path}.hostKey`, c.hostKey));
+  problems.push(...problemsAt(`${path}.hostKey`, hostKeyProblem(`${path}.hostKey`, c.hostKey)));
   const p = c.proxy;
   if (typeof p === "object" && p !== null && !Array.isArray(p) && !pulumi.Output.isInstance(p) && !(p instanceof Promise)) {
     problems.push(...loginProblems(p as Record<string, unknown>, `${path}.proxy`));
@@ -101,21 +101,13 @@ export function becomeOf(b: unknown): "sudo" | undefined {
   return b === "sudo" ? "sudo" : undefined;
 }
 
-const SYSCTL_KEY = /^[a-z0-9_-]+(?:[./][A-Za-z0-9_@:+-]+)+(?=[ :=]|$)/;
-
-/** The property path a problem line is about (`rings.rx`, `sysctls["net.core.somaxconn"]`), or "" when general. */
-export function propertyPathOf(problem: string, argNames: readonly string[]): string {
-  const head = /^([A-Za-z][A-Za-z0-9]*)((?:\.[A-Za-z0-9_-]+|\[\d+\])*)/.exec(problem);
-  if (head && argNames.includes(head[1])) return head[1] + head[2];
-  const key = SYSCTL_KEY.exec(problem);
-  if (key && argNames.includes("sysctls")) return `sysctls[${JSON.stringify(key[0].replace(/\//g, "."))}]`;
-  return "";
-}
-
-/** One error for every problem: an InputError (message and `problems`) that the provider host reports per property. */
-export function inputError(resource: string, problems: string[], argNames: readonly string[]): InputError {
+/**
+ * One error for every problem: an InputError (message and `problems`) that the provider host reports per property,
+ * with each problem's own path.
+ */
+export function inputError(resource: string, problems: readonly Problem[]): InputError {
   const e = new InputError(resource, problems) as InputError & { errors: pulumi.InputPropertyErrorDetails[] };
-  e.errors = problems.map((p) => ({ propertyPath: propertyPathOf(p, argNames), reason: p }));
+  e.errors = problems.map((p) => ({ propertyPath: p.path, reason: p.message }));
   // Marks the error as a pulumi.InputPropertiesError (that is how the SDK recognises one) without losing InputError,
   // and as a pulumi.RunError: the Node.js runner then prints the message without a stack trace, once (it reports an
   // error object once however many promises it rejected).
@@ -130,12 +122,12 @@ export function inputError(resource: string, problems: string[], argNames: reado
 }
 
 /** Problems of a thrown InputError, or rethrows anything else (a bug must not read as bad input). */
-export function problemsOf(fn: () => void): string[] {
+export function problemsOf(fn: () => void): Problem[] {
   try {
     fn();
     return [];
   } catch (e) {
-    if (e instanceof InputError) return e.problems;
+    if (e instanceof InputError) return [...e.details];
     throw e;
   }
 }

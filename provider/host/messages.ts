@@ -5,6 +5,7 @@
  * tests/unit/genSpec.test.ts) as sh functions that set one variable: the same function of the same arguments.
  * Pure: no I/O.
  */
+import { Problem, problemAt } from "../errors";
 
 /** A message with named parts; `sh` renders it as a sh function of positional parameters (the parts, in order). */
 export interface HostMessage<P extends string> {
@@ -256,11 +257,11 @@ const PREFLIGHT_GROUPS = ["channel", "ring", "feature", "coalesce"] as const;
  * `declared`: key (`IF/ring.rx`) → value, in the plan's order. Only what the read saw: a key of a group the read did
  * not report on (an older read, an interface that does not exist, no ethtool) is left to the host.
  */
-export function nicRefusals(declared: Record<string, string>, f: NicReadFacts): string[] {
+export function nicRefusals(declared: Record<string, string>, f: NicReadFacts): Problem[] {
   const hostname = f.host?.hostname ?? "?";
   // a missing interface is the preflight's only refusal (it checks nothing else then)
-  if (f.noInterface) return [IFACE_MISSING.text({ iface: f.noInterface.iface, host: hostname, list: f.noInterface.list })];
-  const out: string[] = f.noEthtool ? [ETHTOOL_MISSING.text({ host: hostname })] : [];
+  if (f.noInterface) return [problemAt("interface", IFACE_MISSING.text({ iface: f.noInterface.iface, host: hostname, list: f.noInterface.list }))];
+  const out: Problem[] = f.noEthtool ? [problemAt("", ETHTOOL_MISSING.text({ host: hostname }))] : [];
   const driver = (iface: string) => f.drivers[iface] ?? "unknown";
   for (const group of PREFLIGHT_GROUPS) {
     const said = new Set<string>();
@@ -274,31 +275,32 @@ export function nicRefusals(declared: Record<string, string>, f: NicReadFacts): 
         // the group's one refusal (the preflight checks no key of it)
         if (said.has(iface)) continue;
         said.add(iface);
-        if (group === "feature") out.push(FEATURES_UNREADABLE.text({ iface, said: failed }));
-        else if (group === "coalesce") out.push(COALESCE_UNSUPPORTED.text({ iface, driver: driver(iface), said: failed }));
+        if (group === "feature") out.push(problemAt("features", FEATURES_UNREADABLE.text({ iface, said: failed })));
+        else if (group === "coalesce") out.push(problemAt("coalesce", COALESCE_UNSUPPORTED.text({ iface, driver: driver(iface), said: failed })));
         else {
           const g = NIC_LIMIT_GROUPS[group];
-          out.push(LIMIT_GROUP_UNSUPPORTED.text({ arg: g.arg, iface, driver: driver(iface), what: g.what, option: g.option, said: failed }));
+          out.push(problemAt(g.arg, LIMIT_GROUP_UNSUPPORTED.text({ arg: g.arg, iface, driver: driver(iface), what: g.what, option: g.option, said: failed })));
         }
         continue;
       }
       if (group === "channel" || group === "ring") {
         if (f.maxima[key] === undefined) continue;
-        const r = nicLimitRefusal(group, `${NIC_LIMIT_GROUPS[group].arg}.${camel(name)}`, name, iface, want, { cur: f.values[key] ?? "", max: f.maxima[key], driver: driver(iface) });
-        if (r) out.push(r);
+        const arg = `${NIC_LIMIT_GROUPS[group].arg}.${camel(name)}`;
+        const r = nicLimitRefusal(group, arg, name, iface, want, { cur: f.values[key] ?? "", max: f.maxima[key], driver: driver(iface) });
+        if (r) out.push(problemAt(arg, r));
       } else if (group === "feature") {
-        if (f.absent.includes(key)) out.push(FEATURE_ABSENT.text({ name, iface, driver: driver(iface) }));
+        if (f.absent.includes(key)) out.push(problemAt("features", FEATURE_ABSENT.text({ name, iface, driver: driver(iface) })));
         const fixed = /^(on|off) \[fixed\]$/.exec(f.shown[key] ?? "");
-        if (fixed && fixed[1] !== want) out.push(FEATURE_FIXED.text({ name, cur: fixed[1], iface, driver: driver(iface), want }));
+        if (fixed && fixed[1] !== want) out.push(problemAt("features", FEATURE_FIXED.text({ name, cur: fixed[1], iface, driver: driver(iface), want })));
       } else {
         const setting = `coalesce.${camel(name)}`;
         const shown = f.absent.includes(key) ? "absent" : f.shown[key] === "n/a" ? "n/a" : undefined;
         if (shown) {
-          out.push(COALESCE_FIELD_UNSUPPORTED.text({ setting, name, iface, driver: driver(iface), shown }));
+          out.push(problemAt(setting, COALESCE_FIELD_UNSUPPORTED.text({ setting, name, iface, driver: driver(iface), shown })));
           continue;
         }
         const accepts = f.shown[key] !== undefined ? coalesceDriverRefuses(driver(iface), name, want) : undefined;
-        if (accepts) out.push(COALESCE_DRIVER_REFUSES.text({ setting, value: want, driver: driver(iface), iface, accepts }));
+        if (accepts) out.push(problemAt(setting, COALESCE_DRIVER_REFUSES.text({ setting, value: want, driver: driver(iface), iface, accepts })));
       }
     }
   }

@@ -3,6 +3,7 @@
  * profiles' `nic` parts. Messages name the input, the accepted range and the fix; `formatIssues` lists every problem.
  */
 import { z } from "zod";
+import { Problem, problemAt } from "../errors";
 import { INTERFACE_NAME, interfaceNameRule, NIC_GROUPS, NIC_GROUP_SPECS, NIC_PERSISTENCE_VALUES, NicGroup, NicPersistence, NicSetting, settingByArg, settingsOf } from "./spec";
 
 /** An integer in [min, max] with a message a user can act on. */
@@ -106,14 +107,14 @@ export const nicSettingsSchema = z.strictObject({
 const requiredSchemas = new Map<NicGroup, ReturnType<typeof groupSchema>>();
 
 /** Problems of the merged settings (preset, then arguments): a group given without its required setting (e.g. rps.cpus). */
-export function requiredAfterMerge(merged: Record<string, unknown>): string[] {
+export function requiredAfterMerge(merged: Record<string, unknown>): Problem[] {
   return REQUIRED_GROUPS.flatMap((g) => {
     const arg = NIC_GROUP_SPECS[g].arg as string;
     if (merged[arg] === undefined) return [];
     let schema = requiredSchemas.get(g);
     if (!schema) requiredSchemas.set(g, (schema = groupSchema(g)));
     const r = schema.safeParse(merged[arg]);
-    return r.success ? [] : formatIssues(r.error.issues, arg);
+    return r.success ? [] : issueProblems(r.error.issues, arg);
   });
 }
 
@@ -127,11 +128,16 @@ export const nicPresetSchema = z.strictObject({
 
 /** zod issues as "path: message" lines (every issue, not just the first). */
 export function formatIssues(issues: z.core.$ZodIssue[], prefix = ""): string[] {
+  return issueProblems(issues, prefix).map((p) => p.message);
+}
+
+/** {@link formatIssues} with each message's property path (the issue's path under `prefix`). */
+export function issueProblems(issues: z.core.$ZodIssue[], prefix = ""): Problem[] {
   return issues.map((i) => {
     const path = [prefix, ...i.path.map(String)].filter(Boolean).join(".").replace(/\.(\d+)(?=\.|$)/g, "[$1]");
     if (i.code === "unrecognized_keys") {
-      return `${path ? path + ": " : ""}unknown field${i.keys.length > 1 ? "s" : ""} ${i.keys.map((k) => `"${k}"`).join(", ")} (check the spelling)`;
+      return problemAt(path, `${path ? path + ": " : ""}unknown field${i.keys.length > 1 ? "s" : ""} ${i.keys.map((k) => `"${k}"`).join(", ")} (check the spelling)`);
     }
-    return `${path || "(args)"} ${i.message}`;
+    return problemAt(path, `${path || "(args)"} ${i.message}`);
   });
 }

@@ -2,18 +2,24 @@
  * Validation of NicQueues inputs (pure): schema, preset merge, feature aliases, cross-field checks, all from the NIC
  * spec (`spec.ts`). Throws one InputError listing every problem; returns the normalised request and advice for preview.
  */
-import { InputError } from "../errors";
+import { InputError, Problem, problemAt } from "../errors";
 import type { NicPreset } from "../sizing/nic";
 import type { NicIrqAffinityValues, NicRpsValues, NicSettingsValues } from "./values.generated";
 import { kernelPow2 } from "../sysctl/readback";
 import { canonicalFeature, FEATURE_SHORT_NAMES } from "./features";
-import { formatIssues, NicPersistence, nicPresetSchema, nicSettingsSchema, requiredAfterMerge } from "./schema";
+import { issueProblems, NicPersistence, nicPresetSchema, nicSettingsSchema, requiredAfterMerge } from "./schema";
 import { NIC_GROUPS, NIC_GROUP_SPECS, NIC_PERSISTENCE_DEFAULT, NIC_SETTING_ARGS, NicGroup, settingByArg, settingsOf } from "./spec";
 
 /** The argument names of the settings: the keys of the plain value type generated from the spec (values.generated.ts). */
 type SettingArg = keyof NicSettingsValues;
 /** Plain NicQueues settings as the user declared them (before validation). */
-export type NicInput = { interface: unknown; persistence?: unknown; preset?: unknown } & { [K in SettingArg]?: unknown };
+export type NicInput = {
+  interface: unknown;
+  persistence?: unknown;
+  preset?: unknown;
+  /** `preset` was given and refused (its problems are reported): "nothing to set" is not one more. */
+  presetRefused?: boolean;
+} & { [K in SettingArg]?: unknown };
 
 /** The validated request: kernel/ethtool names, preset merged (explicit args win). */
 export interface NicRequest {
@@ -74,7 +80,7 @@ function mergePreset(preset: NicSettingsValues | undefined, args: NicSettingsVal
 }
 
 export function validateNic(input: NicInput, resource: string): NicRequest {
-  const problems: string[] = [];
+  const problems: Problem[] = [];
   let preset: NicPreset | undefined;
   if (input.preset !== undefined && input.preset !== null) {
     // A preset gets exactly the checks of the same arguments (one schema: ranges included); only its metadata differs.
@@ -82,11 +88,11 @@ export function validateNic(input: NicInput, resource: string): NicRequest {
     const isObject = typeof p === "object" && !Array.isArray(p);
     if (!isObject || p.kind !== "net-tuning/nic-preset" || typeof p.name !== "string" || p.name.length === 0) {
       const what = isObject && p.kind !== "net-tuning/nic-preset" ? `preset.kind ${JSON.stringify(p.kind)} is not "net-tuning/nic-preset"` : "preset.name is missing";
-      problems.push(`${what} (pass a preset from this package, e.g. nicPresets.throughput())`);
+      problems.push(problemAt("preset", `${what} (pass a preset from this package, e.g. nicPresets.throughput())`));
     } else {
       const parsed = nicPresetSchema.safeParse(p);
       if (parsed.success) preset = parsed.data as NicPreset;
-      else problems.push(...formatIssues(parsed.error.issues, `preset(${p.name})`));
+      else problems.push(...issueProblems(parsed.error.issues, `preset(${p.name})`).map((x) => problemAt("preset", x.message)));
     }
   }
   const raw: Record<string, unknown> = { interface: input.interface, persistence: input.persistence };
@@ -95,7 +101,7 @@ export function validateNic(input: NicInput, resource: string): NicRequest {
   for (const k of Object.keys(raw)) if (raw[k] === undefined || raw[k] === null) delete raw[k];
   const parsed = nicSettingsSchema.safeParse(raw);
   if (!parsed.success) {
-    problems.push(...formatIssues(parsed.error.issues));
+    problems.push(...issueProblems(parsed.error.issues));
     throw new InputError(resource, problems);
   }
   // The schema and the plain value types are both built from the spec (schema.ts, values.generated.ts).
@@ -107,7 +113,7 @@ export function validateNic(input: NicInput, resource: string): NicRequest {
   const rings = byHostName<number | "max">("rings", m.rings);
   const channels = byHostName<number>("channels", m.channels);
   if (Object.keys(channels).length > 0 && Object.values(channels).every((v) => v === 0)) {
-    problems.push("channels: every count is 0; a NIC needs at least one rx and one tx queue (e.g. { combined: 4 })");
+    problems.push(problemAt("channels", "channels: every count is 0; a NIC needs at least one rx and one tx queue (e.g. { combined: 4 })"));
   }
 
   const features: Record<string, boolean> = {};
@@ -116,11 +122,11 @@ export function validateNic(input: NicInput, resource: string): NicRequest {
     for (const [name, on] of Object.entries(src ?? {})) {
       const canon = canonicalFeature(name);
       if (!canon) {
-        problems.push(`${where}.${name}: "${name}" is not a feature name: use an ethtool -K short name (${Object.keys(FEATURE_SHORT_NAMES).join(", ")}) or a name from \`ethtool -k\` (lowercase letters, digits, "-", "_")`);
+        problems.push(problemAt(`${where}.${name}`, `${where}.${name}: "${name}" is not a feature name: use an ethtool -K short name (${Object.keys(FEATURE_SHORT_NAMES).join(", ")}) or a name from \`ethtool -k\` (lowercase letters, digits, "-", "_")`));
         continue;
       }
       if (!override && canon in features && origin[canon] !== "preset" && features[canon] !== on) {
-        problems.push(`${where}: "${origin[canon]}" and "${name}" are the same feature (${canon}) with different values; keep one`);
+        problems.push(problemAt(where, `${where}: "${origin[canon]}" and "${name}" are the same feature (${canon}) with different values; keep one`));
         continue;
       }
       features[canon] = on;
@@ -177,9 +183,9 @@ export function validateNic(input: NicInput, resource: string): NicRequest {
     const arg = NIC_GROUP_SPECS[g].arg;
     return arg !== undefined ? mm[arg] === undefined : settingsOf(g).every((st) => mm[st.arg] === undefined);
   });
-  if (empty) {
+  if (empty && !input.presetRefused) {
     throw new InputError(resource, [
-      `nothing to set: give at least one of ${SETTING_ARGS.join(", ")} or preset (e.g. preset: nicPresets.throughput())`,
+      problemAt("", `nothing to set: give at least one of ${SETTING_ARGS.join(", ")} or preset (e.g. preset: nicPresets.throughput())`),
     ]);
   }
   return {

@@ -3,11 +3,11 @@
  * resolved to the same {@link SysctlProfile} / {@link NicPreset} the TypeScript helpers return, so both routes
  * render the same plan. Pure; no `@pulumi/*`.
  */
-import { InputError } from "../errors";
+import { InputError, Problem, problemAt } from "../errors";
 import { NicPreset, NicPresetName, nicPresets } from "./nic";
 import { combineProfiles, isSysctlProfile, SysctlProfile } from "./profile";
 import { SysctlProfileSchema } from "./schemas";
-import { formatIssues } from "../nic/schema";
+import { issueProblems } from "../nic/schema";
 import { database, longFatFlows, manySmallFlows, nvmeTcpLatency, nvmeTcpThroughput, proxyGateway, webServer } from "./profiles";
 
 /** The sizing profiles a {@link ProfileSpec} names (the TypeScript helpers of the same names). */
@@ -109,24 +109,24 @@ const PROFILE_FNS: Record<ProfileName, (o: never) => SysctlProfile> = {
 const SPEC_FIELDS = ["name", "bandwidth", "rtt", "concurrency", "memory", "guard", "warnAt", "errorAt", "pacing", "congestionControl"];
 
 /** One profile spec (or an already resolved profile) → the profile, or problems prefixed by `path`. */
-function resolveOne(value: unknown, path: string, problems: string[]): SysctlProfile | undefined {
+function resolveOne(value: unknown, path: string, problems: Problem[]): SysctlProfile | undefined {
   if (isSysctlProfile(value)) {
     // A resolved profile is checked whole (untyped JavaScript may build one): every problem, named by its path.
     const r = SysctlProfileSchema.safeParse(value);
     if (r.success) return value;
-    problems.push(...formatIssues(r.error.issues, path));
+    problems.push(...issueProblems(r.error.issues, path));
     return undefined;
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    problems.push(`${path}: must be a profile spec such as { name: "webServer" } or { name: "longFatFlows", bandwidth: "10Gbit", rtt: "40ms" }`);
+    problems.push(problemAt(path, `${path}: must be a profile spec such as { name: "webServer" } or { name: "longFatFlows", bandwidth: "10Gbit", rtt: "40ms" }`));
     return undefined;
   }
   const spec = value as Record<string, unknown>;
   const unknown = Object.keys(spec).filter((k) => !SPEC_FIELDS.includes(k) && spec[k] !== undefined && spec[k] !== null);
-  if (unknown.length > 0) problems.push(`${path}: unknown field${unknown.length > 1 ? "s" : ""} ${unknown.map((k) => `"${k}"`).join(", ")} (fields: ${SPEC_FIELDS.join(", ")})`);
+  if (unknown.length > 0) problems.push(problemAt(path, `${path}: unknown field${unknown.length > 1 ? "s" : ""} ${unknown.map((k) => `"${k}"`).join(", ")} (fields: ${SPEC_FIELDS.join(", ")})`));
   const fn = typeof spec.name === "string" && Object.prototype.hasOwnProperty.call(PROFILE_FNS, spec.name) ? PROFILE_FNS[spec.name as ProfileName] : undefined;
   if (!fn) {
-    problems.push(`${path}.name: ${JSON.stringify(spec.name)} is not a profile: use one of ${Object.keys(PROFILE_FNS).join(", ")}`);
+    problems.push(problemAt(`${path}.name`, `${path}.name: ${JSON.stringify(spec.name)} is not a profile: use one of ${Object.keys(PROFILE_FNS).join(", ")}`));
     return undefined;
   }
   if (unknown.length > 0) return undefined;
@@ -136,7 +136,7 @@ function resolveOne(value: unknown, path: string, problems: string[]): SysctlPro
     return fn(options as never);
   } catch (e) {
     if (e instanceof InputError) {
-      problems.push(...e.problems.map((p) => `${path} (${spec.name}): ${p}`));
+      problems.push(...e.problems.map((p) => problemAt(path, `${path} (${spec.name}): ${p}`)));
       return undefined;
     }
     throw e;
@@ -149,15 +149,15 @@ function resolveOne(value: unknown, path: string, problems: string[]): SysctlPro
  * `sysctls`, which override every profile: two profiles that disagree on one of them are no conflict (the docs'
  * advice for a conflict: set the key in `sysctls`).
  */
-export function resolveProfiles(profile: unknown, profiles: unknown, overridden: Iterable<string> = []): { profile?: SysctlProfile; problems: string[] } {
-  const problems: string[] = [];
+export function resolveProfiles(profile: unknown, profiles: unknown, overridden: Iterable<string> = []): { profile?: SysctlProfile; problems: Problem[] } {
+  const problems: Problem[] = [];
   const resolved: SysctlProfile[] = [];
   if (profile !== undefined && profile !== null) {
     const p = resolveOne(profile, "profile", problems);
     if (p) resolved.push(p);
   }
   if (profiles !== undefined && profiles !== null) {
-    if (!Array.isArray(profiles)) problems.push("profiles: must be a list of profile specs, e.g. [{ name: \"webServer\" }, { name: \"database\" }]");
+    if (!Array.isArray(profiles)) problems.push(problemAt("profiles", "profiles: must be a list of profile specs, e.g. [{ name: \"webServer\" }, { name: \"database\" }]"));
     else
       profiles.forEach((v, i) => {
         const p = resolveOne(v, `profiles[${i}]`, problems);
@@ -169,27 +169,27 @@ export function resolveProfiles(profile: unknown, profiles: unknown, overridden:
   try {
     return { profile: combineProfiles(resolved, { overridden, fix: "set it in sysctls (an entry there overrides every profile) or drop one profile" }), problems };
   } catch (e) {
-    if (e instanceof InputError) return { problems: e.problems.map((p) => `profiles (combine): ${p}`) };
+    if (e instanceof InputError) return { problems: e.problems.map((p) => problemAt("profiles", `profiles (combine): ${p}`)) };
     throw e;
   }
 }
 
 /** `preset` of NicQueues: a {@link PresetSpec} or a preset returned by `nicPresets.*()` → the preset, or problems. */
-export function resolvePreset(value: unknown): { preset?: NicPreset; problems: string[] } {
+export function resolvePreset(value: unknown): { preset?: NicPreset; problems: Problem[] } {
   if (value === undefined || value === null) return { problems: [] };
   if (typeof value === "object" && !Array.isArray(value) && (value as { kind?: unknown }).kind === "net-tuning/nic-preset") {
     return { preset: value as NicPreset, problems: [] };
   }
   const names = Object.keys(nicPresets);
   if (typeof value !== "object" || Array.isArray(value)) {
-    return { problems: [`preset: must be { name: "${names.join('" } or { name: "')}" } (or nicPresets.throughput() in TypeScript)`] };
+    return { problems: [problemAt("preset", `preset: must be { name: "${names.join('" } or { name: "')}" } (or nicPresets.throughput() in TypeScript)`)] };
   }
   const spec = value as Record<string, unknown>;
-  const problems: string[] = [];
+  const problems: Problem[] = [];
   const unknown = Object.keys(spec).filter((k) => k !== "name" && spec[k] !== undefined && spec[k] !== null);
-  if (unknown.length > 0) problems.push(`preset: unknown field${unknown.length > 1 ? "s" : ""} ${unknown.map((k) => `"${k}"`).join(", ")} (a preset spec has only "name")`);
+  if (unknown.length > 0) problems.push(problemAt("preset", `preset: unknown field${unknown.length > 1 ? "s" : ""} ${unknown.map((k) => `"${k}"`).join(", ")} (a preset spec has only "name")`));
   const fn = typeof spec.name === "string" && Object.prototype.hasOwnProperty.call(nicPresets, spec.name) ? nicPresets[spec.name as keyof typeof nicPresets] : undefined;
-  if (!fn) problems.push(`preset.name: ${JSON.stringify(spec.name)} is not a NIC preset: use ${names.map((n) => `"${n}"`).join(" or ")}`);
+  if (!fn) problems.push(problemAt("preset.name", `preset.name: ${JSON.stringify(spec.name)} is not a NIC preset: use ${names.map((n) => `"${n}"`).join(" or ")}`));
   if (problems.length > 0 || !fn) return { problems };
   return { preset: fn(), problems };
 }

@@ -5,6 +5,7 @@
  * it (sysctl.conf: comments out the lines that set declared keys, with a marker); the destroy puts it back exactly
  * and applies its values again. Pure: validation, plan directives, the restore-plan block and the report lines.
  */
+import { Problem, problemAt } from "../errors";
 import { z } from "zod";
 import { gzipFixed } from "../gzip";
 
@@ -44,20 +45,20 @@ const AdoptEntry = z
  * Validates `adopt` (undefined = none) against the resource's own sysctl.d file: the absolute paths, or the problems
  * (each naming the entry and the fix).
  */
-export function validateAdopt(adopt: unknown, ownFile: string): { paths: string[]; problems: string[] } {
+export function validateAdopt(adopt: unknown, ownFile: string): { paths: string[]; problems: Problem[] } {
   if (adopt === undefined || adopt === null) return { paths: [], problems: [] };
-  if (!Array.isArray(adopt)) return { paths: [], problems: [`adopt: must be a list of file names, e.g. ["99-hk-net-tuning.conf"]`] };
-  const problems: string[] = [];
+  if (!Array.isArray(adopt)) return { paths: [], problems: [problemAt("adopt", `adopt: must be a list of file names, e.g. ["99-hk-net-tuning.conf"]`)] };
+  const problems: Problem[] = [];
   const seen = new Set<string>();
   adopt.forEach((entry, i) => {
     const r = AdoptEntry.safeParse(entry);
     if (!r.success) {
-      problems.push(...r.error.issues.map((x) => `adopt[${i}]: ${x.message}`));
+      problems.push(...r.error.issues.map((x) => problemAt(`adopt[${i}]`, `adopt[${i}]: ${x.message}`)));
       return;
     }
     const p = r.data;
-    if (p === ownFile) problems.push(`adopt[${i}]: "${p}" is this resource's own file (fileName): adopt it under another fileName, e.g. leave fileName unset`);
-    if (seen.has(p)) problems.push(`adopt[${i}]: "${p}" is listed twice`);
+    if (p === ownFile) problems.push(problemAt(`adopt[${i}]`, `adopt[${i}]: "${p}" is this resource's own file (fileName): adopt it under another fileName, e.g. leave fileName unset`));
+    if (seen.has(p)) problems.push(problemAt(`adopt[${i}]`, `adopt[${i}]: "${p}" is listed twice`));
     seen.add(p);
   });
   return { paths: [...seen].sort(), problems };

@@ -1,4 +1,4 @@
-import { InputError } from "../errors";
+import { InputError, Problem, problemAt } from "../errors";
 import { origLines, planHeader } from "../planText";
 import { Owner, safeName } from "../owner";
 import { PACKAGE_NAME } from "../version";
@@ -23,6 +23,8 @@ export interface SysctlPlanInput {
   bootOverride?: BootOverride;
   /** Keys whose advisory warnings the user accepted: shown in the plan, not logged. */
   acknowledge?: string[];
+  /** `profile` or `profiles` were given and refused (their problems are reported): "no sysctls" is not one more. */
+  profileRefused?: boolean;
   /** NetTuning `adopt` (unchecked; see ./adopt.ts). */
   adopt?: unknown;
   /** Keys whose values were given as Pulumi secrets (the catalogue's secret keys are secret anyway). */
@@ -56,7 +58,7 @@ export interface SysctlPlan {
    * The advice about keys that are not catalogued but look like ones that are, unless acknowledged: NetTuning refuses
    * them at preview, as the host preflight refuses a key its kernel does not have. Not among `warnings`.
    */
-  misspelt: string[];
+  misspelt: Advice[];
   /**
    * Advice not logged: about keys in `acknowledge`, or about a value the profile chose (its rationale covers it).
    * The keys of `acknowledge` are also `# acknowledged: KEY` lines of the plan, so the review sees them.
@@ -86,13 +88,13 @@ export function planWarnings(
   validatorAdvice: Advice[],
   profile: SysctlProfile | undefined,
   opts: { ownKeys?: Set<string>; acknowledge?: string[] } = {},
-): { warnings: string[]; misspelt: string[]; acknowledged: string[]; acknowledgedKeys: string[] } {
+): { warnings: string[]; misspelt: Advice[]; acknowledged: string[]; acknowledgedKeys: string[] } {
   const advice = reconcileAdvice(validatorAdvice, { profileKeys: Object.keys(profile?.sysctls ?? {}), ownKeys: opts.ownKeys, acknowledge: opts.acknowledge });
   const warnings = advice.warnings.filter((a) => !a.misspelt).map((a) => a.text);
   for (const w of profile?.warnings ?? []) warnings.push(`profile ${profile?.name}: ${w}`);
   return {
     warnings,
-    misspelt: advice.warnings.filter((a) => a.misspelt).map((a) => a.text),
+    misspelt: advice.warnings.filter((a) => a.misspelt),
     acknowledged: advice.acknowledged.map(acknowledgedText),
     acknowledgedKeys: [...new Set(advice.acknowledged.filter((a) => a.by === "acknowledge").map((a) => a.key))].sort(),
   };
@@ -101,23 +103,23 @@ export function planWarnings(
 /** Validates and renders a NetTuning resource. Pure and deterministic: identical inputs give identical text. */
 export function planSysctls(input: SysctlPlanInput): SysctlPlan {
   const resource = `NetTuning "${input.name}"`;
-  const problems: string[] = [];
+  const problems: Problem[] = [];
   const fileName = input.fileName ?? `90-net-tuning-${safeName(input.name)}.conf`;
   if (!FILE_NAME.test(fileName) || fileName.length > 100) {
     problems.push(
-      `fileName "${fileName}" is not a plain sysctl.d file name: use letters, digits, ".", "_" and "-" ending in ".conf" (e.g. "90-web.conf"), at most 100 characters, no "/"`,
+      problemAt("fileName", `fileName "${fileName}" is not a plain sysctl.d file name: use letters, digits, ".", "_" and "-" ending in ".conf" (e.g. "90-web.conf"), at most 100 characters, no "/"`),
     );
   }
   if (input.bootOverride !== undefined && !["error", "warn", "ignore"].includes(input.bootOverride)) {
-    problems.push(`bootOverride "${String(input.bootOverride)}" is not one of "error", "warn", "ignore"`);
+    problems.push(problemAt("bootOverride", `bootOverride "${String(input.bootOverride)}" is not one of "error", "warn", "ignore"`));
   }
   if (input.profile !== undefined && (typeof input.profile !== "object" || input.profile.kind !== "net-tuning/sysctl-profile")) {
-    problems.push(`profile is not a sizing profile: pass the object returned by a helper such as longFatFlows({ bandwidth, rtt })`);
+    problems.push(problemAt("profile", `profile is not a sizing profile: pass the object returned by a helper such as longFatFlows({ bandwidth, rtt })`));
   }
   const adopted = validateAdopt(input.adopt, `/etc/sysctl.d/${fileName}`);
   problems.push(...adopted.problems);
   if (adopted.paths.length > 0 && input.persist === false) {
-    problems.push(`adopt needs persist: true (the adopted files are removed and this resource's file takes over at boot); with persist: false the hand values would be lost at the next boot`);
+    problems.push(problemAt("adopt", `adopt needs persist: true (the adopted files are removed and this resource's file takes over at boot); with persist: false the hand values would be lost at the next boot`));
   }
   // the resource's own entries override the profile's, whichever form names the key (net.core.somaxconn, net/core/somaxconn)
   const merged: Record<string, unknown> = { ...(input.profile?.sysctls ?? {}) };
@@ -128,11 +130,12 @@ export function planSysctls(input: SysctlPlanInput): SysctlPlan {
   try {
     validated = validateSysctls(merged, resource, input.secretKeys ?? []);
   } catch (e) {
-    if (e instanceof InputError) problems.push(...e.problems);
+    if (e instanceof InputError) problems.push(...e.details);
     else throw e;
   }
-  if (problems.length === 0 && Object.keys(validated.values).length === 0) {
-    problems.push(`no sysctls: set \`sysctls\` (e.g. { "net.core.somaxconn": 4096 }) or \`profile\``);
+  // (a profile that was refused already explains why nothing is left)
+  if (problems.length === 0 && Object.keys(validated.values).length === 0 && !input.profileRefused) {
+    problems.push(problemAt("sysctls", `no sysctls: set \`sysctls\` (e.g. { "net.core.somaxconn": 4096 }) or \`profile\``));
   }
   if (problems.length > 0) throw new InputError(resource, problems);
 

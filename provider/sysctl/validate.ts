@@ -47,7 +47,7 @@
  * in `acknowledge` ({@link Advice} `misspelt`): the host refuses a key its kernel does not have.
  */
 import { z } from "zod";
-import { InputError } from "../errors";
+import { InputError, Problem, problemAt } from "../errors";
 import { CatalogueEntry, CATALOGUE, isSecretKey, KeyRef, lookup, otherNames, rejection, SysctlRule, valueForm, variableOf } from "./catalogue";
 import { kernelPow2 } from "./readback";
 
@@ -79,8 +79,13 @@ export interface ValidatedSysctls {
  */
 export class SysctlInputError extends InputError {
   constructor(resource: string, readonly keyProblems: KeyProblem[]) {
-    super(resource, keyProblems.map((p) => p.text));
+    super(resource, keyProblems.map((p) => problemAt(sysctlPath(p.key), p.text)));
   }
+}
+
+/** The property path of a sysctl key among NetTuning's arguments: `sysctls["net.core.somaxconn"]`. */
+export function sysctlPath(key: string): string {
+  return `sysctls[${JSON.stringify(key)}]`;
 }
 
 export const KEY_MAX_LENGTH = 200;
@@ -597,15 +602,15 @@ function misspeltKeyText(key: string, shown: string, near: string): string {
  * warnings): each well-formed key of `input` that is not catalogued, looks like a catalogued key and is not in
  * `acknowledge`, worded as {@link validateSysctls} words the advice. Lets one error list every problem.
  */
-export function misspeltKeyProblems(input: Record<string, unknown>, acknowledge: string[] = []): string[] {
+export function misspeltKeyProblems(input: Record<string, unknown>, acknowledge: string[] = []): Problem[] {
   if (typeof input !== "object" || input === null || Array.isArray(input)) return [];
   const ack = new Set(acknowledge.map(canonicalKey));
-  const out: string[] = [];
+  const out: Problem[] = [];
   for (const [rawKey, v] of Object.entries(input).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     const a = analyseKey(rawKey);
     if (!a.ok || lookup(a.key) || rejection(a.key) || ack.has(a.key)) continue;
     const near = nearMiss(a.key);
-    if (near) out.push(misspeltKeyText(a.key, show(v), near));
+    if (near) out.push(problemAt(sysctlPath(a.key), misspeltKeyText(a.key, show(v), near)));
   }
   return out;
 }

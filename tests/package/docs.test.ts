@@ -25,7 +25,7 @@ test("typedoc: 0 warnings, the landing page, and exactly the public API", () => 
         "Persistence", "Become", "ProfileSpec", "PresetSpec", "ProfileName", "PresetName", "GuardAction", "longFatFlows", "manySmallFlows", "webServer", "database", "proxyGateway", "nvmeTcpLatency",
         "nvmeTcpThroughput", "GuardOptions", "FlowOptions", "NvmeThroughputOptions", "combine", "SysctlProfile", "SysctlValue", "VerifyArgs", "Verification", "VerificationReading", "ConfirmArgs", "rollout", "Rollout", "RolloutOptions", "RolloutContext", "RolloutSummary", "HostStatus", "nicPresets", "throughput",
         "lowLatency", "NicPreset", "NicPresetName", "bdp", "BdpArgs", "Bandwidth", "Rtt", "ByteSize", "CATALOGUE", "REJECTED_KEYS", "CatalogueEntry",
-        "RejectedKey", "InputError", "NicSettingsValues", "NicRingsValues", "NicChannelsValues", "NicCoalesceValues", "NicRpsValues",
+        "RejectedKey", "InputError", "Problem", "NicSettingsValues", "NicRingsValues", "NicChannelsValues", "NicCoalesceValues", "NicRpsValues",
         "NicIrqAffinityValues", "NicSettingsArgs", "SysctlRule", "RuleCondition", "KeyRef",
       ].sort(),
     );

@@ -98,7 +98,7 @@ describe("nicRefusals: the preflight's nn_check_limits, nn_check_features and nn
   test("a group ethtool cannot read: ONE refusal per interface and group, whatever the keys (\"max\" too), in the preflight's group order", () => {
     const declared = { "eth0/coalesce.rx-usecs": "50", "eth0/feature.generic-receive-offload": "on", "eth0/ring.rx": "max", "eth0/ring.tx": "512", "eth0/channel.rx": "2", "eth0/coalesce.tx-usecs": "50" };
     const f = facts({ unsupported: { "eth0/ring": said, "eth0/channel": said, "eth0/feature": said, "eth0/coalesce": said } });
-    expect(nicRefusals(declared, f)).toEqual([
+    expect(nicRefusals(declared, f).map((x) => x.message)).toEqual([
       LIMIT_GROUP_UNSUPPORTED.text({ arg: "channels", iface: "eth0", driver: "veth", what: "channels", option: "-l", said }),
       `rings cannot be changed: eth0 (driver veth) does not support ring parameters (ethtool -g eth0 says: ${said}); remove rings`,
       `features cannot be read on eth0 (ethtool -k eth0 says: ${said})`,
@@ -113,7 +113,7 @@ describe("nicRefusals: the preflight's nn_check_limits, nn_check_features and nn
       shown: { "eth0/feature.large-receive-offload": "off [fixed]", "eth0/feature.ntuple-filters": "off [fixed]", "eth0/feature.generic-receive-offload": "off" },
     });
     const declared = { "eth0/feature.generic-receive-offload": "on", "eth0/feature.large-receive-offload": "on", "eth0/feature.ntuple-filters": "off", "eth0/feature.zz-nope": "off" };
-    expect(nicRefusals(declared, f)).toEqual([
+    expect(nicRefusals(declared, f).map((x) => x.message)).toEqual([
       "features: large-receive-offload is [fixed] off on eth0 (driver veth): it cannot be turned on; remove it",
       "features: zz-nope does not exist on eth0 (driver veth; ethtool -k eth0 lists the features); check the name",
     ]);
@@ -121,15 +121,17 @@ describe("nicRefusals: the preflight's nn_check_limits, nn_check_features and nn
   });
   test("coalescing: a parameter shown as n/a or not at all; e1000e/igb values those drivers refuse; supported values pass", () => {
     const f = facts({ drivers: { eth0: "e1000e" }, absent: ["eth0/coalesce.rx-frames-low"], shown: { "eth0/coalesce.rx-usecs": "3", "eth0/coalesce.tx-usecs": "n/a", "eth0/coalesce.adaptive-rx": "off" } });
-    expect(nicRefusals({ "eth0/coalesce.rx-frames-low": "8", "eth0/coalesce.tx-usecs": "50", "eth0/coalesce.rx-usecs": "5", "eth0/coalesce.adaptive-rx": "on" }, f)).toEqual([
+    expect(nicRefusals({ "eth0/coalesce.rx-frames-low": "8", "eth0/coalesce.tx-usecs": "50", "eth0/coalesce.rx-usecs": "5", "eth0/coalesce.adaptive-rx": "on" }, f).map((x) => x.message)).toEqual([
       "coalesce.rxFramesLow (rx-frames-low) is not supported by eth0 (driver e1000e; ethtool -c eth0 shows it as absent); remove it",
       "coalesce.txUsecs (tx-usecs) is not supported by eth0 (driver e1000e; ethtool -c eth0 shows it as n/a); remove it",
       "coalesce.rxUsecs 5 is refused by the e1000e driver of eth0: it accepts 0, 1, 3, 4 (0 off, 1, 3 and 4 dynamic modes) or 10-10000 microseconds; use 10 or more",
     ]);
     expect(nicRefusals({ "eth0/coalesce.rx-usecs": "4", "eth0/coalesce.adaptive-rx": "on" }, f)).toEqual([]);
-    expect(nicRefusals({ "eth0/coalesce.rx-usecs": "4" }, facts({ drivers: { eth0: "igb" }, shown: { "eth0/coalesce.rx-usecs": "3" } }))).toEqual([
+    expect(nicRefusals({ "eth0/coalesce.rx-usecs": "4" }, facts({ drivers: { eth0: "igb" }, shown: { "eth0/coalesce.rx-usecs": "3" } })).map((x) => x.message)).toEqual([
       "coalesce.rxUsecs 4 is refused by the igb driver of eth0: it accepts 0, 1, 3 (0 off, 1 and 3 dynamic modes) or 10-10000 microseconds; use 10 or more",
     ]);
+    // the argument each refusal is about, as the engine shows it beside the argument
+    expect(nicRefusals({ "eth0/coalesce.rx-usecs": "4" }, facts({ drivers: { eth0: "igb" }, shown: { "eth0/coalesce.rx-usecs": "3" } })).map((x) => x.path)).toEqual(["coalesce.rxUsecs"]);
   });
   test("an older read (none of the new lines) or a key the read did not report on: nothing refused (left to the host)", () => {
     const declared = { "eth0/ring.rx": "9999", "eth0/feature.large-receive-offload": "on", "eth0/feature.zz": "on", "eth0/coalesce.rx-usecs": "5" };
@@ -261,7 +263,7 @@ describe("the read program on this machine's own interfaces (read only)", () => 
       expect(section.shown).toEqual({ "lo/feature.rx-checksumming": "on [fixed]", "lo/feature.generic-receive-offload": "off", "lo/coalesce.rx-usecs": "3", "lo/coalesce.tx-usecs": "n/a" });
       expect(section.absent).toEqual(["lo/coalesce.rx-frames"]);
       expect(section.drivers).toEqual({ lo: "fakedrv" });
-      expect(nicRefusals({ "lo/ring.rx": "max", "lo/ring.tx": "512", "lo/feature.rx-checksumming": "off", "lo/coalesce.tx-usecs": "8", "lo/coalesce.rx-frames": "8", "zz0nope/ring.rx": "9" }, section)).toEqual([
+      expect(nicRefusals({ "lo/ring.rx": "max", "lo/ring.tx": "512", "lo/feature.rx-checksumming": "off", "lo/coalesce.tx-usecs": "8", "lo/coalesce.rx-frames": "8", "zz0nope/ring.rx": "9" }, section).map((x) => x.message)).toEqual([
         "rings cannot be changed: lo (driver fakedrv) does not support ring parameters (ethtool -g lo says: netlink error: Operation not supported second  line); remove rings",
         "features: rx-checksumming is [fixed] on on lo (driver fakedrv): it cannot be turned off; remove it",
         "coalesce.txUsecs (tx-usecs) is not supported by lo (driver fakedrv; ethtool -c lo shows it as n/a); remove it",

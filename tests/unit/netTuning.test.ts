@@ -178,6 +178,34 @@ describe("every route is validated before any remote call, with one message list
     nothingRegistered("js");
   });
 
+  test("each problem's property path is the argument it is about, made where the problem is found (a sysctl key, a profile's field, a misspelt key, the file name)", () => {
+    let err: any;
+    try {
+      new NetTuning("paths", {
+        connection: another(),
+        sysctls: { "net.core.somaxconn": -1, "net/ipv4/tcp_rmem": "4096 x 6291456", "net.core.somaxcon": 5 },
+        profiles: [{ name: "webServer" }, { name: "nope" } as any],
+        fileName: "../x.conf",
+        verify: { soakSeconds: 0 } as any,
+      });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(InputError);
+    const byPath = err.errors.map((e: any) => [e.propertyPath, e.reason.slice(0, 24)]);
+    expect(byPath).toEqual(
+      expect.arrayContaining([
+        ["profiles[1].name", 'profiles[1].name: "nope"'],
+        ["verify", expect.stringMatching(/^verify/)],
+        ["fileName", 'fileName "../x.conf" is '],
+      ]),
+    );
+    // the key problems name the key as the validator canonicalised it
+    expect(err.errors.map((e: any) => e.propertyPath)).toEqual(expect.arrayContaining(['sysctls["net.core.somaxconn"]', 'sysctls["net.ipv4.tcp_rmem"]', 'sysctls["net.core.somaxcon"]']));
+    expect(err.errors.every((e: any) => e.propertyPath !== "")).toBe(true);
+    nothingRegistered("paths");
+  });
+
   test("become \"none\" means no sudo, like leaving it out", async () => {
     const connection = another();
     const t = new NetTuning("asroot", { connection, sysctls: { "net.core.somaxconn": 1024 }, become: "none" });

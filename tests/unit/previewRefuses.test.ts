@@ -125,7 +125,7 @@ describe("item 12: an explicit NicQueues group object replaces the preset's as a
 describe("item 13: profiles [webServer, database], and the README's override advice", () => {
   test("alone: refused, each conflict naming both values and the fix that works", () => {
     const r = resolveProfiles(undefined, [{ name: "webServer" }, { name: "database" }]);
-    expect(r.problems).toEqual([
+    expect(r.problems.map((x) => x.message)).toEqual([
       "profiles (combine): net.core.somaxconn: conflicting values 65535 (webServer()) vs 4096 (database()); set it in sysctls (an entry there overrides every profile) or drop one profile",
       "profiles (combine): net.ipv4.tcp_max_syn_backlog: conflicting values 65535 (webServer()) vs 4096 (database()); set it in sysctls (an entry there overrides every profile) or drop one profile",
     ]);
