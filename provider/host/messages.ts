@@ -379,6 +379,19 @@ export function bootRefusal(kind: "mask" | "override", finding: string): string 
   return (kind === "mask" ? BOOT_MASKS : BOOT_OVERRIDDEN).text({ finding });
 }
 
+// ------------------------------------------------------------------------------------------- kernel modules
+
+/**
+ * A kernel module the requested settings need (the plan's `@module` lines: net.netfilter.* → nf_conntrack, a
+ * congestion control → tcp_<name>) that is not loaded and cannot be: the apply's `modprobe M` failed, or at preview
+ * the live read's dry run (`modprobe -D M`, which loads nothing) did. `said`: modprobe's own words on one line.
+ */
+export const MODULE_UNLOADABLE = message(
+  { fn: "nts_msg_module", variable: "NTS_MSG", doc: "MODULE SAID" },
+  ["module", "said"] as const,
+  (a) => `kernel module ${a.module} (needed by the requested settings) could not be loaded: ${a.said}; install it or remove the setting that needs it`,
+);
+
 // ------------------------------------------------------------------------------------- congestion control
 
 /**
@@ -480,6 +493,7 @@ export function renderNicMessagesSh(): string[] {
 export function renderSysctlMessagesSh(): string[] {
   return [
     ...renderShMessage(KEYS_ABSENT as HostMessage<string>),
+    ...renderShMessage(MODULE_UNLOADABLE as HostMessage<string>),
     ...renderShMessage(CC_UNAVAILABLE as HostMessage<string>),
     ...renderShMessage(CC_NOT_ALLOWED as HostMessage<string>),
     ...renderShMessage(BOOT_OVERRIDDEN as HostMessage<string>),

@@ -383,6 +383,11 @@ const LIVE_ADOPT = ["nts_adopt_check"];
  * rps_sock_flow_entries (nic.sh nn_other_owners): a read as root only (`NT_LIVE_ROOT`).
  */
 const LIVE_OWNERS = ["nt_owner_conflicts", "nn_other_owners", "nn_txq_writable", "nn_irq_writable"];
+/**
+ * The dry run of the kernel modules a NetTuning's settings need (sysctl.sh nts_live_modules, 791 bytes with
+ * nts_modprobe and the message): only when a request names modules (provider/live/read.ts requestModules).
+ */
+const LIVE_MODULES = ["nts_live_modules"];
 /** A top-level line that marks where a kind's text starts in the text tree-shaken by {@link liveProgram}. */
 const LIVE_KIND_MARK = ": nt-live-kind";
 /** The number of comment lines {@link liveProgram} starts with. */
@@ -397,13 +402,14 @@ export const LIVE_PROGRAM_HEAD = 2;
  * process. Starts with comment lines only (a title and the file-wide shellcheck directives): a caller puts its variable
  * assignments after them ({@link LIVE_PROGRAM_HEAD} lines). `nicBoot`: with NicQueues' bootOverride scan (a read whose
  * requests include a NicQueues that persists with bootOverride "error" or "warn"); `adopt`: with NetTuning's adoption
- * checks (a NetTuning request that adopts files); `owners`: with the check of other owners' journals (a read as root).
+ * checks (a NetTuning request that adopts files); `owners`: with the check of other owners' journals (a read as root);
+ * `modules`: with the dry run of the kernel modules the settings need (a NetTuning request that names modules).
  */
-export function liveProgram(nicBoot = true, adopt = true, owners = true): string {
-  return once(`program:live:${nicBoot}:${adopt}:${owners}`, () => {
+export function liveProgram(nicBoot = true, adopt = true, owners = true, modules = true): string {
+  return once(`program:live:${nicBoot}:${adopt}:${owners}:${modules}`, () => {
     const kinds = (["sysctl", "nic"] as const).map((k) => KIND_FILES[k].map(sh).join("\n"));
     const source = [sh("runtime.sh"), ...kinds].join(`\n${LIVE_KIND_MARK}\n`);
-    const never = [...LIVE_NEVER, ...(nicBoot ? [] : LIVE_NIC_BOOT), ...(adopt ? [] : LIVE_ADOPT), ...(owners ? [] : LIVE_OWNERS)];
+    const never = [...LIVE_NEVER, ...(nicBoot ? [] : LIVE_NIC_BOOT), ...(adopt ? [] : LIVE_ADOPT), ...(owners ? [] : LIVE_OWNERS), ...(modules ? [] : LIVE_MODULES)];
     const shaken = compactProgram(`${source}\n`, "nt_live_main", never).split("\n");
     // compactProgram's output: title, its shellcheck header, the kept lines, "nt_live_main", ""
     if (shaken.pop() !== "" || shaken.pop() !== "nt_live_main") throw new Error("liveProgram: unexpected compactProgram output");

@@ -15,6 +15,7 @@ import { createHash, randomBytes } from "crypto";
 import { LIVE_PROGRAM_HEAD, liveProgram } from "../host/programs";
 import { shQuote } from "../shell";
 import { sameValue } from "../sysctl/readback";
+import { moduleOf } from "../sysctl/catalogue";
 
 /** The command of a live read: /bin/sh reads the program from stdin; $1 $2 = engine kind and operation `live`. */
 export const LIVE_READ_COMMAND = "/bin/sh -s live live";
@@ -51,6 +52,11 @@ export interface LiveRequest {
   keys: string[];
   /** sysctl: the boot-order check's facts (request fields after the keys). */
   boot?: LiveBootCheck;
+  /**
+   * sysctl: the kernel modules the apply loads first (the plan's `@module` lines, {@link planModules}), which the read
+   * checks can be loaded (sysctl.sh nts_live_modules). Absent: those {@link requestModules} can tell from the keys.
+   */
+  modules?: string[];
   /** nic: the declared interface (a field after the keys): the read says whether it exists, and whether ethtool does. */
   iface?: string;
   /** nic, with `iface`: its RPS, IRQ and persistence declarations, which the read checks as the preflight does (nic.sh nn_live_iface). */
@@ -92,6 +98,29 @@ export function secretWant(value: string): string {
   return `#sha256:${createHash("sha256").update(value.replace(/[ \t\r]+/g, " ").replace(/^ | $/g, ""), "utf8").digest("hex")}`;
 }
 
+const MODULE = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** The kernel modules a sysctl plan loads before it changes anything (its `@module` lines, provider/sysctl/plan.ts). */
+export function planModules(plan: string): string[] {
+  return [...plan.matchAll(/^@module (\S+)$/gm)].map((m) => m[1]);
+}
+
+/**
+ * The kernel modules a sysctl request's read checks (sysctl.sh nts_live_modules): its `modules`; without them, those
+ * the catalogue gives for its keys (provider/sysctl/catalogue.ts moduleOf) with the values the boot-order check
+ * carries (a congestion control's tcp_<name>; not a secret value, which goes as its sha256): the plan's `@module`
+ * lines for a resource with the check, the modules its keys need whatever their values for one without.
+ */
+export function requestModules(r: LiveRequest): string[] {
+  if (r.kind !== "sysctl") return [];
+  const want = r.boot?.want ?? {};
+  const value = (k: string) => (Object.prototype.hasOwnProperty.call(want, k) && !want[k].startsWith("#sha256:") ? want[k] : undefined);
+  const mods = r.modules ?? r.keys.map((k) => moduleOf(k, value(k))).filter((m): m is string => m !== undefined);
+  const bad = mods.find((m) => !MODULE.test(m));
+  if (bad !== undefined) throw new Error(`pulumi-net-tuning: invalid kernel module ${JSON.stringify(bad)} for a live read`);
+  return [...new Set(mods)].sort();
+}
+
 /** The request fields after the keys (runtime.sh nt_live_main; sysctl.sh nts_live_boot, nic.sh nn_live_iface), or "". */
 function moreFields(r: LiveRequest): string {
   const bad = (what: string, v: unknown) => new Error(`pulumi-net-tuning: invalid ${what} ${JSON.stringify(v)} for a live read`);
@@ -113,7 +142,10 @@ function moreFields(r: LiveRequest): string {
     return `${fields}\t${n.boot ?? ""}\t${n.rpsOnlyBelow ? 1 : ""}${rc.map((e) => `\t${e}`).join("")}`;
   }
   const b = r.boot;
-  if (r.kind !== "sysctl" || !b) return "";
+  // (a last field when the settings need kernel modules; without the boot-order check's fields, empty ones before it)
+  const mods = requestModules(r).join(" ");
+  if (r.kind !== "sysctl" || (!b && !mods)) return "";
+  if (!b) return `\t\t\t\t\t${mods}`;
   if (!BOOT_FILE.test(b.file)) throw bad("sysctl.d file", b.file);
   if (!LABEL.test(b.label)) throw bad("owner label", b.label);
   const a = b.adopt.find((p) => !ADOPT_PATH.test(p));
@@ -123,7 +155,7 @@ function moreFields(r: LiveRequest): string {
     if (!VALUE.test(b.want[k])) throw bad("value", k);
     return `${k}=${b.want[k]}`;
   });
-  return `\t${b.file}\t${b.label}\t${b.adopt.join(";")}\t${want.join(";")}`;
+  return `\t${b.file}\t${b.label}\t${b.adopt.join(";")}\t${want.join(";")}${mods ? `\t${mods}` : ""}`;
 }
 
 /**
@@ -148,7 +180,9 @@ export function renderLiveRead(requests: LiveRequest[], opts: { root?: boolean }
     return `${r.kind}\t${r.ownerId}\t${[...new Set(r.keys)].sort().join(" ")}${moreFields(r)}`;
   });
   // after the program's title and file-wide shellcheck directives, before its first command
-  const program = liveProgram(requests.some(nicBootChecked), requests.some((r) => r.kind === "sysctl" && (r.boot?.adopt.length ?? 0) > 0), opts.root === true).split("\n");
+  const program = liveProgram(
+    requests.some(nicBootChecked), requests.some((r) => r.kind === "sysctl" && (r.boot?.adopt.length ?? 0) > 0), opts.root === true, requests.some((r) => requestModules(r).length > 0),
+  ).split("\n");
   const vars = [`NT_LIVE_REQ=${shQuote(lines.join("\n"))}`, ...(opts.root ? ["NT_LIVE_ROOT=1"] : [])];
   return [...program.slice(0, LIVE_PROGRAM_HEAD), ...vars, ...program.slice(LIVE_PROGRAM_HEAD)].join("\n");
 }

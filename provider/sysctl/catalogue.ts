@@ -585,7 +585,6 @@ const READBACK_PATTERNS: readonly { pattern: RegExp; form: "msJiffies" }[] = [
 /** Modules of keys that cannot be catalogued one by one (every conntrack key, catalogued or not). */
 const MODULE_PATTERNS: readonly { pattern: RegExp; module: string }[] = [{ pattern: /^net\.netfilter\.nf_conntrack/, module: "nf_conntrack" }];
 
-/** The kernel module a key (or its value) needs, from its entry or a pattern; undefined when none. */
 /**
  * Why a catalogued key may be absent on a host, for the host's message when it is (the engine's table is generated
  * from this: scripts/gen-spec.ts, provider/host/sh/sysctlspec.sh): the kernel it was added in, and that a host-wide
@@ -603,10 +602,14 @@ export function isHostWide(key: string): boolean {
   return lookup(key)?.scope === "host";
 }
 
-export function moduleOf(key: string, value: string): string | undefined {
+/**
+ * The kernel module a key (or its value) needs, from its entry or a pattern; undefined when none. Without `value`
+ * (not known), only a module the key needs whatever its value (net.netfilter.* → nf_conntrack).
+ */
+export function moduleOf(key: string, value?: string): string | undefined {
   const m = lookup(key)?.module;
   if (typeof m === "string") return m;
-  if (m) return m.builtin.includes(value) ? undefined : m.perValue.replace("{value}", value);
+  if (m) return value === undefined || m.builtin.includes(value) ? undefined : m.perValue.replace("{value}", value);
   return MODULE_PATTERNS.find((p) => p.pattern.test(key))?.module;
 }
 

@@ -1,14 +1,14 @@
 /** Pure parts of the live preview (issue #13): the read's answer, drift against the record, the repair token, the lines. */
 import { execFileSync } from "child_process";
-import { compareLive, CONVERGED_DIR, driftOf, LiveBootCheck, LiveSection, NO_TOKEN, parseLiveRead, renderLive, renderLiveRead, repairToken, secretWant } from "../../provider/live/read";
+import { compareLive, CONVERGED_DIR, driftOf, LiveBootCheck, LiveSection, NO_TOKEN, parseLiveRead, planModules, renderLive, renderLiveRead, repairToken, requestModules, secretWant } from "../../provider/live/read";
 import { engine } from "../../provider/host/engine";
 import { createHash } from "crypto";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { engineCommand, LIVE_PROGRAM_HEAD, liveProgram } from "../../provider/host/programs";
-import { bootRefusal, nicRefusals } from "../../provider/host/messages";
-import { execShell, SHELLS } from "../../testkit/shells";
+import { bootRefusal, MODULE_UNLOADABLE, nicRefusals } from "../../provider/host/messages";
+import { execShell, SHELLS, spawnShell } from "../../testkit/shells";
 
 const ANSWER = [
   "net-tuning-live v2",
@@ -160,7 +160,7 @@ describe("renderLiveRead", () => {
   test("the requests in one quoted variable after the program's comment lines, then the program; keys and owner ids are checked", () => {
     const text = renderLiveRead([{ kind: "sysctl", ownerId: "p.s.web-1", keys: ["net.core.somaxconn", "net.core.somaxconn"] }, { kind: "nic", ownerId: "p.s.n-2", keys: ["eth0/rps.rx-*"] }]);
     const lines = text.split("\n");
-    const program = liveProgram(false, false, false).split("\n");
+    const program = liveProgram(false, false, false, false).split("\n");
     expect(lines.slice(0, LIVE_PROGRAM_HEAD)).toEqual(program.slice(0, LIVE_PROGRAM_HEAD));
     expect(program.slice(0, LIVE_PROGRAM_HEAD).every((l) => l.startsWith("# "))).toBe(true);
     expect(lines[LIVE_PROGRAM_HEAD]).toBe("NT_LIVE_REQ='sysctl\tp.s.web-1\tnet.core.somaxconn");
@@ -247,9 +247,9 @@ describe("the boot-order check and the interface facts (issue #32, preview equal
 
 describe("liveProgram: the engine tree-shaken to the live read", () => {
   test("deterministic, cached, and a small part of the engine: no apply, restore or lock code", () => {
-    const p = liveProgram(false, false, false);
-    expect(liveProgram(false, false, false)).toBe(p);
-    expect(createHash("sha256").update(p).digest("hex")).toBe(createHash("sha256").update(liveProgram(false, false, false)).digest("hex"));
+    const p = liveProgram(false, false, false, false);
+    expect(liveProgram(false, false, false, false)).toBe(p);
+    expect(createHash("sha256").update(p).digest("hex")).toBe(createHash("sha256").update(liveProgram(false, false, false, false)).digest("hex"));
     expect(Buffer.byteLength(p)).toBeLessThan(Buffer.byteLength(engine().text) / 7.5); // (1/8 until the read took the preflight's bootOverride, adoption and root-only checks, issue #32)
     // 18,468 bytes before the boot-order check and the interface/ethtool facts (issue #32 "Preview equals up"); +4,762:
     // sysctl.sh nts_boot_conflicts (the preflight's awk, shared), nts_boot_mask, nts_adopt_links, nts_live_boot, nic.sh
@@ -268,17 +268,17 @@ describe("liveProgram: the engine tree-shaken to the live read", () => {
     // with NicQueues' bootOverride scan (nic.sh nn_boot_scan and the awk programs it runs, nn_boot_findings; sent only
     // when a NicQueues of the read persists with the check on) and its adoptRcLocalLines check (nn_rc_adopt_check):
     // about +11,200 bytes
-    const full = liveProgram(true, false, false);
-    expect(full.length - liveProgram(false, false, false).length).toBeGreaterThan(5_000);
+    const full = liveProgram(true, false, false, false);
+    expect(full.length - liveProgram(false, false, false, false).length).toBeGreaterThan(5_000);
     // with NetTuning's adoption checks (sysctl.sh nts_adopt_check, sent only when a NetTuning of the read adopts files)
-    expect(liveProgram(false, true, false).length - p.length).toBeGreaterThan(2_000);
-    expect(liveProgram(false, true, false).length - p.length).toBeLessThan(5_000);
-    expect(liveProgram(false, true, false)).toMatch(/^nts_adopt_check\(\) \{/m);
+    expect(liveProgram(false, true, false, false).length - p.length).toBeGreaterThan(2_000);
+    expect(liveProgram(false, true, false, false).length - p.length).toBeLessThan(5_000);
+    expect(liveProgram(false, true, false, false)).toMatch(/^nts_adopt_check\(\) \{/m);
     expect(p).not.toMatch(/^nts_adopt_check\(\) \{/m);
     // with the check of other owners' journals (runtime.sh nt_owner_conflicts, nic.sh nn_other_owners; a read as root: NT_LIVE_ROOT=1)
-    expect(liveProgram(false, false, true)).toMatch(/^nt_owner_conflicts\(\) \{/m);
+    expect(liveProgram(false, false, true, false)).toMatch(/^nt_owner_conflicts\(\) \{/m);
     expect(p).not.toMatch(/^nt_owner_conflicts\(\) \{/m);
-    expect(liveProgram(false, false, true).length - p.length).toBeLessThan(3_000); // 2,198 bytes; +~400 with the writability checks
+    expect(liveProgram(false, false, true, false).length - p.length).toBeLessThan(3_000); // 2,198 bytes; +~400 with the writability checks
     const asRoot = renderLiveRead([{ kind: "sysctl", ownerId: "a", keys: ["net.core.somaxconn"] }], { root: true }).split("\n");
     expect(asRoot[LIVE_PROGRAM_HEAD + 1]).toBe("NT_LIVE_ROOT=1");
     expect(renderLiveRead([{ kind: "sysctl", ownerId: "a", keys: ["net.core.somaxconn"] }])).not.toMatch(/^NT_LIVE_ROOT=/m);
@@ -350,4 +350,79 @@ test("an IRQ or RPS setting declared as CPU numbers is shown as the live mask an
   const { info } = renderLive("NicQueues \"q\"", "h:22", c, [], "ok");
   expect(info).toContain("  eth0/irq.24: mask 1 → CPUs 0 (resolved on the host)");
   expect(info).toContain("  eth0/rps.rx-0: 0 → all (resolved on the host)");
+});
+
+describe("kernel modules the settings need (issue #32: the preview refuses what up refuses)", () => {
+  const CC = "net.ipv4.tcp_congestion_control";
+  const CT = "net.netfilter.nf_conntrack_tcp_timeout_established";
+  const boot = (want: Record<string, string>): LiveBootCheck => ({ file: "/etc/sysctl.d/90-web.conf", label: "p/s/web", adopt: [], want });
+
+  test("requestModules: the request's own list, else what the catalogue says of its keys and the boot-order check's values (not a secret's)", () => {
+    expect(requestModules({ kind: "sysctl", ownerId: "a", keys: [CT, "net.core.somaxconn"] })).toEqual(["nf_conntrack"]);
+    // a congestion control's module depends on its value: known from the boot-order check's declared values only
+    expect(requestModules({ kind: "sysctl", ownerId: "a", keys: [CC] })).toEqual([]);
+    expect(requestModules({ kind: "sysctl", ownerId: "a", keys: [CC, CT], boot: boot({ [CC]: "bbr", [CT]: "600" }) })).toEqual(["nf_conntrack", "tcp_bbr"]);
+    expect(requestModules({ kind: "sysctl", ownerId: "a", keys: [CC], boot: boot({ [CC]: "cubic" }) })).toEqual([]); // built in
+    expect(requestModules({ kind: "sysctl", ownerId: "a", keys: [CC], boot: boot({ [CC]: secretWant("bbr") }) })).toEqual([]);
+    // the plan's @module lines, when the caller gives them
+    expect(planModules("@net-tuning v1\n@module nf_conntrack\n@module tcp_bbr\n@content\n# @module x\n")).toEqual(["nf_conntrack", "tcp_bbr"]);
+    expect(requestModules({ kind: "sysctl", ownerId: "a", keys: [CC], modules: ["tcp_htcp", "tcp_htcp"] })).toEqual(["tcp_htcp"]);
+    expect(requestModules({ kind: "nic", ownerId: "a", keys: [CT], modules: ["x"] })).toEqual([]);
+    expect(() => requestModules({ kind: "sysctl", ownerId: "a", keys: [], modules: ["../x"] })).toThrow(/invalid kernel module/);
+  });
+
+  test("the request's last field, with or without the boot-order check's; the dry run is in the program only then", () => {
+    const line = (r: Parameters<typeof renderLiveRead>[0][0]) => renderLiveRead([r]).split("\n")[LIVE_PROGRAM_HEAD];
+    expect(line({ kind: "sysctl", ownerId: "a", keys: [CT] })).toBe(`NT_LIVE_REQ='sysctl\ta\t${CT}\t\t\t\t\tnf_conntrack'`);
+    expect(line({ kind: "sysctl", ownerId: "a", keys: [CC], boot: boot({ [CC]: "bbr" }) })).toBe(`NT_LIVE_REQ='sysctl\ta\t${CC}\t/etc/sysctl.d/90-web.conf\tp/s/web\t\t${CC}=bbr\ttcp_bbr'`);
+    expect(line({ kind: "sysctl", ownerId: "a", keys: ["net.core.somaxconn"], boot: boot({}) })).toBe("NT_LIVE_REQ='sysctl\ta\tnet.core.somaxconn\t/etc/sysctl.d/90-web.conf\tp/s/web\t\t'");
+    const has = (t: string) => /^nts_live_modules\(\) \{/m.test(t);
+    expect(has(renderLiveRead([{ kind: "sysctl", ownerId: "a", keys: [CT] }]))).toBe(true);
+    expect(has(renderLiveRead([{ kind: "sysctl", ownerId: "a", keys: ["net.core.somaxconn"] }]))).toBe(false);
+    // measured: 791 bytes of program (nts_live_modules, nts_modprobe, nts_msg_module; the call in nts_live_boot is in both)
+    const extra = liveProgram(false, false, false, true).length - liveProgram(false, false, false, false).length;
+    expect(extra).toBeGreaterThan(400);
+    expect(extra).toBeLessThan(900);
+    expect(() => execFileSync("shellcheck", ["-s", "sh", "-"], { input: renderLiveRead([{ kind: "sysctl", ownerId: "a", keys: [CT] }]), encoding: "utf8" })).not.toThrow();
+  });
+
+  /**
+   * The read under each shell with `modprobe` as a shell function (it comes before PATH): it answers as kmod, busybox
+   * and an unreadable module tree would, and notes every call; the read asks only `-D` (a dry run) and refuses in the
+   * preflight's words (provider/host/messages.ts MODULE_UNLOADABLE) only when modprobe itself says the module cannot
+   * be loaded; a loaded module (/sys/module/M) is not asked about.
+   */
+  test("the read's dry run: modprobe's refusal in the preflight's words; a check it cannot make says nothing; a loaded module is not asked", () => {
+    const loaded = fs.readdirSync("/sys/module").find((m) => /^[a-z0-9_]+$/.test(m))!;
+    const MODPROBE = [
+      "exec 5>&2", // (the read's stderr: the test's record of the calls; modprobe's own stderr is what the read captures)
+      "modprobe() {",
+      "  echo \"modprobe $*\" >&5",
+      "  case $2 in",
+      "    tcp_gone) echo \"modprobe: FATAL: Module tcp_gone not found in directory /lib/modules/x\" >&2; echo \"second line\" >&2; return 1 ;;",
+      "    tcp_ok) echo \"insmod /lib/modules/x/tcp_ok.ko\"; return 0 ;;",
+      "    tcp_builtin) echo \"builtin tcp_builtin\"; return 0 ;;",
+      "    tcp_old) echo \"modprobe: invalid option -- 'D'\" >&2; echo \"BusyBox v1.22 multi-call binary.\" >&2; echo \"Usage: modprobe [-alrqvsb] MODULE\" >&2; return 1 ;;",
+      "    tcp_bbx) echo \"modprobe: module tcp_bbx not found in modules.dep\" >&2; return 1 ;;",
+      "    tcp_denied) echo \"modprobe: FATAL: could not load /lib/modules/x/modules.dep: Permission denied\" >&2; return 1 ;;",
+      "    tcp_quiet) return 1 ;;",
+      "    tcp_none) return 127 ;;",
+      "  esac",
+      "  return 1",
+      "}",
+    ].join("\n");
+    const modules = [loaded, "tcp_gone", "tcp_ok", "tcp_builtin", "tcp_old", "tcp_bbx", "tcp_denied", "tcp_quiet", "tcp_none"];
+    const text = renderLiveRead([{ kind: "sysctl", ownerId: "a.b.c-1", keys: ["net.core.somaxconn"], modules }]).split("\n");
+    const input = [...text.slice(0, LIVE_PROGRAM_HEAD + 1), MODPROBE, ...text.slice(LIVE_PROGRAM_HEAD + 1)].join("\n");
+    const runs = SHELLS.map((sh) => spawnShell(sh, ["-s", "live", "live"], { input }));
+    for (const r of runs) expect([r.status, r.stdout, r.stderr]).toEqual([0, runs[0].stdout, runs[0].stderr]);
+    // only dry runs, of every module not loaded, in the request's order (sorted)
+    expect(runs[0].stderr.trim().split("\n")).toEqual(modules.slice(1).sort().map((m) => `modprobe -D ${m}`));
+    const said = (m: string, s: string) => MODULE_UNLOADABLE.text({ module: m, said: s });
+    expect(parseLiveRead(runs[0].stdout)["a.b.c-1"].refusals).toEqual([
+      said("tcp_bbx", "modprobe: module tcp_bbx not found in modules.dep"),
+      said("tcp_gone", "modprobe: FATAL: Module tcp_gone not found in directory /lib/modules/x; second line"),
+      said("tcp_quiet", "modprobe failed"),
+    ]);
+  });
 });

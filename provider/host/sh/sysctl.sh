@@ -128,6 +128,36 @@ nts_cc_modules() {
   return 0
 }
 
+# nts_modprobe [OPTION] MODULE: modprobe's status; NTS_OUT = what it said on stderr, its lines joined by "; " (one
+# line: a problem of the preflight, a refuse line of the live read); its stdout (-D: the dependencies) is dropped.
+nts_modprobe() {
+  NTS_OUT=$(modprobe "$@" 2>&1 >/dev/null)
+  nts_rc=$?
+  while :; do case $NTS_OUT in *"$NT_NL"*) NTS_OUT="${NTS_OUT%%"$NT_NL"*}; ${NTS_OUT#*"$NT_NL"}" ;; *) return $nts_rc ;; esac; done
+}
+
+# The live read's check of the kernel modules a NetTuning's settings need (the request's MODULES field, the plan's
+# @module lines: provider/live/read.ts requestModules): the preflight loads each one that is not loaded
+# (/sys/module/M) and refuses when modprobe fails (kind_preflight); the read loads nothing and writes nothing, so it
+# asks modprobe for M's dependencies, -D (--show-depends: kmod, module-init-tools and busybox alike resolve the name,
+# its alias, built-in or modules.dep as a load does, then print instead of loading or running an install command; as
+# any user) and refuses in the preflight's words when that fails. What the dry run cannot tell is left to the preflight,
+# said nothing of: no modprobe (127), a modprobe without -D (its usage), a file this user may not read, and a failure
+# only a load meets (the kernel's refusal of the module, a failing install command).
+nts_live_modules() {
+  set -f
+  for nts_m in $1; do set +f
+    case $nts_m in '' | *[!A-Za-z0-9_-]*) continue ;; esac
+    [ -d "/sys/module/$nts_m" ] && continue
+    nts_modprobe -D "$nts_m" && continue
+    [ "$nts_rc" != 127 ] || continue
+    case $NTS_OUT in *'invalid option'* | *'unrecognized option'* | *[Uu]sage:* | *'ermission denied'*) continue ;; esac
+    nts_msg_module "$nts_m" "${NTS_OUT:-modprobe failed}"
+    nt_live_refuse "$NTS_MSG"
+  done
+  set +f
+}
+
 # The live read's facts for a declared net.ipv4.tcp_congestion_control (provider/host/messages.ts congestionRefusal):
 # "host<TAB>cc-available|cc-allowed|cc-modules<TAB>…" and the kernel and netns lines (nt_live_host).
 nts_live_cc() {
@@ -319,11 +349,14 @@ nts_boot_conflicts() {
 # and with WANT:
 # "boot<TAB>mask<TAB>finding" and "boot<TAB>override<TAB>finding" (the host's text without its fix: components/live.ts
 # adds it, provider/host/messages.ts bootRefusal), and "boot<TAB>unreadable<TAB>path" for a file read after ours at
-# boot that the login user cannot read (left to the preflight, as root). A field that is not valid: nothing.
+# boot that the login user cannot read (left to the preflight, as root). A field that is not valid: nothing. A last
+# field MODULES (the kernel modules the settings need; with empty fields before it for a request without the
+# boot-order check) goes to nts_live_modules first.
 nts_live_boot() {
   NTS_FILE=${1%%"$NT_TAB"*}; nts_r=${1#*"$NT_TAB"}
   NTS_OWNER_LABEL=${nts_r%%"$NT_TAB"*}; nts_r=${nts_r#*"$NT_TAB"}
-  nts_a=${nts_r%%"$NT_TAB"*}; NTS_WANT=${nts_r#*"$NT_TAB"}
+  nts_a=${nts_r%%"$NT_TAB"*}; nts_r=${nts_r#*"$NT_TAB"}; NTS_WANT=${nts_r%%"$NT_TAB"*}
+  case $nts_r in *"$NT_TAB"*) nts_live_modules "${nts_r#*"$NT_TAB"}" ;; esac
   case "$NTS_FILE" in /etc/sysctl.d/*.conf) ;; *) return 0 ;; esac
   case "${NTS_FILE#/etc/sysctl.d/}" in *[!A-Za-z0-9._-]*|.*) return 0 ;; esac
   case "$1" in *\\*) return 0 ;; esac # (an awk -v value: no escapes; provider/live/read.ts checks every field)
@@ -365,9 +398,7 @@ kind_preflight() {
   nts_loaded=0
   for nts_m in $NTS_MODULES; do
     [ -d "/sys/module/$nts_m" ] && continue
-    if nts_out=$(modprobe "$nts_m" 2>&1); then nts_loaded=1; else
-      nt_problem "kernel module $nts_m (needed by the requested settings) could not be loaded: ${nts_out:-modprobe failed}; install it or remove the setting that needs it"
-    fi
+    if nts_modprobe "$nts_m"; then nts_loaded=1; else nts_msg_module "$nts_m" "${NTS_OUT:-modprobe failed}"; nt_problem "$NTS_MSG"; fi
   done
   # A module loaded now brings its keys (net.netfilter.*) and values (bbr in tcp_available_congestion_control): the
   # snapshot the checks below use, taken before the preflight, is read again.

@@ -37,6 +37,8 @@ NTS_VALUE_CHARS='A-Za-z0-9 ._:,+-'
 
 # nts_msg_absent KERNEL NETNS-NOTE KEYS FIX: NTS_MSG = the message (provider/host/messages.ts)
 nts_msg_absent() { NTS_MSG="these keys do not exist on this kernel (${1}${2}): ${3} — check the spelling, the kernel version, or load the module that provides them${4}"; }
+# nts_msg_module MODULE SAID: NTS_MSG = the message (provider/host/messages.ts)
+nts_msg_module() { NTS_MSG="kernel module ${1} (needed by the requested settings) could not be loaded: ${2}; install it or remove the setting that needs it"; }
 # nts_msg_cc NAME AVAILABLE LOADABLE: NTS_MSG = the message (provider/host/messages.ts)
 nts_msg_cc() { NTS_MSG="net.ipv4.tcp_congestion_control = ${1} is not available on this kernel (net.ipv4.tcp_available_congestion_control: ${2}; modules it could load: ${3}) and module tcp_${1} cannot be loaded: pick one of the available, or install tcp_${1} (BBR needs Linux 4.9+)"; }
 # nts_msg_cc_allowed NAME ALLOWED: NTS_MSG = the message (provider/host/messages.ts)
