@@ -87,6 +87,8 @@ export interface LiveBootPlan {
   file: string;
   label: string;
   adopt: string[];
+  /** The kernel modules the apply loads first (SysctlPlan.modules): the read checks that they can be loaded. */
+  modules?: string[];
 }
 
 // eslint-disable-next-line @typescript-eslint/no-var-requires
@@ -331,6 +333,7 @@ async function liveReadUnsafe(
     // (no boot-order check: no wanted values, and the host runs only the owner check)
     const want = boot.check ? Object.fromEntries(Object.entries(plan.value).map(([k, v]) => [k, isSecret(k) ? secretWant(v) : v])) : {};
     req.boot = { file: boot.file, label: boot.label, adopt: boot.adopt, want };
+    if (boot.modules) req.modules = boot.modules;
   }
   const iface = await knownInput(ifaceInput);
   const nicChecks = kind === "nic" && iface !== undefined ? await knownInput(nicChecksInput) : undefined;

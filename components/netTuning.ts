@@ -290,7 +290,7 @@ export class NetTuning extends pulumi.ComponentResource {
     const wired = whenValid(checked, (plan, known) => {
       const p = plan as SysctlPlan & pulumi.Output<SysctlPlan>; // a value (early) or the Output (its properties lifted)
       // the boot-order check the preflight runs, at preview (the read's nts_live_boot)
-      const bootOf = (x: SysctlPlan): LiveBootPlan => ({ check: x.bootCheck, file: x.filePath, label: owner.label, adopt: x.adopt });
+      const bootOf = (x: SysctlPlan): LiveBootPlan => ({ check: x.bootCheck, file: x.filePath, label: owner.label, adopt: x.adopt, modules: x.modules });
       const boot = pulumi.Output.isInstance(p) ? p.apply(bootOf) : bootOf(p);
       const live = liveReadIfOn(this, `NetTuning "${name}"`, "sysctl", owner.id, a.connection, p.values, a.livePreview, { secretKeys: known?.secretKeys, plan: p.stdin, after: rollout?.passed, boot });
       // a plan not known yet (a preview) counts as secret: nothing of a preview is stored

@@ -53,7 +53,7 @@ export interface LiveRequest {
   /** sysctl: the boot-order check's facts (request fields after the keys). */
   boot?: LiveBootCheck;
   /**
-   * sysctl: the kernel modules the apply loads first (the plan's `@module` lines, {@link planModules}), which the read
+   * sysctl: the kernel modules the apply loads first (the plan's modules, SysctlPlan.modules), which the read
    * checks can be loaded (sysctl.sh nts_live_modules). Absent: those {@link requestModules} can tell from the keys.
    */
   modules?: string[];
@@ -100,10 +100,6 @@ export function secretWant(value: string): string {
 
 const MODULE = /^[A-Za-z0-9_-]{1,64}$/;
 
-/** The kernel modules a sysctl plan loads before it changes anything (its `@module` lines, provider/sysctl/plan.ts). */
-export function planModules(plan: string): string[] {
-  return [...plan.matchAll(/^@module (\S+)$/gm)].map((m) => m[1]);
-}
 
 /**
  * The kernel modules a sysctl request's read checks (sysctl.sh nts_live_modules): its `modules`; without them, those

@@ -1,6 +1,6 @@
 /** Pure parts of the live preview (issue #13): the read's answer, drift against the record, the repair token, the lines. */
 import { execFileSync } from "child_process";
-import { compareLive, CONVERGED_DIR, driftOf, LiveBootCheck, LiveSection, NO_TOKEN, parseLiveRead, planModules, renderLive, renderLiveRead, repairToken, requestModules, secretWant } from "../../provider/live/read";
+import { compareLive, CONVERGED_DIR, driftOf, LiveBootCheck, LiveSection, NO_TOKEN, parseLiveRead, renderLive, renderLiveRead, repairToken, requestModules, secretWant } from "../../provider/live/read";
 import { engine } from "../../provider/host/engine";
 import { createHash } from "crypto";
 import * as fs from "fs";
@@ -364,8 +364,7 @@ describe("kernel modules the settings need (issue #32: the preview refuses what 
     expect(requestModules({ kind: "sysctl", ownerId: "a", keys: [CC, CT], boot: boot({ [CC]: "bbr", [CT]: "600" }) })).toEqual(["nf_conntrack", "tcp_bbr"]);
     expect(requestModules({ kind: "sysctl", ownerId: "a", keys: [CC], boot: boot({ [CC]: "cubic" }) })).toEqual([]); // built in
     expect(requestModules({ kind: "sysctl", ownerId: "a", keys: [CC], boot: boot({ [CC]: secretWant("bbr") }) })).toEqual([]);
-    // the plan's @module lines, when the caller gives them
-    expect(planModules("@net-tuning v1\n@module nf_conntrack\n@module tcp_bbr\n@content\n# @module x\n")).toEqual(["nf_conntrack", "tcp_bbr"]);
+    // the plan's modules (SysctlPlan.modules, passed by NetTuning), when the caller gives them
     expect(requestModules({ kind: "sysctl", ownerId: "a", keys: [CC], modules: ["tcp_htcp", "tcp_htcp"] })).toEqual(["tcp_htcp"]);
     expect(requestModules({ kind: "nic", ownerId: "a", keys: [CT], modules: ["x"] })).toEqual([]);
     expect(() => requestModules({ kind: "sysctl", ownerId: "a", keys: [], modules: ["../x"] })).toThrow(/invalid kernel module/);
