@@ -249,6 +249,29 @@ describe.each(KINDS)("%s", (kind) => {
     }
   });
 
+  // the run's parent (sudo) is the same for both kinds: registered for one
+  if (kind === "NetTuning")
+  test("a host that stalls under become \"sudo\": the run stopped (SIGSTOP) → sudo, stopped with it, is resumed by the deadline; the apply rolls back, the session ends", async () => {
+    const host = hostOf(kind);
+    const stack = new Stack({ project: "matrix", stack: "stall-sudo" });
+    const sudoProgram = (v: number) => sysProgram(host, "stallsudo", { become: "sudo", sysctls: { "net.core.somaxconn": 4100 + v } }, "sudo");
+    ok(await stack.up(sudoProgram(1)));
+    const tuned = await snapshot(host);
+    try {
+      const r = await stalled(host, STALLS[0].hooks, () => stack.up(sudoProgram(2)));
+      expect(r.ok).toBe(false);
+      expect(r.error).toContain("stopped by its deadline (3 s holding the host's lock: the run was stopped (SIGSTOP)) while applying on ");
+      expect(r.seconds).toBeLessThan(30);
+      expect(await snapshot(host)).toBe(tuned);
+      // no stopped sudo left on the host
+      expect((await host.exec("ps -eo stat=,comm= | awk '$1 ~ /^T/ && $2 == \"sudo\"'")).stdout.trim()).toBe("");
+      ok(await stack.up(sudoProgram(2)));
+    } finally {
+      await clearHooks(host);
+      await stack.destroy();
+    }
+  });
+
   test("hostile: a state directory others can write → refused before anything changes, for apply and restore", async () => {
     const host = hostOf(kind);
     const dir = `/var/lib/pulumi-net-tuning/${kind === "NetTuning" ? "sysctl" : "nic"}`;

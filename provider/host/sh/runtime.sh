@@ -231,7 +231,9 @@ nt_on_signal() {
 # engine's open: not the session's output, which would keep the session open, nor the lock's fd 9, which would keep
 # the lock after the run died). After NT_DEADLINE seconds (plus the soak) it writes what had not returned into the
 # work directory, sends TERM to the run and to the processes it started in its session (not a detached reverter),
-# then CONT (a stopped run handles the TERM once it runs again): the run rolls back and says so (nt_on_signal). A
+# then CONT (a stopped run handles the TERM once it runs again), also to the run's parent: sudo, which stops itself
+# while its command is stopped (without a terminal), would otherwise never reap the run and hold the session: the run
+# rolls back and says so (nt_on_signal). A
 # run whose rollback is still not done NT_DEADLINE_GRACE seconds later is killed (SIGKILL): its journal keeps the
 # originals and the next run converges, as after any kill. Stopped (TERM) by nt_cleanup when the run ends. It acts
 # only while its parent is still this run: it sleeps in steps of at most 5 s and ends at the first step after its run
@@ -285,7 +287,8 @@ if [ -n "$c" ]; then c="\`${c% }\` had not returned"; else
   case $l in T*) c="the run was stopped (SIGSTOP)" ;; D*) c="the run waits in the kernel" ;; *) c="the run did not end" ;; esac
 fi
 printf "%s\t%s\n" "$d" "$c" > "$w/deadline" 2>/dev/null
-kill -TERM $ps 2>/dev/null; kill -CONT $ps 2>/dev/null
+l=""; { read -r l < /proc/$e/stat; } 2>/dev/null; l=${l##*) }; set -- $l
+kill -TERM $ps 2>/dev/null; kill -CONT $ps ${2:-} 2>/dev/null
 n=0
 while [ "$n" -lt "$g" ]; do sleep 1; self || exit 0; n=$((n + 1)); done
 kill -KILL $ps 2>/dev/null
