@@ -6,9 +6,10 @@ NTS_MODULES=''
 # the content lines, written to $NT_TMP/content by the preflight (nothing reads it before)
 NTS_CT=''
 # The characters an original may have to be stored in Pulumi state (provider/sysctl/plan.ts, renderSysctlRestoreStdin:
-# the same set; tests/unit/origChars.test.ts compares them): a value's characters (sysctlspec.sh) and tab (first: a "-" ends the set). A key whose
-# value on the host has any other is refused before anything changes.
-NT_ORIG_CHARS="$NT_TAB$NTS_VALUE_CHARS"
+# the same set; tests/unit/origChars.test.ts compares them): a value's characters (sysctlspec.sh) and tab. A key whose
+# value on the host has any other is refused before anything changes. (The tab goes before the set's final "-", which
+# stays last: a literal "-" in a bracket expression.)
+NT_ORIG_CHARS="${NTS_VALUE_CHARS%-}$NT_TAB-"
 
 kind_directive() {
   case "$1" in
@@ -144,11 +145,23 @@ nts_modprobe() {
 # any user) and refuses in the preflight's words when that fails. What the dry run cannot tell is left to the preflight,
 # said nothing of: no modprobe (127), a modprobe without -D (its usage), a file this user may not read, and a failure
 # only a load meets (the kernel's refusal of the module, a failing install command).
+# nts_module_present MODULE: the module is there already, loaded (/sys/module/M) or built in as what it provides: a
+# congestion control tcp_<name> whose <name> the kernel offers (tcp_available_congestion_control, read by a builtin).
+# A built-in module without parameters has no /sys/module entry, and modprobe fails for it on a host without a module
+# tree: the preflight and the read would refuse a bbr the kernel has.
+nts_module_present() {
+  [ -d "/sys/module/$1" ] && return 0
+  case $1 in tcp_?*) ;; *) return 1 ;; esac
+  nts_av=''; { read -r nts_av < /proc/sys/net/ipv4/tcp_available_congestion_control; } 2>/dev/null
+  case " $nts_av " in *" ${1#tcp_} "*) return 0 ;; esac
+  return 1
+}
+
 nts_live_modules() {
   set -f
   for nts_m in $1; do set +f
     case $nts_m in '' | *[!A-Za-z0-9_-]*) continue ;; esac
-    [ -d "/sys/module/$nts_m" ] && continue
+    nts_module_present "$nts_m" && continue
     nts_modprobe -D "$nts_m" && continue
     [ "$nts_rc" != 127 ] || continue
     case $NTS_OUT in *'invalid option'* | *'unrecognized option'* | *[Uu]sage:* | *'ermission denied'*) continue ;; esac
@@ -397,7 +410,7 @@ kind_preflight() {
   [ -n "$NTS_FILE" ] || nt_die 5 "plan has no @file"
   nts_loaded=0
   for nts_m in $NTS_MODULES; do
-    [ -d "/sys/module/$nts_m" ] && continue
+    nts_module_present "$nts_m" && continue
     if nts_modprobe "$nts_m"; then nts_loaded=1; else nts_msg_module "$nts_m" "${NTS_OUT:-modprobe failed}"; nt_problem "$NTS_MSG"; fi
   done
   # A module loaded now brings its keys (net.netfilter.*) and values (bbr in tcp_available_congestion_control): the
