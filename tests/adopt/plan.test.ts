@@ -17,12 +17,14 @@ test("adopt entries: names in /etc/sysctl.d, absolute paths in the boot director
     problems: [],
   });
   for (const bad of ["../x.conf", "a/b.conf", "/etc/x.conf", "/etc/sysctl.d/.hidden.conf", "/etc/sysctl.d/x.txt", "x y.conf", "/etc/sysctl.d/../passwd"]) {
-    expect([bad, validateAdopt([bad], OWN).problems]).toEqual([bad, [expect.stringContaining(`adopt[0]: "${bad}" is not a sysctl file`)]]);
+    expect([bad, validateAdopt([bad], OWN).problems]).toEqual([bad, [{ path: "adopt[0]", message: expect.stringContaining(`adopt[0]: "${bad}" is not a sysctl file`) }]]);
   }
-  expect(validateAdopt("x.conf", OWN).problems).toEqual([`adopt: must be a list of file names, e.g. ["99-hk-net-tuning.conf"]`]);
-  expect(validateAdopt([3], OWN).problems).toEqual(["adopt[0]: must be a file name in /etc/sysctl.d or an absolute path"]);
-  expect(validateAdopt(["a.conf", "/etc/sysctl.d/a.conf"], OWN).problems).toEqual([`adopt[1]: "/etc/sysctl.d/a.conf" is listed twice`]);
-  expect(validateAdopt(["90-net-tuning-edge.conf"], OWN).problems[0]).toContain("is this resource's own file");
+  // each problem with the property path it is about (adopt, adopt[i])
+  const messages = (v: unknown) => validateAdopt(v, OWN).problems.map((p) => `${p.path}: ${p.message}`);
+  expect(messages("x.conf")).toEqual([`adopt: adopt: must be a list of file names, e.g. ["99-hk-net-tuning.conf"]`]);
+  expect(messages([3])).toEqual(["adopt[0]: adopt[0]: must be a file name in /etc/sysctl.d or an absolute path"]);
+  expect(messages(["a.conf", "/etc/sysctl.d/a.conf"])).toEqual([`adopt[1]: adopt[1]: "/etc/sysctl.d/a.conf" is listed twice`]);
+  expect(validateAdopt(["90-net-tuning-edge.conf"], OWN).problems[0].message).toContain("is this resource's own file");
   expect(adoptDirectives(["/etc/sysctl.conf"])).toEqual(["@adopt /etc/sysctl.conf"]);
 });
 
