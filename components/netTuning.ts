@@ -114,7 +114,7 @@ export interface NetTuningArgs {
   confirm?: pulumi.Input<ConfirmArgs>;
 }
 
-/** Argument names, for property paths in errors. */
+/** The arguments of the plan and the resource (validate's values; with livePreview: every argument the component takes). */
 const ARG_NAMES = ["connection", "sysctls", "profile", "profiles", "fileName", "persist", "restoreOnDelete", "become", "bootOverride", "acknowledge", "adopt", "verify", "confirm"] as const;
 /** Every argument name the component takes (livePreview is not part of the plan). */
 const ALL_ARGS: readonly string[] = [...ARG_NAMES, "livePreview"];

@@ -13,8 +13,7 @@ import { liveReadIfOn } from "./live";
 import { claimOnHost, SOCK_FLOW_KEY } from "./conflicts";
 import type { NicSettingsArgs } from "./nicArgs.generated";
 import { Become, commonProblems, inputError, problemsOf } from "./validation";
-import type { Problem } from "../provider/errors";
-import { problemAt, problemsAt } from "../provider/errors";
+import { Problem, problemAt, problemsAt } from "../provider/errors";
 import { BootOverride } from "./netTuning";
 import { verificationOf, verifyPlan, type VerifyArgs } from "./verify";
 import type { Verification } from "../provider/counters/gate";
@@ -109,7 +108,7 @@ export interface NicQueuesArgs extends NicSettingsArgs {
 export const SETTINGS: readonly (keyof NicQueuesArgs)[] = ["interface", ...(NIC_SETTING_ARGS as readonly (keyof NicSettingsArgs)[]), "persistence"];
 /** The arguments that are not NIC settings (checked here, not by planNic). */
 const OTHER_ARGS = ["become", "restoreOnDelete", "preset", "bootOverride", "adoptRcLocalLines", "verify", "confirm"] as const;
-/** Argument names, for property paths in errors. */
+/** The arguments of the plan and the resource (with livePreview: every argument, which unknownArgProblems checks against). */
 const ARG_NAMES: readonly string[] = ["connection", ...SETTINGS, ...OTHER_ARGS];
 /** Every argument name the component takes (livePreview is not part of the plan). */
 const ALL_ARGS: readonly string[] = [...ARG_NAMES, "livePreview"];

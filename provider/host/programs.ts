@@ -384,8 +384,8 @@ const LIVE_ADOPT = ["nts_adopt_check"];
  */
 const LIVE_OWNERS = ["nt_owner_conflicts", "nn_other_owners", "nn_txq_writable", "nn_irq_writable"];
 /**
- * The dry run of the kernel modules a NetTuning's settings need (sysctl.sh nts_live_modules, 791 bytes with
- * nts_modprobe and the message): only when a request names modules (provider/live/read.ts requestModules).
+ * The dry run of the kernel modules a NetTuning's settings need (sysctl.sh nts_live_modules, 1,054 bytes with
+ * nts_module_present, nts_modprobe and the message): only when a request names modules (provider/live/read.ts requestModules).
  */
 const LIVE_MODULES = ["nts_live_modules"];
 /** A top-level line that marks where a kind's text starts in the text tree-shaken by {@link liveProgram}. */

@@ -16,11 +16,11 @@ import { LIVE_PROGRAM_HEAD, liveProgram } from "../host/programs";
 import { shQuote } from "../shell";
 import { sameValue } from "../sysctl/readback";
 import { moduleOf } from "../sysctl/catalogue";
+import { CONVERGED_DIR } from "../host/engine";
 
 /** The command of a live read: /bin/sh reads the program from stdin; $1 $2 = engine kind and operation `live`. */
 export const LIVE_READ_COMMAND = "/bin/sh -s live live";
 export const LIVE_READ_HEADER = "net-tuning-live v2";
-import { CONVERGED_DIR } from "../host/engine";
 export { CONVERGED_DIR };
 /** The token of a resource without a record (never applied by an engine that records): no suffix on the command. */
 export const NO_TOKEN = "0";
@@ -99,7 +99,6 @@ export function secretWant(value: string): string {
 }
 
 const MODULE = /^[A-Za-z0-9_-]{1,64}$/;
-
 
 /**
  * The kernel modules a sysctl request's read checks (sysctl.sh nts_live_modules): its `modules`; without them, those

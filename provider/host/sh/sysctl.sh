@@ -137,14 +137,6 @@ nts_modprobe() {
   while :; do case $NTS_OUT in *"$NT_NL"*) NTS_OUT="${NTS_OUT%%"$NT_NL"*}; ${NTS_OUT#*"$NT_NL"}" ;; *) return $nts_rc ;; esac; done
 }
 
-# The live read's check of the kernel modules a NetTuning's settings need (the request's MODULES field, the plan's
-# @module lines: provider/live/read.ts requestModules): the preflight loads each one that is not loaded
-# (/sys/module/M) and refuses when modprobe fails (kind_preflight); the read loads nothing and writes nothing, so it
-# asks modprobe for M's dependencies, -D (--show-depends: kmod, module-init-tools and busybox alike resolve the name,
-# its alias, built-in or modules.dep as a load does, then print instead of loading or running an install command; as
-# any user) and refuses in the preflight's words when that fails. What the dry run cannot tell is left to the preflight,
-# said nothing of: no modprobe (127), a modprobe without -D (its usage), a file this user may not read, and a failure
-# only a load meets (the kernel's refusal of the module, a failing install command).
 # nts_module_present MODULE: the module is there already, loaded (/sys/module/M) or built in as what it provides: a
 # congestion control tcp_<name> whose <name> the kernel offers (tcp_available_congestion_control, read by a builtin).
 # A built-in module without parameters has no /sys/module entry, and modprobe fails for it on a host without a module
@@ -157,6 +149,14 @@ nts_module_present() {
   return 1
 }
 
+# The live read's check of the kernel modules a NetTuning's settings need (the request's MODULES field, the plan's
+# modules: provider/live/read.ts requestModules): the preflight loads each one that is not present
+# (nts_module_present) and refuses when modprobe fails (kind_preflight); the read loads nothing and writes nothing, so it
+# asks modprobe for M's dependencies, -D (--show-depends: kmod, module-init-tools and busybox alike resolve the name,
+# its alias, built-in or modules.dep as a load does, then print instead of loading or running an install command; as
+# any user) and refuses in the preflight's words when that fails. What the dry run cannot tell is left to the preflight,
+# said nothing of: no modprobe (127), a modprobe without -D (its usage), a file this user may not read, and a failure
+# only a load meets (the kernel's refusal of the module, a failing install command).
 nts_live_modules() {
   set -f
   for nts_m in $1; do set +f
