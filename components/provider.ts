@@ -9,7 +9,7 @@ import { NetTuning } from "./netTuning";
 import { NicQueues } from "./nicQueues";
 
 /** The served components by class name; their type tokens are `<package name>:index:<class name>`. */
-const COMPONENTS: Record<string, new (name: string, args: never, opts?: pulumi.ComponentResourceOptions) => pulumi.ComponentResource> = { NetTuning, NicQueues };
+export const COMPONENTS: Record<string, new (name: string, args: never, opts?: pulumi.ComponentResourceOptions) => pulumi.ComponentResource> = { NetTuning, NicQueues };
 
 interface PackageSchema {
   name: string;

@@ -21,11 +21,10 @@
 import * as fs from "fs";
 import * as path from "path";
 import type * as typescript from "typescript";
+import { COMPONENTS } from "../components/provider";
 
 const REPO = path.resolve(__dirname, "..");
 export const SCHEMA_FILE = "schema.json";
-/** The components the package serves, by class name (their type tokens are `net-tuning:index:<name>`). */
-export const COMPONENTS = ["NetTuning", "NicQueues"];
 /**
  * Interfaces that only a TypeScript program can pass (the values the sizing helpers and `nicPresets` return): in a union
  * beside the spec form, the schema gives only the spec form.
@@ -106,7 +105,8 @@ export function renderSchema(dir: string = REPO): string {
     }
     return out;
   }
-  const analyzer = new UnionAnalyzer(dir, name, pkg, new Set(COMPONENTS));
+  // the components the provider serves (components/provider.ts), by class name: tokens `net-tuning:index:<name>`
+  const analyzer = new UnionAnalyzer(dir, name, pkg, new Set(Object.keys(COMPONENTS)));
   const checker = (): typescript.TypeChecker => (analyzer as unknown as { checker: typescript.TypeChecker }).checker;
   const r = analyzer.analyze();
   const schema = generateSchema(name, pkg.version, pkg.description, r.components, r.typeDefinitions, r.dependencies, undefined);

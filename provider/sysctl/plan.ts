@@ -216,6 +216,10 @@ export function planValues(stdin: string): { keys: string[]; values: Record<stri
   return { keys, values };
 }
 
+/** A key and an original as a restore plan stores them: the plan's key characters; a value's, and tab (read from /proc/sys). */
+const ORIG_KEY = new RegExp(`^[${SYSCTL_KEY_CHARS}]+$`);
+const ORIG_VALUE = new RegExp(`^[\t${SYSCTL_VALUE_CHARS}]*$`);
+
 /** The restore program's stdin: originals from Pulumi state, so a delete works without the host's journal. */
 export function renderSysctlRestoreStdin(
   owner: Owner,
@@ -227,6 +231,6 @@ export function renderSysctlRestoreStdin(
   const keys = Object.keys(previous).sort();
   const lines = [...planHeader("sysctl", owner), `@file ${filePath}`, `@restore ${restoreOnDelete ? 1 : 0}`];
   lines.push(...keys.filter((k) => secretKeys.includes(k) || isSecretKey(k)).map((k) => `@secret ${k}`));
-  lines.push(...origLines(previous, keys, new RegExp(`^[${SYSCTL_KEY_CHARS}]+$`), new RegExp(`^[\t${SYSCTL_VALUE_CHARS}]*$`)));
+  lines.push(...origLines(previous, keys, ORIG_KEY, ORIG_VALUE));
   return lines.join("\n") + "\n";
 }
