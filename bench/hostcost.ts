@@ -20,7 +20,7 @@ import { defaultSshTuning, runCommand, Stack } from "../testkit/harness";
 import type { LabHost } from "../testkit/lab";
 import { FILE_NAME, FILE_PATH, netTuningSysctls, readValues, resetHost, SYSCTLS } from "./keys";
 import { nowMs, readCounters, settle } from "./lib";
-import { CONVERGED_DIR, engine, ENGINE_INSTALL_DIR } from "../provider/host/engine";
+import { engine, ENGINE_INSTALL_DIR } from "../provider/host/engine";
 
 export type CostVariant = "ssh-true" | "nettuning" | "nettuning-apply" | "nettuning-apply-sudo" | "naive-sysctl" | "naive-sysctl-sudo" | "naive-sysctl-40-ssh" | "nicqueues" | "nicqueues-apply" | "naive-nic";
 export const COST_VARIANTS: CostVariant[] = ["ssh-true", "nettuning", "nettuning-apply", "nettuning-apply-sudo", "naive-sysctl", "naive-sysctl-sudo", "naive-sysctl-40-ssh", "nicqueues", "nicqueues-apply", "naive-nic"];
@@ -155,9 +155,9 @@ export async function costBench(opts: {
       await resetNic(h, nicOrig);
       if (captured) {
         // "engine installed": the prep's destroy removed it with the last journal; install it as a first apply does
-        // (root-owned, 0644, named by its sha256; the same mkdir -p makes the converged records' directory), untimed
+        // (root-owned, 0644, named by its sha256), untimed
         const e = engine();
-        const put = await h.exec(`umask 022 && mkdir -p ${ENGINE_INSTALL_DIR} ${CONVERGED_DIR} && cat > ${ENGINE_INSTALL_DIR}/${e.fileName} && [ "$(sha256sum < ${ENGINE_INSTALL_DIR}/${e.fileName})" = "${e.sha256}  -" ]`, { stdin: e.text });
+        const put = await h.exec(`umask 022 && mkdir -p ${ENGINE_INSTALL_DIR} && cat > ${ENGINE_INSTALL_DIR}/${e.fileName} && [ "$(sha256sum < ${ENGINE_INSTALL_DIR}/${e.fileName})" = "${e.sha256}  -" ]`, { stdin: e.text });
         if (put.code !== 0) throw new Error(`cost ${variant}: cannot install the engine: ${put.stderr}`);
       }
       const before = await readCounters(h);

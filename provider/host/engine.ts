@@ -15,9 +15,8 @@ export const ENGINE_DIR = path.join(__dirname, "engine");
 /** Root-owned install directory on the host (0755, files 0644 root). */
 export const ENGINE_INSTALL_DIR = "/usr/local/lib/pulumi-net-tuning";
 /**
- * World-readable record of the last successful apply per owner (runtime.sh NT_CONVERGED_DIR): root's, 0755. The
- * engine's install (programs.ts ENGINE_BOOT) creates it with the install directory, in the same `mkdir -p`, so no
- * apply pays a process for it; nt_converged_write still creates it when a restore removed it (empty) meanwhile.
+ * World-readable record of the last successful apply per owner (runtime.sh NT_CONVERGED_DIR, which nt_converged_write
+ * creates root's and 0755 when missing), read by the live read without sudo.
  */
 export const CONVERGED_DIR = "/var/lib/pulumi-net-tuning-converged";
 /** Staging directory for the SFTP copy when connected as root (SFTP writes as the SSH user, no sudo). */

@@ -4,7 +4,7 @@ import * as path from "path";
 import { gunzipSync } from "zlib";
 import { shQuote } from "../shell";
 import { gzipFixed } from "../gzip";
-import { Engine, engine, engineLine, CONVERGED_DIR, ENGINE_INSTALL_DIR, ENGINE_STAGE_HOME, ENGINE_STAGE_ROOT, KIND_FILES, kindLoader } from "./engine";
+import { Engine, engine, engineLine, ENGINE_INSTALL_DIR, ENGINE_STAGE_HOME, ENGINE_STAGE_ROOT, KIND_FILES, kindLoader } from "./engine";
 
 /**
  * The host programs: POSIX sh text assembled from the files in `sh/` (readable, shellchecked), never from user values.
@@ -161,8 +161,7 @@ export function urnLookup(name: string): string {
  * and evaluates this line): checks that line (exit 5 without it), refuses to go on unless root (exit 3; the builtin
  * test `-O /`: the effective user owns `/`), runs the installed engine `/usr/local/lib/pulumi-net-tuning/engine-<sha256>.sh`;
  * when absent or empty, copies the staged file into a root-owned temporary file in that root-owned directory (created
- * 0755 by `umask 022`, with the converged records' directory {@link CONVERGED_DIR}: an apply then never pays a process
- * for it), flushes it, checks the sha256 of THAT copy and renames it into place (atomic), so nothing ever
+ * 0755 by `umask 022`), flushes it, checks the sha256 of THAT copy and renames it into place (atomic), so nothing ever
  * runs from a path another user can write (exit 6 naming the recovery command, `pulumi up --replace <URN of the
  * delivery>` with the URN looked up by {@link urnLookup}, when the copy is missing or differs; exit 6 when the
  * directory or file is not root's). Arguments: $1 kind, $2 operation, $3 the delivery token, $4 the staging directory
@@ -177,7 +176,7 @@ export const ENGINE_BOOT =
   `[ -O / ]||m 3 "must run as root, not $(id -un): connect as root or set become: sudo";` +
   `d=${ENGINE_INSTALL_DIR};e=$d/engine-$s.sh;` +
   `[ -s $e ]||{ f=\${4:-${ENGINE_STAGE_ROOT}}/engine.$3.sh;n=$d/.new.$$;` +
-  `[ -f "$f" ]&&mkdir -p $d ${CONVERGED_DIR}&&cat "$f">$n&&sync&&[ "$(sha256sum<$n)" = "$s  -" ]&&mv -f $n $e||{ rm -f $n;` +
+  `[ -f "$f" ]&&mkdir -p $d&&cat "$f">$n&&sync&&[ "$(sha256sum<$n)" = "$s  -" ]&&mv -f $n $e||{ rm -f $n;` +
   `m 6 "no engine $v ($f missing or altered): run pulumi up --replace \\"\\$(${urnLookup(deliveryName("$3"))})\\"";};};` +
   `[ -O $d ]&&[ -O $e ]||m 6 "$e not owned by root";exec /bin/sh $e "$1" "$2"`;
 
