@@ -4,7 +4,8 @@
  * - a run waiting on a command that does not return gets TERM at its deadline, then CONT, and finds in its work
  *   directory the deadline and the command that had not returned;
  * - a stopped run (SIGSTOP) gets TERM and CONT, and learns that it was stopped;
- * - a run that ends first stops its watchdog: no process of it is left, also when it ends right after starting it;
+ * - a run that ends first stops its watchdog: no process of it is left, also when it ends right after starting it, and
+ *   its sleep is not left either when the watchdog's TERM comes while that sleep is being forked (a loaded machine);
  * - a run in a subshell (the confirm runs nt_apply_main at the end of a pipeline) is the one stopped, not its parent.
  * tests/reliability/matrix and tests/cli/stall do the same through real sessions.
  */
@@ -58,4 +59,25 @@ describe.each(SHELLS)("%s", (shell) => {
     const out = run(shell, `echo x | { ${TRAP}; nt_watchdog_start; sleep 20; echo "not stopped"; }; echo "parent goes on"`);
     expect(out.trim().split("\n")).toEqual(["TERM 1 `sleep 20` had not returned", "parent goes on"]);
   });
+});
+
+// The watchdog, stopped while it forks its sleep, left that sleep for its step (up to 5 s): the forked sleep still had
+// the watchdog's TERM trap until it reset its signals, and the watchdog's TERM to it was caught there and lost. Seen as
+// a stray `sleep` after a refused run in tests/reliability/fuzz under CI's load; here 6 to 26 of 300 such stops left
+// one on a loaded machine before the fix (KILL for the sleep), 0 after. The watchdog runs under /bin/sh whatever the
+// run's shell, so once. The load is 4 busy loops (bounded by timeout); the step is 4 s, so its sleep is `sleep 4`.
+test("a watchdog stopped while it forks its sleep leaves no sleep, on a loaded machine", () => {
+  const out = runSh(
+    `NT_DEADLINE=4 NT_DEADLINE_GRACE=5; nt_on_signal() { :; }; trap 'nt_on_signal' INT TERM
+    h=''; for j in 1 2 3 4; do timeout 30 sh -c 'while :; do :; done' & h="$h $!"; done
+    ls=''; k=0
+    while [ $k -lt 6 ]; do
+      ( i=0; while [ $i -lt 50 ]; do nt_watchdog_start; sleep 0.00$((i % 4)); kill "$NT_WD"; NT_WD=''; i=$((i + 1)); done ) &
+      ls="$ls $!"; k=$((k + 1))
+    done
+    for l in $ls; do wait "$l"; done
+    kill $h; sleep 0.5
+    echo "left $(ps -eo args | grep -c '^sleep 4$')"`,
+  );
+  expect(out.trim()).toBe("left 0");
 });
