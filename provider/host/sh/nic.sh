@@ -864,14 +864,14 @@ nn_other_owners() {
     [ -f "$nn_j" ] || continue
     [ "$nn_j" = "$NT_JOURNAL" ] && continue
     if awk -F "$NT_TAB" -v p="$NN_IF/" 'index($1, p) == 1 { f = 1 } END { exit !f }' "$nn_j"; then
-      "$1" "$NN_IF is already managed by $(cat "${nn_j%.orig}.owner" 2>/dev/null || echo "${nn_j##*/}") (journal $nn_j): one NicQueues per interface; manage it there, or delete that resource first"
+      nt_owner_of "$nn_j"; "$1" "$NN_IF is already managed by $NT_OWNER_OF (journal $nn_j): one NicQueues per interface; manage it there, or delete that resource first"
     fi
   done
   if [ "$2" = 1 ]; then
     for nn_j in "$NT_ROOT"/sysctl/*.orig; do
       [ -f "$nn_j" ] || continue
       if awk -F "$NT_TAB" '$1 == "net.core.rps_sock_flow_entries" || $1 == "net/core/rps_sock_flow_entries" { f = 1 } END { exit !f }' "$nn_j"; then
-        "$1" "net.core.rps_sock_flow_entries is already managed by $(cat "${nn_j%.orig}.owner" 2>/dev/null || echo "${nn_j##*/}") (journal $nn_j): set it in one resource only (remove rps.sockFlowEntries here or the sysctl there)"
+        nt_owner_of "$nn_j"; "$1" "net.core.rps_sock_flow_entries is already managed by $NT_OWNER_OF (journal $nn_j): set it in one resource only (remove rps.sockFlowEntries here or the sysctl there)"
       fi
     done
   fi

@@ -742,6 +742,14 @@ nt_same() {
 # rename in place would record the tuned value as the new name's original, and restoring the old name would undo it).
 nt_check_owners() { nt_lines desired; nt_owner_conflicts nt_problem "$NT_LINES" "$NT_TMP/aliases"; }
 
+# nt_owner_of JOURNAL: NT_OWNER_OF = the owner label of JOURNAL's resource (project/stack/name, from its .owner file,
+# read by the shell), or the journal's name where that file is missing or empty (nt_write_owner).
+nt_owner_of() {
+  NT_OWNER_OF=''
+  { IFS= read -r NT_OWNER_OF < "${1%.orig}.owner"; } 2>/dev/null
+  [ -n "$NT_OWNER_OF" ] || NT_OWNER_OF=${1##*/}
+}
+
 # nt_owner_conflicts CALLBACK LINES ALIASES: the check above for LINES (the desired "key<TAB>value" or "key" lines) and
 # the ALIASES file (empty: none), each problem through CALLBACK (nt_problem; the live read, as root: nt_live_refuse).
 # The journals are root's (0700 state dir): another user finds none, so nothing.
@@ -752,8 +760,7 @@ nt_owner_conflicts() {
     nt_own=0; [ "$nt_j" = "$NT_JOURNAL" ] && nt_own=1
     [ "$nt_own$nt_al" = 10 ] && continue
     nt_other=''
-    { IFS= read -r nt_other < "${nt_j%.orig}.owner"; } 2>/dev/null
-    [ -n "$nt_other" ] || nt_other=${nt_j##*/}
+    nt_owner_of "$nt_j"; nt_other=$NT_OWNER_OF
     # the other journal's keys (first fields, as nt_lookup matches them) read once, then each desired key in order
     nt_jk=$NT_NL
     while IFS="$NT_TAB" read -r nt_k _; do nt_jk=$nt_jk$nt_k$NT_NL; done < "$nt_j"
@@ -802,22 +809,31 @@ nt_same_file() {
   return "$nt_r"
 }
 
-nt_write_atomic() { # DEST SRC MODE: fsynced copy next to DEST, then rename (2 processes: dd, mv)
-  nt_dir=${1%/*}; nt_base=${1##*/}
+# nt_write_atomic DEST SRC MODE: an fsynced copy of SRC next to DEST, then a rename (2 processes: dd, mv).
+nt_write_atomic() { nt_write_new "$1" "$3" dd if="$2" bs=65536 conv=fsync; }
+
+# nt_write_owner DEST: the owner label ($NT_OWNER) of a journal, a file only messages read (nt_owner_of): written by
+# the shell and renamed, not fsynced (1 process: mv). The rename gives the old or the new label, or after a power
+# loss perhaps an empty file, which nt_owner_of reads as no label.
+nt_write_owner() { nt_write_new "$1" 0600 printf '%s\n' "$NT_OWNER"; }
+
+# nt_write_new DEST MODE COMMAND...: COMMAND's output in a new file next to DEST, then renamed over DEST.
+nt_write_new() {
+  nt_dest_w=$1 nt_dir=${1%/*}; nt_base=${1##*/}; nt_wmode=$2; shift 2
   [ -d "$nt_dir" ] || mkdir -p "$nt_dir" || return 1
   nt_new="$nt_dir/.$nt_base.net-tuning-new"
   if [ -e "$nt_new" ] || [ -L "$nt_new" ]; then rm -f "$nt_new" || return 1; fi
   # Created with its final mode where a umask can express it (no chmod process), and exclusively: the shell opens it
   # under noclobber (set -C), so a file or a symlink planted at that name after the rm above (a directory others can
   # write) makes the write fail instead of being followed (issue #32).
-  case "$3" in 0600|600) umask 177 ;; 0644|644) umask 133 ;; *) umask 077 ;; esac
+  case "$nt_wmode" in 0600|600) umask 177 ;; 0644|644) umask 133 ;; *) umask 077 ;; esac
   set -C
-  dd if="$2" bs=65536 conv=fsync 2>/dev/null > "$nt_new"; nt_rc=$?
+  "$@" 2>/dev/null > "$nt_new"; nt_rc=$?
   set +C
   umask 022
   if [ "$nt_rc" != 0 ] || [ ! -f "$nt_new" ] || [ -L "$nt_new" ]; then rm -f "$nt_new"; return 1; fi
-  case "$3" in 0600|600|0644|644) ;; *) chmod "$3" "$nt_new" || { rm -f "$nt_new"; return 1; } ;; esac
-  if mv -f "$nt_new" "$1"; then return 0; fi
+  case "$nt_wmode" in 0600|600|0644|644) ;; *) chmod "$nt_wmode" "$nt_new" || { rm -f "$nt_new"; return 1; } ;; esac
+  if mv -f "$nt_new" "$nt_dest_w"; then return 0; fi
   rm -f "$nt_new"
   return 1
 }
@@ -1563,7 +1579,7 @@ nt_apply_main() {
   printf '%s\n' "$NT_OWNER" > "$NT_TMP/owner" || nt_tmp_full
   if ! nt_same_file "$NT_TMP/owner" "${NT_JOURNAL%.orig}.owner"; then
     NT_JOURNAL_TOUCHED=1
-    nt_write_atomic "${NT_JOURNAL%.orig}.owner" "$NT_TMP/owner" 0600 || nt_die 1 "cannot write ${NT_JOURNAL%.orig}.owner on $NT_HOSTNAME (read-only or full /var/lib?)"
+    nt_write_owner "${NT_JOURNAL%.orig}.owner" || nt_die 1 "cannot write ${NT_JOURNAL%.orig}.owner on $NT_HOSTNAME (read-only or full /var/lib?)"
     nt_step "owner file"
   fi
   nt_journal_write "$NT_TMP/journal.new" "$NT_TMP/arts.all" "before the changes" lines # j.keys and live values: key<TAB>value

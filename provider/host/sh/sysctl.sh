@@ -514,8 +514,8 @@ kind_preflight() {
   # NicQueues (kind nic) may own net.core.rps_sock_flow_entries too: one owner per key across both kinds.
   if nt_lookup "$NT_TMP/desired" net.core.rps_sock_flow_entries; then
     for nts_j in "$NT_ROOT"/nic/*.orig; do
-      [ -f "$nts_j" ] && nt_lookup "$nts_j" net.core.rps_sock_flow_entries &&
-        nt_problem "net.core.rps_sock_flow_entries is already managed by $(cat "${nts_j%.orig}.owner" 2>/dev/null || echo "${nts_j##*/}") on this host (NicQueues rps.sockFlowEntries, journal $nts_j): set it in one resource only"
+      [ -f "$nts_j" ] && nt_lookup "$nts_j" net.core.rps_sock_flow_entries && nt_owner_of "$nts_j" &&
+        nt_problem "net.core.rps_sock_flow_entries is already managed by $NT_OWNER_OF on this host (NicQueues rps.sockFlowEntries, journal $nts_j): set it in one resource only"
     done
   fi
   nts_file_refusals nt_problem
