@@ -269,6 +269,17 @@ export function endLine(text: string): string {
 // @engine line instead when that exact file is installed and root-owned.
 
 /**
+ * Seconds a destroy's restore may run before `timeout` ends it and every command it started (TERM, then CONT, to its
+ * process group; exit 124), issue #32's deadline for the fallback restore, which has no watchdog of its own (one
+ * would cost about 2.3 KB of state per host). It stays above the longest run the installed engine allows itself, so
+ * that the engine's own deadline (with its message and rollback) always comes first: its lock wait (60 s, plus twice
+ * the soak of a holder that soaks, at most 900 s) + its deadline (300 s) + its grace (60 s) = 2,220 s
+ * (tests/unit/programs.test.ts checks the sum against runtime.sh). A fallback whose command never returns is thus
+ * ended after 40 minutes, not never. Costs about 190 B of state per host (the command, stored four times, is 47 characters longer).
+ */
+export const RESTORE_BOUND = 2400;
+
+/**
  * The restore bootstrap (`delete` of the -restore child; $1 the delivery token, $2 the SSH user's staging directory or
  * nothing): saves stdin in a private temp dir (mktemp -d: mode 0700, so no umask is needed for the files in it) and
  * rebuilds the plain form. A stdin with a `@program` line is the plain form: its last line `@end <sha256>` is checked
@@ -281,15 +292,18 @@ export function endLine(text: string): string {
  * TOKEN`) when the plan's `@engine <version> <sha256>` line names one owned by root in a root-owned directory whose
  * sha256 matches (provider/host/sh/restore.sh). Any failure before the program runs (a full /tmp, unpacking, the end
  * line, the cut, the exec): "restore stdin cut or damaged, or /tmp full; nothing restored", exit 1. As another user than root nothing is owned, so the fallback runs and says
- * it must run as root (exit 3). Written for size (it is stored four times per host): one error path, sed scripts
- * unquoted (no single quote, which the command line's quoting makes 4 characters longer each).
+ * it must run as root (exit 3). The program runs under `timeout` {@link RESTORE_BOUND} where the host has one
+ * (coreutils; busybox 1.30 and later): see there. The directory goes when the bootstrap exits (its EXIT trap), also
+ * after the program was ended (the program removes it itself on its own exits). Written for size (it is stored four times per host): one error path,
+ * sed scripts unquoted (no single quote, which the command line's quoting makes 4 characters longer each).
  */
 export const RESTORE_BOOT =
-  `d=$(mktemp -d /tmp/net-tuning-in.XXXXXX)&&cd "$d"&&cat>i&&` +
+  `t=$(command -v timeout)&&t="$t ${RESTORE_BOUND}";` +
+  `d=$(mktemp -d /tmp/net-tuning-in.XXXXXX)&&trap 'rm -rf "$d"' 0&&cd "$d"&&cat>i&&` +
   `if grep -qx ${PROGRAM_MARKER} i;then s=$(sed -n "\\$s/^@end //p" i)&&sed "\\$d" i>in&&[ "$(sha256sum<in)" = "$s  -" ];` +
   `else { sed q i&&sed 1d i|base64 -d|gzip -dc;}>in;fi&&` +
-  `sed 1,/^${PROGRAM_MARKER}$/d in>p&&[ -s p ]&&exec /bin/sh p "$d" "$2" "$1"<in;` +
-  `echo "net-tuning: restore stdin cut or damaged, or /tmp full; nothing restored">&2;[ -z "$d" ]||rm -rf "$d";exit 1`;
+  `sed 1,/^${PROGRAM_MARKER}$/d in>p&&[ -s p ]&&{ $t /bin/sh p "$d" "$2" "$1"<in;exit;};` +
+  `echo "net-tuning: restore stdin cut or damaged, or /tmp full; nothing restored">&2;exit 1`;
 
 /**
  * The `delete` of the -restore child. `token`: the delivery's (its staged copy goes with the host's last journal).

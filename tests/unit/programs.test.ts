@@ -3,7 +3,8 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { gzipSync } from "zlib";
-import { endLine, FALLBACK_LINT, fallbackProgram, hostProgram, HostKind, HostOp, liveProgram, readRestoreStdin, restoreStdin } from "../../provider/host/programs";
+import { endLine, FALLBACK_LINT, fallbackProgram, hostProgram, HostKind, HostOp, liveProgram, readRestoreStdin, RESTORE_BOOT, RESTORE_BOUND, restoreStdin } from "../../provider/host/programs";
+import { SOAK_MAX } from "../../provider/counters/gate";
 import { AdoptedFile, fitAdopted, renderAdoptedRestore, STRING_INPUT_MAX } from "../../provider/sysctl/adopt";
 import { rcAdoptedRestoreNote } from "../../provider/nic/adopt";
 import { WEB_SYSCTL_CONF_LINES } from "../adopt/fixtures";
@@ -257,3 +258,17 @@ function sizeFixtures() {
   for (let q = 0; q < 8; q++) Object.assign(nic, { [`${i}/rps.rx-${q}`]: "ffff,ffffffff", [`${i}/rfs.rx-${q}`]: "2048", [`${i}/irq.${100 + q}`]: "ffff,ffffffff" });
   return { owner, g, prev, i, nic };
 }
+
+// Issue #32, the fallback restore's deadline: the restore bootstrap runs the program under `timeout RESTORE_BOUND`,
+// which must stay above the longest run the installed engine allows itself (else it would end an engine restore that
+// waits, legitimately, behind another run's soak, before the engine's own deadline and message): its lock wait (in
+// half seconds, plus twice the soak of a holder that soaks), its deadline and its grace, read from runtime.sh.
+test("the restore's timeout bound stays above the longest run the engine allows itself", () => {
+  const rt = fs.readFileSync(path.join(__dirname, "../../provider/host/sh/runtime.sh"), "utf8");
+  const num = (name: string) => Number(new RegExp(`^${name}=([0-9]+)$`, "m").exec(rt)![1]);
+  const longest = num("NT_LOCK_WAIT") / 2 + 2 * SOAK_MAX + num("NT_DEADLINE") + num("NT_DEADLINE_GRACE");
+  expect(longest).toBe(2220);
+  expect(RESTORE_BOUND).toBeGreaterThan(longest);
+  expect(RESTORE_BOOT).toContain(`t="$t ${RESTORE_BOUND}"`);
+});
+
