@@ -123,6 +123,14 @@ function offByChoice(arg: unknown): boolean {
 
 /** What a preview without a host read still leaves to `up` (issue #32 item 11c), said where the read is skipped. */
 export const HOST_CHECKS_LATER = "the host's own checks (keys this kernel has, driver limits, boot-time overrides) run at `pulumi up`, before anything changes";
+/**
+ * What a read as another user than root (`become: "sudo"`: the read runs without sudo) cannot check, and `up`, as
+ * root, does before anything changes (the live read's root-only part: provider/host/programs.ts LIVE_OWNERS).
+ */
+export function rootChecksLater(kind: LiveKind, user: string): string {
+  const what = kind === "nic" ? "another resource's journal holding this interface or rps_sock_flow_entries, and whether root can write its txqueuelen and IRQ affinity files" : "another resource's journal holding a declared key";
+  return `read as ${user} (no sudo at preview), so the checks only root can make (${what}) run at \`pulumi up\`, before anything changes`;
+}
 
 /** Logs, during a preview whose read was skipped, what that leaves to `up`. */
 function logChecksLater(parent: pulumi.Resource, resource: string): void {
@@ -358,6 +366,7 @@ async function liveReadUnsafe(
   const hostRefusals = problemsAt("", section.refusals);
   const refused = kind === "sysctl" ? [...missingKeys(plan.value, section, redact), ...bootFindings(parent, resource, section, boot?.check, c.user ?? "root"), ...hostRefusals] : [...nicRefusals(plan.value, section), ...hostRefusals];
   if (kind === "nic") nicBootNotes(parent, resource, section, nicChecks);
+  if ((c.user ?? "root") !== "root") void pulumi.log.info(`${resource}: ${rootChecksLater(kind, c.user ?? "root")}`, parent);
   const drift: DriftItem[] = driftOf(section);
   const shown = renderLive(resource, host, compareLive(plan.value, section), drift, section.recordState, { redact });
   void pulumi.log.info(shown.info, parent);

@@ -74,3 +74,38 @@ test("become sudo after an adopting apply: no state-dir file in the record; the 
     await host.exec(`rm -f ${HAND}`);
   }
 });
+
+// Issue #32, preview equals up: a read as the sudo user (become "sudo": no sudo at preview) cannot see the root-only
+// state directory, so another resource's journal holding a declared key is not checked there. The preview says so,
+// and `up` (as root) refuses before anything changes; a read as root refuses at preview already (control).
+test("a read as the sudo user says the root-only checks are still to come; up refuses another resource's key", async () => {
+  const host = lab.hosts[1];
+  const KEY = "net.ipv4.tcp_fin_timeout";
+  const before = (await host.exec(`cat /proc/sys/net/ipv4/tcp_fin_timeout`)).stdout.trim();
+  const first = new Stack({ project: "live", stack: "owner-a" });
+  const second = new Stack({ project: "live", stack: "owner-b" });
+  const prog = (name: string, who: "root" | "sudo", v: number) => () => {
+    const t = new NetTuning(name, { connection: host.connection(who), ...(who === "sudo" ? { become: "sudo" as const } : {}), sysctls: { [KEY]: v } });
+    return { drift: t.drift };
+  };
+  try {
+    ok(await first.up(prog("a", "sudo", 21)));
+    const { r: p, info } = await withLogs(async () => second.preview(prog("b", "sudo", 22)));
+    expect(p.error).toBeUndefined(); // not seen at preview: the other journal is root's
+    expect(info.filter((m) => m.startsWith('NetTuning "b": read as'))).toEqual([
+      `NetTuning "b": read as ${host.connection("sudo").user} (no sudo at preview), so the checks only root can make (another resource's journal holding a declared key) run at \`pulumi up\`, before anything changes`,
+    ]);
+    const u = await second.up(prog("b", "sudo", 22));
+    expect(u.ok).toBe(false);
+    expect(u.error).toContain(`${KEY} is already managed by live/owner-a/a on this host`);
+    expect((await host.exec(`cat /proc/sys/net/ipv4/tcp_fin_timeout`)).stdout.trim()).toBe("21");
+    // control: as root the preview reads the journals and refuses there, with the same words, and says nothing of sudo
+    const { r: pr, info: infoRoot } = await withLogs(async () => second.preview(prog("b", "root", 22)));
+    expect(pr.error).toContain(`${KEY} is already managed by live/owner-a/a on this host`);
+    expect(infoRoot.filter((m) => m.includes("no sudo at preview"))).toEqual([]);
+  } finally {
+    await second.destroy();
+    await first.destroy();
+  }
+  expect((await host.exec(`cat /proc/sys/net/ipv4/tcp_fin_timeout`)).stdout.trim()).toBe(before);
+});
