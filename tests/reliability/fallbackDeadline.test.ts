@@ -49,9 +49,9 @@ async function stored(stack: Stack, host: LabHost, name: string, kind: "sysctl" 
   const journal = (await host.exec(`ls /var/lib/pulumi-net-tuning/${kind}/*.orig`)).stdout.trim();
   expect(journal.split("\n")).toHaveLength(1);
   const cmd = String(child.inputs.delete);
-  const bound = `t="$t ${RESTORE_BOUND}";`;
+  const bound = `t=$t\\ ${RESTORE_BOUND};`;
   expect(cmd.split(bound)).toHaveLength(2);
-  return { cmd: cmd.replace(bound, `t="$t ${seconds}";`), stdin: String(child.inputs.stdin), journal };
+  return { cmd: cmd.replace(bound, `t=$t\\ ${seconds};`), stdin: String(child.inputs.stdin), journal };
 }
 
 test("NicQueues as root: ethtool -L does not return → ended at the bound with every command of the run; the journal keeps the originals; the next destroy converges", async () => {

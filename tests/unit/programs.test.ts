@@ -269,6 +269,6 @@ test("the restore's timeout bound stays above the longest run the engine allows 
   const longest = num("NT_LOCK_WAIT") / 2 + 2 * SOAK_MAX + num("NT_DEADLINE") + num("NT_DEADLINE_GRACE");
   expect(longest).toBe(2220);
   expect(RESTORE_BOUND).toBeGreaterThan(longest);
-  expect(RESTORE_BOOT).toContain(`t="$t ${RESTORE_BOUND}"`);
+  expect(RESTORE_BOOT).toContain(`t=$t\\ ${RESTORE_BOUND};`);
 });
 
