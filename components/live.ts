@@ -127,10 +127,13 @@ export const HOST_CHECKS_LATER = "the host's own checks (keys this kernel has, d
  * What a read as another user than root (`become: "sudo"`: the read runs without sudo) cannot check, and `up`, as
  * root, does before anything changes (the live read's root-only part: provider/host/programs.ts LIVE_OWNERS).
  */
-export function rootChecksLater(kind: LiveKind, user: string): string {
+function rootChecksLater(kind: LiveKind, user: string): string {
   const what = kind === "nic" ? "another resource's journal holding this interface or rps_sock_flow_entries, and whether root can write its txqueuelen and IRQ affinity files" : "another resource's journal holding a declared key";
   return `read as ${user} (no sudo at preview), so the checks only root can make (${what}) run at \`pulumi up\`, before anything changes`;
 }
+
+/** The user a read logs in as (the connection's; root when it names none): a read as root also makes root's checks. */
+const loginUser = (c: { user?: string }): string => c.user ?? "root";
 
 /** Logs, during a preview whose read was skipped, what that leaves to `up`. */
 function logChecksLater(parent: pulumi.Resource, resource: string): void {
@@ -207,7 +210,7 @@ function requestRead(conn: ReadConnection, req: LiveRequest): Promise<Answer> {
 async function runRead(b: Batch): Promise<Answer> {
   let stdin: string;
   try {
-    stdin = renderLiveRead(b.requests, { root: (b.conn.user ?? "root") === "root" });
+    stdin = renderLiveRead(b.requests, { root: loginUser(b.conn) === "root" });
   } catch (e) {
     return { ok: false, reason: `${endpointLabel(b.conn)}: ${(e as Error).message}`, ms: 0, hostKeys: [] };
   }
@@ -364,9 +367,10 @@ async function liveReadUnsafe(
   }
   // the host's own refusals (its words, `refuse<TAB>text`) are about the resource as a whole
   const hostRefusals = problemsAt("", section.refusals);
-  const refused = kind === "sysctl" ? [...missingKeys(plan.value, section, redact), ...bootFindings(parent, resource, section, boot?.check, c.user ?? "root"), ...hostRefusals] : [...nicRefusals(plan.value, section), ...hostRefusals];
+  const user = loginUser(c);
+  const refused = kind === "sysctl" ? [...missingKeys(plan.value, section, redact), ...bootFindings(parent, resource, section, boot?.check, user), ...hostRefusals] : [...nicRefusals(plan.value, section), ...hostRefusals];
   if (kind === "nic") nicBootNotes(parent, resource, section, nicChecks);
-  if ((c.user ?? "root") !== "root") void pulumi.log.info(`${resource}: ${rootChecksLater(kind, c.user ?? "root")}`, parent);
+  if (user !== "root") void pulumi.log.info(`${resource}: ${rootChecksLater(kind, user)}`, parent);
   const drift: DriftItem[] = driftOf(section);
   const shown = renderLive(resource, host, compareLive(plan.value, section), drift, section.recordState, { redact });
   void pulumi.log.info(shown.info, parent);

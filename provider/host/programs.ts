@@ -291,11 +291,13 @@ export const RESTORE_BOUND = 2400;
  * its stdin. The fallback's first step runs the installed engine instead (`engine-<sha256>.sh KIND restore DIR STAGE
  * TOKEN`) when the plan's `@engine <version> <sha256>` line names one owned by root in a root-owned directory whose
  * sha256 matches (provider/host/sh/restore.sh). Any failure before the program runs (a full /tmp, unpacking, the end
- * line, the cut, the exec): "restore stdin cut or damaged, or /tmp full; nothing restored", exit 1. As another user than root nothing is owned, so the fallback runs and says
- * it must run as root (exit 3). The program runs under `timeout` {@link RESTORE_BOUND} where the host has one
- * (coreutils; busybox 1.30 and later): see there. The directory goes when the bootstrap exits (its EXIT trap), also
- * after the program was ended (the program removes it itself on its own exits). Written for size (it is stored four times per host): one error path,
- * sed scripts unquoted (no single quote, which the command line's quoting makes 4 characters longer each).
+ * line, the cut): "restore stdin cut or damaged, or /tmp full; nothing restored", exit 1. As another user than root
+ * nothing is owned, so the fallback runs and says it must run as root (exit 3). The program runs under `timeout`
+ * {@link RESTORE_BOUND} where the host has one (coreutils; busybox 1.30 and later): see there; the bootstrap exits
+ * with its status. The directory goes when the bootstrap exits (its EXIT trap), also after the program was ended (the
+ * program removes it itself on its own exits). Written for size (it is stored four times per host): one error path,
+ * sed scripts unquoted (no single quote, which the command line's quoting makes 4 characters longer each), the
+ * bound and the trap's command with a backslash before each blank instead of quotes.
  */
 export const RESTORE_BOOT =
   `t=$(command -v timeout)&&t=$t\\ ${RESTORE_BOUND};` +

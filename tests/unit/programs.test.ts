@@ -271,4 +271,3 @@ test("the restore's timeout bound stays above the longest run the engine allows 
   expect(RESTORE_BOUND).toBeGreaterThan(longest);
   expect(RESTORE_BOOT).toContain(`t=$t\\ ${RESTORE_BOUND};`);
 });
-

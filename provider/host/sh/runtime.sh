@@ -1576,8 +1576,7 @@ nt_apply_main() {
     nt_index_put journal.new "$nt_k" "$NT_FOUND"
   done; IFS=$nt_ifs; set +f
   printf '%s' "$nt_jt" >> "$NT_TMP/journal.new" || nt_tmp_full
-  printf '%s\n' "$NT_OWNER" > "$NT_TMP/owner" || nt_tmp_full
-  if ! nt_same_file "$NT_TMP/owner" "${NT_JOURNAL%.orig}.owner"; then
+  if ! nt_file_is "$NT_OWNER$NT_NL" "${NT_JOURNAL%.orig}.owner"; then
     NT_JOURNAL_TOUCHED=1
     nt_write_owner "${NT_JOURNAL%.orig}.owner" || nt_die 1 "cannot write ${NT_JOURNAL%.orig}.owner on $NT_HOSTNAME (read-only or full /var/lib?)"
     nt_step "owner file"
