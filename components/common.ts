@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { Problem } from "../provider/errors";
 import { engine } from "../provider/host/engine";
-import { confirmCommand, engineCommand, engineStdin, HostKind, restoreCommand, restoreStdin } from "../provider/host/programs";
+import { Become, confirmCommand, engineCommand, engineStdin, HostKind, restoreCommand, restoreStdin } from "../provider/host/programs";
 import { confirmOf, utc } from "../provider/confirm";
 import { engineDelivery, MOVE_KEYS } from "./delivery";
 import { ConnectionInput, registeredConnection, RemoteCommand } from "./remote";
@@ -154,7 +154,10 @@ function secretIf(secret: boolean | undefined, value: string | pulumi.Output<str
   return secret ? pulumi.secret(value) : value;
 }
 
-/** The restore plan from the apply's report; `stdinOf` gives the exact -restore stdin a plan becomes (to measure it). */
+/**
+ * The restore plan from the apply's report; `stdinOf` gives the -restore stdin a plan becomes (to measure it: exact as
+ * root; with become "sudo" without the sudo line before it).
+ */
 type RestorePlan = (report: HostReport, stdinOf: (plan: string) => string) => pulumi.Input<string>;
 
 /**
@@ -237,6 +240,9 @@ function registerChildren(
   const becomeAndHome: ["sudo" | undefined, boolean] | pulumi.Output<["sudo" | undefined, boolean]> = plainOr([become, home] as const, () => pulumi.all([become, home]), ([b, h]) => [b, h]);
   const commandOf = <T>(f: (b: "sudo" | undefined, h: boolean) => T): T | pulumi.Output<T> =>
     pulumi.Output.isInstance(becomeAndHome) ? becomeAndHome.apply(([b, h]) => f(b, h)) : f(becomeAndHome[0], becomeAndHome[1]);
+  // (with become "sudo" the stdin carries the way to root: engineStdin)
+  const applyStdin: string | pulumi.Output<string> =
+    typeof applyPlan === "string" ? commandOf((b) => engineStdin(applyPlan, e, b)) : pulumi.all([applyPlan, becomeAndHome]).apply(([p, [b]]) => engineStdin(p, e, b));
   const makeApply = (token?: string, ignoreUpdate = false) =>
     new RemoteCommand(
       `${name}-apply`,
@@ -245,8 +251,9 @@ function registerChildren(
         // the token in both: a create records it, and the next preview proposes it again (no change)
         create: commandOf((b, h) => engineCommand(kind, "create", delivery.token, b, h, token)),
         update: commandOf((b, h) => engineCommand(kind, "update", delivery.token, b, h, token)),
-        // a plain string when the plan was rendered at construction (plain arguments): one Output less per resource
-        stdin: secretIf(args.secret, typeof applyPlan === "string" ? engineStdin(applyPlan, e) : pulumi.output(applyPlan).apply((p) => engineStdin(p, e))),
+        // a plain string when the plan was rendered at construction (plain arguments) and `become` is plain: one
+        // Output less per resource
+        stdin: secretIf(args.secret, applyStdin),
         addPreviousOutputInEnv: false,
         logging: "stderr",
       },
@@ -280,9 +287,13 @@ function registerChildren(
       ...(confirm ? { create: confirm.create, addPreviousOutputInEnv: confirm.noEnv } : {}),
       delete: commandOf((b, h) => restoreCommand(delivery.token, b, h)),
       stdin: applyInput(report, (r) => {
-        const stdinOf = (p: string) => restoreStdin(kind, withGeneration(p, r), hostCompresses(r), e);
+        // (with become "sudo" its first line is the way to root: restoreStdin; the plan is measured without it, a
+        // fixed part that moved there from the command, so that as much of the adopted files stays in state as before)
+        const stdinOf = (p: string, b?: Become) => restoreStdin(kind, withGeneration(p, r), hostCompresses(r), e, b);
         const plan = restorePlan(r, stdinOf);
-        return typeof plan === "string" ? stdinOf(plan) : pulumi.output(plan).apply(stdinOf);
+        const of = (b: Become): string | pulumi.Output<string> => (typeof plan === "string" ? stdinOf(plan, b) : pulumi.output(plan).apply((p) => stdinOf(p, b)));
+        // (an Output that an apply returns is flattened: Output<Output<string>> is an Output<string>)
+        return commandOf(of) as string | pulumi.Output<string>;
       }),
       // (no addPreviousOutputInEnv: a command with only a delete has no previous output to add)
       logging: "stderr",

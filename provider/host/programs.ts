@@ -190,21 +190,24 @@ export const ENGINE_BOOT =
 export const APPLY_RUN = `read -r t v s&&[ "$t" = @engine ]&&IFS= read -r b&&eval "$b";echo "net-tuning: stdin cut or no @engine line; nothing was changed">&2;exit 5`;
 
 /**
- * With become "sudo": `run` under `sudo -n` unless already root; a password prompt or a denial is reported with
- * exit 3 before anything runs. Shared by the apply and restore commands. Cheap on the way that works (processes:
- * sudo's own, nothing else): "already root" is the builtin test `-O /` (the effective user owns `/`; root then
- * `exec`s the program, as without become), and sudo's failure is recognised after the fact: sudo exits 1 when it
- * refuses, so only an exit 1 asks `sudo -n /bin/sh -c :` whether sudo itself refused (then exit 3 with sudo's message,
- * the user and the fix) or the program failed (its status is kept); an exit 127 (no sudo on the host) asks the same.
- * The probe runs the same command as the program (/bin/sh), so a sudoers rule that allows only /bin/sh does not turn
- * the program's own exit 1 into a refusal. Runs under dash, bash, busybox ash and zsh as the
- * login shell: the prefix is a list of words in "$@" (zsh does not split an unquoted `$s`, so `$s` = "sudo -n" would
- * run a command of that name).
+ * With become "sudo": a line of stdin (never of the command: a command is stored four times per resource, its stdin
+ * twice, and pulumi-command repeats the command in every error it reports) that the command's /bin/sh, running as the
+ * SSH user, reads and evaluates: it runs `program` (APPLY_RUN, RESTORE_BOOT: no single quote in it) with the command's
+ * arguments under `sudo -n` unless already root; a password prompt or a denial is reported with exit 3 before
+ * anything runs. Cheap on the way that works (processes: sudo's own, nothing else): "already root" is the builtin test
+ * `-O /` (the effective user owns `/`; root then `exec`s the program, as without become), and sudo's failure is
+ * recognised after the fact: sudo exits 1 when it refuses, so only an exit 1 asks `sudo -n /bin/sh -c :` whether sudo
+ * itself refused (then exit 3 with sudo's message, the user and the fix) or the program failed (its status is kept);
+ * an exit 127 (no sudo on the host) asks the same. The probe runs the same command as the program (/bin/sh), so a
+ * sudoers rule that allows only /bin/sh does not turn the program's own exit 1 into a refusal. Ends with `exit`: the
+ * command that evaluated it must not go on to its own "stdin cut" message after the program succeeded. Run by /bin/sh
+ * whatever the login shell (which only starts the command's `/bin/sh -c`), so `$p` splits into its two words.
  */
-function withSudo(run: string): string {
+export function sudoLine(program: string): string {
+  if (program.includes("'") || program.includes("\n")) throw new Error("sudoLine: the program must be one line without a single quote");
   return (
-    `if [ -O / ];then set -- exec;else set -- sudo -n;fi;"$@" ${run}||{ c=$?;case $c in 1|127)! e=$(sudo -n /bin/sh -c : 2>&1);;*)false;;esac&&{ ` +
-    `echo "net-tuning: become \\"sudo\\" failed for user $(id -un): $e. Give this user passwordless sudo (NOPASSWD) or connect as root." >&2;exit 3;};exit $c;}`
+    `p=sudo\\ -n;[ -O / ]&&p="exec";$p /bin/sh -c '${program}' net-tuning "$@"||{ c=$?;case $c in 1|127)! e=$(sudo -n /bin/sh -c : 2>&1);;*)false;;esac&&{ ` +
+    `echo "net-tuning: become \\"sudo\\" failed for user $(id -un): $e. Give this user passwordless sudo (NOPASSWD) or connect as root.">&2;exit 3;};exit $c;};exit`
   );
 }
 
@@ -212,15 +215,15 @@ function withSudo(run: string): string {
  * The `create` (mode "create") or `update` (mode "update") of an apply Command. The two differ only in the engine
  * operation (`apply-create` / `apply-update`, seen by the engine as NT_APPLY_MODE). `token`: the delivery's
  * ({@link deliveryName}). With `home` (default: become "sudo") the staging directory is the SSH user's home, expanded
- * before sudo. A plain string: nothing in it depends on another resource.
+ * before sudo. The same command with and without become "sudo": the way to root is in the stdin ({@link engineStdin}).
+ * A plain string: nothing in it depends on another resource.
  */
 export function engineCommand(kind: HostKind, mode: ApplyMode, token: string, become?: Become, home = become === "sudo", repair?: string): string {
   if (!DELIVERY_TOKEN.test(token)) throw new Error(`pulumi-net-tuning: invalid delivery token ${JSON.stringify(token)}`);
   if (repair !== undefined && !/^[0-9a-f]{1,64}$/.test(repair)) throw new Error(`pulumi-net-tuning: invalid repair token ${JSON.stringify(repair)}`);
   // a live preview's repair token rides on the operation (`apply-update@<token>`, recorded on the host); "0" = none
   const op = `apply-${mode}${repair !== undefined && repair !== "0" ? `@${repair}` : ""}`;
-  const run = `/bin/sh -c ${shQuote(APPLY_RUN)} net-tuning ${kind} ${op} ${token}${home ? ` "$HOME"/${ENGINE_STAGE_HOME}` : ""}`;
-  return become === "sudo" ? withSudo(run) : run;
+  return `/bin/sh -c ${shQuote(APPLY_RUN)} net-tuning ${kind} ${op} ${token}${home ? ` "$HOME"/${ENGINE_STAGE_HOME}` : ""}`;
 }
 
 /**
@@ -230,10 +233,16 @@ export function engineCommand(kind: HostKind, mode: ApplyMode, token: string, be
  * plan streams (even at a line boundary) is never applied as a shorter plan. The `@engine` line first: the bootstrap of
  * an earlier version (in its command, kept when a live read fails during an upgrade: ARCHITECTURE.md, "Migration")
  * reads it, installs this engine and runs it, which then skips the bootstrap line (runtime.sh nt_read_stdin).
+ * With become "sudo" two lines come first: the `@engine` line, which the command reads, and {@link sudoLine} of
+ * {@link APPLY_RUN}, which it evaluates: the same command then reads the rest under sudo (an earlier version's command
+ * kept by an upgrade, which runs its program under sudo, evaluates the sudo line as root: it execs APPLY_RUN, which
+ * reads the rest; a bootstrap of 0.3.0, which reads the `@engine` line itself, leaves the sudo line, the second
+ * `@engine` line and the bootstrap line on stdin, which the engine skips).
  */
-export function engineStdin(plan: string, e: Engine = engine()): string {
+export function engineStdin(plan: string, e: Engine = engine(), become?: Become): string {
   const body = planBody(plan);
-  return `${engineLine(e)}\n${ENGINE_BOOT}\n${body}${endLine(body)}`;
+  const head = `${engineLine(e)}\n${ENGINE_BOOT}\n`;
+  return `${become === "sudo" ? `${engineLine(e)}\n${sudoLine(APPLY_RUN)}\n` : ""}${head}${body}${endLine(body)}`;
 }
 
 const planBody = (plan: string) => (plan.endsWith("\n") ? plan : `${plan}\n`);
@@ -248,8 +257,8 @@ export function planSum(plan: string): string {
 
 /** The plan inside an apply's stdin (the inverse of {@link engineStdin}): for tests and readers of `pulumi stack export`. */
 export function planOfStdin(stdin: string): string {
-  // (after the @engine line, a line that is not a plan line is the bootstrap, as the engine takes it: nt_read_stdin)
-  return stdin.replace(/^@engine [^\n]*\n/, "").replace(/^[^@\n][^\n]*\n/, "").replace(END_LINE, "");
+  // (the lines before the plan's: `@engine` lines and the bootstrap and sudo lines, as the engine takes them: nt_read_stdin)
+  return stdin.replace(/^(?:(?:@engine |[^@\n])[^\n]*\n)+/, "").replace(END_LINE, "");
 }
 
 /** The end line {@link endLine} writes, at the end of a text. */
@@ -308,30 +317,39 @@ export const RESTORE_BOOT =
   `echo "net-tuning: restore stdin cut or damaged, or /tmp full; nothing restored">&2;exit 1`;
 
 /**
+ * The command of a restore with become "sudo" (`sh -c`): reads the stdin's first line, {@link sudoLine} of
+ * {@link RESTORE_BOOT}, and evaluates it; a stdin cut before the end of that line runs nothing (exit 1).
+ */
+export const RESTORE_SUDO_RUN = `IFS= read -r b&&eval "$b";echo "net-tuning: restore stdin cut; nothing restored">&2;exit 1`;
+
+/**
  * The `delete` of the -restore child. `token`: the delivery's (its staged copy goes with the host's last journal).
  * `home` (default: become "sudo"): the SSH user's staging directory is passed (expanded before sudo) so that the
- * restore removes staged engine copies there too. The kind is the plan's (`@kind`).
+ * restore removes staged engine copies there too. The kind is the plan's (`@kind`). As root the command runs
+ * {@link RESTORE_BOOT}; with become "sudo" it runs {@link RESTORE_SUDO_RUN}, and the way to root and RESTORE_BOOT are
+ * the stdin's first line ({@link restoreStdin}), so that an error names no sudo wrapper.
  */
 export function restoreCommand(token: string, become?: Become, home = become === "sudo"): string {
   if (!DELIVERY_TOKEN.test(token)) throw new Error(`pulumi-net-tuning: invalid delivery token ${JSON.stringify(token)}`);
-  const run = `/bin/sh -c ${shQuote(RESTORE_BOOT)} net-tuning ${token}${home ? ` "$HOME"/${ENGINE_STAGE_HOME}` : ""}`;
-  return become === "sudo" ? withSudo(run) : run;
+  return `/bin/sh -c ${shQuote(become === "sudo" ? RESTORE_SUDO_RUN : RESTORE_BOOT)} net-tuning ${token}${home ? ` "$HOME"/${ENGINE_STAGE_HOME}` : ""}`;
 }
 
 /**
  * The -restore child's stdin (see above): the restore plan's `@restore` line first, then `@engine <version> <sha256>`
  * (the engine that restores when installed), the rest of the plan, `@program` and the fallback restore program; with
  * `gzip`, all after the first line as one base64 line of it gzip'd ({@link readRestoreStdin} is the inverse). Both
- * restore tiers read the plan's lines in any order.
+ * restore tiers read the plan's lines in any order. With become "sudo", {@link sudoLine} of {@link RESTORE_BOOT} comes
+ * first (read by {@link RESTORE_SUDO_RUN}: the rest is the bootstrap's stdin).
  */
-export function restoreStdin(kind: HostKind, plan: string, gzip: boolean, e: Engine = engine()): string {
+export function restoreStdin(kind: HostKind, plan: string, gzip: boolean, e: Engine = engine(), become?: Become): string {
+  const sudo = become === "sudo" ? `${sudoLine(RESTORE_BOOT)}\n` : "";
   const body = plan.endsWith("\n") ? plan : `${plan}\n`;
   const m = /^@restore [^\n]*\n/m.exec(body);
   const head = m ? m[0] : "@restore 1\n";
   const program = `${engineLine(e)}\n${m ? body.slice(0, m.index) + body.slice(m.index + m[0].length) : body}${PROGRAM_MARKER}\n${fallbackProgram(kind, ADOPTED_PLAN.test(body))}`;
   // the plain form ends with the sha256 of everything before it (RESTORE_BOOT checks and removes it); the compressed
   // form needs none: gzip's own trailer (CRC-32 and length) fails a cut or damaged stream, and an empty one
-  return gzip ? `${head}${gzipBase64(program)}\n` : `${head}${program}${endLine(`${head}${program}`)}`;
+  return sudo + (gzip ? `${head}${gzipBase64(program)}\n` : `${head}${program}${endLine(`${head}${program}`)}`);
 }
 
 /** gzip (level 9, header mtime 0 and OS "Unix": the same bytes on every machine with the same zlib), then base64. */
@@ -345,6 +363,8 @@ function gzipBase64(text: string): string {
  * readers of `pulumi stack export`.
  */
 export function readRestoreStdin(stdin: string): string {
+  // (without the sudo line: RESTORE_SUDO_RUN reads it, the bootstrap never sees it)
+  stdin = stdin.replace(/^[^@\n][^\n]*\n/, "");
   const m = /^([^\n]*\n)([A-Za-z0-9+/=]+)\n?$/.exec(stdin);
   const plain = new RegExp(`^${PROGRAM_MARKER}$`, "m").test(stdin) || !m ? stdin : `${m[1]}${gunzipSync(Buffer.from(m[2], "base64")).toString("utf8")}`;
   // without its end line, as the bootstrap hands it to the program once checked
@@ -358,6 +378,7 @@ export function frameRestore(plain: string): string {
 
 /** The shellcheck directive the fallback programs are checked with (restore.sh's, which they leave out). */
 export const FALLBACK_LINT = "# shellcheck disable=SC2317,SC2034,SC2154,SC2231,SC2086";
+
 
 /** The sources of each kind's fallback restore: the shared part, the kind's name lists it needs, the kind part. */
 const FALLBACK_FILES: Record<HostKind, string[]> = { sysctl: ["restore.sh", "restore-sysctl.sh"], nic: ["restore.sh", "restore-nic.sh"] };
@@ -453,13 +474,16 @@ export function liveProgram(nicBoot = true, adopt = true, owners = true, modules
  * The confirm's command (the -restore child's `create`, set only after an apply that armed a revert: pulumi-command
  * runs `create` for an update without `update`): runs the engine the apply just ran (installed, root's: its directory
  * and file owned by root, as the apply bootstrap checks) with operation `confirm:<owner id>:<token>`; as root,
- * `sudo -n` with become "sudo". Its stdin (the restore stdin) is not read. Short (stored twice in state).
+ * with become "sudo" under `sudo -n` unless already root (`[ -O / ]`; the words in "$@", which zsh as the login shell
+ * does not split otherwise). Its stdin (the restore stdin) is not read. Short (stored twice in state): with sudo
+ * without {@link sudoLine}'s diagnosis, as the confirm runs right after an apply that sudo let through (a refusal
+ * now shows sudo's own message and exit 1).
  */
 export function confirmCommand(kind: HostKind, ownerId: string, token: string, e: Engine = engine(), become?: Become, inRollout = false): string {
   if (!/^[A-Za-z0-9._-]+$/.test(ownerId) || !/^[0-9a-f-]{1,64}$/.test(token)) throw new Error(`pulumi-net-tuning: invalid confirm ${ownerId} ${token}`);
   const f = `${ENGINE_INSTALL_DIR}/${e.fileName}`;
   const run = `/bin/sh -c 'e=${f};[ -O $e ]||{ echo "net-tuning on $(uname -n): $e missing or not root'"'"'s">&2;exit 6;};exec /bin/sh $e ${kind} confirm:${ownerId}:${token}'`;
-  const cmd = become === "sudo" ? withSudo(run) : run;
+  const cmd = become === "sudo" ? `[ -O / ]||set -- sudo -n;"$@" ${run}` : run;
   // in a rollout (components/rollout.ts), a host that already reverted (exit 7) is a status, not a failure
   return inRollout ? `(${cmd});c=$?;[ $c != 7 ]||{ printf 'status\\tunconfirmed\\n';exit 0;};exit $c` : cmd;
 }

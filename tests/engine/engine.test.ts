@@ -7,7 +7,7 @@
 import { NetTuning, NetTuningArgs } from "../../components/netTuning";
 import { NicQueues } from "../../components/nicQueues";
 import { engine } from "../../provider/host/engine";
-import { ENGINE_BOOT } from "../../provider/host/programs";
+import { APPLY_RUN, ENGINE_BOOT, engineStdin, planOfStdin, sudoLine } from "../../provider/host/programs";
 import { shQuote } from "../../provider/shell";
 import { COPY_TYPE, Stack, StateEntry } from "../../testkit/harness";
 import { Lab, LabHost, startLab, Who } from "../../testkit/lab";
@@ -319,6 +319,33 @@ describe("the apply bootstrap on a lab host (the exact command and stdin of a cr
     expect(r.stdout).toMatch(/^net-tuning-report v1\n[^]*\nend\n/);
     expect((await host.exec(`ls /usr/local/lib/pulumi-net-tuning`)).stdout).toBe(`${E.fileName}\n`);
     expect(await sysctl(host, SOMAXCONN)).toBe("7011");
+    ok(await stack.destroy());
+  });
+
+  test("with become sudo: the commands of the versions before (their sudo wrapper in the command) run this version's stdin (its sudo line)", async () => {
+    const host = lab.hosts[1];
+    const stack = new Stack({ project: "eng", stack: "oldsudo" });
+    ok(await stack.up(program(host, "web", { sysctls: { [SOMAXCONN]: 7012 } }, "sudo")));
+    const run = stack.history.find((r) => r.name === "web-apply")!;
+    expect(run.stdin!.split("\n")[1]).toBe(sudoLine(APPLY_RUN));
+    const token = String(delivery(stack).name).slice("net-tuning-engine-".length);
+    // the sudo wrapper those versions put around their command (its refusal diagnosis left out: not reached here)
+    const wrapped = (run: string) => `if [ -O / ];then set -- exec;else set -- sudo -n;fi;"$@" ${run}`;
+    const args = `net-tuning sysctl apply-update ${token} "$HOME"/.cache/pulumi-net-tuning`;
+    // 0.3.0's (the bootstrap in the command, reading the @engine line itself: the engine skips the sudo line, the
+    // second @engine line and the bootstrap line) and the last round's (APPLY_RUN under sudo: the sudo line, evaluated
+    // as root, execs APPLY_RUN on the rest), each with the engine not installed yet (an upgrade)
+    const oldBoot = ENGINE_BOOT.replace(";};[ \"$t:", ";};read -r t v s;[ \"$t:");
+    for (const [i, cmd] of [wrapped(`/bin/sh -c ${shQuote(oldBoot)} ${args}`), wrapped(`/bin/sh -c ${shQuote(APPLY_RUN)} ${args}`)].entries()) {
+      expect((await host.exec("rm -rf /usr/local/lib/pulumi-net-tuning")).code).toBe(0);
+      // (another value each time, so that the run changes something: the plan's lines with the key)
+      const plan = planOfStdin(run.stdin!).replace(/^(.*somaxconn.*[ \t])7012$/gm, `$1${7013 + i}`);
+      expect(plan).toContain(`somaxconn = ${7013 + i}\n`);
+      const r = await host.ssh(cmd, { who: "sudo", stdin: engineStdin(plan, E, "sudo") });
+      expect([r.code, r.stderr]).toEqual([0, ""]);
+      expect(r.stdout).toMatch(/^net-tuning-report v1\n[^]*\nend\n/);
+      expect(await sysctl(host, SOMAXCONN)).toBe(String(7013 + i));
+    }
     ok(await stack.destroy());
   });
 });

@@ -19,7 +19,7 @@ import * as path from "path";
 import { NetTuning } from "../../components/netTuning";
 import { NicQueues } from "../../components/nicQueues";
 import { engine } from "../../provider/host/engine";
-import { ENGINE_BOOT, readRestoreStdin } from "../../provider/host/programs";
+import { APPLY_RUN, ENGINE_BOOT, readRestoreStdin, RESTORE_BOOT, sudoLine } from "../../provider/host/programs";
 import { COMMAND_TYPE, COPY_TYPE, Stack, UpResult } from "../../testkit/harness";
 import { Lab, LabHost, startLab, Who } from "../../testkit/lab";
 import { ok, snapshot, sysctl } from "../../testkit/host";
@@ -219,9 +219,12 @@ describe.each<[Who, "rc.local" | "systemd", boolean]>([
       // two header comment lines replaced by one; NicQueues: the group comment lines shortened. Nothing else: every
       // directive and value line stays.
       const newOf = (name: string) => stack.get(name)!.inputs;
+      // with become "sudo", the way to root after the first @engine line (programs.ts engineStdin)
+      const sudoHead = who === "root" ? [] : [`+${sudoLine(APPLY_RUN)}`, `+@engine ${E.version} ${E.sha256}`];
       expect(lineDiff(String(oldOf("t-apply").stdin), String(newOf("t-apply").stdin))).toEqual([
         `-@engine 0.2.0 ${oldSha}`,
         `+@engine ${E.version} ${E.sha256}`,
+        ...sudoHead,
         `+${ENGINE_BOOT}`, // the apply bootstrap, in the stdin since it left the command (the same line in every apply)
         "-@persist 1",
         "-@boot-override error",
@@ -234,6 +237,7 @@ describe.each<[Who, "rc.local" | "systemd", boolean]>([
       expect(lineDiff(String(oldOf("q-apply").stdin), String(newOf("q-apply").stdin))).toEqual([
         `-@engine 0.2.0 ${oldSha}`,
         `+@engine ${E.version} ${E.sha256}`,
+        ...sudoHead,
         `+${ENGINE_BOOT}`,
         "-# channels (ethtool -L), applied first: they change the number of queues",
         "+# channels (ethtool -L), applied first (they change the queues)",
@@ -264,7 +268,9 @@ describe.each<[Who, "rc.local" | "systemd", boolean]>([
           `@engine 0.2.0 ${oldSha}`, "@net-tuning v1", `@kind ${kind}`, `@owner mig/${stack.stack}/${name[0]}`, `@owner-id ${id}`,
           kind === "sysctl" ? `@file ${FILE}` : `@interface ${host.iface}`, "@restore 1",
         ]);
-        expect(b).toMatch(/^@restore 1\n[A-Za-z0-9+/=]+\n$/);
+        // (with become "sudo" after the way to root: programs.ts restoreStdin)
+        expect(b).toBe(`${who === "root" ? "" : `${sudoLine(RESTORE_BOOT)}\n`}${b.slice(b.indexOf("@restore 1\n"))}`);
+        expect(b.slice(b.indexOf("@restore 1\n"))).toMatch(/^@restore 1\n[A-Za-z0-9+/=]+\n$/);
         const plan = (s: string) => s.slice(0, s.indexOf("\n@program\n")).split("\n");
         const [pa, pb] = [plan(readRestoreStdin020(a)), plan(readRestoreStdin(b))];
         expect(pb[0]).toBe("@restore 1");

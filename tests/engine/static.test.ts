@@ -11,7 +11,22 @@ import { gzipSync } from "zlib";
 import { assembleEngine, CONVERGED_DIR, engine, enginePath } from "../../provider/host/engine";
 import { completeApplied, completePrevious, completeReport, parseReport } from "../../provider/report";
 import { planValues } from "../../provider/sysctl/plan";
-import { APPLY_RUN, ENGINE_BOOT, engineCommand, engineStdin, fallbackProgram, frameRestore, readRestoreStdin, RESTORE_BOOT, restoreCommand, restoreStdin, urnLookup } from "../../provider/host/programs";
+import {
+  APPLY_RUN,
+  confirmCommand,
+  ENGINE_BOOT,
+  engineCommand,
+  engineStdin,
+  fallbackProgram,
+  frameRestore,
+  readRestoreStdin,
+  RESTORE_BOOT,
+  RESTORE_SUDO_RUN,
+  restoreCommand,
+  restoreStdin,
+  sudoLine,
+  urnLookup,
+} from "../../provider/host/programs";
 import { SHELLS, SHELL_ARGV } from "../../testkit/shells";
 import { LAB_OVERLAY, labEngine } from "../../testkit/labEngine";
 
@@ -67,22 +82,27 @@ test("the bootstraps (root, sudo, restore): shellcheck clean and parse in dash/b
     sudo: engineCommand("nic", "update", TOKEN, "sudo"),
     restore: restoreCommand(TOKEN),
     restoreSudo: restoreCommand(TOKEN, "sudo"),
+    confirmSudo: confirmCommand("nic", "abc", "0123abcd", undefined, "sudo"),
   };
-  // the programs run by sh -c, as scripts; the command lines (the sudo form hides the sh -c from shellcheck, whose
-  // SC2016 "expressions don't expand in single quotes" is then the point: the program is one literal word)
-  for (const [name, text] of Object.entries({ applyRun: APPLY_RUN, engineBoot: ENGINE_BOOT, restoreBoot: RESTORE_BOOT, ...cmds })) {
+  // the programs run by sh -c, as scripts (the sudo lines too: evaluated by the command's /bin/sh); the command lines
+  // (the sudo lines hide their sh -c from shellcheck, whose SC2016 "expressions don't expand in single quotes" is then
+  // the point: the program is one literal word)
+  const lines = { applyRun: APPLY_RUN, engineBoot: ENGINE_BOOT, restoreBoot: RESTORE_BOOT, restoreSudoRun: RESTORE_SUDO_RUN, sudoApply: sudoLine(APPLY_RUN), sudoRestore: sudoLine(RESTORE_BOOT) };
+  for (const [name, text] of Object.entries({ ...lines, ...cmds })) {
     const f = path.join(tmp, `${name}.sh`);
     // SC2015 (A && B || C is not if-then-else): the apply bootstrap's `[ -O $d ]&&[ -O "$e" ]||{ refuse;}` means exactly
     // "unless both are root's, refuse" (C must run when A holds and B does not); SC2016: the recovery command printed
     // for the user holds a literal $( ) (it runs in the user's shell, not here)
     // SC2086: the apply bootstrap leaves $e (a fixed directory and 64 hex digits) and exit's $1 unquoted, for size
     const directives = [
-      name.startsWith("sudo") || name === "restoreSudo" || /--show-urns/.test(text) ? "SC2016" : "",
+      /^sudo|Sudo$/.test(name) || /--show-urns/.test(text) ? "SC2016" : "",
       /-O \$d \]&&/.test(text) ? "SC2015" : "",
       /exec \/bin\/sh \$e /.test(text) ? "SC2086" : "",
       // SC2154: the apply bootstrap uses t v s, which the command (APPLY_RUN) read before evaluating it
       name === "engineBoot" ? "SC2154" : "",
       name === "applyRun" ? "SC2034" : "",
+      // SC2086: the sudo line's `$p` is two words on purpose (sudo -n, or exec)
+      name.startsWith("sudo") ? "SC2086" : "",
     ].filter(Boolean);
     fs.writeFileSync(f, `${directives.length ? `# shellcheck disable=${directives.join(",")}\n` : ""}${text}\n`);
     shells(f);
@@ -93,6 +113,8 @@ test("the bootstraps (root, sudo, restore): shellcheck clean and parse in dash/b
   // the converged records' directory the live read reads is the engine's NT_CONVERGED_DIR (one name)
   expect(engine().text).toContain(`\nNT_CONVERGED_DIR=${CONVERGED_DIR}\n`);
   expect(cmds.root.length).toBeLessThan(210); // 203 with this token (795 with the bootstrap in it, 962 with the delivery's URN and the staging directory)
+  expect(cmds.sudo).toBe(engineCommand("nic", "update", TOKEN, undefined, true)); // the way to root is in the stdin
+  expect(cmds.restoreSudo.length).toBeLessThan(170); // 167 (was 843 with the sudo wrapper and the bootstrap in it)
   expect(cmds.restore.length).toBeLessThan(485); // 481: under timeout, the directory removed by an EXIT trap (RESTORE_BOUND, issue #32: the fallback restore's deadline); 339 (was 633: the installed engine is checked by the fallback program now, in the compressed stream); 445: the @end line's sha256 checked, issue #32
   expect(() => engineCommand("sysctl", "create", "bad id;rm")).toThrow(/invalid delivery token/);
   expect(() => restoreCommand("-x")).toThrow(/invalid delivery token/);

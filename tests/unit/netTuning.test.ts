@@ -102,7 +102,9 @@ describe("NetTuning resource graph", () => {
     for (const r of resources.filter((x) => x.name.startsWith("sec"))) {
       for (const f of ["create", "update", "delete", "stdin"]) expect(String(r.inputs[f] ?? "")).not.toContain("SECRETKEY");
     }
-    expect(byName("sec-apply").inputs.create).toContain("sudo -n");
+    // the way to root is the stdin's (programs.ts sudoLine), not the command's
+    expect(byName("sec-apply").inputs.stdin).toContain("sudo -n");
+    expect(byName("sec-apply").inputs.create).not.toContain("sudo");
   });
 
   test("identical args render byte-identical inputs (a second up runs nothing)", async () => {

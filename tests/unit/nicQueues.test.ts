@@ -11,7 +11,8 @@ settleAfterAll();
 import { NicQueues, SETTINGS } from "../../components/nicQueues";
 import { NIC_GROUPS, NIC_GROUP_SPECS, NIC_SETTINGS } from "../../provider/nic/spec";
 import { nicSettingsSchema } from "../../provider/nic/schema";
-import { engineCommand, engineStdin, planOfStdin, readRestoreStdin, restoreCommand, restoreStdin } from "../../provider/host/programs";
+import { APPLY_RUN, engineCommand, engineStdin, planOfStdin, readRestoreStdin, RESTORE_BOOT, restoreCommand, restoreStdin, sudoLine } from "../../provider/host/programs";
+import { engine } from "../../provider/host/engine";
 import { addressKey, sharedToken } from "../../components/delivery";
 import { throughput } from "../../provider/sizing/nic";
 import { NetTuning } from "../../components/netTuning";
@@ -62,7 +63,7 @@ describe("NicQueues resource graph", () => {
     expect(restore.inputs.stdin).toBe(restoreStdin("nic", plain.split("@program\n")[0].split("\n").filter((l) => !l.startsWith("@engine ")).join("\n"), true));
   });
 
-  test("become sudo wraps both programs; restoreOnDelete false; a preset is merged", async () => {
+  test("become sudo: both stdins carry the way to root, not the commands; restoreOnDelete false; a preset is merged", async () => {
     const connection = another();
     const n = new NicQueues("s", { connection, interface: "ens1", become: "sudo", restoreOnDelete: false, preset: throughput() });
     await promiseOf(n.applied);
@@ -70,15 +71,16 @@ describe("NicQueues resource graph", () => {
     const restore = await registered("s-restore");
     // root stages under /var/lib/pulumi-net-tuning whatever `become` says (another user: in its home, below)
     const token = sharedToken("proj", "dev", addressKey(connection)!, false);
-    expect(apply.inputs.create).toContain(` nic apply-create ${token}||`);
-    expect(apply.inputs.create).toMatch(/^if \[ -O \/ \];then set -- exec;else set -- sudo -n;fi;"\$@" \/bin\/sh -c /);
+    expect(apply.inputs.create).toBe(engineCommand("nic", "create", token, undefined, false));
+    expect(String(apply.inputs.stdin).split("\n").slice(0, 3).join("\n")).toBe(`@engine ${engine().version} ${engine().sha256}\n${sudoLine(APPLY_RUN)}\n@engine ${engine().version} ${engine().sha256}`);
+    expect(String(restore.inputs.stdin).split("\n")[0]).toBe(sudoLine(RESTORE_BOOT));
     expect(restore.inputs.delete).toBe(restoreCommand(token, "sudo", false));
     expect((await registered(`net-tuning-engine-${token}`)).inputs.remotePath).toBe(`/var/lib/pulumi-net-tuning/incoming/engine.${token}.sh`);
     const ops = { ...another(), user: "ops" };
     const o = new NicQueues("o", { connection: ops, interface: "ens1", become: "sudo", txQueueLength: 2000 });
     await promiseOf(o.applied);
     const opsToken = sharedToken("proj", "dev", addressKey(ops)!, true);
-    expect((await registered("o-apply")).inputs.create).toContain(` nic apply-create ${opsToken} "$HOME"/.cache/pulumi-net-tuning||`);
+    expect((await registered("o-apply")).inputs.create).toMatch(new RegExp(` nic apply-create ${opsToken} "\\$HOME"/\\.cache/pulumi-net-tuning$`));
     expect((await registered("o-restore")).inputs.delete).toBe(restoreCommand(opsToken, "sudo"));
     expect((await registered(`net-tuning-engine-${opsToken}`)).inputs.remotePath).toBe(`.cache/pulumi-net-tuning/engine.${opsToken}.sh`);
     expect(readRestoreStdin(restore.inputs.stdin)).toContain("@restore 0\n");

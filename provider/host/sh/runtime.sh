@@ -386,11 +386,11 @@ nt_read_stdin() {
   if [ "${1:-}" = framed ]; then
     nt_end=''
     nt_plan=''
-    nt_first=1
     while IFS= read -r nt_line || [ -n "$nt_line" ]; do
       [ -z "$nt_end" ] || nt_die 5 "the plan goes on after its end line; nothing was changed"
-      case $nt_first$nt_line in 1@*) ;; 1*) nt_first=''; continue ;; esac
-      nt_first=''
+      # before the plan's first line: lines an earlier version's bootstrap left (the bootstrap line, with become
+      # "sudo" the sudo line and a second @engine line: programs.ts engineStdin)
+      case $nt_plan$nt_line in '@engine '* | [!@]*) continue ;; esac
       case $nt_line in '@end '*) nt_end=${nt_line#@end } ;; *) nt_plan=$nt_plan$nt_line$NT_NL ;; esac
     done
     [ -n "$nt_end" ] || nt_die 5 "the plan is incomplete (no end line: the session was cut while it was sent?); nothing was changed"
