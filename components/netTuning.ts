@@ -6,18 +6,17 @@ import { misspeltKeyProblems, sysctlPath } from "../provider/sysctl/validate";
 import { adoptedFromReport, fitAdopted, renderAdoptedRestore, STRING_INPUT_MAX } from "../provider/sysctl/adopt";
 import { ProfileSpec, resolveProfiles } from "../provider/sizing/spec";
 import type { SysctlProfile, SysctlValue } from "../provider/sizing/profile";
-import { adviceLabel } from "./advice";
-import { applyAndRestore, becomeAndRestore, checkArgs, fromPlan, lazyOutput, NOT_WIRED, outputsOfEveryResource, ownerFor, refusalGate, warnAll, whenValid, wiredOutputs } from "./common";
+import { fromPlan, lazyOutput, ownerFor } from "./common";
+import { tuneHost } from "./tuning";
 import { hostCompresses, type HostReport } from "../provider/report";
-import { LiveBootPlan, liveReadIfOn } from "./live";
+import type { LiveBootPlan } from "./live";
 import { isPlain } from "./plain";
 import { claimOnHost, SOCK_FLOW_KEY } from "./conflicts";
 import { Become, commonProblems, inputError, problemsOf } from "./validation";
 import { Problem, problemAt, problemsAt } from "../provider/errors";
-import { verificationOf, verifyPlan, type VerifyArgs } from "./verify";
-import { confirmMayRun, confirmPlan, type ConfirmArgs } from "./confirm";
+import { verifyPlan, type VerifyArgs } from "./verify";
+import { confirmPlan, type ConfirmArgs } from "./confirm";
 import type { Verification } from "../provider/counters/gate";
-import { joinRollout, statusOf } from "./rollout";
 
 /**
  * What NetTuning does when a file applied later at boot (a later /etc/sysctl.d file, /etc/sysctl.conf) sets one of
@@ -247,31 +246,12 @@ export class NetTuning extends pulumi.ComponentResource {
     super("net-tuning:index:NetTuning", name, {}, opts);
     const owner = ownerFor(name);
     const a = (args ?? {}) as NetTuningArgs;
-    const rollout = joinRollout(this, opts);
     // the keys whose values are Pulumi secrets (one Output for them all; none, plainly, for plain sysctls)
     const values = [a.sysctls, a.profile, a.profiles, a.fileName, a.persist, a.restoreOnDelete, a.become, a.bootOverride, a.acknowledge, a.adopt, a.verify, a.confirm, secretKeysOf(a.sysctls)] as const;
     const named = (v: readonly unknown[]) => {
       const [sysctls, profile, profiles, fileName, persist, restoreOnDelete, become, bootOverride, acknowledge, adopt, verify, confirm, secretKeys] = v;
       return { connection: a.connection, sysctls, profile, profiles, fileName, persist, restoreOnDelete, become, bootOverride, acknowledge, adopt, verify, confirm, secretKeys };
     };
-    // what adoption takes over, as a diagnostic of the preview (the plan's @adopt lines say it in the diff)
-    const logPlan = (p: SysctlPlan) => {
-      warnAll(this, adviceLabel("sysctl", name, a.connection), p.warnings);
-      if (p.adopt.length) {
-        void pulumi.log.info(
-          `NetTuning "${name}" adopts ${p.adopt.join(", ")}: saved byte for byte (up to 4 KiB also in Pulumi state), then removed` +
-            ` (sysctl.conf: its lines for the declared keys commented out); delete puts ${p.adopt.length === 1 ? "it" : "them"} back and applies ${p.adopt.length === 1 ? "its" : "their"} values again`,
-          this,
-        );
-      }
-    };
-    // Plain arguments (`early`): validated now, in the program, with every problem listed (nothing reaches a host), and
-    // the children get plain values, not Outputs of them: the same registered inputs, fewer Output chains per resource
-    // (each costs some 20 to 60 promises; 1,000 hosts show them). Values known only later are validated in one Output,
-    // once, and the children are registered only once it is valid (an invalid one is one error: checkArgs).
-    const checked = checkArgs(this, name, `NetTuning "${name}"`, a, ALL_ARGS, [...values], (v, extra) => validate(name, owner, named(v), extra, rollout?.lines), logPlan);
-    const early = checked.early;
-    const { become, restoreOnDelete } = becomeAndRestore(a);
     // adopted files' bytes stay in Pulumi state while the -restore stdin stays within 8 KiB (fitAdopted); the others
     // are put back from the host's journal only, and a warning names them
     const restoreText = (r: HostReport, filePath: string, restore: boolean, stdinOf: (plan: string) => string) => {
@@ -287,45 +267,47 @@ export class NetTuning extends pulumi.ComponentResource {
       }
       return head + renderAdoptedRestore(fit.files, gzip);
     };
-    const wired = whenValid(checked, (plan, known) => {
-      const p = plan as SysctlPlan & pulumi.Output<SysctlPlan>; // a value (early) or the Output (its properties lifted)
-      // the boot-order check the preflight runs, at preview (the read's nts_live_boot)
-      const bootOf = (x: SysctlPlan): LiveBootPlan => ({ check: x.bootCheck, file: x.filePath, label: owner.label, adopt: x.adopt, modules: x.modules });
-      const boot = pulumi.Output.isInstance(p) ? p.apply(bootOf) : bootOf(p);
-      const live = liveReadIfOn(this, `NetTuning "${name}"`, "sysctl", owner.id, a.connection, p.values, a.livePreview, { secretKeys: known?.secretKeys, plan: p.stdin, after: rollout?.passed, boot });
+    const t = tuneHost<SysctlPlan>(this, name, owner, a, opts, {
+      kind: "sysctl",
+      allArgs: ALL_ARGS,
+      values: [...values],
+      validate: (v, extra, rollout) => validate(name, owner, named(v), extra, rollout?.lines),
+      // what adoption takes over, as a diagnostic of the preview (the plan's @adopt lines say it in the diff)
+      logPlan: (p) => {
+        if (!p.adopt.length) return;
+        void pulumi.log.info(
+          `NetTuning "${name}" adopts ${p.adopt.join(", ")}: saved byte for byte (up to 4 KiB also in Pulumi state), then removed` +
+            ` (sysctl.conf: its lines for the declared keys commented out); delete puts ${p.adopt.length === 1 ? "it" : "them"} back and applies ${p.adopt.length === 1 ? "its" : "their"} values again`,
+          this,
+        );
+      },
+      liveRead: (p, known) => {
+        // the boot-order check the preflight runs, at preview (the read's nts_live_boot)
+        const bootOf = (x: SysctlPlan): LiveBootPlan => ({ check: x.bootCheck, file: x.filePath, label: owner.label, adopt: x.adopt, modules: x.modules });
+        return { settings: p.values, options: { secretKeys: known?.secretKeys, boot: pulumi.Output.isInstance(p) ? p.apply(bootOf) : bootOf(p) } };
+      },
+      restore: { target: (p) => p.filePath, text: restoreText },
+      planOf: planValues,
       // a plan not known yet (a preview) counts as secret: nothing of a preview is stored
-      const secret = known ? known.secretKeys.length > 0 : true;
-      const report = applyAndRestore(this, name, "sysctl", { connection: a.connection, become, planOf: planValues, validated: early !== undefined, secret, confirm: confirmMayRun("sysctl", a), rollout }, p.stdin, (r, stdinOf) =>
-        early && typeof restoreOnDelete === "boolean"
-          ? restoreText(r, early.filePath, restoreOnDelete, stdinOf)
-          : pulumi.all([p.filePath, restoreOnDelete]).apply(([filePath, restore]) => restoreText(r, filePath, restore, stdinOf)),
-      owner, live);
-      return { report, live };
-    }, NOT_WIRED);
-    const { report, liveValue, driftValue, hostKeyValue } = wiredOutputs(wired);
-    // registered: from the validation's outcome (never rejecting), not from the plan (see checkArgs)
+      secret: (known) => (known ? known.secretKeys.length > 0 : true),
+    });
+    const { checked } = t;
+    const early = checked.early;
     const d = checked.deferred;
+    this.warnings = t.warnings;
     const filePath = early
       ? (a.persist === false ? undefined : early.filePath)
       : pulumi.all([d!.outcome, a.persist]).apply(([o, persist]) => (persist === false ? undefined : o.plan?.filePath));
+    // planSysctls reconciled the advice with the profile and `acknowledge` (and shows what was acknowledged)
     const acknowledged = early ? early.acknowledged : d!.outcome.apply((o) => o.plan?.acknowledged ?? []);
-    this.warnings = early ? report.apply((r) => [...early.warnings, ...r.warnings]) : pulumi.all([d!.outcome, report]).apply(([o, r]) => [...(o.plan?.warnings ?? []), ...r.warnings]);
-    // Registered (stored in the component's state): only what no child stores, as plain values where the arguments
-    // were plain (they serialize as the Outputs would: known, not secret, no dependencies). applied, previous and
-    // fileContent repeat the -apply child's report and stdin (previous a third time in the -restore stdin): they stay
-    // properties of the program (and outputs for other languages), not copies in Pulumi state. Every property is an
-    // Output made on its first read (lazyOutput) but warnings, which depends on the report anyway.
-    lazyOutput(this, "applied", refusalGate(this, () => report.applied));
-    lazyOutput(this, "previous", () => report.previous);
-    // the file holds the values: a secret when one of them is
+    // fileContent repeats the -apply child's stdin: a property of the program, not a copy in state (see tuneHost); the
+    // file holds the values: a secret when one of them is
     lazyOutput(this, "fileContent", () =>
       early ? (early.secretKeys.length ? pulumi.secret(early.fileContent) : pulumi.output(early.fileContent)) : (fromPlan(d!, (p) => (p.secretKeys.length ? pulumi.secret(p.fileContent) : pulumi.output(p.fileContent))) as pulumi.Output<string>),
     );
     lazyOutput(this, "filePath", () => pulumi.output(filePath));
     lazyOutput(this, "acknowledged", () => pulumi.output(acknowledged));
-    lazyOutput(this, "verification", () => report.apply((r) => verificationOf(r)));
-    lazyOutput(this, "status", () => statusOf(rollout, report));
-    const endpoint = outputsOfEveryResource(this, a.connection, liveValue, driftValue, hostKeyValue);
-    this.registerOutputs({ endpoint, filePath, warnings: this.warnings, acknowledged, live: liveValue, drift: driftValue, hostKeyFingerprint: hostKeyValue });
+    const { endpoint, live, drift, hostKeyFingerprint } = t.registered;
+    this.registerOutputs({ endpoint, filePath, warnings: this.warnings, acknowledged, live, drift, hostKeyFingerprint });
   }
 }

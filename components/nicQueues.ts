@@ -6,19 +6,16 @@ import type { NicInput } from "../provider/nic/validate";
 import { nicBootDirectives, rcAdoptedRestoreNote, rcLocalAdoptDirectives } from "../provider/nic/adopt";
 import { PresetSpec, resolvePreset } from "../provider/sizing/spec";
 import type { NicPreset } from "../provider/sizing/nic";
-import { adviceLabel } from "./advice";
-import { applyAndRestore, becomeAndRestore, checkArgs, lazyOutput, NOT_WIRED, outputsOfEveryResource, ownerFor, refusalGate, warnAll, whenValid, wiredOutputs } from "./common";
-import type { HostReport } from "../provider/report";
-import { liveReadIfOn } from "./live";
+import { ownerFor } from "./common";
+import { tuneHost } from "./tuning";
 import { claimOnHost, SOCK_FLOW_KEY } from "./conflicts";
 import type { NicSettingsArgs } from "./nicArgs.generated";
 import { Become, commonProblems, inputError, problemsOf } from "./validation";
 import { Problem, problemAt, problemsAt } from "../provider/errors";
 import { BootOverride } from "./netTuning";
-import { verificationOf, verifyPlan, type VerifyArgs } from "./verify";
+import { verifyPlan, type VerifyArgs } from "./verify";
 import type { Verification } from "../provider/counters/gate";
-import { joinRollout, statusOf } from "./rollout";
-import { confirmMayRun, confirmPlan, type ConfirmArgs } from "./confirm";
+import { confirmPlan, type ConfirmArgs } from "./confirm";
 
 // The settings' interfaces are generated from the NIC spec (provider/nic/spec.ts) by `npm run gen`.
 export type { NicChannels, NicCoalesce, NicIrqAffinity, NicRings, NicRps, NicSettingsArgs } from "./nicArgs.generated";
@@ -201,56 +198,38 @@ export class NicQueues extends pulumi.ComponentResource {
     super("net-tuning:index:NicQueues", name, {}, opts);
     const owner = ownerFor(name);
     const a = (args ?? {}) as NicQueuesArgs;
-    const rollout = joinRollout(this, opts);
     const names = [...SETTINGS, ...OTHER_ARGS];
-    const values: unknown[] = names.map((k) => a[k]);
     const named = (v: unknown[]): Record<string, unknown> => {
       const o: Record<string, unknown> = {};
       names.forEach((k, i) => (o[k] = v[i]));
       o.connection = a.connection;
       return o;
     };
-    // what adoption takes over, as a diagnostic of the preview (the plan's lines say it in the diff)
-    const logPlan = (p: NicPlan, v: unknown[]) => {
-      warnAll(this, adviceLabel("nic", name, a.connection), p.warnings);
-      const adopted = named(v).adoptRcLocalLines;
-      if (Array.isArray(adopted) && adopted.length) {
+    const t = tuneHost<NicPlan>(this, name, owner, a, opts, {
+      kind: "nic",
+      allArgs: ALL_ARGS,
+      values: names.map((k) => a[k]),
+      validate: (v, extra, rollout) => validate(name, owner, named(v), extra, rollout?.lines),
+      // what adoption takes over, as a diagnostic of the preview (the plan's lines say it in the diff)
+      logPlan: (_p, v) => {
+        const adopted = named(v).adoptRcLocalLines;
+        if (!Array.isArray(adopted) || !adopted.length) return;
         void pulumi.log.info(
           `NicQueues "${name}" takes over ${adopted.length} rc.local entr${adopted.length === 1 ? "y" : "ies"} (removed now, rc.local given back byte for byte on delete):\n` +
             adopted.map((e) => `  ${String(e).split("\n").join("\n  ")}`).join("\n"),
           this,
         );
-      }
-    };
-    // Plain arguments (`early`): validated now and wired with plain values; values known only later: validated once,
-    // the children registered only once valid (see NetTuning and checkArgs).
-    const checked = checkArgs(this, name, `NicQueues "${name}"`, a, ALL_ARGS, values, (v, extra) => validate(name, owner, named(v), extra, rollout?.lines), logPlan);
-    const early = checked.early;
-    const { become, restoreOnDelete } = becomeAndRestore(a);
-    const restoreText = (r: HostReport, iface: string, restore: boolean) => renderNicRestoreStdin(owner, iface, r.previous, restore) + rcAdoptedRestoreNote(r.extra["rc-adopted"]);
-    const wired = whenValid(checked, (plan) => {
-      const p = plan as NicPlan & pulumi.Output<NicPlan>; // a value (early) or the Output (its properties lifted)
-      const live = liveReadIfOn(this, `NicQueues "${name}"`, "nic", owner.id, a.connection, p.settings, a.livePreview, { plan: p.stdin, after: rollout?.passed, iface: p.request.interface, nicChecks: p.readChecks });
-      const report = applyAndRestore(this, name, "nic", { connection: a.connection, become, validated: early !== undefined, confirm: confirmMayRun("nic", a), rollout }, p.stdin, (r) =>
-        early && typeof restoreOnDelete === "boolean"
-          ? restoreText(r, early.request.interface, restoreOnDelete)
-          : pulumi.all([p.request.interface, restoreOnDelete]).apply(([iface, restore]) => restoreText(r, iface, restore)),
-      owner, live);
-      return { report, live };
-    }, NOT_WIRED);
-    const { report, liveValue, driftValue, hostKeyValue } = wiredOutputs(wired);
-    this.persistedAs = report.apply((r) => r.extra.persisted ?? "");
-    // registered: from the validation's outcome (never rejecting), not from the plan (see checkArgs)
-    const d = checked.deferred;
-    this.warnings = early ? report.apply((r) => [...early.warnings, ...r.warnings]) : pulumi.all([d!.outcome, report]).apply(([o, r]) => [...(o.plan?.warnings ?? []), ...r.warnings]);
-    // Registered (stored in the component's state): only what no child stores, plain where the arguments were (see
-    // NetTuning); applied and previous repeat the -apply child's report (previous also the -restore stdin) and stay
-    // properties of the program. Properties not derived from the report are Outputs made on their first read.
-    lazyOutput(this, "applied", refusalGate(this, () => report.applied));
-    lazyOutput(this, "previous", () => report.previous);
-    lazyOutput(this, "verification", () => report.apply((r) => verificationOf(r, true)));
-    lazyOutput(this, "status", () => statusOf(rollout, report));
-    const endpoint = outputsOfEveryResource(this, a.connection, liveValue, driftValue, hostKeyValue);
-    this.registerOutputs({ endpoint, persistedAs: this.persistedAs, warnings: this.warnings, live: liveValue, drift: driftValue, hostKeyFingerprint: hostKeyValue });
+      },
+      liveRead: (p) => ({ settings: p.settings, options: { iface: p.request.interface, nicChecks: p.readChecks } }),
+      restore: {
+        target: (p) => p.request.interface,
+        text: (r, iface, restore) => renderNicRestoreStdin(owner, iface, r.previous, restore) + rcAdoptedRestoreNote(r.extra["rc-adopted"]),
+      },
+      nicVerification: true,
+    });
+    this.warnings = t.warnings;
+    this.persistedAs = t.report.apply((r) => r.extra.persisted ?? "");
+    const { endpoint, live, drift, hostKeyFingerprint } = t.registered;
+    this.registerOutputs({ endpoint, persistedAs: this.persistedAs, warnings: this.warnings, live, drift, hostKeyFingerprint });
   }
 }
