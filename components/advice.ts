@@ -15,6 +15,7 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import { deploymentKey } from "./deployment";
+import { type HostKind, KINDS } from "../provider/kinds";
 
 /** How long after its first advice a batch is logged. Bounded: a batch never waits for more than this. */
 export const ADVICE_WINDOW_MS = 50;
@@ -61,15 +62,15 @@ export function adviseAll(resource: pulumi.Resource, label: string, warnings: re
 }
 
 /** The class a resource kind is declared with, as messages name it. */
-export function resourceClass(kind: "sysctl" | "nic"): "NetTuning" | "NicQueues" {
-  return kind === "sysctl" ? "NetTuning" : "NicQueues";
+export function resourceClass(kind: HostKind): "NetTuning" | "NicQueues" {
+  return KINDS[kind].resource;
 }
 
 /**
  * How a grouped line names a resource: `NetTuning "web-1"`, with ` (HOST)` when the connection's host is a plain value
  * (an Output's host would need an Output of its own: the line names the resource only).
  */
-export function adviceLabel(kind: "sysctl" | "nic", name: string, connection: unknown): string {
+export function adviceLabel(kind: HostKind, name: string, connection: unknown): string {
   const host = typeof connection === "object" && connection !== null ? (connection as { host?: unknown }).host : undefined;
   return `${resourceClass(kind)} "${name}"${typeof host === "string" && host !== "" ? ` (${host})` : ""}`;
 }

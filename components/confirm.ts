@@ -5,6 +5,7 @@
  */
 import type * as pulumi from "@pulumi/pulumi";
 import { checkConfirm, NIC_CONFIRM_GROUPS, type ConfirmPlan } from "../provider/confirm";
+import type { HostKind } from "../provider/kinds";
 
 /**
  * A confirmed apply: the host arms a revert before the change and puts the values back after `timeoutSeconds` unless
@@ -27,12 +28,12 @@ function soakOf(verify: unknown): number {
 }
 
 /** The confirm's problems, plan lines and whether a confirm can happen, for resolved arguments. */
-export function confirmPlan(v: unknown, t: { kind: "sysctl" | "nic"; verify: unknown; connection: unknown; nicDefault?: boolean }): ConfirmPlan {
+export function confirmPlan(v: unknown, t: { kind: HostKind; verify: unknown; connection: unknown; nicDefault?: boolean }): ConfirmPlan {
   return checkConfirm(v, { kind: t.kind, soak: soakOf(t.verify), connection: t.connection, nicDefault: t.nicDefault === true });
 }
 
 /** Whether a resource may need a confirm (the -restore child's create is wired), from its arguments as given (Outputs count as set). */
-export function confirmMayRun(kind: "sysctl" | "nic", a: { confirm?: unknown; channels?: unknown; rings?: unknown; features?: unknown; preset?: unknown }): boolean {
+export function confirmMayRun(kind: HostKind, a: { confirm?: unknown; channels?: unknown; rings?: unknown; features?: unknown; preset?: unknown }): boolean {
   const c = a.confirm as { timeoutSeconds?: unknown } | false | undefined | null;
   if (c === false) return false;
   if (typeof c === "object" && c !== null && !("then" in c) && c.timeoutSeconds === 0) return false;

@@ -17,6 +17,7 @@ import { Problem, problemAt, problemsAt } from "../provider/errors";
 import { verifyPlan, type VerifyArgs } from "./verify";
 import { confirmPlan, type ConfirmArgs } from "./confirm";
 import type { Verification } from "../provider/counters/gate";
+import { KINDS } from "../provider/kinds";
 
 /**
  * What NetTuning does when a file applied later at boot (a later /etc/sysctl.d file, /etc/sysctl.conf) sets one of
@@ -243,7 +244,7 @@ export class NetTuning extends pulumi.ComponentResource {
 
   constructor(name: string, args: NetTuningArgs, opts?: pulumi.ComponentResourceOptions) {
     // Args are deliberately not passed to super(): connection may hold secrets and component args are stored in state.
-    super("net-tuning:index:NetTuning", name, {}, opts);
+    super(KINDS.sysctl.type, name, {}, opts);
     const owner = ownerFor(name);
     const a = (args ?? {}) as NetTuningArgs;
     // the keys whose values are Pulumi secrets (one Output for them all; none, plainly, for plain sysctls)
@@ -260,7 +261,7 @@ export class NetTuning extends pulumi.ComponentResource {
       const fit = fitAdopted(adoptedFromReport(r.extra), (files) => stdinOf(head + renderAdoptedRestore(files, gzip)));
       for (const f of fit.left) {
         void pulumi.log.warn(
-          `NetTuning "${name}": the adopted ${f.path} (${f.size} bytes) is kept only in the host's journal (/var/lib/pulumi-net-tuning/sysctl/${owner.id}.adopted/), ` +
+          `NetTuning "${name}": the adopted ${f.path} (${f.size} bytes) is kept only in the host's journal (${KINDS.sysctl.journalDir}/${owner.id}.adopted/), ` +
             `not in Pulumi state: with its bytes the -restore input would exceed ${STRING_INPUT_MAX} bytes. Its rollback depends on this host keeping that journal: keep a copy of the file elsewhere, or adopt fewer or smaller files`,
           this,
         );

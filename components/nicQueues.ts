@@ -16,6 +16,7 @@ import { BootOverride } from "./netTuning";
 import { verifyPlan, type VerifyArgs } from "./verify";
 import type { Verification } from "../provider/counters/gate";
 import { confirmPlan, type ConfirmArgs } from "./confirm";
+import { KINDS } from "../provider/kinds";
 
 // The settings' interfaces are generated from the NIC spec (provider/nic/spec.ts) by `npm run gen`.
 export type { NicChannels, NicCoalesce, NicIrqAffinity, NicRings, NicRps, NicSettingsArgs } from "./nicArgs.generated";
@@ -195,7 +196,7 @@ export class NicQueues extends pulumi.ComponentResource {
 
   constructor(name: string, args: NicQueuesArgs, opts?: pulumi.ComponentResourceOptions) {
     // Args are deliberately not passed to super(): connection may hold secrets and component args are stored in state.
-    super("net-tuning:index:NicQueues", name, {}, opts);
+    super(KINDS.nic.type, name, {}, opts);
     const owner = ownerFor(name);
     const a = (args ?? {}) as NicQueuesArgs;
     const names = [...SETTINGS, ...OTHER_ARGS];

@@ -8,7 +8,7 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import type { Problem } from "../provider/errors";
-import type { HostKind } from "../provider/host/programs";
+import type { HostKind } from "../provider/kinds";
 import type { Owner } from "../provider/owner";
 import type { HostReport } from "../provider/report";
 import type { Verification } from "../provider/counters/gate";

@@ -8,6 +8,7 @@
  * and disarms the revert. Without the confirm the host puts the values back at the deadline.
  */
 import { z } from "zod";
+import type { HostKind } from "./kinds";
 
 /** pulumi-command's dial defaults (provider/pkg/provider/remote/connection.go v1.2.1): dialErrorLimit, perDialTimeout (s). */
 export const DIAL_DEFAULTS = { dialErrorLimit: 10, perDialTimeout: 15 } as const;
@@ -64,7 +65,7 @@ export interface ConfirmPlan {
  * dial budget: the confirm must be able to use its whole budget before the host reverts. `{ timeoutSeconds: 0 }` and
  * `false` turn it off.
  */
-export function checkConfirm(v: unknown, t: { kind: "sysctl" | "nic"; soak: number; connection: unknown; nicDefault: boolean }): ConfirmPlan {
+export function checkConfirm(v: unknown, t: { kind: HostKind; soak: number; connection: unknown; nicDefault: boolean }): ConfirmPlan {
   const budget = dialBudget(t.connection);
   const min = budget === undefined ? undefined : t.soak + budget;
   const what = t.soak > 0 ? `the verify gate's soak (${t.soak} s) plus the connection's dial budget (${budget} s: dialErrorLimit × perDialTimeout)` : `the connection's dial budget (${budget} s: dialErrorLimit × perDialTimeout)`;

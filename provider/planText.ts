@@ -3,9 +3,10 @@
  * restore plan. One renderer for the sysctl and nic kinds. Pure.
  */
 import { Owner } from "./owner";
+import type { HostKind } from "./kinds";
 
 /** `@net-tuning v1`, `@kind`, `@owner`, `@owner-id`: the first lines of every apply and restore plan. */
-export function planHeader(kind: "sysctl" | "nic", owner: Owner): string[] {
+export function planHeader(kind: HostKind, owner: Owner): string[] {
   return ["@net-tuning v1", `@kind ${kind}`, `@owner ${owner.label}`, `@owner-id ${owner.id}`];
 }
 

@@ -7,6 +7,7 @@
  */
 import { planValues } from "../sysctl/plan";
 import { AuditTarget } from "./run";
+import { KINDS } from "../kinds";
 
 /** `user@addr[:port]`, `addr`, `[v6addr]:port`; `defaultUser` when no user is given. Throws Error on a malformed spec. */
 export function parseHostSpec(spec: string, defaultUser: string): { user: string; host: string; port: number } {
@@ -141,7 +142,7 @@ export function parseStackExport(json: string): { targets: AuditTarget[]; proble
   if (!Array.isArray(resources)) throw new Error("--stack: not a `pulumi stack export` document (no deployment.resources)");
   const problems: string[] = [];
   const byEndpoint = new Map<string, AuditTarget>();
-  for (const r of resources.filter((x) => x.type === "net-tuning:index:NetTuning" || x.type === "net-tuning:index:NicQueues")) {
+  for (const r of resources.filter((x) => x.type === KINDS.sysctl.type || x.type === KINDS.nic.type)) {
     const children = resources.filter((c) => c.parent === r.urn && c.type === "command:remote:Command");
     const apply = children.find((c) => c.urn.endsWith("-apply"));
     let endpoint = reveal(r.outputs?.endpoint);
@@ -156,7 +157,7 @@ export function parseStackExport(json: string): { targets: AuditTarget[]; proble
     }
     const t = byEndpoint.get(endpoint) ?? { name: endpoint, ...parseHostSpec(endpoint, "root"), declared: {}, resources: [] };
     t.resources!.push(name);
-    if (r.type === "net-tuning:index:NetTuning") {
+    if (r.type === KINDS.sysctl.type) {
       const stdin = reveal(apply?.inputs?.stdin ?? apply?.outputs?.stdin);
       if (typeof stdin === "string") Object.assign(t.declared!, planValues(stdin).values);
       else if (apply) problems.push(`NetTuning ${JSON.stringify(name)}: its declared values are secret in this export (use --show-secrets)`);

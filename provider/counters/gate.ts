@@ -10,6 +10,7 @@
 import { COUNTER_CATALOGUE, counterDoc, type CounterDoc } from "../audit/counters";
 import { KERNEL_FIELDS } from "./kernelFields";
 import { NETSTAT_GROUPS, SNMP_GROUPS, sourcesOf } from "./sources";
+import type { HostKind } from "../kinds";
 
 /** Soak bounds, seconds. 1: a gate that waits no time reads nothing the change caused. 900: the apply holds the host's
  * lock for the soak (other resources' applies on the host wait for it: the soak extends their 60 s lock wait), and the
@@ -26,7 +27,7 @@ export interface VerifySpec {
 
 /** What the resource gates: NetTuning (no interface: ethtool names carry one) or NicQueues (its interface). */
 export interface GateTarget {
-  kind: "sysctl" | "nic";
+  kind: HostKind;
   /** NicQueues' interface: `ethtool.<stat>` reads it. */
   iface?: string;
 }

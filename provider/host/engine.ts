@@ -2,6 +2,7 @@ import { createHash } from "crypto";
 import * as fs from "fs";
 import * as path from "path";
 import { PACKAGE_VERSION } from "../version";
+import { HOST_KINDS, type HostKind, KINDS, STATE_ROOT } from "../kinds";
 
 /**
  * The host engine: ONE POSIX sh file holding the shared runtime, every kind and the entry point, delivered once per
@@ -20,7 +21,7 @@ export const ENGINE_INSTALL_DIR = "/usr/local/lib/pulumi-net-tuning";
  */
 export const CONVERGED_DIR = "/var/lib/pulumi-net-tuning-converged";
 /** Staging directory for the SFTP copy when connected as root (SFTP writes as the SSH user, no sudo). */
-export const ENGINE_STAGE_ROOT = "/var/lib/pulumi-net-tuning/incoming";
+export const ENGINE_STAGE_ROOT = `${STATE_ROOT}/incoming`;
 /** Staging directory relative to the SSH user's home (SFTP relative paths are home-relative) for become "sudo". */
 export const ENGINE_STAGE_HOME = ".cache/pulumi-net-tuning";
 
@@ -37,17 +38,12 @@ export interface Engine {
   localName: string;
 }
 
-/**
- * The sh files of each kind, in order: each starts with its generated tables (sysctlspec.sh from the sysctl catalogue,
- * nicspec.sh from provider/nic/spec.ts).
- */
-export const KIND_FILES = { sysctl: ["sysctlspec.sh", "sysctl.sh"], nic: ["nicspec.sh", "nic.sh"] } as const;
 
 /**
  * A kind's text wrapped in its loader function (`nt_kind_<kind>`; main.sh and the live read call the one named by
  * KIND): both kinds define the same hook names. `text` ends with a newline.
  */
-export function kindLoader(kind: "sysctl" | "nic", text: string): string {
+export function kindLoader(kind: HostKind, text: string): string {
   return `nt_kind_${kind}() {\n${text}:\n}\n`;
 }
 
@@ -76,7 +72,7 @@ export function assembleEngine(dir: string = SH_DIR, version: string = PACKAGE_V
     // only a restore takes arguments 3 to 5 on (the bootstrap's private directory, the SSH user's staging directory,
     // the delivery token)
     `if [ $# -ge 2 ] && [ "$2" = restore ]; then shift 2; else set --; fi\n`;
-  const [sysctl, nic] = (["sysctl", "nic"] as const).map((k) => kindLoader(k, KIND_FILES[k].map((f) => read(f, dir)).join("")));
+  const [sysctl, nic] = HOST_KINDS.map((k) => kindLoader(k, KINDS[k].engineFiles.map((f) => read(f, dir)).join("")));
   // main.sh defines nt_engine_main; a sysctl run (not "live") starts it before the nic kind is reached, so the shell
   // never parses that text (dash parses each function definition as it reaches it); everything else after both kinds
   const extra = overlay && !overlay.endsWith("\n") ? `${overlay}\n` : overlay;

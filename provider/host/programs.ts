@@ -4,7 +4,8 @@ import * as path from "path";
 import { gunzipSync } from "zlib";
 import { shQuote } from "../shell";
 import { gzipFixed } from "../gzip";
-import { Engine, engine, engineLine, ENGINE_INSTALL_DIR, ENGINE_STAGE_HOME, ENGINE_STAGE_ROOT, KIND_FILES, kindLoader } from "./engine";
+import { Engine, engine, engineLine, ENGINE_INSTALL_DIR, ENGINE_STAGE_HOME, ENGINE_STAGE_ROOT, kindLoader } from "./engine";
+import { HOST_KINDS, type HostKind, KINDS } from "../kinds";
 
 /**
  * The host programs: POSIX sh text assembled from the files in `sh/` (readable, shellchecked), never from user values.
@@ -25,7 +26,7 @@ function sh(name: string): string {
   return once(`sh:${name}`, () => fs.readFileSync(path.join(SH_DIR, name), "utf8"));
 }
 
-export type HostKind = "sysctl" | "nic";
+export type { HostKind };
 export type HostOp = "apply" | "restore";
 
 /**
@@ -37,7 +38,7 @@ export type HostOp = "apply" | "restore";
  */
 export function hostProgram(kind: HostKind, op: HostOp): string {
   return once(`program:${kind}:${op}`, () => {
-    const kindText = KIND_FILES[kind].map(sh).join("\n");
+    const kindText = KINDS[kind].engineFiles.map(sh).join("\n");
     return op === "restore"
       ? compactProgram(`${sh("runtime.sh")}\n${kindText}\n`, "nt_restore_main", RESTORE_NEVER)
       : `${sh("runtime.sh")}\n${kindText}\nnt_apply_main\n`;
@@ -380,11 +381,6 @@ export function frameRestore(plain: string): string {
 export const FALLBACK_LINT = "# shellcheck disable=SC2317,SC2034,SC2154,SC2231,SC2086";
 
 
-/** The sources of each kind's fallback restore: the shared part, the kind's name lists it needs, the kind part. */
-const FALLBACK_FILES: Record<HostKind, string[]> = { sysctl: ["restore.sh", "restore-sysctl.sh"], nic: ["restore.sh", "restore-nic.sh"] };
-/** The adoption part of a kind's fallback restore (after the kind part, whose a_dir / a_put it redefines). */
-const FALLBACK_ADOPT: Record<HostKind, string> = { sysctl: "restore-adopt-sysctl.sh", nic: "restore-adopt-nic.sh" };
-
 /**
  * The fallback restore program of a kind (provider/host/sh/restore*.sh: a second, minimal implementation of the
  * engine's restore, written for size), compacted like the tree-shaken programs. `adopted`: for a plan that gives
@@ -394,7 +390,8 @@ const FALLBACK_ADOPT: Record<HostKind, string> = { sysctl: "restore-adopt-sysctl
  */
 export function fallbackProgram(kind: HostKind, adopted = false): string {
   return once(`fallback:${kind}:${adopted}`, () => {
-    const src = [...FALLBACK_FILES[kind], ...(adopted ? [FALLBACK_ADOPT[kind]] : [])].map(sh).join("\n");
+    // the kind's sources (provider/kinds.ts); its adoption part after the kind part, whose a_dir / a_put it redefines
+    const src = [...KINDS[kind].fallbackFiles, ...(adopted ? [KINDS[kind].fallbackAdopt] : [])].map(sh).join("\n");
     // without its leading comment lines (title, shellcheck directives: FALLBACK_LINT): every byte of it is stored four
     // times per host; the `@program` line before it says what it is
     return compactProgram(src, "r_main").replace(/^(#[^\n]*\n)+/, "");
@@ -443,7 +440,7 @@ export const LIVE_PROGRAM_HEAD = 2;
  */
 export function liveProgram(nicBoot = true, adopt = true, owners = true, modules = true): string {
   return once(`program:live:${nicBoot}:${adopt}:${owners}:${modules}`, () => {
-    const kinds = (["sysctl", "nic"] as const).map((k) => KIND_FILES[k].map(sh).join("\n"));
+    const kinds = HOST_KINDS.map((k) => KINDS[k].engineFiles.map(sh).join("\n"));
     const source = [sh("runtime.sh"), ...kinds].join(`\n${LIVE_KIND_MARK}\n`);
     const never = [...LIVE_NEVER, ...(nicBoot ? [] : LIVE_NIC_BOOT), ...(adopt ? [] : LIVE_ADOPT), ...(owners ? [] : LIVE_OWNERS), ...(modules ? [] : LIVE_MODULES)];
     const shaken = compactProgram(`${source}\n`, "nt_live_main", never).split("\n");

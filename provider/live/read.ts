@@ -17,6 +17,7 @@ import { shQuote } from "../shell";
 import { sameValue } from "../sysctl/readback";
 import { moduleOf } from "../sysctl/catalogue";
 import { CONVERGED_DIR } from "../host/engine";
+import type { HostKind } from "../kinds";
 
 /** The command of a live read: /bin/sh reads the program from stdin; $1 $2 = engine kind and operation `live`. */
 export const LIVE_READ_COMMAND = "/bin/sh -s live live";
@@ -25,7 +26,7 @@ export { CONVERGED_DIR };
 /** The token of a resource without a record (never applied by an engine that records): no suffix on the command. */
 export const NO_TOKEN = "0";
 
-export type LiveKind = "sysctl" | "nic";
+export type LiveKind = HostKind;
 
 /**
  * What a NetTuning's read checks as the preflight does (sysctl.sh nts_live_boot): the planned file's owner (always)

@@ -9,6 +9,7 @@ import * as os from "os";
 import * as path from "path";
 import { gzipSync } from "zlib";
 import { assembleEngine, CONVERGED_DIR, engine, enginePath } from "../../provider/host/engine";
+import { HOST_KINDS, KINDS, STATE_ROOT } from "../../provider/kinds";
 import { completeApplied, completePrevious, completeReport, parseReport } from "../../provider/report";
 import { planValues } from "../../provider/sysctl/plan";
 import {
@@ -112,6 +113,14 @@ test("the bootstraps (root, sudo, restore): shellcheck clean and parse in dash/b
   expect(ENGINE_BOOT.length).toBeLessThanOrEqual(720); // 690
   // the converged records' directory the live read reads is the engine's NT_CONVERGED_DIR (one name)
   expect(engine().text).toContain(`\nNT_CONVERGED_DIR=${CONVERGED_DIR}\n`);
+  // the kinds' descriptors (provider/kinds.ts): the journals' root is the engine's NT_ROOT, whose kind directories
+  // are $NT_ROOT/<kind>; every source they name exists
+  expect(engine().text).toContain(`\nNT_ROOT=${STATE_ROOT}\n`);
+  expect(engine().text).toContain("NT_STATE=$NT_ROOT/$NT_KIND\n");
+  for (const k of HOST_KINDS) {
+    expect(KINDS[k].journalDir).toBe(`${STATE_ROOT}/${k}`);
+    for (const f of [...KINDS[k].engineFiles, ...KINDS[k].fallbackFiles, KINDS[k].fallbackAdopt]) expect(fs.existsSync(path.join(__dirname, "../../provider/host/sh", f))).toBe(true);
+  }
   expect(cmds.root.length).toBeLessThan(210); // 203 with this token (795 with the bootstrap in it, 962 with the delivery's URN and the staging directory)
   expect(cmds.sudo).toBe(engineCommand("nic", "update", TOKEN, undefined, true)); // the way to root is in the stdin
   expect(cmds.restoreSudo.length).toBeLessThan(170); // 167 (was 843 with the sudo wrapper and the bootstrap in it)
