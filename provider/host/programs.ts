@@ -26,6 +26,36 @@ function sh(name: string): string {
   return once(`sh:${name}`, () => fs.readFileSync(path.join(SH_DIR, name), "utf8"));
 }
 
+/**
+ * A one-line program from its template `provider/host/sh/<name>.sh.in` (the bootstraps: one line, because a command
+ * reads each with one `read`, and short, because state stores them): comment and blank lines are dropped, each
+ * line's leading blanks too, the lines are joined with ";", and each `@NAME@` is replaced by `vars[NAME]` (every
+ * variable must be used, and no placeholder may be left). So a template line never ends with ";" (its `;;` stay
+ * inside one line), and the result is exactly the text the host runs.
+ */
+export function bootLine(name: string, vars: Record<string, string> = {}): string {
+  return joinTemplate(sh(`${name}.sh.in`), vars, `${name}.sh.in`);
+}
+
+/** {@link bootLine}'s rule on a template's text (`what` names it in errors). */
+export function joinTemplate(template: string, vars: Record<string, string> = {}, name = "template"): string {
+  const lines = template
+    .split("\n")
+    .map((l) => l.replace(/^\s+/, ""))
+    .filter((l) => l !== "" && !l.startsWith("#"));
+  const bad = lines.find((l) => l.endsWith(";"));
+  if (bad !== undefined) throw new Error(`${name}: a line ends with ";": ${bad}`);
+  let text = lines.join(";");
+  for (const [k, v] of Object.entries(vars)) {
+    const placeholder = `@${k}@`;
+    if (!text.includes(placeholder)) throw new Error(`${name}: no ${placeholder}`);
+    text = text.split(placeholder).join(v);
+  }
+  const left = /@[A-Z_]+@/.exec(text);
+  if (left) throw new Error(`${name}: ${left[0]} not given`);
+  return text;
+}
+
 export type { HostKind };
 export type HostOp = "apply" | "restore";
 
@@ -171,15 +201,12 @@ export function urnLookup(name: string): string {
  * stored four times per resource (create and update, inputs and outputs), the stdin twice, and pulumi-command repeats
  * the command in every error it reports (issue #34's state budget, issue #31's readable errors).
  */
-export const ENGINE_BOOT =
-  `umask 022;m(){ echo "net-tuning on $(uname -n): $2">&2;exit $1;};` +
-  `[ "$t:\${#s}:\${s%%[!0-9a-f]*}" = "@engine:64:$s" ]||m 5 "no @engine line";` +
-  `[ -O / ]||m 3 "must run as root, not $(id -un): connect as root or set become: sudo";` +
-  `d=${ENGINE_INSTALL_DIR};e=$d/engine-$s.sh;` +
-  `[ -s $e ]||{ f=\${4:-${ENGINE_STAGE_ROOT}}/engine.$3.sh;n=$d/.new.$$;` +
-  `[ -f "$f" ]&&mkdir -p $d&&cat "$f">$n&&sync&&[ "$(sha256sum<$n)" = "$s  -" ]&&mv -f $n $e||{ rm -f $n;` +
-  `m 6 "no engine $v ($f missing or altered): run pulumi up --replace \\"\\$(${urnLookup(deliveryName("$3"))})\\"";};};` +
-  `[ -O $d ]&&[ -O $e ]||m 6 "$e not owned by root";exec /bin/sh $e "$1" "$2"`;
+// (its template, with a comment per step: provider/host/sh/engine-boot.sh.in)
+export const ENGINE_BOOT = bootLine("engine-boot", {
+  ENGINE_INSTALL_DIR,
+  ENGINE_STAGE_ROOT,
+  URN_LOOKUP: urnLookup(deliveryName("$3")),
+});
 
 /**
  * The program of an apply command (`sh -c`): reads the stdin's first line (`@engine <version> <sha256>`) into t v s and
@@ -188,7 +215,7 @@ export const ENGINE_BOOT =
  * the engine execed by the bootstrap reads the plan from the third line on. A stdin without the `@engine` line, or cut
  * before the end of its second line, runs nothing (exit 5); one cut later, the engine refuses (the plan's end line).
  */
-export const APPLY_RUN = `read -r t v s&&[ "$t" = @engine ]&&IFS= read -r b&&eval "$b";echo "net-tuning: stdin cut or no @engine line; nothing was changed">&2;exit 5`;
+export const APPLY_RUN = bootLine("apply-run"); // provider/host/sh/apply-run.sh.in
 
 /**
  * With become "sudo": a line of stdin (never of the command: a command is stored four times per resource, its stdin
@@ -206,10 +233,7 @@ export const APPLY_RUN = `read -r t v s&&[ "$t" = @engine ]&&IFS= read -r b&&eva
  */
 export function sudoLine(program: string): string {
   if (program.includes("'") || program.includes("\n")) throw new Error("sudoLine: the program must be one line without a single quote");
-  return (
-    `p=sudo\\ -n;[ -O / ]&&p="exec";$p /bin/sh -c '${program}' net-tuning "$@"||{ c=$?;case $c in 1|127)! e=$(sudo -n /bin/sh -c : 2>&1);;*)false;;esac&&{ ` +
-    `echo "net-tuning: become \\"sudo\\" failed for user $(id -un): $e. Give this user passwordless sudo (NOPASSWD) or connect as root.">&2;exit 3;};exit $c;};exit`
-  );
+  return bootLine("sudo", { PROGRAM: program }); // provider/host/sh/sudo.sh.in
 }
 
 /**
@@ -309,19 +333,14 @@ export const RESTORE_BOUND = 2400;
  * sed scripts unquoted (no single quote, which the command line's quoting makes 4 characters longer each), the
  * bound and the trap's command with a backslash before each blank instead of quotes.
  */
-export const RESTORE_BOOT =
-  `t=$(command -v timeout)&&t=$t\\ ${RESTORE_BOUND};` +
-  `d=$(mktemp -d /tmp/net-tuning-in.XXXXXX)&&trap rm\\ -rf\\ \\$d 0&&cd "$d"&&cat>i&&` +
-  `if grep -qx ${PROGRAM_MARKER} i;then s=$(sed -n "\\$s/^@end //p" i)&&sed "\\$d" i>in&&[ "$(sha256sum<in)" = "$s  -" ];` +
-  `else { sed q i&&sed 1d i|base64 -d|gzip -dc;}>in;fi&&` +
-  `sed 1,/^${PROGRAM_MARKER}$/d in>p&&[ -s p ]&&{ $t /bin/sh p "$d" "$2" "$1"<in;exit;};` +
-  `echo "net-tuning: restore stdin cut or damaged, or /tmp full; nothing restored">&2;exit 1`;
+// (its template: provider/host/sh/restore-boot.sh.in)
+export const RESTORE_BOOT = bootLine("restore-boot", { RESTORE_BOUND: String(RESTORE_BOUND), PROGRAM_MARKER });
 
 /**
  * The command of a restore with become "sudo" (`sh -c`): reads the stdin's first line, {@link sudoLine} of
  * {@link RESTORE_BOOT}, and evaluates it; a stdin cut before the end of that line runs nothing (exit 1).
  */
-export const RESTORE_SUDO_RUN = `IFS= read -r b&&eval "$b";echo "net-tuning: restore stdin cut; nothing restored">&2;exit 1`;
+export const RESTORE_SUDO_RUN = bootLine("restore-sudo-run"); // provider/host/sh/restore-sudo-run.sh.in
 
 /**
  * The `delete` of the -restore child. `token`: the delivery's (its staged copy goes with the host's last journal).

@@ -3,7 +3,25 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { gzipSync } from "zlib";
-import { endLine, FALLBACK_LINT, fallbackProgram, hostProgram, HostKind, HostOp, liveProgram, readRestoreStdin, RESTORE_BOOT, RESTORE_BOUND, restoreStdin } from "../../provider/host/programs";
+import {
+  APPLY_RUN,
+  endLine,
+  ENGINE_BOOT,
+  FALLBACK_LINT,
+  fallbackProgram,
+  hostProgram,
+  HostKind,
+  HostOp,
+  joinTemplate,
+  liveProgram,
+  readRestoreStdin,
+  RESTORE_BOOT,
+  RESTORE_BOUND,
+  RESTORE_SUDO_RUN,
+  restoreStdin,
+  sudoLine,
+} from "../../provider/host/programs";
+import { ENGINE_INSTALL_DIR } from "../../provider/host/engine";
 import { SOAK_MAX } from "../../provider/counters/gate";
 import { AdoptedFile, fitAdopted, renderAdoptedRestore, STRING_INPUT_MAX } from "../../provider/sysctl/adopt";
 import { rcAdoptedRestoreNote } from "../../provider/nic/adopt";
@@ -270,4 +288,23 @@ test("the restore's timeout bound stays above the longest run the engine allows 
   expect(longest).toBe(2220);
   expect(RESTORE_BOUND).toBeGreaterThan(longest);
   expect(RESTORE_BOOT).toContain(`t=$t\\ ${RESTORE_BOUND};`);
+});
+
+describe("the bootstraps' templates (provider/host/sh/*.sh.in, bootLine)", () => {
+  test("comment and blank lines and leading blanks dropped, lines joined with ';', each @NAME@ put in", () => {
+    expect(joinTemplate("# a comment\n\na=@X@\n  if b\n  then c;;d\n  fi\n", { X: "1 2" })).toBe("a=1 2;if b;then c;;d;fi");
+  });
+  test("refused: a line ending with ';', a variable not used, a placeholder not given", () => {
+    expect(() => joinTemplate("a;\nb\n", {}, "t.sh.in")).toThrow('t.sh.in: a line ends with ";": a;');
+    expect(() => joinTemplate("a\n", { X: "1" }, "t.sh.in")).toThrow("t.sh.in: no @X@");
+    expect(() => joinTemplate("a=@Y@\n", {}, "t.sh.in")).toThrow("t.sh.in: @Y@ not given");
+  });
+  test("every bootstrap is one line with its values in, as the host runs it", () => {
+    for (const text of [APPLY_RUN, ENGINE_BOOT, RESTORE_BOOT, RESTORE_SUDO_RUN, sudoLine(APPLY_RUN)]) {
+      expect(text).not.toMatch(/\n|@[A-Z_]+@/);
+    }
+    expect(ENGINE_BOOT).toContain(`d=${ENGINE_INSTALL_DIR};e=$d/engine-$s.sh;`);
+    expect(RESTORE_BOOT).toContain(`t=$t\\ ${RESTORE_BOUND};`);
+    expect(sudoLine(APPLY_RUN)).toContain(`$p /bin/sh -c '${APPLY_RUN}' net-tuning "$@"||`);
+  });
 });
