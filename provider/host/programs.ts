@@ -497,8 +497,8 @@ export function liveProgram(nicBoot = true, adopt = true, owners = true, modules
  */
 export function confirmCommand(kind: HostKind, ownerId: string, token: string, e: Engine = engine(), become?: Become, inRollout = false): string {
   if (!/^[A-Za-z0-9._-]+$/.test(ownerId) || !/^[0-9a-f-]{1,64}$/.test(token)) throw new Error(`pulumi-net-tuning: invalid confirm ${ownerId} ${token}`);
-  const f = `${ENGINE_INSTALL_DIR}/${e.fileName}`;
-  const run = `/bin/sh -c 'e=${f};[ -O $e ]||{ echo "net-tuning on $(uname -n): $e missing or not root'"'"'s">&2;exit 6;};exec /bin/sh $e ${kind} confirm:${ownerId}:${token}'`;
+  const program = bootLine("confirm", { ENGINE: `${ENGINE_INSTALL_DIR}/${e.fileName}`, KIND: kind, OWNER_ID: ownerId, TOKEN: token });
+  const run = `/bin/sh -c ${shQuote(program)}`;
   const cmd = become === "sudo" ? `[ -O / ]||set -- sudo -n;"$@" ${run}` : run;
   // in a rollout (components/rollout.ts), a host that already reverted (exit 7) is a status, not a failure
   return inRollout ? `(${cmd});c=$?;[ $c != 7 ]||{ printf 'status\\tunconfirmed\\n';exit 0;};exit $c` : cmd;
