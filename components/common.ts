@@ -537,6 +537,23 @@ export function fromPlan<P, T>(d: DeferredPlan<P>, f: (p: P) => T | pulumi.Outpu
 }
 
 /**
+ * `f` of the validated plan for a registered output, one path for plain and Output arguments: `f(plan)` now for a
+ * plain plan (no Output: see checkArgs), else an Output of it once the deferred plan is known; `none` for an invalid
+ * deferred plan (never rejecting: the resource fails elsewhere, once).
+ */
+export function registeredOfPlan<P, T>(checked: CheckedArgs<P>, f: (p: P) => T, none: T): T | pulumi.Output<T> {
+  return checked.deferred === undefined ? f(checked.early) : checked.deferred.outcome.apply((o) => (o.plan === undefined ? none : f(o.plan)));
+}
+
+/**
+ * `f` of the validated plan for a property a program reads: an Output of `f(plan)`, for a deferred plan as
+ * {@link fromPlan} gives it (rejecting with the resource's error under a language host).
+ */
+export function outputOfPlan<P, T>(checked: CheckedArgs<P>, f: (p: P) => pulumi.Output<T>): pulumi.Output<T> {
+  return checked.deferred === undefined ? f(checked.early) : (fromPlan(checked.deferred, f) as pulumi.Output<T>);
+}
+
+/**
  * What a resource wires once its plan is valid: `wire(plan)` registers the children with the plan (a plain value for
  * `early`, else the deferred Output) and returns them; for a deferred plan only after `go`, and not at all when it
  * is invalid (`fallback` then). Returns the wired result or a Promise of it.

@@ -6,7 +6,7 @@ import { misspeltKeyProblems, sysctlPath } from "../provider/sysctl/validate";
 import { adoptedFromReport, fitAdopted, renderAdoptedRestore, STRING_INPUT_MAX } from "../provider/sysctl/adopt";
 import { ProfileSpec, resolveProfiles } from "../provider/sizing/spec";
 import type { SysctlProfile, SysctlValue } from "../provider/sizing/profile";
-import { fromPlan, lazyOutput, ownerFor } from "./common";
+import { lazyOutput, outputOfPlan, ownerFor, registeredOfPlan } from "./common";
 import { tuneHost } from "./tuning";
 import { hostCompresses, type HostReport } from "../provider/report";
 import type { LiveBootPlan } from "./live";
@@ -292,20 +292,14 @@ export class NetTuning extends pulumi.ComponentResource {
       // a plan not known yet (a preview) counts as secret: nothing of a preview is stored
       secret: (known) => (known ? known.secretKeys.length > 0 : true),
     });
-    const { checked } = t;
-    const early = checked.early;
-    const d = checked.deferred;
     this.warnings = t.warnings;
-    const filePath = early
-      ? (a.persist === false ? undefined : early.filePath)
-      : pulumi.all([d!.outcome, a.persist]).apply(([o, persist]) => (persist === false ? undefined : o.plan?.filePath));
+    // registered: plain for plain arguments, else from the validation's outcome (see registeredOfPlan)
+    const filePath = registeredOfPlan(t.checked, (p) => (p.persist ? p.filePath : undefined), undefined);
     // planSysctls reconciled the advice with the profile and `acknowledge` (and shows what was acknowledged)
-    const acknowledged = early ? early.acknowledged : d!.outcome.apply((o) => o.plan?.acknowledged ?? []);
+    const acknowledged = registeredOfPlan(t.checked, (p) => p.acknowledged, []);
     // fileContent repeats the -apply child's stdin: a property of the program, not a copy in state (see tuneHost); the
     // file holds the values: a secret when one of them is
-    lazyOutput(this, "fileContent", () =>
-      early ? (early.secretKeys.length ? pulumi.secret(early.fileContent) : pulumi.output(early.fileContent)) : (fromPlan(d!, (p) => (p.secretKeys.length ? pulumi.secret(p.fileContent) : pulumi.output(p.fileContent))) as pulumi.Output<string>),
-    );
+    lazyOutput(this, "fileContent", () => outputOfPlan(t.checked, (p) => (p.secretKeys.length ? pulumi.secret(p.fileContent) : pulumi.output(p.fileContent))));
     lazyOutput(this, "filePath", () => pulumi.output(filePath));
     lazyOutput(this, "acknowledged", () => pulumi.output(acknowledged));
     const { endpoint, live, drift, hostKeyFingerprint } = t.registered;

@@ -37,6 +37,8 @@ export interface SysctlPlan {
   /** key → canonical value (sorted keys). */
   values: Record<string, string>;
   filePath: string;
+  /** Whether the file is written (`persist`, default true): the `filePath` output is undefined otherwise. */
+  persist: boolean;
   /** The exact sysctl.d file content (written only when persist is true; always part of stdin for review). */
   fileContent: string;
   /** The apply program's stdin: directives + the file content (a line diff in `pulumi preview --diff`). */
@@ -182,6 +184,7 @@ export function planSysctls(input: SysctlPlanInput): SysctlPlan {
   return {
     values,
     filePath: `/etc/sysctl.d/${fileName}`,
+    persist: input.persist !== false,
     fileContent,
     stdin: `${directives.join("\n")}\n@content\n${fileContent}`,
     modules,
