@@ -48,7 +48,9 @@ function expectWorkingProgram(r: { spec: Result; helper: Result }, dir: string, 
   const apply = r.spec.registered["gw-apply"];
   expect(apply.stdin).toContain("\nnet.ipv4.tcp_rmem = 4096 ");
   expect(apply.stdin).toContain("\nnet.core.somaxconn = 8192\n");
-  expect(String(apply.create)).toContain("sudo -n");
+  // become "sudo": the way to root is the stdin's (provider/host/programs.ts sudoLine), not the command's
+  expect(String(apply.stdin)).toContain("\np=sudo\\ -n;");
+  expect(String(apply.create)).not.toContain("sudo");
   expect(r.spec.registered["gw-eth0-apply"].stdin).toContain("@set ring.rx max\n");
   expect(r.spec.bad).toMatch(/^NicQueues "bad": 2 invalid inputs:\n {2}- become "doas" is not supported: use "sudo".*\n {2}- rings\.rx must be an integer from 1 to 1048576/);
   // The component registers in its constructor before validating; its children never do.
