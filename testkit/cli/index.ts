@@ -349,7 +349,8 @@ export function sessionKind(command: string): SessionKind {
   if (/\/bin\/sh -s live live/.test(command)) return "live-read";
   if (/ net-tuning (sysctl|nic) apply-/.test(command)) return "apply";
   if (/ (sysctl|nic) confirm:/.test(command)) return "confirm";
-  if (/net-tuning-in\./.test(command)) return "restore";
+  // as root the restore's bootstrap is the command; with become "sudo" the command reads it from stdin (RESTORE_SUDO_RUN)
+  if (/net-tuning-in\.|restore stdin cut; nothing restored/.test(command)) return "restore";
   return "other";
 }
 

@@ -56,8 +56,13 @@ describe.each<[Who, number]>([["root", 0], ["sudo", 1]])(`NetTuning as %s, real 
     expect(out).toContain("+ net-tuning:index:NetTuning: (create)");
     expect(out).toContain("+ command:remote:Command: (create)");
     // the plan's first lines (a create shows 3 lines of a new string input)
-    // (the CLI cuts a new string to its first three lines, each to its start: the @engine line, the bootstrap's start)
-    expect(out).toMatch(/stdin +: "@engine \S+ [0-9a-f]{64}\\numask 022;m\(\)\{ [^\n]*?\.\.\.\\n@net-tuning v1\\n\.\.\."/);
+    // (the CLI cuts a new string to its first three lines, each to its start: the @engine line, the bootstrap's start;
+    // with become "sudo" the @engine line, the sudo line's start and the @engine line again)
+    expect(out).toMatch(
+      who === "sudo"
+        ? /stdin +: "@engine \S+ [0-9a-f]{64}\\np=sudo\\\\ -n;[^\n]*?\.\.\.\\n@engine \S+ [0-9a-f]{64}\\n\.\.\."/
+        : /stdin +: "@engine \S+ [0-9a-f]{64}\\numask 022;m\(\)\{ [^\n]*?\.\.\.\\n@net-tuning v1\\n\.\.\."/,
+    );
     expect(out).toContain(`NetTuning "web" on ${host.address}:22: 3 of 3 settings will change (live → declared)`);
     expect(out).toContain(`${SOMAX}: ${originals[SOMAX]} → 8192`);
     expect(out).toContain(`${FIN}: ${originals[FIN]} → 21`);

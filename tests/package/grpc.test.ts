@@ -215,7 +215,8 @@ describe("Construct with plain JSON inputs (as from Python)", () => {
     });
     const apply = registered.find((x) => x.name === "gw-apply")!;
     expect(apply.type).toBe("command:remote:Command");
-    expect(apply.object.stdin).toBe(engineStdin(expected.stdin));
+    // (become "sudo": the way to root in the stdin, before the bootstrap)
+    expect(apply.object.stdin).toBe(engineStdin(expected.stdin, undefined, "sudo"));
     // the engine delivery: an argument holding a secret (here the key inside the connection) reaches a construct as one
     // secret Output, so the address is not a plain value when the component registers: a stack-level CopyToRemote of
     // this resource's own (named after its owner id), staged in the user's home
