@@ -106,7 +106,8 @@ test("NetTuning with become sudo: the program stopped (SIGSTOP) while it waits f
     const running = host.ssh(cmd, { who: "sudo", stdin, timeoutMs: 60_000 });
     let pid = "";
     for (let i = 0; i < 100 && !pid; i++) {
-      pid = (await host.exec("pgrep -f '^/bin/sh p /tmp/net-tuning-in\\.' || true")).stdout.trim();
+      // (-o: the program itself, not a subshell it forked at that moment, which has the same command line)
+      pid = (await host.exec("pgrep -o -f '^/bin/sh p /tmp/net-tuning-in\\.' || true")).stdout.trim();
       if (!pid) await new Promise((r) => setTimeout(r, 50));
     }
     expect(pid).toMatch(/^\d+$/);
