@@ -11,6 +11,7 @@ import * as path from "path";
 import { parse } from "yaml";
 import { renderSchema, SCHEMA_FILE } from "../../scripts/gen-schema";
 import { NetTuningProvider } from "../../components/provider";
+import { HOST_KINDS, KINDS } from "../../provider/kinds";
 
 const REPO = path.resolve(__dirname, "../..");
 
@@ -50,8 +51,11 @@ test("provider name = package name = the type tokens' package (no URN change for
   expect(schema.name).toBe("net-tuning");
   expect(Object.keys(schema.resources).sort()).toEqual(["net-tuning:index:NetTuning", "net-tuning:index:NicQueues"]);
   const src = (f: string) => fs.readFileSync(path.join(REPO, "components", f), "utf8");
-  expect(src("netTuning.ts")).toContain('super("net-tuning:index:NetTuning"');
-  expect(src("nicQueues.ts")).toContain('super("net-tuning:index:NicQueues"');
+  // the classes register under their kind's type token (provider/kinds.ts), the schema's package and class name
+  expect(src("netTuning.ts")).toContain("super(KINDS.sysctl.type, ");
+  expect(src("nicQueues.ts")).toContain("super(KINDS.nic.type, ");
+  for (const k of HOST_KINDS) expect(KINDS[k].type).toBe(`${schema.name}:index:${KINDS[k].resource}`);
+  expect(Object.keys(schema.resources).sort()).toEqual(HOST_KINDS.map((k) => KINDS[k].type).sort());
 });
 
 const ref = (p: any): any => (p?.$ref?.startsWith("#/types/") ? schema.types[p.$ref.slice("#/types/".length)] : undefined);
