@@ -124,7 +124,8 @@ export function nicProgram<W extends string>(host: Target<W>, name: string, args
  *   they are left out: its entries are listed), except the lab's fault-injection hook file, which tests create;
  * - /usr/local and /var/lib (files: path, mode, owner, link target, size, mtime; content hashes for this project's
  *   files); /var/lib/dpkg, /var/lib/apt and /var/lib/ucf are left out: the lab's copy-on-write root shares them with
- *   the machine, whose package manager may change them at any time.
+ *   the machine, whose package manager may change them at any time; so is /var/lib/systemd/timers, the stamps systemd
+ *   writes when a timer elapses (a VM guest's daily dpkg-db-backup.timer fired at midnight during a test).
  */
 /** The lab's fault-injection hook file (read only by the lab's build of the engine, testkit/lab-engine.sh): tests create it. */
 const TEST_HOOKS = "/etc/pulumi-net-tuning-test-hooks";
@@ -149,7 +150,7 @@ export async function snapshot(host: SnapshotHost, opts: { delivery?: boolean } 
     for n in $(awk -v i="${i}" '$NF == i || index($NF, i "-") == 1 { sub(":", "", $1); print $1 }' /proc/interrupts); do echo "irq $n $(cat /proc/irq/$n/smp_affinity_list)"; done
     { find /etc -path ${TEST_HOOKS} -prune -o \\( -type f -o -type l \\) -printf '%p %y %m %U:%G %l %s %T@\\n'; find /etc -type d -printf '%p %y %m %U:%G\\n'; } | LC_ALL=C sort
     find /etc -path ${TEST_HOOKS} -prune -o -type f -exec md5sum {} + | LC_ALL=C sort
-    find /usr/local /var/lib ${prune}\\( -path /var/lib/dpkg -o -path /var/lib/apt -o -path /var/lib/ucf \\) -prune -o \\( -type f -o -type l \\) -printf '%p %m %U:%G %l %s %T@\\n' | LC_ALL=C sort
+    find /usr/local /var/lib ${prune}\\( -path /var/lib/dpkg -o -path /var/lib/apt -o -path /var/lib/ucf -o -path /var/lib/systemd/timers \\) -prune -o \\( -type f -o -type l \\) -printf '%p %m %U:%G %l %s %T@\\n' | LC_ALL=C sort
     for d in /usr/local/libexec /var/lib/pulumi-net-tuning; do
       [ -e "$d" ] && find "$d" ${prune}-type f -exec md5sum {} +
     done | LC_ALL=C sort
