@@ -34,26 +34,27 @@ export interface KindDescriptor {
 /** The directory of the host engine's state: a directory per kind for its journals, and the staging directory. */
 export const STATE_ROOT = "/var/lib/pulumi-net-tuning";
 
+/**
+ * A kind's descriptor from its name and resource class: its sources follow one naming rule in provider/host/sh (the
+ * generated tables `<kind>spec.sh`, then `<kind>.sh`; the fallback's `restore-<kind>.sh` after the shared
+ * `restore.sh`, its adoption part `restore-adopt-<kind>.sh`), its journals are `$NT_ROOT/<kind>`.
+ */
+function describe<K extends HostKind>(kind: K, resource: KindDescriptor["resource"]): KindDescriptor & { kind: K } {
+  return {
+    kind,
+    resource,
+    type: `net-tuning:index:${resource}`,
+    engineFiles: [`${kind}spec.sh`, `${kind}.sh`],
+    fallbackFiles: ["restore.sh", `restore-${kind}.sh`],
+    fallbackAdopt: `restore-adopt-${kind}.sh`,
+    journalDir: `${STATE_ROOT}/${kind}`,
+  };
+}
+
 /** The descriptors, by kind. */
 export const KINDS: { readonly [K in HostKind]: KindDescriptor & { kind: K } } = {
-  sysctl: {
-    kind: "sysctl",
-    resource: "NetTuning",
-    type: "net-tuning:index:NetTuning",
-    engineFiles: ["sysctlspec.sh", "sysctl.sh"],
-    fallbackFiles: ["restore.sh", "restore-sysctl.sh"],
-    fallbackAdopt: "restore-adopt-sysctl.sh",
-    journalDir: `${STATE_ROOT}/sysctl`,
-  },
-  nic: {
-    kind: "nic",
-    resource: "NicQueues",
-    type: "net-tuning:index:NicQueues",
-    engineFiles: ["nicspec.sh", "nic.sh"],
-    fallbackFiles: ["restore.sh", "restore-nic.sh"],
-    fallbackAdopt: "restore-adopt-nic.sh",
-    journalDir: `${STATE_ROOT}/nic`,
-  },
+  sysctl: describe("sysctl", "NetTuning"),
+  nic: describe("nic", "NicQueues"),
 };
 
 /** Both kinds, in the order the engine file and the live read load them. */

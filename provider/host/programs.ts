@@ -233,7 +233,8 @@ export const APPLY_RUN = bootLine("apply-run"); // provider/host/sh/apply-run.sh
  */
 export function sudoLine(program: string): string {
   if (program.includes("'") || program.includes("\n")) throw new Error("sudoLine: the program must be one line without a single quote");
-  return bootLine("sudo", { PROGRAM: program }); // provider/host/sh/sudo.sh.in
+  // once per program (APPLY_RUN, RESTORE_BOOT): every sudo resource's stdin carries one
+  return once(`sudo:${program}`, () => bootLine("sudo", { PROGRAM: program })); // provider/host/sh/sudo.sh.in
 }
 
 /**
